@@ -1,0 +1,456 @@
+"""Install and drive the real Codex CLI (``@openai/codex@0.169.0``) in tests.
+
+VERIFIED_PLACEHOLDER
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, NamedTuple
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CODEX_VERSION = "0.169.0"
+CODEX_PREFIX = REPO_ROOT / ".cache" / "codex"
+NPM_INSTALL_TIMEOUT = 900.0
+
+CLIENT_API_KEY = "sk-client-fake"
+CLIENT_KEY_ENV = "CODEX_API_KEY"  # `codex exec` sends this as the bearer token of the built-in provider
+CUSTOM_PROVIDER_ID = "gateway"
+CUSTOM_KEY_ENV = "GATEWAY_CLIENT_KEY"
+LITE_MODEL = "claude-sonnet-4-5"
+CLASSIC_MODEL = "gpt-5.5"
+
+# Host variables that would leak the developer's setup into Codex (keys, proxies, its own config).
+_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "LOGNAME")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Installation
+# --------------------------------------------------------------------------------------------------------
+
+
+def _installed_version() -> str | None:
+    manifest = CODEX_PREFIX / "node_modules" / "@openai" / "codex" / "package.json"
+    try:
+        return str(json.loads(manifest.read_text())["version"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _find_binary() -> Path | None:
+    # The platform package is an npm alias such as @openai/codex-linux-x64 or @openai/codex-linux-arm64,
+    # and the vendor dir is the Rust target triple, so glob rather than hard-code either.
+    pattern = "node_modules/@openai/codex-*/vendor/*/bin/codex"
+    candidates = sorted(p for p in CODEX_PREFIX.glob(pattern) if p.is_file() and os.access(p, os.X_OK))
+    return candidates[0] if candidates else None
+
+
+@contextlib.contextmanager
+def _install_lock() -> Iterator[None]:
+    # pytest-xdist workers (or two pytest runs) may all want the binary; only one may run npm.
+    CODEX_PREFIX.mkdir(parents=True, exist_ok=True)
+    with (CODEX_PREFIX / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def codex_binary() -> Path:
+    """The native ``codex`` binary, installing ``@openai/codex@0.169.0`` into ``<repo>/.cache/codex`` once.
+
+    The native binary is used directly (not ``bin/codex.js``) so that signals and timeouts hit Codex itself
+    rather than a node wrapper.
+    """
+    binary = _find_binary()
+    if binary and _installed_version() == CODEX_VERSION:
+        return binary
+    with _install_lock():
+        binary = _find_binary()
+        if binary is None or _installed_version() != CODEX_VERSION:
+            subprocess.run(
+                [
+                    "npm",
+                    "install",
+                    "--prefix",
+                    str(CODEX_PREFIX),
+                    "--no-audit",
+                    "--no-fund",
+                    f"@openai/codex@{CODEX_VERSION}",
+                ],
+                check=True,
+                capture_output=True,
+                timeout=NPM_INSTALL_TIMEOUT,
+            )
+            binary = _find_binary()
+    if binary is None:
+        raise RuntimeError(
+            f"npm installed @openai/codex@{CODEX_VERSION} but no native binary under {CODEX_PREFIX}"
+        )
+    return binary
+
+
+# --------------------------------------------------------------------------------------------------------
+# Configuration
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CodexSetup:
+    """Everything one Codex run needs: its CODEX_HOME, its environment and extra ``codex exec`` flags."""
+
+    home: Path
+    env: dict[str, str]
+    args: list[str] = field(default_factory=list)
+
+
+def _toml_value(value: Any) -> str:
+    # JSON string/number/bool literals are valid TOML for the plain values used here.
+    return json.dumps(value)
+
+
+def _write_config(home: Path, top: Mapping[str, Any], tables: Mapping[str, Mapping[str, Any]]) -> None:
+    lines = [f"{key} = {_toml_value(value)}" for key, value in top.items()]
+    for name, table in tables.items():
+        lines += ["", f"[{name}]", *(f"{key} = {_toml_value(value)}" for key, value in table.items())]
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("\n".join(lines) + "\n")
+
+
+def _base_env(home: Path, proxy_url: str | None, no_proxy: str | None) -> dict[str, str]:
+    env = {key: os.environ[key] for key in _ENV_KEEP if key in os.environ}
+    # A private HOME keeps ~/.codex, ~/.gitconfig and friends of the developer out of the run.
+    fake_home = home.parent / "home"
+    fake_home.mkdir(parents=True, exist_ok=True)
+    env |= {"HOME": str(fake_home), "CODEX_HOME": str(home), "NO_COLOR": "1"}
+    if proxy_url:
+        # Both cases: Codex's reqwest honours either spelling; plain-http start-up calls use HTTP_PROXY.
+        for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+            env[name] = proxy_url
+    if no_proxy:
+        env["NO_PROXY"] = env["no_proxy"] = no_proxy
+    return env
+
+
+_COMMON_CONFIG: Mapping[str, Any] = {
+    # No update check and no analytics: both would be extra traffic to the internet.
+    "check_for_update_on_startup": False,
+}
+_COMMON_TABLES: Mapping[str, Mapping[str, Any]] = {"analytics": {"enabled": False}}
+
+
+def openai_provider_setup(
+    home: Path,
+    *,
+    proxy_url: str,
+    ca_cert: Path | None = None,
+    openai_base_url: str | None = None,
+    no_proxy: str | None = None,
+    model: str = CLASSIC_MODEL,
+) -> CodexSetup:
+    """Setup (a): the built-in ``openai`` provider, as a user would run it behind the gateway.
+
+    Through mitmproxy in regular mode: ``proxy_url`` is the proxy and ``ca_cert`` its CA; Codex POSTs to
+    ``https://api.openai.com/v1/responses`` via CONNECT. ``openai_base_url`` (with ``no_proxy`` covering it)
+    instead points the provider straight at a local server, which the harness self-test uses.
+    """
+    top: dict[str, Any] = {"model": model, **_COMMON_CONFIG}
+    if openai_base_url:
+        top["openai_base_url"] = openai_base_url  # OPENAI_BASE_URL (the env var) is ignored by 0.169.0
+    _write_config(home, top, _COMMON_TABLES)
+    env = _base_env(home, proxy_url, no_proxy)
+    env[CLIENT_KEY_ENV] = CLIENT_API_KEY
+    if ca_cert is not None:
+        env["CODEX_CA_CERTIFICATE"] = str(ca_cert)
+    return CodexSetup(home, env)
+
+
+def lite_code_mode_catalog(slug: str = LITE_MODEL) -> dict[str, Any]:
+    """A ``model_catalog_json`` document defining ``slug`` as a Responses Lite, code-mode-only model.
+
+    Written from scratch (nothing copied from the binary's bundled catalog). 0.169.0 rejects an entry that
+    lacks any of ``display_name``, ``supported_reasoning_levels``, ``shell_type``, ``visibility``,
+    ``supported_in_api``, ``priority``, ``support_verbosity``, ``truncation_policy``,
+    ``experimental_supported_tools`` ("missing field ..."), or both ``base_instructions`` and
+    ``model_messages.instructions_template``. The rest chooses the wire shape under test.
+    """
+    entry = {
+        "slug": slug,
+        "display_name": f"{slug} via dialect-gateway",
+        "base_instructions": "You are Codex, a coding agent. Use the tools to work in the workspace.",
+        # Tools travel in an `additional_tools` input item instead of a top-level `tools` array.
+        "use_responses_lite": True,
+        # The only top-level function tool becomes the freeform JavaScript `exec` (nested tools inside).
+        "tool_mode": "code_mode_only",
+        # Also exposes apply_patch (freeform) among the nested tools of `exec`.
+        "apply_patch_tool_type": "freeform",
+        # `clock` puts a namespace other than `functions` into additional_tools.
+        "experimental_supported_tools": ["clock"],
+        "shell_type": "shell_command",
+        "supported_reasoning_levels": [{"effort": "medium", "description": "default"}],
+        "default_reasoning_level": "medium",
+        "support_verbosity": False,
+        "truncation_policy": {"mode": "tokens", "limit": 10000},
+        "context_window": 200000,
+        "visibility": "list",
+        "supported_in_api": True,
+        "priority": 1,
+    }
+    return {"models": [entry]}
+
+
+def custom_provider_setup(
+    home: Path,
+    *,
+    base_url: str,
+    proxy_url: str | None,
+    no_proxy: str = "127.0.0.1,localhost",
+    model: str = LITE_MODEL,
+) -> CodexSetup:
+    """Setup (b): a custom ``responses`` provider at ``base_url`` with the Lite code-mode model ``model``.
+
+    Behind the gateway, ``base_url`` is mitmproxy in reverse mode (``http://127.0.0.1:PORT/v1``); no CA is
+    needed. ``proxy_url`` should be a loopback black hole for Codex's start-up calls to github.com & co.
+    """
+    catalog = home / "model_catalog.json"
+    home.mkdir(parents=True, exist_ok=True)
+    catalog.write_text(json.dumps(lite_code_mode_catalog(model), indent=2))
+    top = {
+        "model": model,
+        "model_provider": CUSTOM_PROVIDER_ID,
+        "model_catalog_json": str(catalog),
+        **_COMMON_CONFIG,
+    }
+    provider = {
+        "name": "Dialect gateway",
+        "base_url": base_url,
+        "wire_api": "responses",
+        "env_key": CUSTOM_KEY_ENV,
+    }
+    _write_config(home, top, {f"model_providers.{CUSTOM_PROVIDER_ID}": provider, **_COMMON_TABLES})
+    env = _base_env(home, proxy_url, no_proxy)
+    env[CUSTOM_KEY_ENV] = CLIENT_API_KEY
+    return CodexSetup(home, env)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------------------------------------
+
+
+class CodexRun(NamedTuple):
+    """Result of ``codex exec``; unpacks as ``(returncode, stdout, stderr)``."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """The ``--json`` JSONL events on stdout (non-JSON lines are skipped)."""
+        events = []
+        for line in self.stdout.splitlines():
+            with contextlib.suppress(ValueError):
+                event = json.loads(line)
+                if isinstance(event, dict):
+                    events.append(event)
+        return events
+
+    def items(self, item_type: str) -> list[dict[str, Any]]:
+        """Completed items of one type, e.g. ``agent_message`` or ``file_change``."""
+        return [
+            e["item"]
+            for e in self.events
+            if e.get("type") == "item.completed" and e.get("item", {}).get("type") == item_type
+        ]
+
+    @property
+    def final_message(self) -> str:
+        messages = self.items("agent_message")
+        return str(messages[-1].get("text", "")) if messages else ""
+
+    def describe(self) -> str:
+        return f"exit {self.returncode}\n--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}"
+
+
+def run_codex_exec(
+    setup: CodexSetup,
+    prompt: str,
+    cwd: Path,
+    *,
+    timeout: float = 120.0,
+    extra_args: Sequence[str] = (),
+) -> CodexRun:
+    """``codex exec --json --skip-git-repo-check -s workspace-write [extra] PROMPT < /dev/null`` in ``cwd``.
+
+    stdin is /dev/null because ``codex exec`` otherwise waits to append piped stdin to the prompt. On timeout
+    the whole process group (Codex and its sandboxed children) is killed and the partial output returned
+    with return code -9.
+    """
+    command = [
+        str(codex_binary()),
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "-s",
+        "workspace-write",
+        *setup.args,
+        *extra_args,
+        prompt,
+    ]
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=setup.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        return CodexRun(-9, stdout, stderr + f"\n[harness] killed after {timeout} s")
+    return CodexRun(process.returncode, stdout, stderr)
+
+
+# --------------------------------------------------------------------------------------------------------
+# mitmdump
+# --------------------------------------------------------------------------------------------------------
+
+# Last match wins in mitmproxy's block_list, so the general rule comes first. The block list runs before
+# `-s` scripts and sees the original request: everything Codex sends except POST /v1/responses to
+# api.openai.com (start-up calls to chatgpt.com and github.com, the /models fetch) is answered by mitmproxy
+# itself and can never reach the internet, whatever the addon does. The WebSocket attempt gets 426, which
+# makes Codex fall back to HTTPS after a single try.
+OFFLINE_BLOCK_LIST: tuple[str, ...] = (
+    r"|!(~m POST & ~u api\.openai\.com/v1/responses)|404",
+    r"|~m GET & ~u api\.openai\.com/v1/responses|426",
+)
+_LISTENING = re.compile(r"listening at 127\.0\.0\.1:(\d+)")
+
+
+def mitmdump_binary() -> Path:
+    return Path(sys.executable).parent / "mitmdump"
+
+
+class MitmDump:
+    """``mitmdump`` as a subprocess on 127.0.0.1, an ephemeral port and a private ``confdir``.
+
+    Output is drained continuously (a full pipe would block the proxy) and kept in ``output``.
+    """
+
+    def __init__(
+        self,
+        confdir: Path,
+        *,
+        mode: str | None = None,
+        scripts: Sequence[Path] = (),
+        options: Mapping[str, str] | None = None,
+        block_list: Sequence[str] = OFFLINE_BLOCK_LIST,
+        env: Mapping[str, str] | None = None,
+        startup_timeout: float = 60.0,
+    ) -> None:
+        self.confdir = confdir
+        self.command = [
+            str(mitmdump_binary()),
+            "--listen-host",
+            "127.0.0.1",
+            "-p",
+            "0",
+            "--set",
+            f"confdir={confdir}",
+            "--set",
+            "connection_strategy=lazy",
+        ]
+        if mode:
+            self.command += ["--mode", mode]
+        for script in scripts:
+            self.command += ["-s", str(script)]
+        for rule in block_list:
+            self.command += ["--set", f"block_list={rule}"]
+        for name, value in (options or {}).items():
+            self.command += ["--set", f"{name}={value}"]
+        self.env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+        self.startup_timeout = startup_timeout
+        self.output: list[str] = []
+        self.port = 0
+        self._ready = threading.Event()
+        self._process: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> MitmDump:
+        self.confdir.mkdir(parents=True, exist_ok=True)
+        self._process = subprocess.Popen(
+            self.command,
+            cwd=REPO_ROOT,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        threading.Thread(target=self._drain, name="mitmdump-output", daemon=True).start()
+        deadline = time.monotonic() + self.startup_timeout
+        while not self._ready.wait(0.1):
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                self._stop()
+                raise RuntimeError(f"mitmdump did not start: {self.command}\n{self.log}")
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._stop()
+
+    def _drain(self) -> None:
+        assert self._process is not None and self._process.stdout is not None
+        for line in self._process.stdout:
+            self.output.append(line)
+            if not self._ready.is_set() and (match := _LISTENING.search(line)):
+                self.port = int(match[1])
+                self._ready.set()
+
+    def _stop(self) -> None:
+        if self._process is None or self._process.poll() is not None:
+            return
+        # SIGINT is mitmdump's graceful shutdown (flushes -w files, exit code 0).
+        self._process.send_signal(signal.SIGINT)
+        try:
+            self._process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait(timeout=5)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ca_cert(self) -> Path:
+        """The CA that clients must trust in regular (CONNECT) mode; generated at start-up."""
+        return self.confdir / "mitmproxy-ca-cert.pem"
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self._process is None else self._process.poll()
+
+    @property
+    def log(self) -> str:
+        return "".join(self.output)

@@ -1,0 +1,448 @@
+"""A scripted, recording HTTP/1.1 server on 127.0.0.1 for end-to-end tests.
+
+``FakeUpstream(script)`` listens on an ephemeral loopback port, records every request and answers it by
+calling ``script(request_json, request_headers, path)``. The script returns ``(status, headers, body)``:
+``body`` is either ``bytes`` (sent with ``Content-Length``) or an iterable of byte chunks, which is sent with
+``Transfer-Encoding: chunked`` and one flush per chunk so that a streaming client (or mitmproxy's stream
+callable) really sees the chunks one by one.
+
+The server is dialect-neutral. The answer builders below it are not:
+
+- Anthropic Messages SSE (``anthropic_text``, ``anthropic_tool_use``), shaped like the real recordings in
+  ``/work/shared/fixtures/anthropic/*.sse`` (padding and ``ping`` events included);
+- OpenAI Responses SSE (``responses_text``, ``responses_custom_tool_call``), the shape Codex parses
+  (``/work/shared/codex/answer_*.sse``), used to exercise Codex without the gateway.
+
+Other dialects can add their own builders and reuse the server unchanged.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+Body = bytes | Iterable[bytes]
+Reply = tuple[int, Mapping[str, str], Body]
+Script = Callable[[Any, Mapping[str, str], str], Reply]
+
+SSE_HEADERS: Mapping[str, str] = {"content-type": "text/event-stream", "cache-control": "no-cache"}
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the fake upstream received it. Header names are lower-cased."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    json: Any = None
+
+    def header(self, name: str, default: str = "") -> str:
+        return self.headers.get(name.lower(), default)
+
+
+@dataclass
+class _State:
+    script: Script
+    requests: list[RecordedRequest] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    # HTTP/1.1 so that chunked responses and keep-alive behave like a real API server.
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep pytest output clean; the recorded requests are the log
+
+    def _dispatch(self) -> None:
+        body = self._read_body()
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        parsed = _parse_json(body)
+        request = RecordedRequest(self.command, self.path, headers, body, parsed)
+        state = self.server.state
+        with state.lock:
+            state.requests.append(request)
+        try:
+            status, reply_headers, reply_body = state.script(parsed, headers, self.path)
+        except Exception:  # a broken script must show up in the test, not as a hung client
+            with state.lock:
+                state.errors.append(traceback.format_exc())
+            status, reply_headers, reply_body = (
+                500,
+                {"content-type": "text/plain"},
+                b"fake upstream script error",
+            )
+        self._send(status, reply_headers, reply_body)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_CONNECT = _dispatch
+
+    def _read_body(self) -> bytes:
+        if "chunked" in self.headers.get("transfer-encoding", "").lower():
+            return self._read_chunked()
+        length = int(self.headers.get("content-length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _read_chunked(self) -> bytes:
+        parts: list[bytes] = []
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                # Skip trailers up to the blank line that ends the body.
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass
+                return b"".join(parts)
+            parts.append(self.rfile.read(size))
+            self.rfile.readline()  # CRLF after each chunk
+
+    def _send(self, status: int, headers: Mapping[str, str], body: Body) -> None:
+        self.send_response(status)
+        lowered = {k.lower() for k in headers}
+        for name, value in headers.items():
+            self.send_header(name, value)
+        if isinstance(body, bytes | bytearray):
+            if "content-length" not in lowered:
+                self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+            self.wfile.flush()
+            return
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        try:
+            for chunk in body:
+                if chunk:  # a zero-length chunk would end the chunked body early
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client hung up mid-stream; nothing left to do
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, state: _State) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.state = state
+
+
+def _parse_json(body: bytes) -> Any:
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+class FakeUpstream:
+    """``with FakeUpstream(script) as up:`` -> ``up.url`` (``http://127.0.0.1:PORT``), ``up.requests``."""
+
+    def __init__(self, script: Script) -> None:
+        self._state = _State(script)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> FakeUpstream:
+        self._server = _Server(self._state)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-upstream", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._server is not None and self._thread is not None
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "use FakeUpstream as a context manager"
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of every request received so far, in arrival order."""
+        with self._state.lock:
+            return list(self._state.requests)
+
+    @property
+    def errors(self) -> list[str]:
+        """Tracebacks of script exceptions (each one was answered with a 500)."""
+        with self._state.lock:
+            return list(self._state.errors)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Generic replies and scripts
+# --------------------------------------------------------------------------------------------------------
+
+
+def json_reply(status: int, payload: Any) -> Reply:
+    return status, {"content-type": "application/json"}, json.dumps(payload).encode()
+
+
+def empty_reply(status: int) -> Reply:
+    return status, {}, b""
+
+
+def sse_reply(chunks: Iterable[bytes]) -> Reply:
+    return 200, SSE_HEADERS, chunks
+
+
+def refuse_everything(_body: Any, _headers: Mapping[str, str], _path: str) -> Reply:
+    """Script for a loopback "black hole" proxy: every request (CONNECT included) gets 403.
+
+    Codex makes start-up calls (chatgpt.com, github.com) that must never leave the machine; pointing
+    HTTPS_PROXY at a FakeUpstream with this script catches and records them.
+    """
+    return empty_reply(403)
+
+
+def is_websocket_upgrade(headers: Mapping[str, str]) -> bool:
+    return headers.get("upgrade", "").lower() == "websocket"
+
+
+# --------------------------------------------------------------------------------------------------------
+# OpenAI Responses SSE (what Codex parses)
+# --------------------------------------------------------------------------------------------------------
+
+_ids = itertools.count(1)
+
+
+def _sse_event(event: str, payload: Mapping[str, Any], padding: str = "") -> bytes:
+    return f"event: {event}\ndata: {json.dumps(payload, separators=(',', ':'))}{padding}\n\n".encode()
+
+
+def _responses_usage() -> dict[str, Any]:
+    # Codex requires integer input/output/total tokens when usage is present.
+    return {
+        "input_tokens": 10,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 5,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 15,
+    }
+
+
+def _responses_stream(item: dict[str, Any], delta_event: str, delta: str) -> list[bytes]:
+    response_id = f"resp_{next(_ids)}"
+    is_message = item["type"] == "message"
+    # The "added" item starts empty; Codex only displays it, history comes from output_item.done.
+    added = {**item, "status": "in_progress", **({"content": []} if is_message else {"input": ""})}
+    delta_payload: dict[str, Any] = {"type": delta_event, "item_id": item["id"], "output_index": 0}
+    if is_message:
+        delta_payload["content_index"] = 0
+    delta_payload["delta"] = delta
+    return [
+        _sse_event("response.created", {"type": "response.created", "response": {"id": response_id}}),
+        _sse_event(
+            "response.output_item.added",
+            {"type": "response.output_item.added", "output_index": 0, "item": added},
+        ),
+        _sse_event(delta_event, delta_payload),
+        # output_item.done is the only thing Codex records; it must carry the complete item.
+        _sse_event(
+            "response.output_item.done",
+            {"type": "response.output_item.done", "output_index": 0, "item": {**item, "status": "completed"}},
+        ),
+        _sse_event(
+            "response.completed",
+            {
+                "type": "response.completed",
+                "response": {"id": response_id, "status": "completed", "usage": _responses_usage()},
+            },
+        ),
+    ]
+
+
+def responses_text(text: str) -> Reply:
+    """A Responses SSE stream with one assistant message."""
+    n = next(_ids)
+    item = {
+        "type": "message",
+        "id": f"msg_{n}",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+    return sse_reply(_responses_stream(item, "response.output_text.delta", text))
+
+
+def responses_custom_tool_call(name: str, tool_input: str, call_id: str) -> Reply:
+    """A Responses SSE stream with one freeform (``custom``) tool call, e.g. ``apply_patch`` or ``exec``."""
+    item = {
+        "type": "custom_tool_call",
+        "id": f"ctc_{next(_ids)}",
+        "call_id": call_id,
+        "name": name,
+        "input": tool_input,
+    }
+    return sse_reply(_responses_stream(item, "response.custom_tool_call_input.delta", tool_input))
+
+
+def responses_tool_outputs(body: Any) -> list[dict[str, Any]]:
+    """Every ``function_call_output`` / ``custom_tool_call_output`` input item of a Responses request."""
+    if not isinstance(body, dict):
+        return []
+    kinds = {"function_call_output", "custom_tool_call_output"}
+    return [i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") in kinds]
+
+
+# --------------------------------------------------------------------------------------------------------
+# Anthropic Messages SSE
+# --------------------------------------------------------------------------------------------------------
+
+# Real Anthropic payloads carry runs of spaces after the JSON (see the fixtures); a translator has to use a
+# JSON parser, so the fake does the same.
+_PAD = "    "
+
+
+def _anthropic_usage(output_tokens: int) -> dict[str, Any]:
+    return {
+        "input_tokens": 42,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": output_tokens,
+    }
+
+
+def _anthropic_message_start(model: str) -> bytes:
+    message = {
+        "model": model,
+        "id": f"msg_fake{next(_ids):04d}",
+        "type": "message",
+        "role": "assistant",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": _anthropic_usage(1),
+    }
+    return _sse_event("message_start", {"type": "message_start", "message": message}, _PAD)
+
+
+def _anthropic_text_block(index: int, text: str) -> list[bytes]:
+    half = len(text) // 2
+    return [
+        _sse_event(
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+        ),
+        _sse_event("ping", {"type": "ping"}),
+        *(
+            _sse_event(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "text_delta", "text": part},
+                },
+                _PAD,
+            )
+            for part in (text[:half], text[half:])
+            if part
+        ),
+        _sse_event("content_block_stop", {"type": "content_block_stop", "index": index}),
+    ]
+
+
+def _json_fragments(value: Mapping[str, Any], size: int = 16) -> Iterator[str]:
+    # Like the real API: an empty first fragment, then the JSON text cut at arbitrary points.
+    text = json.dumps(value)
+    yield ""
+    for start in range(0, len(text), size):
+        yield text[start : start + size]
+
+
+def _anthropic_tool_use_block(
+    index: int, tool_id: str, name: str, tool_input: Mapping[str, Any]
+) -> list[bytes]:
+    start_block = {"type": "tool_use", "id": tool_id, "name": name, "input": {}}
+    return [
+        _sse_event(
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": start_block},
+            _PAD,
+        ),
+        *(
+            _sse_event(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": fragment},
+                },
+            )
+            for fragment in _json_fragments(tool_input)
+        ),
+        _sse_event("content_block_stop", {"type": "content_block_stop", "index": index}),
+    ]
+
+
+def _anthropic_finish(stop_reason: str, output_tokens: int) -> list[bytes]:
+    delta = {
+        "type": "message_delta",
+        "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+        "usage": _anthropic_usage(output_tokens),
+    }
+    return [_sse_event("message_delta", delta, _PAD), _sse_event("message_stop", {"type": "message_stop"})]
+
+
+def anthropic_text(text: str, model: str = "claude-sonnet-4-5") -> Reply:
+    """An Anthropic Messages stream answering with one text block (``stop_reason: end_turn``)."""
+    chunks = [
+        _anthropic_message_start(model),
+        *_anthropic_text_block(0, text),
+        *_anthropic_finish("end_turn", 7),
+    ]
+    return sse_reply(chunks)
+
+
+def anthropic_tool_use(
+    name: str,
+    tool_input: Mapping[str, Any],
+    tool_id: str = "toolu_fake01",
+    text_before: str | None = None,
+    model: str = "claude-sonnet-4-5",
+) -> Reply:
+    """An Anthropic Messages stream with an optional text block, then one ``tool_use`` block."""
+    chunks = [_anthropic_message_start(model)]
+    index = 0
+    if text_before:
+        chunks += _anthropic_text_block(index, text_before)
+        index += 1
+    chunks += _anthropic_tool_use_block(index, tool_id, name, tool_input)
+    chunks += _anthropic_finish("tool_use", 20)
+    return sse_reply(chunks)
+
+
+def anthropic_tool_results(body: Any) -> list[dict[str, Any]]:
+    """Every ``tool_result`` block in an Anthropic Messages request body."""
+    results: list[dict[str, Any]] = []
+    if not isinstance(body, dict):
+        return results
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, list):
+            results += [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return results

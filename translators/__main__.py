@@ -1,0 +1,5 @@
+import sys
+
+from translators.cli import main
+
+sys.exit(main())

@@ -1,0 +1,227 @@
+"""IR request -> Anthropic Messages body (notes/dialects.md §A.2-A.4).
+
+The body is written for `anthropic-version: 2023-06-01`: version 2026-10-21 rejects
+`temperature`/`top_p`/`top_k` outright (§A.1), so the version is pinned with the body.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from translators import toolset
+from translators.ir.request import Image, Message, Part, Reasoning, Request, Text, ToolCall, ToolResult
+from translators.naming import NamePolicy
+from translators.report import Report
+from translators.translation import Encoded
+
+API_VERSION = "2023-06-01"
+NAMES = NamePolicy(max_length=64)
+DEFAULT_MAX_TOKENS = 32000
+# Thinking budget per Responses effort; Anthropic needs >= 1024 and < max_tokens (§A.2).
+THINKING_BUDGET = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 24576}
+# Models that predate extended thinking answer 400 to a `thinking` block.
+_NO_THINKING = re.compile(r"claude-(instant|2|3-(haiku|opus|sonnet)|3-5)", re.IGNORECASE)
+_TOOL_ID = re.compile(r"[^A-Za-z0-9_-]")
+_CACHE = {"type": "ephemeral"}
+
+
+def tool_use_id(call_id: str) -> str:
+    """Anthropic ids match `^[a-zA-Z0-9_-]+$`; ids from other vendors may not. The same mapping on
+    both sides keeps tool_use and tool_result paired."""
+    return _TOOL_ID.sub("_", call_id) or "call"
+
+
+def encode(request: Request, model: str, report: Report) -> Encoded:
+    tools = toolset.build(request, NAMES, report)
+    max_tokens = request.max_output_tokens or DEFAULT_MAX_TOKENS
+    thinking = _thinking(request, model, max_tokens, report)
+    messages = _messages(request, tools, thinking is not None, report)
+    if thinking is not None and _unsigned_tool_turn(messages):
+        # Anthropic rejects a thinking request whose open tool turn has no signed thinking
+        # block ("Expected `thinking` or `redacted_thinking`", pain-points §7)
+        report.note("thinking turned off: the open tool turn carries no signed thinking to replay")
+        thinking = None
+        messages = _messages(request, tools, False, report)
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": messages}
+    system = _system(request, tools)
+    if system:
+        body["system"] = system
+    if tools.tools:
+        body["tools"] = [_tool(t, report) for t in tools.tools]
+        body["tools"][-1]["cache_control"] = _CACHE
+        choice = _tool_choice(request, tools, thinking is not None, report)
+        if choice:
+            body["tool_choice"] = choice
+    elif request.tool_choice.mode != "auto":
+        report.drop("tool_choice")
+    if thinking is not None:
+        body["thinking"] = thinking
+        for key in ("temperature", "top_p"):
+            if getattr(request, key) is not None:
+                report.drop(key)  # thinking requires the default sampling (Anthropic docs)
+    else:
+        if request.temperature is not None:
+            body["temperature"] = min(request.temperature, 1.0)
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
+    if request.verbosity is not None:
+        report.drop("text.verbosity")
+    if request.output_schema is not None:
+        report.drop("text.format")
+    if request.stream:
+        body["stream"] = True
+    _cache_last_message(messages)
+    return Encoded(path="/v1/messages", body=body, tools=tools.index,
+                   headers={"anthropic-version": API_VERSION, "content-type": "application/json"})
+
+
+def _thinking(request: Request, model: str, max_tokens: int, report: Report) -> dict[str, Any] | None:
+    effort = request.reasoning.effort
+    budget = THINKING_BUDGET.get(effort or "")
+    if budget is None:
+        if effort not in (None, "none"):
+            report.drop("reasoning.effort")
+        if request.reasoning.summary not in (None, "none"):
+            report.drop("reasoning.summary")
+        return None
+    if _NO_THINKING.search(model):
+        report.drop("reasoning.effort")
+        return None
+    if request.tool_choice.mode in ("required", "tool"):
+        report.note("thinking turned off: Anthropic allows forced tool choice only without thinking")
+        report.drop("reasoning.effort")
+        return None
+    budget = min(budget, max_tokens - 1024)
+    if budget < 1024:
+        report.note("thinking turned off: max_output_tokens leaves no room for a 1024-token budget")
+        report.drop("reasoning.effort")
+        return None
+    return {"type": "enabled", "budget_tokens": budget}
+
+
+def _system(request: Request, tools: toolset.Toolset) -> list[dict[str, Any]]:
+    texts = [t for t in request.system if t.strip()]
+    preamble = toolset.namespace_preamble(request.namespaces, tools)
+    if preamble:
+        texts.append(preamble)
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
+    if blocks:
+        blocks[-1]["cache_control"] = _CACHE
+    return blocks
+
+
+def _tool(tool: toolset.JsonTool, report: Report) -> dict[str, Any]:
+    schema = tool.parameters if tool.parameters.get("type") == "object" else {
+        "type": "object", "properties": {}, **{k: v for k, v in tool.parameters.items() if k != "type"}}
+    if tool.strict:
+        report.drop(f"{tool.origin}.strict")
+    out: dict[str, Any] = {"name": tool.wire, "input_schema": schema}
+    if tool.description:
+        out["description"] = tool.description
+    return out
+
+
+def _tool_choice(request: Request, tools: toolset.Toolset, thinking: bool,
+                 report: Report) -> dict[str, Any] | None:
+    choice = request.tool_choice
+    parallel_off = request.parallel_tool_calls is False
+    if choice.mode == "none":
+        return {"type": "none"}
+    if choice.mode == "required":
+        out: dict[str, Any] = {"type": "any"}
+    elif choice.mode == "tool" and choice.name:
+        try:
+            out = {"type": "tool", "name": tools.wire(choice.namespace, choice.name)}
+        except KeyError:
+            report.drop("tool_choice")
+            out = {"type": "auto"}
+    else:
+        out = {"type": "auto"}
+    if parallel_off:
+        out["disable_parallel_tool_use"] = True
+    return out if out != {"type": "auto"} else None
+
+
+def _messages(request: Request, tools: toolset.Toolset, thinking: bool, report: Report) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if not blocks:
+            return
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"].extend(blocks)  # Anthropic merges same-role turns (§A.3)
+        else:
+            messages.append({"role": role, "content": blocks})
+
+    for item in request.items:
+        if isinstance(item, Message):
+            if item.phase is not None:
+                report.drop(f"{item.origin}.phase")
+            add("assistant" if item.role == "assistant" else "user", _parts(item.parts, report))
+        elif isinstance(item, Reasoning):
+            block = _thinking_block(item) if thinking else None
+            if block is None:
+                report.drop(item.origin)
+            else:
+                add("assistant", [block])
+        elif isinstance(item, ToolCall):
+            add("assistant", [{"type": "tool_use", "id": tool_use_id(item.call_id),
+                               "name": tools.wire(item.namespace, item.name),
+                               "input": toolset.call_input(item, report)}])
+        elif isinstance(item, ToolResult):
+            content = _parts(item.parts, report)
+            add("user", [{"type": "tool_result", "tool_use_id": tool_use_id(item.call_id),
+                          "content": content or [{"type": "text", "text": "(no output)"}]}])
+    return messages
+
+
+def _thinking_block(item: Reasoning) -> dict[str, Any] | None:
+    state = item.state
+    if state is None or state.dialect != "anthropic":
+        return None
+    if state.redacted:
+        return {"type": "redacted_thinking", "data": state.redacted}
+    if state.signature:
+        return {"type": "thinking", "thinking": state.text or "", "signature": state.signature}
+    return None
+
+
+def _parts(parts: list[Part], report: Report) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, Text):
+            if part.text:
+                blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, Image):
+            blocks.append(_image(part, report))
+    return blocks
+
+
+def _image(part: Image, report: Report) -> dict[str, Any]:
+    if part.detail not in (None, "auto"):
+        report.drop(f"{part.origin}.detail")
+    inline = part.inline
+    if inline is not None:
+        return {"type": "image", "source": {"type": "base64", "media_type": inline[0], "data": inline[1]}}
+    return {"type": "image", "source": {"type": "url", "url": part.url}}
+
+
+def _unsigned_tool_turn(messages: list[dict[str, Any]]) -> bool:
+    """True inside a tool loop (the last turn returns tool results) whose calling assistant turn
+    is not opened by a thinking block; earlier, finished turns may lose their thinking."""
+    if len(messages) < 2 or messages[-1]["role"] != "user":
+        return False
+    if not any(b["type"] == "tool_result" for b in messages[-1]["content"]):
+        return False
+    content = messages[-2]["content"]
+    return content[0]["type"] not in ("thinking", "redacted_thinking")
+
+
+def _cache_last_message(messages: list[dict[str, Any]]) -> None:
+    """A cache breakpoint on the newest block: the whole history is a reusable prefix next turn
+    (pain-points §16: translated sessions otherwise re-bill every input token)."""
+    if messages and messages[-1]["content"]:
+        block = messages[-1]["content"][-1]
+        if block["type"] in ("text", "tool_result", "image"):
+            block["cache_control"] = _CACHE

@@ -1,0 +1,48 @@
+"""Whole Anthropic answers and error bodies (notes/dialects.md §A.2, §A.6)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from translators.anthropic.stream import finish_events, usage_event
+from translators.dialect import ErrorInfo
+from translators.errors import UpstreamProtocolError
+from translators.ir import events as ev
+from translators.ir.request import VendorState
+from translators.translation import Translation
+from translators.upstream_errors import code_for, text_of
+
+
+def response_events(body: Any, translation: Translation) -> list[ev.Event]:
+    if not isinstance(body, dict) or not isinstance(body.get("content"), list):
+        raise UpstreamProtocolError("the Anthropic answer has no content array")
+    out: list[ev.Event] = [ev.Started(upstream_id=body.get("id"), model=body.get("model"))]
+    for index, block in enumerate(body["content"]):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            out += [ev.TextDelta(index, block.get("text") or ""), ev.TextDone(index)]
+        elif kind == "thinking":
+            out += [ev.ReasoningDelta(index, block.get("thinking") or ""), ev.ReasoningDone(index, VendorState(
+                dialect="anthropic", signature=block.get("signature"), text=block.get("thinking") or ""))]
+        elif kind == "redacted_thinking":
+            out.append(ev.ReasoningDone(index, VendorState(dialect="anthropic", redacted=block.get("data") or "")))
+        elif kind == "tool_use":
+            out += [ev.ToolCallStarted(index, block.get("id") or "", block.get("name") or ""),
+                    ev.ToolCallDone(index, json.dumps(block.get("input") or {}, ensure_ascii=False))]
+        else:
+            out.append(ev.Unknown(f"output.content_block.{kind}"))
+    if isinstance(body.get("usage"), dict):
+        out.append(usage_event(body["usage"]))
+    out += finish_events(body.get("stop_reason"))
+    return out
+
+
+def error_info(status: int, body: Any) -> ErrorInfo:
+    """`{"type":"error","error":{"type","message"}}`; anything else is kept as text."""
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        kind = body["error"].get("type") or "error"
+        message = body["error"].get("message") or ""
+        return ErrorInfo(code_for(status, message, kind), f"{kind}: {message}")
+    text = text_of(body)
+    return ErrorInfo(code_for(status, text), text or f"HTTP {status}")

@@ -1,0 +1,174 @@
+"""Anthropic Messages SSE -> IR events (notes/dialects.md §A.5).
+
+Every event is `event: <type>` + `data: <json with the same type>`; blocks are started, get
+deltas, and stop, each by `index`. `ping` may come anywhere; `error` may come mid-stream and
+then the stream simply ends.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from translators.errors import UpstreamProtocolError
+from translators.ir import events as ev
+from translators.ir.request import VendorState
+from translators.sse import SSEDecoder
+from translators.upstream_errors import code_for
+
+STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "pause_turn": "stop",
+    "max_tokens": "max_output_tokens",
+    "refusal": "content_filter",
+    "model_context_window_exceeded": "context_length_exceeded",
+}
+
+
+def usage_event(usage: dict[str, Any]) -> ev.Usage:
+    """Anthropic counts cache reads and writes apart from `input_tokens`; Responses counts them in."""
+    cached = usage.get("cache_read_input_tokens")
+    input_tokens = None
+    if "input_tokens" in usage and usage["input_tokens"] is not None:
+        input_tokens = (usage.get("input_tokens") or 0) + (cached or 0) + (
+            usage.get("cache_creation_input_tokens") or 0)
+    return ev.Usage(input_tokens=input_tokens, output_tokens=usage.get("output_tokens"),
+                    cached_tokens=cached if input_tokens is not None else None)
+
+
+def finish_events(stop_reason: str | None) -> list[ev.Event]:
+    reason = STOP_REASONS.get(stop_reason or "end_turn")
+    if reason is None:
+        return [ev.Note(f"unknown stop_reason {stop_reason!r} treated as end_turn"), ev.Finished("stop")]
+    out: list[ev.Event] = []
+    if stop_reason == "pause_turn":
+        out.append(ev.Note("upstream paused a server-tool loop (pause_turn); the turn ends here"))
+    out.append(ev.Finished(reason))
+    return out
+
+
+class AnthropicDecoder:
+    def __init__(self) -> None:
+        self._sse = SSEDecoder()
+        self._blocks: dict[int, str] = {}
+        self._thinking: dict[int, list[str]] = {}
+        self._signature: dict[int, str] = {}
+        self._tool_input: dict[int, str] = {}
+        self._stop_reason: str | None = None
+        self._done = False
+
+    def feed(self, data: bytes) -> list[ev.Event]:
+        out: list[ev.Event] = []
+        for sse in self._sse.feed(data):
+            self._event(sse.data, out)
+        return out
+
+    def close(self) -> list[ev.Event]:
+        out: list[ev.Event] = []
+        for sse in self._sse.close():
+            self._event(sse.data, out)
+        if not self._done:
+            self._done = True
+            out.append(ev.Failed("server_error", "the Anthropic stream ended before message_stop"))
+        return out
+
+    def _event(self, data: str, out: list[ev.Event]) -> None:
+        if self._done:
+            return
+        try:
+            event = json.loads(data)
+        except ValueError:
+            raise UpstreamProtocolError(f"Anthropic sent an event that is not JSON: {data[:120]!r}") from None
+        if not isinstance(event, dict):
+            raise UpstreamProtocolError("Anthropic sent an event that is not a JSON object")
+        kind = event.get("type")
+        handler = getattr(self, f"_on_{kind}", None) if isinstance(kind, str) else None
+        if handler is None:
+            out.append(ev.Unknown(f"stream.{kind}"))
+            return
+        handler(event, out)
+
+    def _on_ping(self, event: dict[str, Any], out: list[ev.Event]) -> None:
+        pass
+
+    def _on_message_start(self, event: dict[str, Any], out: list[ev.Event]) -> None:
+        message = event.get("message") or {}
+        out.append(ev.Started(upstream_id=message.get("id"), model=message.get("model")))
+        if isinstance(message.get("usage"), dict):
+            out.append(usage_event(message["usage"]))
+
+    def _on_content_block_start(self, event: dict[str, Any], out: list[ev.Event]) -> None:
+        index = event.get("index")
+        block = event.get("content_block") or {}
+        kind = block.get("type")
+        self._blocks[index] = kind
+        if kind == "text":
+            if block.get("text"):
+                out.append(ev.TextDelta(index, block["text"]))
+        elif kind == "thinking":
+            self._thinking[index] = [block.get("thinking") or ""]
+            if block.get("thinking"):
+                out.append(ev.ReasoningDelta(index, block["thinking"]))
+        elif kind == "redacted_thinking":
+            out.append(ev.ReasoningDone(index, VendorState(dialect="anthropic", redacted=block.get("data") or "")))
+        elif kind == "tool_use":
+            self._tool_input[index] = json.dumps(block["input"]) if block.get("input") else ""
+            out.append(ev.ToolCallStarted(index, block.get("id") or "", block.get("name") or ""))
+        else:
+            # server tools (web search, code execution) run on Anthropic's side; the client
+            # cannot replay them, so they are reported rather than forwarded
+            out.append(ev.Unknown(f"output.content_block.{kind}"))
+
+    def _on_content_block_delta(self, event: dict[str, Any], out: list[ev.Event]) -> None:
+        index = event.get("index")
+        if self._blocks.get(index) not in ("text", "thinking", "tool_use"):
+            return  # a block already reported at its start (server tools), or never started
+        delta = event.get("delta") or {}
+        kind = delta.get("type")
+        if kind == "text_delta":
+            out.append(ev.TextDelta(index, delta.get("text") or ""))
+        elif kind == "input_json_delta":
+            fragment = delta.get("partial_json") or ""
+            self._tool_input[index] = self._tool_input.get(index, "") + fragment
+            out.append(ev.ToolCallDelta(index, fragment))
+        elif kind == "thinking_delta":
+            text = delta.get("thinking") or ""
+            self._thinking.setdefault(index, []).append(text)
+            out.append(ev.ReasoningDelta(index, text))
+        elif kind == "signature_delta":
+            self._signature[index] = self._signature.get(index, "") + (delta.get("signature") or "")
+        else:
+            out.append(ev.Unknown(f"output.delta.{kind}"))
+
+    def _on_content_block_stop(self, event: dict[str, Any], out: list[ev.Event]) -> None:
+        index = event.get("index")
+        kind = self._blocks.pop(index, None)
+        if kind == "text":
+            out.append(ev.TextDone(index))
+        elif kind == "thinking":
+            text = "".join(self._thinking.pop(index, []))
+            out.append(ev.ReasoningDone(index, VendorState(
+                dialect="anthropic", signature=self._signature.pop(index, None), text=text)))
+        elif kind == "tool_use":
+            args = self._tool_input.pop(index, "")
+            out.append(ev.ToolCallDone(index, args or "{}"))
+
+    def _on_message_delta(self, event: dict[str, Any], out: list[ev.Event]) -> None:
+        delta = event.get("delta") or {}
+        if delta.get("stop_reason"):
+            self._stop_reason = delta["stop_reason"]
+        if isinstance(event.get("usage"), dict):
+            out.append(usage_event(event["usage"]))
+
+    def _on_message_stop(self, event: dict[str, Any], out: list[ev.Event]) -> None:
+        self._done = True
+        out.extend(finish_events(self._stop_reason))
+
+    def _on_error(self, event: dict[str, Any], out: list[ev.Event]) -> None:
+        self._done = True
+        error = event.get("error") or {}
+        kind, message = error.get("type") or "api_error", error.get("message") or "upstream error"
+        status = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500}.get(kind, 400)
+        out.append(ev.Failed(code_for(status, message, kind), f"{kind}: {message}", status=status))

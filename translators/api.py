@@ -1,0 +1,162 @@
+"""The public face of the package: translate a request, a stream, a whole answer, an error."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from translators import dialect as dialects
+from translators.errors import MalformedRequest, TranslatorError
+from translators.ids import IdFactory, random_ids
+from translators.ir import events as ev
+from translators.report import Report
+from translators.responses import passthrough
+from translators.responses.request import decode as decode_request
+from translators.responses.stream import ResponsesEncoder
+from translators.translation import Translation, UpstreamError
+from translators.upstream_errors import code_for, text_of
+
+
+def _dialect(name: str) -> dialects.Dialect:
+    try:
+        return dialects.get(name)
+    except (KeyError, ModuleNotFoundError, AttributeError):
+        raise MalformedRequest(f"unknown target dialect {name!r}; choose one of {', '.join(dialects.DIALECTS)}",
+                               code="unknown_dialect") from None
+
+
+def translate_request(body: dict[str, Any], target: str, model: str | None = None) -> Translation:
+    """Client Responses body -> what to send to `target`. Raises `Refused` (with a Responses-shaped
+    error in `.to_body()`) for a request that must not go upstream."""
+    report = Report()
+    if target == "responses":
+        encoded = passthrough.encode(body, model, report)
+        client_model = body["model"]
+        stream = bool(body.get("stream", False))
+    else:
+        dialect = _dialect(target)
+        request = decode_request(body, report)
+        client_model = request.model
+        stream = request.stream
+        encoded = dialect.encode_request(request, model or request.model, report)
+    return Translation(target=target, model=encoded.body.get("model") or model or client_model,
+                       client_model=client_model, path=encoded.path, body=encoded.body,
+                       headers=encoded.headers, stream=stream, dropped=report.dropped,
+                       notes=report.notes, tools=encoded.tools)
+
+
+class StreamTranslator:
+    """Upstream stream bytes -> Responses SSE bytes. Never raises: whatever goes wrong inside
+    ends the client's stream with one `response.failed` (the proxy boundary, STYLE.md §6)."""
+
+    def __init__(self, decoder: dialects.StreamDecoder, encoder: ResponsesEncoder, report: Report) -> None:
+        self._decoder = decoder
+        self._encoder = encoder
+        self.report = report
+        self._closed = False
+
+    @property
+    def finished(self) -> bool:
+        return self._encoder.finished
+
+    def feed(self, data: bytes) -> bytes:
+        if self._closed or not data:
+            return b""
+        return self._encoder.encode(self._guard(self._decoder.feed, data))
+
+    def close(self) -> bytes:
+        if self._closed:
+            return b""
+        self._closed = True
+        out = self._encoder.encode(self._guard(self._decoder.close))
+        return out + self._encoder.finish()
+
+    def response(self) -> dict[str, Any]:
+        return self._encoder.response()
+
+    def _guard(self, step: Callable[..., list[ev.Event]], *args: Any) -> list[ev.Event]:
+        try:
+            return step(*args)
+        except TranslatorError as exc:
+            return [ev.Failed(exc.code, exc.message)]
+        except Exception as exc:  # the client must get a terminal event, not a hung stream
+            self.report.note(f"gateway error while reading the upstream stream: {exc!r}")
+            return [ev.Failed("server_error", f"gateway could not read the upstream stream: {exc}")]
+
+
+class PassthroughTranslator:
+    def __init__(self, translation: Translation, report: Report) -> None:
+        self._inner = passthrough.Passthrough(translation, report)
+        self.report = report
+        self._closed = False
+
+    @property
+    def finished(self) -> bool:
+        return self._inner.finished
+
+    def feed(self, data: bytes) -> bytes:
+        return self._inner.feed(data) if not self._closed else b""
+
+    def close(self) -> bytes:
+        if self._closed:
+            return b""
+        self._closed = True
+        return self._inner.close()
+
+
+def stream_translator(source: str, translation: Translation, *, new_id: IdFactory | None = None,
+                      clock: Callable[[], float] = time.time) -> StreamTranslator | PassthroughTranslator:
+    report = Report()
+    if source == "responses":
+        return PassthroughTranslator(translation, report)
+    dialect = _dialect(source)
+    encoder = ResponsesEncoder(model=translation.client_model, tools=translation.tools, report=report,
+                               new_id=new_id or random_ids(), clock=clock)
+    return StreamTranslator(dialect.stream_decoder(translation), encoder, report)
+
+
+def translate_response(source: str, translation: Translation, body: bytes, *,
+                       new_id: IdFactory | None = None, clock: Callable[[], float] = time.time,
+                       report: Report | None = None) -> dict[str, Any]:
+    """A whole (non-streamed) upstream answer -> the Responses object the client receives."""
+    if source == "responses":
+        return json.loads(body)
+    dialect = _dialect(source)
+    report = report if report is not None else Report()
+    encoder = ResponsesEncoder(model=translation.client_model, tools=translation.tools, report=report,
+                               new_id=new_id or random_ids(), clock=clock)
+    try:
+        parsed = json.loads(body)
+        events = dialect.response_events(parsed, translation)
+    except TranslatorError as exc:
+        events = [ev.Failed(exc.code, exc.message)]
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        events = [ev.Failed("upstream_protocol_error", f"the upstream's answer could not be read: {exc}")]
+    encoder.encode(events)
+    encoder.finish("upstream answer had no finish")
+    return encoder.response()
+
+
+def translate_error(source: str, status: int, body: bytes, headers: dict[str, str] | None = None) -> UpstreamError:
+    """An upstream HTTP error -> a Responses-shaped error body, status kept, retry-after kept."""
+    headers = {k.lower(): v for k, v in (headers or {}).items()}
+    try:
+        parsed: Any = json.loads(body) if body else None
+    except ValueError:
+        parsed = None
+    if source == "responses" and isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+        out = parsed
+    else:
+        if source == "responses":
+            message, code = text_of(body) or f"upstream answered {status}", code_for(status, text_of(body))
+        else:
+            info = _dialect(source).error_info(status, parsed if parsed is not None else text_of(body))
+            message, code = info.message, info.code
+        from translators.errors import error_type_for_status
+
+        out = {"error": {"type": error_type_for_status(status), "code": code,
+                         "message": f"{source} upstream returned {status}: {message}", "param": None}}
+    keep = {k: headers[k] for k in ("retry-after", "retry-after-ms") if k in headers}
+    return UpstreamError(status=status, body=out, headers=keep)

@@ -1,0 +1,113 @@
+"""Stream events: what every upstream decoder produces and the Responses encoder consumes.
+
+These are plain frozen slotted dataclasses rather than pydantic models: one is built per upstream
+event on the proxy's hot path, where pydantic validation would cost more than parsing the JSON
+(bench/ measures it). `key` identifies one upstream block (an Anthropic content index, a Chat
+tool-call index...), unique within a stream; the encoder opens a Responses item on the first
+event that names a key and closes it on the matching `*Done`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from translators.ir.request import VendorState
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    upstream_id: str | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    key: object
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextDone:
+    key: object
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """Readable reasoning (thinking text, a summary, DeepSeek reasoning_content)."""
+
+    key: object
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDone:
+    key: object
+    state: VendorState | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    key: object
+    call_id: str
+    name: str
+    """The name on the upstream's wire; the encoder maps it back to client name + namespace."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    key: object
+    fragment: str
+    """A piece of the JSON arguments as the upstream streamed it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDone:
+    key: object
+    arguments: str | None = None
+    """The whole argument text when the upstream gives it at once; None means: the deltas."""
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts in Responses terms: input includes cached; output includes reasoning.
+
+    A field left None keeps what an earlier Usage event said (upstreams report in pieces).
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    reason: str
+    """One of: stop, tool_calls, max_output_tokens, content_filter, context_length_exceeded."""
+    detail: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    code: str
+    message: str
+    status: int | None = None
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """Something the upstream sent that has no Responses equivalent; lands in `dropped`."""
+
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    text: str
+
+
+Event = (
+    Started | TextDelta | TextDone | ReasoningDelta | ReasoningDone | ToolCallStarted | ToolCallDelta
+    | ToolCallDone | Usage | Finished | Failed | Unknown | Note
+)

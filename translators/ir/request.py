@@ -1,0 +1,200 @@
+"""Canonical request: what the model is asked, independent of any wire format.
+
+Every item remembers `origin`, the dotted path of the client field it came from, so an encoder
+that cannot express it reports that exact path as dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Text(_Model):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class Image(_Model):
+    type: Literal["image"] = "image"
+    url: str
+    """A `data:` URL (inline bytes) or an http(s) URL."""
+    detail: str | None = None
+    origin: str = ""
+
+    @property
+    def inline(self) -> tuple[str, str] | None:
+        """(media type, base64 data) for a base64 `data:` URL, else None."""
+        if not self.url.startswith("data:"):
+            return None
+        head, _, data = self.url.partition(",")
+        media = head[5:].split(";")[0] or "application/octet-stream"
+        return (media, data) if head.endswith(";base64") else None
+
+
+Part = Annotated[Text | Image, Field(discriminator="type")]
+
+
+class VendorState(_Model):
+    """Provider state that must come back verbatim on the next turn (thinking signatures,
+    redacted thinking, Gemini thought signatures, DeepSeek reasoning_content).
+
+    It travels to the client inside a Responses `reasoning` item's `encrypted_content`, which
+    Codex replays byte for byte (notes/codex.md §4 "Echo behaviour").
+    """
+
+    dialect: str
+    signature: str | None = None
+    """Anthropic/Bedrock thinking signature, or a Gemini thoughtSignature."""
+    redacted: str | None = None
+    """Opaque redacted-thinking data (Anthropic `redacted_thinking.data`, Bedrock redactedContent)."""
+    text: str | None = None
+    """The reasoning text exactly as the provider produced it (signatures are over this text)."""
+    call_ids: list[str] = Field(default_factory=list)
+    """For signatures attached to function calls: the calls they belong to (Gemini)."""
+
+
+class Message(_Model):
+    type: Literal["message"] = "message"
+    role: Literal["user", "assistant", "system"]
+    """`system` is a developer/system message that arrives after the conversation started."""
+    parts: list[Part]
+    phase: str | None = None
+    """Codex's `commentary` / `final_answer` marker on assistant messages."""
+    origin: str = ""
+
+
+class Reasoning(_Model):
+    type: Literal["reasoning"] = "reasoning"
+    summary: list[str] = Field(default_factory=list)
+    content: list[str] = Field(default_factory=list)
+    state: VendorState | None = None
+    opaque: str | None = None
+    """`encrypted_content` not made by this gateway (OpenAI's own); only a Responses target reads it."""
+    origin: str = ""
+
+
+ToolKind = Literal["function", "custom", "tool_search", "local_shell"]
+
+
+class ToolCall(_Model):
+    type: Literal["tool_call"] = "tool_call"
+    kind: ToolKind
+    call_id: str
+    name: str
+    namespace: str | None = None
+    arguments: str
+    """JSON text for function/tool_search/local_shell calls; the raw input for custom calls."""
+    origin: str = ""
+
+
+class ToolResult(_Model):
+    type: Literal["tool_result"] = "tool_result"
+    kind: ToolKind
+    call_id: str
+    parts: list[Part]
+    origin: str = ""
+
+
+Item = Annotated[Message | Reasoning | ToolCall | ToolResult, Field(discriminator="type")]
+
+
+class FunctionTool(_Model):
+    kind: Literal["function"] = "function"
+    name: str
+    namespace: str | None = None
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    strict: bool | None = None
+    origin: str = ""
+
+
+class CustomTool(_Model):
+    """A freeform tool: the model writes raw text, optionally constrained by a grammar."""
+
+    kind: Literal["custom"] = "custom"
+    name: str
+    namespace: str | None = None
+    description: str = ""
+    syntax: Literal["lark", "regex"] | None = None
+    definition: str | None = None
+    origin: str = ""
+
+
+class ToolSearchTool(_Model):
+    """Client-executed tool discovery (Codex `tool_search`, execution `client`)."""
+
+    kind: Literal["tool_search"] = "tool_search"
+    name: str = "tool_search"
+    namespace: None = None
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    origin: str = ""
+
+
+class LocalShellTool(_Model):
+    """The `local_shell` tool: the client runs an argv; calls return as `local_shell_call`."""
+
+    kind: Literal["local_shell"] = "local_shell"
+    name: str = "local_shell"
+    namespace: None = None
+    description: str = "Run a shell command on the user's machine."
+    parameters: dict[str, Any]
+    origin: str = ""
+
+
+class HostedTool(_Model):
+    """A tool the OpenAI platform runs itself (web_search, image_generation...)."""
+
+    kind: Literal["hosted"] = "hosted"
+    name: str
+    namespace: None = None
+    raw: dict[str, Any]
+    origin: str = ""
+
+
+Tool = Annotated[
+    FunctionTool | CustomTool | ToolSearchTool | LocalShellTool | HostedTool, Field(discriminator="kind")
+]
+
+
+class Namespace(_Model):
+    name: str
+    description: str = ""
+
+
+class ToolChoice(_Model):
+    mode: Literal["auto", "none", "required", "tool"] = "auto"
+    name: str | None = None
+    namespace: str | None = None
+
+
+class ReasoningConfig(_Model):
+    effort: str | None = None
+    """none | minimal | low | medium | high | xhigh (as the client said it)."""
+    summary: str | None = None
+
+
+class Request(_Model):
+    model: str
+    system: list[str] = Field(default_factory=list)
+    """Top-level instructions, then the developer/system messages that open the conversation."""
+    items: list[Item] = Field(default_factory=list)
+    tools: list[Tool] = Field(default_factory=list)
+    namespaces: list[Namespace] = Field(default_factory=list)
+    tool_choice: ToolChoice = Field(default_factory=ToolChoice)
+    parallel_tool_calls: bool | None = None
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    reasoning: ReasoningConfig = Field(default_factory=ReasoningConfig)
+    verbosity: str | None = None
+    output_schema: dict[str, Any] | None = None
+    """`text.format` of type json_schema: {name, schema, strict}."""
+    stream: bool = True
+    user: str | None = None

@@ -1,0 +1,34 @@
+"""What a translation could not carry: dropped fields as dotted paths, and notes."""
+
+from __future__ import annotations
+
+
+class Report:
+    """Collects dropped paths (`input[3].phase`, `text.verbosity`) and free-text notes.
+
+    Order is kept and duplicates are ignored, so the list reads in request order and a field
+    named twice (once by the decoder, once by an encoder) appears once.
+    """
+
+    __slots__ = ("_dropped", "_notes")
+
+    def __init__(self, dropped: list[str] | None = None, notes: list[str] | None = None) -> None:
+        self._dropped: dict[str, None] = dict.fromkeys(dropped or ())
+        self._notes: dict[str, None] = dict.fromkeys(notes or ())
+
+    def drop(self, path: str) -> None:
+        self._dropped[path] = None
+
+    def note(self, text: str) -> None:
+        self._notes[text] = None
+
+    @property
+    def dropped(self) -> list[str]:
+        return list(self._dropped)
+
+    @property
+    def notes(self) -> list[str]:
+        return list(self._notes)
+
+    def __bool__(self) -> bool:
+        return bool(self._dropped or self._notes)

@@ -1,0 +1,1 @@
+"""OpenAI Responses: the client's dialect (decoded to the IR) and a passthrough target."""

@@ -1,0 +1,100 @@
+"""The Responses target: the body goes upstream as the client wrote it, but for what must not.
+
+Custom tool declarations, namespaces and everything else stay verbatim (OpenAI reads them);
+`client_metadata` never leaves (installation and session ids); reasoning state this gateway
+wrote for another vendor is stripped, since OpenAI cannot read it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from translators import vendor_state
+from translators.errors import MalformedRequest
+from translators.ir import events as ev
+from translators.report import Report
+from translators.sse import SSEDecoder, SSEEvent
+from translators.translation import Encoded, Translation
+
+_TERMINAL = {"response.completed", "response.failed", "response.incomplete"}
+
+
+def encode(body: Any, model: str | None, report: Report) -> Encoded:
+    if not isinstance(body, dict) or not isinstance(body.get("model"), str):
+        raise MalformedRequest("the request body must be a JSON object with a model")
+    out = body
+    if "client_metadata" in body or (model and model != body["model"]):
+        out = {k: v for k, v in body.items() if k != "client_metadata"}
+        if model:
+            out["model"] = model
+    items = out.get("input")
+    if isinstance(items, list) and any(_ours(i) for i in items):
+        out = {**out, "input": [_strip(i, f"input[{n}]", report) for n, i in enumerate(items)]}
+        out["input"] = [i for i in out["input"] if i is not None]
+    return Encoded(path="/responses", body=out)
+
+
+def _ours(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("type") == "reasoning" and vendor_state.is_ours(
+        item.get("encrypted_content"))
+
+
+def _strip(item: Any, path: str, report: Report) -> Any:
+    if not _ours(item):
+        return item
+    report.drop(f"{path}.encrypted_content")
+    if not item.get("summary") and not item.get("content"):
+        return None
+    return {k: v for k, v in item.items() if k != "encrypted_content"}
+
+
+class Passthrough:
+    """Responses SSE -> the same events, re-framed whole, with exactly one terminal event."""
+
+    def __init__(self, translation: Translation, report: Report) -> None:
+        self._sse = SSEDecoder()
+        self._report = report
+        self.finished = False
+
+    def feed(self, data: bytes) -> bytes:
+        return self._frame(self._sse.feed(data))
+
+    def close(self) -> bytes:
+        out = self._frame(self._sse.close())
+        if not self.finished:
+            self.finished = True
+            out += _failed("upstream stream ended before response.completed")
+        return out
+
+    def _frame(self, events: list[SSEEvent]) -> bytes:
+        out = []
+        for event in events:
+            if self.finished or event.data == "[DONE]":
+                continue
+            name = event.event
+            if name == "message":
+                name = _type_of(event.data)
+            if name in _TERMINAL:
+                self.finished = True
+            out.append(f"event: {name}\ndata: {event.data}\n\n".encode())
+        return b"".join(out)
+
+
+def _type_of(data: str) -> str:
+    start = data.find('"type"')
+    if start < 0:
+        return "message"
+    rest = data[start + 6:].lstrip(" :")
+    return rest[1:rest.find('"', 1)] if rest.startswith('"') else "message"
+
+
+def _failed(message: str) -> bytes:
+    from translators.sse import encode_event
+
+    return encode_event("response.failed", {"type": "response.failed", "response": {
+        "id": "resp_gateway", "object": "response", "status": "failed", "output": [],
+        "error": {"code": "server_error", "message": message}}})
+
+
+def response_events(body: Any, translation: Translation) -> list[ev.Event]:
+    raise NotImplementedError  # the Responses target passes whole bodies through untouched

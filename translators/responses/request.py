@@ -1,0 +1,368 @@
+"""Responses request body -> IR (`decode`), for every item Codex 0.169 can send
+(notes/codex.md §2 and §4; codex-rs `protocol/src/models.rs`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from translators import pairing, vendor_state
+from translators.errors import MalformedRequest, UnsupportedFeature
+from translators.ir.request import (
+    Image,
+    Item,
+    Message,
+    Part,
+    Reasoning,
+    ReasoningConfig,
+    Request,
+    Text,
+    ToolCall,
+    ToolChoice,
+    ToolResult,
+)
+from translators.report import Report
+from translators.responses.tools import ToolCollector, listing
+
+# Fields that only steer OpenAI's own storage, caching or client bookkeeping: meaningless to any
+# other upstream, so consuming them loses nothing the model would see.
+_SILENT_TOP = {"store", "prompt_cache_key", "stream_options", "include", "client_metadata"}
+_REFUSED_TOP = {
+    "previous_response_id": "the gateway is stateless: send the whole history instead of previous_response_id",
+    "conversation": "the gateway is stateless: stored conversations cannot be resolved",
+    "prompt": "stored prompt templates live on OpenAI's platform and cannot be resolved",
+}
+_REFUSED_ITEMS = {
+    "compaction": "remote compaction state is encrypted by OpenAI and cannot be sent to another model",
+    "compaction_summary": "remote compaction state is encrypted by OpenAI and cannot be sent to another model",
+    "compaction_trigger": "remote compaction is an OpenAI platform feature; disable remote compaction",
+    "item_reference": "item references point into OpenAI's storage, which the gateway cannot read",
+}
+_DROPPED_ITEMS = {"web_search_call", "image_generation_call", "file_search_call", "computer_call",
+                  "computer_call_output", "code_interpreter_call", "mcp_list_tools", "mcp_call",
+                  "mcp_approval_request", "mcp_approval_response"}
+_ITEM_BOOKKEEPING = {"type", "id", "status"}
+_TEXT_PARTS = {"input_text", "output_text", "text", "summary_text", "reasoning_text"}
+
+
+def decode(body: Any, report: Report) -> Request:
+    if not isinstance(body, dict):
+        raise MalformedRequest("the request body must be a JSON object")
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise MalformedRequest("model must be a non-empty string", param="model")
+    for key, why in _REFUSED_TOP.items():
+        if body.get(key) not in (None, "", {}):
+            raise UnsupportedFeature(why, param=key)
+
+    tools = ToolCollector(report)
+    if body.get("tools") is not None:
+        tools.add_all(body["tools"], "tools")
+    reasoning = _reasoning_config(body.get("reasoning"), report)
+    state = _ItemState(report, tools, reasoning)
+    system: list[str] = []
+    instructions = body.get("instructions")
+    if isinstance(instructions, str) and instructions.strip():
+        system.append(instructions)
+    elif instructions not in (None, "", []):
+        report.drop("instructions")
+    items = state.decode_input(body.get("input"), system)
+
+    request = Request(
+        model=model,
+        system=system,
+        items=pairing.pair(items, report),
+        tools=tools.tools,
+        namespaces=tools.namespaces,
+        tool_choice=_tool_choice(body.get("tool_choice"), report),
+        parallel_tool_calls=_optional(body, "parallel_tool_calls", bool, report),
+        max_output_tokens=_optional(body, "max_output_tokens", int, report),
+        temperature=_optional(body, "temperature", (int, float), report),
+        top_p=_optional(body, "top_p", (int, float), report),
+        reasoning=state.reasoning,
+        stream=bool(body.get("stream", False)),
+        **_text_controls(body.get("text"), report),
+    )
+    _report_top_level(body, report)
+    return request
+
+
+def _report_top_level(body: dict[str, Any], report: Report) -> None:
+    known = {"model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
+             "max_output_tokens", "temperature", "top_p", "reasoning", "text", "stream"}
+    for key, value in body.items():
+        if key in known or key in _SILENT_TOP or value is None:
+            continue
+        if key == "service_tier" and value in ("auto", "default"):
+            continue
+        report.drop(key)
+
+
+def _optional(body: dict[str, Any], key: str, kind: type | tuple[type, ...], report: Report) -> Any:
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) and kind is not bool:
+        report.drop(key)
+        return None
+    if not isinstance(value, kind):
+        raise MalformedRequest(f"{key} has the wrong type", param=key)
+    return value
+
+
+def _reasoning_config(value: Any, report: Report) -> ReasoningConfig:
+    if not isinstance(value, dict):
+        if value is not None:
+            report.drop("reasoning")
+        return ReasoningConfig()
+    for key in value.keys() - {"effort", "summary", "generate_summary", "context"}:
+        report.drop(f"reasoning.{key}")
+    effort = value.get("effort")
+    summary = value.get("summary") or value.get("generate_summary")
+    return ReasoningConfig(effort=effort if isinstance(effort, str) else None,
+                           summary=summary if isinstance(summary, str) else None)
+
+
+def _text_controls(value: Any, report: Report) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for key in value.keys() - {"verbosity", "format"}:
+        report.drop(f"text.{key}")
+    if isinstance(value.get("verbosity"), str):
+        out["verbosity"] = value["verbosity"]
+    fmt = value.get("format")
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema" and isinstance(fmt.get("schema"), dict):
+        out["output_schema"] = {"name": fmt.get("name") or "output", "schema": fmt["schema"],
+                                "strict": bool(fmt.get("strict"))}
+    elif isinstance(fmt, dict) and fmt.get("type") == "json_object":
+        out["output_schema"] = {"name": "output", "schema": {"type": "object"}, "strict": False}
+    elif fmt is not None and not (isinstance(fmt, dict) and fmt.get("type") == "text"):
+        report.drop("text.format")
+    return out
+
+
+def _tool_choice(value: Any, report: Report) -> ToolChoice:
+    if value is None or value == "auto":
+        return ToolChoice()
+    if value in ("none", "required"):
+        return ToolChoice(mode=value)
+    if isinstance(value, dict) and value.get("type") in ("function", "custom") and isinstance(value.get("name"), str):
+        namespace = value.get("namespace") if isinstance(value.get("namespace"), str) else None
+        return ToolChoice(mode="tool", name=value["name"], namespace=namespace)
+    if isinstance(value, dict) and value.get("type") == "allowed_tools":
+        report.drop("tool_choice.tools")
+        return ToolChoice(mode="required" if value.get("mode") == "required" else "auto")
+    report.drop("tool_choice")
+    return ToolChoice()
+
+
+class _ItemState:
+    """Walks `input`, turning each item into IR items and naming what it cannot carry."""
+
+    def __init__(self, report: Report, tools: ToolCollector, reasoning: ReasoningConfig) -> None:
+        self.report = report
+        self.tools = tools
+        self.reasoning = reasoning
+
+    def decode_input(self, value: Any, system: list[str]) -> list[Item]:
+        if isinstance(value, str):
+            return [Message(role="user", parts=[Text(text=value)], origin="input")]
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise MalformedRequest("input must be a string or an array of items", param="input")
+        items: list[Item] = []
+        for i, raw in enumerate(value):
+            path = f"input[{i}]"
+            if not isinstance(raw, dict):
+                raise MalformedRequest(f"{path} must be an object", param=path)
+            kind = raw.get("type", "message" if "role" in raw else None)
+            handler = getattr(self, f"_item_{kind}", None) if isinstance(kind, str) else None
+            if kind in _REFUSED_ITEMS:
+                raise UnsupportedFeature(f"{path}: {kind}: {_REFUSED_ITEMS[kind]}", param=path)
+            if kind == "context_compaction" and raw.get("encrypted_content"):
+                raise UnsupportedFeature(
+                    f"{path}: context_compaction carries OpenAI-encrypted state no other model can read",
+                    param=path)
+            if kind in _DROPPED_ITEMS or kind == "context_compaction":
+                self.report.drop(path)
+                continue
+            if handler is None:
+                raise MalformedRequest(f"{path}: unknown input item type {kind!r}", param=f"{path}.type")
+            for item in handler(raw, path):
+                if isinstance(item, Message) and item.role == "system" and not items:
+                    # the developer messages that open the conversation are the system prompt
+                    # (Codex 0.169 sends its base prompt this way, notes/codex.md §2)
+                    system.append(_join(item.parts, self.report))
+                    continue
+                items.append(item)
+        return items
+
+    def _unknown_keys(self, raw: dict[str, Any], path: str, known: set[str]) -> None:
+        for key in raw.keys() - known - _ITEM_BOOKKEEPING:
+            if raw[key] not in (None, [], ""):
+                self.report.drop(f"{path}.{key}")
+
+    # -- messages ---------------------------------------------------------------------------
+    def _item_message(self, raw: dict[str, Any], path: str) -> list[Item]:
+        role = raw.get("role")
+        if role not in ("user", "assistant", "developer", "system"):
+            raise MalformedRequest(f"{path}.role must be user, assistant, developer or system",
+                                   param=f"{path}.role")
+        self._unknown_keys(raw, path, {"role", "content", "phase"})
+        parts = self._parts(raw.get("content"), f"{path}.content")
+        ir_role = "system" if role in ("developer", "system") else role
+        phase = raw.get("phase") if isinstance(raw.get("phase"), str) else None
+        return [Message(role=ir_role, parts=parts, phase=phase, origin=path)] if parts else []
+
+    def _item_agent_message(self, raw: dict[str, Any], path: str) -> list[Item]:
+        self._unknown_keys(raw, path, {"content"})
+        parts = self._parts(raw.get("content"), f"{path}.content")
+        return [Message(role="user", parts=parts, origin=path)] if parts else []
+
+    def _parts(self, content: Any, path: str) -> list[Part]:
+        if isinstance(content, str):
+            return [Text(text=content)] if content else []
+        if content is None:
+            return []
+        if not isinstance(content, list):
+            raise MalformedRequest(f"{path} must be a string or an array", param=path)
+        parts: list[Part] = []
+        for j, part in enumerate(content):
+            ppath = f"{path}[{j}]"
+            if not isinstance(part, dict):
+                raise MalformedRequest(f"{ppath} must be an object", param=ppath)
+            kind = part.get("type")
+            if kind in _TEXT_PARTS:
+                text = part.get("text")
+                if not isinstance(text, str):
+                    raise MalformedRequest(f"{ppath}.text must be a string", param=f"{ppath}.text")
+                for key in part.keys() - {"type", "text", "annotations", "logprobs"}:
+                    self.report.drop(f"{ppath}.{key}")
+                if part.get("annotations"):
+                    self.report.drop(f"{ppath}.annotations")
+                parts.append(Text(text=text))
+            elif kind == "refusal" and isinstance(part.get("refusal"), str):
+                parts.append(Text(text=part["refusal"]))
+            elif kind == "input_image":
+                url = part.get("image_url")
+                if not isinstance(url, str) or not url:
+                    self.report.drop(ppath)
+                    continue
+                detail = part.get("detail")
+                parts.append(Image(url=url, detail=detail if isinstance(detail, str) else None, origin=ppath))
+                for key in part.keys() - {"type", "image_url", "detail"}:
+                    self.report.drop(f"{ppath}.{key}")
+            else:
+                # input_file, input_audio, encrypted_content parts: nothing another model can read
+                self.report.drop(ppath)
+        return parts
+
+    # -- reasoning --------------------------------------------------------------------------
+    def _item_reasoning(self, raw: dict[str, Any], path: str) -> list[Item]:
+        self._unknown_keys(raw, path, {"summary", "content", "encrypted_content"})
+        summary = [p.get("text", "") for p in raw.get("summary") or [] if isinstance(p, dict)]
+        content = [p.get("text", "") for p in raw.get("content") or [] if isinstance(p, dict)]
+        encrypted = raw.get("encrypted_content")
+        encrypted = encrypted if isinstance(encrypted, str) and encrypted else None
+        state = vendor_state.decode(encrypted)
+        opaque = None if state or vendor_state.is_ours(encrypted) else encrypted
+        return [Reasoning(summary=[s for s in summary if isinstance(s, str)],
+                          content=[c for c in content if isinstance(c, str)],
+                          state=state, opaque=opaque, origin=path)]
+
+    def _item_configuration_update(self, raw: dict[str, Any], path: str) -> list[Item]:
+        reasoning = raw.get("reasoning")
+        if isinstance(reasoning, dict) and isinstance(reasoning.get("effort"), str):
+            # the last update wins: it is the effort the user switched to most recently
+            self.reasoning = self.reasoning.model_copy(update={"effort": reasoning["effort"]})
+        self._unknown_keys(raw, path, {"reasoning"})
+        return []
+
+    # -- tools ------------------------------------------------------------------------------
+    def _item_additional_tools(self, raw: dict[str, Any], path: str) -> list[Item]:
+        self.tools.add_all(raw.get("tools") or [], f"{path}.tools")
+        self._unknown_keys(raw, path, {"tools", "role"})
+        return []
+
+    def _call(self, raw: dict[str, Any], path: str, kind: str, args_key: str) -> list[Item]:
+        call_id = raw.get("call_id")
+        name = raw.get("name")
+        if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
+            # without call_id no result can ever be paired with it (pain-points §11)
+            self.report.drop(path)
+            return []
+        args = raw.get(args_key, "")
+        if not isinstance(args, str):
+            args = json.dumps(args, ensure_ascii=False)
+        namespace = raw.get("namespace") if isinstance(raw.get("namespace"), str) else None
+        self._unknown_keys(raw, path, {"call_id", "name", "namespace", args_key, "encrypted_function_args"})
+        return [ToolCall(kind=kind, call_id=call_id, name=name, namespace=namespace or None,  # type: ignore[arg-type]
+                         arguments=args, origin=path)]
+
+    def _item_function_call(self, raw: dict[str, Any], path: str) -> list[Item]:
+        return self._call(raw, path, "function", "arguments")
+
+    def _item_custom_tool_call(self, raw: dict[str, Any], path: str) -> list[Item]:
+        return self._call(raw, path, "custom", "input")
+
+    def _item_local_shell_call(self, raw: dict[str, Any], path: str) -> list[Item]:
+        call_id = raw.get("call_id") or raw.get("id")
+        action = raw.get("action")
+        if not isinstance(call_id, str) or not isinstance(action, dict):
+            self.report.drop(path)
+            return []
+        self._unknown_keys(raw, path, {"call_id", "action"})
+        args = {k: v for k, v in action.items() if k != "type" and v is not None}
+        return [ToolCall(kind="local_shell", call_id=call_id, name="local_shell",
+                         arguments=json.dumps(args, ensure_ascii=False), origin=path)]
+
+    def _item_tool_search_call(self, raw: dict[str, Any], path: str) -> list[Item]:
+        call_id = raw.get("call_id")
+        if raw.get("execution", "client") != "client" or not isinstance(call_id, str):
+            self.report.drop(path)
+            return []
+        self._unknown_keys(raw, path, {"call_id", "execution", "arguments"})
+        args = raw.get("arguments")
+        text = args if isinstance(args, str) else json.dumps(args if args is not None else {}, ensure_ascii=False)
+        return [ToolCall(kind="tool_search", call_id=call_id, name="tool_search", arguments=text, origin=path)]
+
+    def _output(self, raw: dict[str, Any], path: str, kind: str) -> list[Item]:
+        call_id = raw.get("call_id") or (raw.get("id") if kind == "local_shell" else None)
+        if not isinstance(call_id, str) or not call_id:
+            self.report.drop(path)
+            return []
+        self._unknown_keys(raw, path, {"call_id", "output", "name", "namespace"})
+        output = raw.get("output")
+        parts = self._parts(output, f"{path}.output") if not isinstance(output, str) else [Text(text=output)]
+        return [ToolResult(kind=kind, call_id=call_id, parts=parts, origin=path)]  # type: ignore[arg-type]
+
+    def _item_function_call_output(self, raw: dict[str, Any], path: str) -> list[Item]:
+        return self._output(raw, path, "function")
+
+    def _item_custom_tool_call_output(self, raw: dict[str, Any], path: str) -> list[Item]:
+        return self._output(raw, path, "custom")
+
+    def _item_local_shell_call_output(self, raw: dict[str, Any], path: str) -> list[Item]:
+        return self._output(raw, path, "local_shell")
+
+    def _item_tool_search_output(self, raw: dict[str, Any], path: str) -> list[Item]:
+        before = {(t.namespace, t.name) for t in self.tools.tools}
+        self.tools.add_all(raw.get("tools") or [], f"{path}.tools")
+        found = [t for t in self.tools.tools if (t.namespace, t.name) not in before]
+        self._unknown_keys(raw, path, {"call_id", "execution", "tools"})
+        call_id = raw.get("call_id")
+        if not isinstance(call_id, str) or not call_id:
+            return []
+        return [ToolResult(kind="tool_search", call_id=call_id, parts=[Text(text=listing(found))], origin=path)]
+
+
+def _join(parts: list[Part], report: Report) -> str:
+    texts = []
+    for part in parts:
+        if isinstance(part, Text):
+            texts.append(part.text)
+        else:
+            report.drop(part.origin)
+    return "\n".join(texts)

@@ -1,0 +1,362 @@
+"""IR stream events -> the Responses SSE that Codex and the `openai` SDK accept.
+
+What Codex 0.169 needs (notes/codex.md §5): every item complete in `response.output_item.done`
+(the only source of history; deltas are display only), exactly one terminal event, and a
+`response.completed` with `response.id` and either full usage or none, never `end_turn: false`.
+Event shapes follow the `openai` SDK's `ResponseStreamEvent` union (notes/dialects.md §F).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from translators import freeform, vendor_state
+from translators.ids import IdFactory
+from translators.ir import events as ev
+from translators.naming import ToolIndex, ToolRef
+from translators.report import Report
+from translators.sse import encode_event
+
+# Upstream finish reasons, already normalised by the decoders, -> how the response ends.
+_INCOMPLETE = {"max_output_tokens", "content_filter"}
+_FAILED_FINISH = {"context_length_exceeded": "Your input exceeds the context window of this model."}
+
+
+class _Open:
+    """One output item being streamed."""
+
+    __slots__ = ("call_id", "chunks", "index", "item_id", "kind", "name", "opened", "ref", "streamer")
+
+    def __init__(self, kind: str, index: int, item_id: str) -> None:
+        self.kind = kind
+        self.index = index
+        self.item_id = item_id
+        self.chunks: list[str] = []
+        self.ref: ToolRef | None = None
+        self.call_id = ""
+        self.name = ""
+        self.streamer: freeform.InputStreamer | None = None
+        self.opened = False
+
+
+class ResponsesEncoder:
+    def __init__(self, *, model: str, tools: ToolIndex, report: Report, new_id: IdFactory,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.model = model
+        self.tools = tools
+        self.report = report
+        self.new_id = new_id
+        self.response_id = new_id("resp")
+        self.created_at = int(clock())
+        self.output: list[dict[str, Any]] = []
+        self.status = "in_progress"
+        self.error: dict[str, Any] | None = None
+        self.incomplete: dict[str, Any] | None = None
+        self._open: dict[object, _Open] = {}
+        self._next_index = 0
+        self._seq = 0
+        self._usage: dict[str, int | None] = {}
+        self._started = False
+        self.finished = False
+        self._out: list[bytes] = []
+
+    # -- public -----------------------------------------------------------------------------
+    def encode(self, events: list[ev.Event]) -> bytes:
+        for event in events:
+            self._handle(event)
+        out, self._out = b"".join(self._out), []
+        return out
+
+    def finish(self, reason: str = "upstream stream ended before it finished") -> bytes:
+        """Guarantee exactly one terminal event, whatever the upstream did."""
+        if not self.finished:
+            self._fail("server_error", reason)
+        out, self._out = b"".join(self._out), []
+        return out
+
+    def response(self) -> dict[str, Any]:
+        """The Responses object as it stands (the body of a non-streamed answer)."""
+        body: dict[str, Any] = {
+            "id": self.response_id,
+            "object": "response",
+            "created_at": self.created_at,
+            "status": self.status,
+            "model": self.model,
+            "output": self.output,
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "error": self.error,
+            "incomplete_details": self.incomplete,
+            "usage": self._usage_body(),
+        }
+        return body
+
+    # -- dispatch ---------------------------------------------------------------------------
+    def _handle(self, event: ev.Event) -> None:
+        if isinstance(event, ev.Unknown):
+            self.report.drop(event.path)
+            return
+        if isinstance(event, ev.Note):
+            self.report.note(event.text)
+            return
+        if isinstance(event, ev.Usage):
+            for field in ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens"):
+                value = getattr(event, field)
+                if value is not None:
+                    self._usage[field] = value
+            return
+        if self.finished:
+            return
+        if not self._started:
+            self._start()
+        match event:
+            case ev.TextDelta(key=key, text=text):
+                self._text_delta(key, text)
+            case ev.TextDone(key=key):
+                self._close(key)
+            case ev.ReasoningDelta(key=key, text=text):
+                self._reasoning_delta(key, text)
+            case ev.ReasoningDone(key=key, state=state):
+                self._reasoning_done(key, state)
+            case ev.ToolCallStarted(key=key, call_id=call_id, name=name):
+                self._call_started(key, call_id, name)
+            case ev.ToolCallDelta(key=key, fragment=fragment):
+                self._call_delta(key, fragment)
+            case ev.ToolCallDone(key=key, arguments=arguments):
+                self._call_done(key, arguments)
+            case ev.Finished(reason=reason, detail=detail):
+                self._finish(reason, detail)
+            case ev.Failed(code=code, message=message, retry_after=retry_after):
+                self._fail(code, _with_retry_hint(message, retry_after))
+            case ev.Started():
+                pass
+
+    def _emit(self, event_type: str, payload: dict[str, Any]) -> None:
+        payload["type"] = event_type
+        payload["sequence_number"] = self._seq
+        self._seq += 1
+        self._out.append(encode_event(event_type, payload))
+
+    def _start(self) -> None:
+        self._started = True
+        self._emit("response.created", {"response": self.response()})
+
+    def _new(self, key: object, kind: str, prefix: str) -> _Open:
+        item = _Open(kind, self._next_index, self.new_id(prefix))
+        self._next_index += 1
+        self._open[key] = item
+        return item
+
+    # -- text -------------------------------------------------------------------------------
+    def _text_delta(self, key: object, text: str) -> None:
+        item = self._open.get(key)
+        if item is None:
+            item = self._new(key, "message", "msg")
+            self._emit("response.output_item.added", {"output_index": item.index, "item": {
+                "type": "message", "id": item.item_id, "role": "assistant", "status": "in_progress",
+                "content": []}})
+            self._emit("response.content_part.added", {
+                "item_id": item.item_id, "output_index": item.index, "content_index": 0,
+                "part": {"type": "output_text", "text": "", "annotations": []}})
+        if not text:
+            return
+        item.chunks.append(text)
+        self._emit("response.output_text.delta", {
+            "item_id": item.item_id, "output_index": item.index, "content_index": 0, "delta": text,
+            "logprobs": []})
+
+    def _close_message(self, item: _Open) -> None:
+        text = "".join(item.chunks)
+        part = {"type": "output_text", "text": text, "annotations": []}
+        self._emit("response.output_text.done", {
+            "item_id": item.item_id, "output_index": item.index, "content_index": 0, "text": text,
+            "logprobs": []})
+        self._emit("response.content_part.done", {
+            "item_id": item.item_id, "output_index": item.index, "content_index": 0, "part": part})
+        self._done(item, {"type": "message", "id": item.item_id, "role": "assistant", "status": "completed",
+                          "content": [part]})
+
+    # -- reasoning --------------------------------------------------------------------------
+    def _open_reasoning(self, key: object) -> _Open:
+        item = self._open.get(key)
+        if item is None:
+            item = self._new(key, "reasoning", "rs")
+            self._emit("response.output_item.added", {"output_index": item.index, "item": {
+                "type": "reasoning", "id": item.item_id, "summary": []}})
+        return item
+
+    def _reasoning_delta(self, key: object, text: str) -> None:
+        item = self._open_reasoning(key)
+        if not text:
+            return
+        if not item.opened:
+            item.opened = True
+            self._emit("response.reasoning_summary_part.added", {
+                "item_id": item.item_id, "output_index": item.index, "summary_index": 0,
+                "part": {"type": "summary_text", "text": ""}})
+        item.chunks.append(text)
+        self._emit("response.reasoning_summary_text.delta", {
+            "item_id": item.item_id, "output_index": item.index, "summary_index": 0, "delta": text})
+
+    def _reasoning_done(self, key: object, state: Any) -> None:
+        item = self._open_reasoning(key)
+        body: dict[str, Any] = {"type": "reasoning", "id": item.item_id, "summary": []}
+        if item.opened:
+            text = "".join(item.chunks)
+            part = {"type": "summary_text", "text": text}
+            self._emit("response.reasoning_summary_text.done", {
+                "item_id": item.item_id, "output_index": item.index, "summary_index": 0, "text": text})
+            self._emit("response.reasoning_summary_part.done", {
+                "item_id": item.item_id, "output_index": item.index, "summary_index": 0, "part": part})
+            body["summary"] = [part]
+        if state is not None:
+            body["encrypted_content"] = vendor_state.encode(state)
+        self._done(item, body)
+
+    # -- tool calls -------------------------------------------------------------------------
+    def _call_started(self, key: object, call_id: str, name: str) -> None:
+        ref = self.tools.lookup(name)
+        prefix = {"custom": "ctc", "tool_search": "tsc", "local_shell": "lsh"}.get(ref.kind, "fc")
+        item = self._new(key, ref.kind, prefix)
+        item.ref, item.call_id, item.name = ref, call_id or self.new_id("call"), name
+        if ref.kind == "function":
+            self._emit("response.output_item.added", {"output_index": item.index, "item": {
+                **self._call_head(item, "function_call"), "arguments": "", "status": "in_progress"}})
+        elif ref.kind == "custom":
+            item.streamer = freeform.InputStreamer()
+            self._emit("response.output_item.added", {"output_index": item.index, "item": {
+                **self._call_head(item, "custom_tool_call"), "input": "", "status": "in_progress"}})
+
+    def _call_head(self, item: _Open, item_type: str) -> dict[str, Any]:
+        head: dict[str, Any] = {"type": item_type, "id": item.item_id, "call_id": item.call_id,
+                                "name": item.ref.name if item.ref else item.name}
+        if item.ref and item.ref.namespace:
+            head["namespace"] = item.ref.namespace
+        return head
+
+    def _call_delta(self, key: object, fragment: str) -> None:
+        item = self._open.get(key)
+        if item is None or not fragment:
+            if item is None:
+                self.report.note(f"tool-call arguments for an unknown block {key!r} were ignored")
+            return
+        item.chunks.append(fragment)
+        if item.kind == "function":
+            self._emit("response.function_call_arguments.delta", {
+                "item_id": item.item_id, "output_index": item.index, "delta": fragment})
+        elif item.kind == "custom" and item.streamer is not None:
+            text = item.streamer.feed(fragment)
+            if text:
+                self._emit("response.custom_tool_call_input.delta", {
+                    "item_id": item.item_id, "output_index": item.index, "delta": text})
+
+    def _call_done(self, key: object, arguments: str | None) -> None:
+        item = self._open.get(key)
+        if item is None:
+            return
+        args = arguments if arguments is not None else "".join(item.chunks)
+        if item.kind == "function":
+            args = args or "{}"
+            self._emit("response.function_call_arguments.done", {
+                "item_id": item.item_id, "output_index": item.index, "arguments": args,
+                "name": item.ref.name if item.ref else item.name})
+            self._done(item, {**self._call_head(item, "function_call"), "arguments": args, "status": "completed"})
+        elif item.kind == "custom":
+            raw = freeform.unwrap(args)
+            ref = item.ref
+            if ref is not None and (problem := freeform.grammar_mismatch(ref.syntax, ref.definition, raw)):
+                self.report.note(f"{ref.name}: the model's input does not parse with its grammar ({problem})")
+            self._emit("response.custom_tool_call_input.done", {
+                "item_id": item.item_id, "output_index": item.index, "input": raw})
+            self._done(item, {**self._call_head(item, "custom_tool_call"), "input": raw, "status": "completed"})
+        elif item.kind == "tool_search":
+            body = {"type": "tool_search_call", "id": item.item_id, "call_id": item.call_id,
+                    "execution": "client", "arguments": _object(args, self.report), "status": "completed"}
+            self._emit("response.output_item.added", {"output_index": item.index, "item": body})
+            self._done(item, body)
+        else:  # local_shell
+            action = {"type": "exec", **_object(args, self.report)}
+            body = {"type": "local_shell_call", "id": item.item_id, "call_id": item.call_id,
+                    "status": "completed", "action": action}
+            self._emit("response.output_item.added", {"output_index": item.index, "item": body})
+            self._done(item, body)
+
+    # -- closing ----------------------------------------------------------------------------
+    def _done(self, item: _Open, body: dict[str, Any]) -> None:
+        self._emit("response.output_item.done", {"output_index": item.index, "item": body})
+        self.output.append(body)
+        for key, value in list(self._open.items()):
+            if value is item:
+                del self._open[key]
+                break
+
+    def _close(self, key: object) -> None:
+        item = self._open.get(key)
+        if item is None:
+            return
+        if item.kind == "message":
+            self._close_message(item)
+        elif item.kind == "reasoning":
+            self._reasoning_done(key, None)
+        else:
+            self._call_done(key, None)
+
+    def _close_all(self) -> None:
+        for key in list(self._open):
+            self._close(key)
+
+    def _finish(self, reason: str, detail: str | None) -> None:
+        self._close_all()
+        if reason in _FAILED_FINISH:
+            self._fail(reason, detail or _FAILED_FINISH[reason])
+            return
+        self.finished = True
+        if reason in _INCOMPLETE:
+            self.status = "incomplete"
+            self.incomplete = {"reason": reason}
+            self._emit("response.incomplete", {"response": self.response()})
+        else:
+            self.status = "completed"
+            self._emit("response.completed", {"response": self.response()})
+
+    def _fail(self, code: str, message: str) -> None:
+        if not self._started:
+            self._start()
+        self.finished = True
+        self.status = "failed"
+        self.error = {"code": code, "message": message}
+        self._emit("response.failed", {"response": self.response()})
+
+    def _usage_body(self) -> dict[str, Any] | None:
+        u = self._usage
+        if u.get("input_tokens") is None and u.get("output_tokens") is None:
+            return None
+        input_tokens = u.get("input_tokens") or 0
+        output_tokens = u.get("output_tokens") or 0
+        return {
+            "input_tokens": input_tokens,
+            "input_tokens_details": {"cached_tokens": u.get("cached_tokens") or 0},
+            "output_tokens": output_tokens,
+            "output_tokens_details": {"reasoning_tokens": u.get("reasoning_tokens") or 0},
+            "total_tokens": input_tokens + output_tokens,
+        }
+
+
+def _object(text: str, report: Report) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        report.note("tool-call arguments were not valid JSON; sent as an empty object")
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _with_retry_hint(message: str, retry_after: float | None) -> str:
+    """Codex reads the wait from the message text ("try again in 1.5s", notes/codex.md §5.3)."""
+    if retry_after is None or "try again in" in message.lower():
+        return message
+    return f"{message} Please try again in {retry_after:g}s."

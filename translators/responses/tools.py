@@ -1,0 +1,173 @@
+"""Responses tool declarations -> IR tools (top-level `tools`, Lite `additional_tools`, and the
+tools a `tool_search_output` makes callable). One decoder for all three (issue: "decoded the
+same way, namespaces included")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from translators.errors import MalformedRequest
+from translators.ir.request import (
+    CustomTool,
+    FunctionTool,
+    HostedTool,
+    LocalShellTool,
+    Namespace,
+    Tool,
+    ToolSearchTool,
+)
+from translators.naming import DEFAULT_NAMESPACE
+from translators.report import Report
+
+HOSTED_TYPES = frozenset({
+    "web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11",
+    "file_search", "image_generation", "code_interpreter", "computer_use_preview", "computer_use",
+    "mcp", "shell", "apply_patch",
+})
+
+LOCAL_SHELL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "array", "items": {"type": "string"}, "description": "argv of the command"},
+        "timeout_ms": {"type": "integer"},
+        "working_directory": {"type": "string"},
+        "env": {"type": "object", "additionalProperties": {"type": "string"}},
+        "user": {"type": "string"},
+    },
+    "required": ["command"],
+}
+
+_FUNCTION_KEYS = {"type", "name", "description", "parameters", "strict"}
+# defer_loading only says "not in context until searched": the gateway declares such tools only
+# once a tool_search_output lists them, which is exactly that.
+_SILENT_FUNCTION_KEYS = {"defer_loading"}
+
+
+def _filler(namespace: str, description: str) -> bool:
+    """Codex's own placeholder adds nothing to the prompt."""
+    text = description.strip()
+    return not text or text == f"Tools in the {namespace} namespace."
+
+
+class ToolCollector:
+    """Accumulates declarations in order; a later declaration of the same (namespace, name)
+    replaces the earlier one in place, so the tool list (a prompt-cache prefix) stays stable."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        self._tools: dict[tuple[str | None, str], Tool] = {}
+        self._namespaces: dict[str, Namespace] = {}
+
+    @property
+    def tools(self) -> list[Tool]:
+        return list(self._tools.values())
+
+    @property
+    def namespaces(self) -> list[Namespace]:
+        return list(self._namespaces.values())
+
+    def add_all(self, declarations: Any, path: str) -> None:
+        if not isinstance(declarations, list):
+            raise MalformedRequest(f"{path} must be an array of tools", param=path)
+        for i, declaration in enumerate(declarations):
+            self.add(declaration, f"{path}[{i}]", namespace=None)
+
+    def add(self, decl: Any, path: str, namespace: str | None) -> None:
+        if not isinstance(decl, dict) or not isinstance(decl.get("type"), str):
+            raise MalformedRequest(f"{path} must be a tool object with a type", param=path)
+        kind = decl["type"]
+        if kind == "namespace":
+            self._namespace(decl, path)
+        elif kind == "function":
+            self._put(self._function(decl, path, namespace))
+        elif kind == "custom":
+            self._put(self._custom(decl, path, namespace))
+        elif kind == "tool_search":
+            self._tool_search(decl, path)
+        elif kind == "local_shell":
+            self._put(LocalShellTool(parameters=LOCAL_SHELL_SCHEMA, origin=path))
+        elif kind in HOSTED_TYPES:
+            self._put(HostedTool(name=kind, raw=decl, origin=path))
+        else:
+            self._put(HostedTool(name=kind, raw=decl, origin=path))
+
+    def _put(self, tool: Tool) -> None:
+        self._tools[(tool.namespace, tool.name)] = tool
+
+    def _namespace(self, decl: dict[str, Any], path: str) -> None:
+        name = decl.get("name")
+        if not isinstance(name, str) or not name:
+            raise MalformedRequest(f"{path}.name must be a non-empty string", param=f"{path}.name")
+        description = decl.get("description") or ""
+        if name != DEFAULT_NAMESPACE and not _filler(name, description):
+            self._namespaces[name] = Namespace(name=name, description=description)
+        for key in decl.keys() - {"type", "name", "description", "tools"}:
+            self.report.drop(f"{path}.{key}")
+        inner = decl.get("tools") or []
+        if not isinstance(inner, list):
+            raise MalformedRequest(f"{path}.tools must be an array", param=f"{path}.tools")
+        nested = None if name == DEFAULT_NAMESPACE else name
+        for i, tool in enumerate(inner):
+            self.add(tool, f"{path}.tools[{i}]", namespace=nested)
+
+    def _function(self, decl: dict[str, Any], path: str, namespace: str | None) -> FunctionTool:
+        name = _name(decl, path)
+        parameters = decl.get("parameters")
+        if parameters is None:
+            parameters = {"type": "object", "properties": {}}
+        if not isinstance(parameters, dict):
+            raise MalformedRequest(f"{path}.parameters must be a JSON schema object", param=f"{path}.parameters")
+        for key in decl.keys() - _FUNCTION_KEYS - _SILENT_FUNCTION_KEYS:
+            self.report.drop(f"{path}.{key}")
+        strict = decl.get("strict")
+        return FunctionTool(name=name, namespace=namespace, description=_text(decl.get("description")),
+                            parameters=parameters, strict=strict if isinstance(strict, bool) else None,
+                            origin=path)
+
+    def _custom(self, decl: dict[str, Any], path: str, namespace: str | None) -> CustomTool:
+        name = _name(decl, path)
+        fmt = decl.get("format") or {"type": "text"}
+        syntax = definition = None
+        if isinstance(fmt, dict) and fmt.get("type") == "grammar":
+            grammar = fmt.get("grammar") if isinstance(fmt.get("grammar"), dict) else fmt
+            syntax = grammar.get("syntax") if grammar.get("syntax") in ("lark", "regex") else "lark"
+            definition = grammar.get("definition") if isinstance(grammar.get("definition"), str) else None
+        elif not (isinstance(fmt, dict) and fmt.get("type") == "text"):
+            self.report.drop(f"{path}.format")
+        for key in decl.keys() - {"type", "name", "description", "format"} - _SILENT_FUNCTION_KEYS:
+            self.report.drop(f"{path}.{key}")
+        return CustomTool(name=name, namespace=namespace, description=_text(decl.get("description")),
+                          syntax=syntax, definition=definition, origin=path)
+
+    def _tool_search(self, decl: dict[str, Any], path: str) -> None:
+        if decl.get("execution", "client") != "client":
+            # server-side search runs on OpenAI's platform; only a Responses target can keep it
+            self._put(HostedTool(name="tool_search", raw=decl, origin=path))
+            return
+        parameters = decl.get("parameters")
+        if not isinstance(parameters, dict):
+            parameters = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
+        for key in decl.keys() - {"type", "execution", "description", "parameters"}:
+            self.report.drop(f"{path}.{key}")
+        self._put(ToolSearchTool(description=_text(decl.get("description")), parameters=parameters, origin=path))
+
+
+def _name(decl: dict[str, Any], path: str) -> str:
+    name = decl.get("name")
+    if not isinstance(name, str) or not name:
+        raise MalformedRequest(f"{path}.name must be a non-empty string", param=f"{path}.name")
+    return name
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def listing(tools: list[Tool]) -> str:
+    """What a tool_search result tells a JSON-only model: the tools it can now call."""
+    lines = ["Tools loaded by this search (now callable):"]
+    for tool in tools:
+        label = f"{tool.namespace}.{tool.name}" if tool.namespace else tool.name
+        summary = getattr(tool, "description", "").strip().splitlines()
+        lines.append(f"- {label}: {summary[0][:200]}" if summary else f"- {label}")
+    return "\n".join(lines) if tools else "No tools matched this search."

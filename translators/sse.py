@@ -1,0 +1,111 @@
+"""text/event-stream framing, both ways (WHATWG HTML §9.2 "Server-sent events").
+
+The decoder works on bytes and only decodes whole lines, so a multi-byte UTF-8 character split
+across two network chunks is never cut. Lines end in CRLF, LF or CR; a CR at the very end of the
+buffer waits for the next chunk, since it may be the first half of a CRLF.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    event: str
+    data: str
+
+
+class SSEDecoder:
+    __slots__ = ("_buffer", "_data", "_event")
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._event = ""
+        self._data: list[str] = []
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        buffer = self._buffer + chunk if self._buffer else chunk
+        if b"\r" in buffer:
+            return self._feed_with_cr(buffer)
+        events: list[SSEEvent] = []
+        start = 0
+        while True:
+            end = buffer.find(b"\n", start)
+            if end < 0:
+                break
+            self._line(buffer[start:end], events)
+            start = end + 1
+        self._buffer = buffer[start:]
+        return events
+
+    def _feed_with_cr(self, buffer: bytes) -> list[SSEEvent]:
+        events: list[SSEEvent] = []
+        start = 0
+        size = len(buffer)
+        while start < size:
+            lf = buffer.find(b"\n", start)
+            cr = buffer.find(b"\r", start)
+            if cr < 0 or (0 <= lf < cr):
+                if lf < 0:
+                    break
+                self._line(buffer[start:lf], events)
+                start = lf + 1
+                continue
+            if cr == size - 1:
+                break  # maybe half of a CRLF: wait for the next byte
+            self._line(buffer[start:cr], events)
+            start = cr + 2 if buffer[cr + 1: cr + 2] == b"\n" else cr + 1
+        self._buffer = buffer[start:]
+        return events
+
+    def close(self) -> list[SSEEvent]:
+        """End of stream: a last line without its newline still counts; an unterminated event
+        (no blank line after it) is dispatched too, since upstreams cut off that way."""
+        events: list[SSEEvent] = []
+        if self._buffer:
+            rest, self._buffer = self._buffer, b""
+            for line in rest.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"):
+                self._line(line, events)
+        self._dispatch(events)
+        return events
+
+    @property
+    def pending(self) -> bool:
+        """True when bytes of an incomplete event are held (used to detect truncation)."""
+        return bool(self._buffer or self._data)
+
+    def _line(self, raw: bytes, events: list[SSEEvent]) -> None:
+        if not raw:
+            self._dispatch(events)
+            return
+        line = raw.decode("utf-8", "replace")
+        if line[0] == ":":
+            return
+        field, sep, value = line.partition(":")
+        if sep and value.startswith(" "):
+            value = value[1:]
+        if field == "data":
+            self._data.append(value)
+        elif field == "event":
+            self._event = value
+
+    def _dispatch(self, events: list[SSEEvent]) -> None:
+        if self._data:
+            events.append(SSEEvent(self._event or "message", "\n".join(self._data)))
+        self._data = []
+        self._event = ""
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def encode_event(event_type: str, payload: dict[str, Any]) -> bytes:
+    """One Responses SSE event: `event: <type>` then `data: <json>` (notes/dialects.md §F)."""
+    return f"event: {event_type}\ndata: {_dumps(payload)}\n\n".encode()
+
+
+def dumps(payload: Any) -> str:
+    return _dumps(payload)

@@ -1,0 +1,92 @@
+"""IR tools -> the JSON-schema function list every non-OpenAI target takes, with wire names.
+
+Shared by every JSON-only dialect: hosted tools are reported, freeform tools get the synthesized
+one-string schema, tool_search becomes a function, and every name gets a wire name that maps back.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from translators import freeform
+from translators.ir.request import CustomTool, FunctionTool, HostedTool, Namespace, Request, ToolCall
+from translators.naming import DEFAULT_NAMESPACE, NamePolicy, ToolIndex, ToolRef, assign_wire_names
+from translators.report import Report
+
+
+@dataclass(frozen=True, slots=True)
+class JsonTool:
+    wire: str
+    description: str
+    parameters: dict[str, Any]
+    strict: bool | None
+    origin: str
+
+
+@dataclass(slots=True)
+class Toolset:
+    tools: list[JsonTool]
+    index: ToolIndex
+    names: dict[tuple[str | None, str], str]
+
+    def wire(self, namespace: str | None, name: str) -> str:
+        return self.names[(_ns(namespace), name)]
+
+
+def _ns(namespace: str | None) -> str | None:
+    return None if namespace in (None, "", DEFAULT_NAMESPACE) else namespace
+
+
+def build(request: Request, policy: NamePolicy, report: Report) -> Toolset:
+    declared = [t for t in request.tools if not isinstance(t, HostedTool)]
+    for tool in request.tools:
+        if isinstance(tool, HostedTool):
+            report.drop(tool.origin)
+    keys = [(_ns(t.namespace), t.name) for t in declared]
+    keys += [(_ns(i.namespace), i.name) for i in request.items if isinstance(i, ToolCall)]
+    names = assign_wire_names(keys, policy)
+    index = ToolIndex()
+    tools: list[JsonTool] = []
+    for tool in declared:
+        wire = names[(_ns(tool.namespace), tool.name)]
+        if isinstance(tool, CustomTool):
+            index.add(wire, ToolRef(name=tool.name, namespace=_ns(tool.namespace), kind="custom",
+                                    syntax=tool.syntax, definition=tool.definition))
+            tools.append(JsonTool(wire, freeform.description(tool), freeform.schema(), None, tool.origin))
+            continue
+        index.add(wire, ToolRef(name=tool.name, namespace=_ns(tool.namespace), kind=tool.kind))
+        strict = tool.strict if isinstance(tool, FunctionTool) else None
+        tools.append(JsonTool(wire, tool.description, tool.parameters, strict, tool.origin))
+    for item in request.items:
+        if isinstance(item, ToolCall):
+            wire = names[(_ns(item.namespace), item.name)]
+            if wire not in index.by_wire:
+                index.add(wire, ToolRef(name=item.name, namespace=_ns(item.namespace), kind=item.kind))
+    return Toolset(tools, index, names)
+
+
+def call_input(call: ToolCall, report: Report) -> dict[str, Any]:
+    """A history call's arguments as the JSON object JSON-only targets want."""
+    if call.kind == "custom":
+        return {freeform.ARGUMENT: call.arguments}
+    try:
+        value = json.loads(call.arguments) if call.arguments.strip() else {}
+    except ValueError:
+        report.note(f"{call.origin}: arguments were not valid JSON; sent wrapped as {{\"arguments\": ...}}")
+        return {"arguments": call.arguments}
+    if isinstance(value, dict):
+        return value
+    report.note(f"{call.origin}: arguments were not a JSON object; sent wrapped as {{\"arguments\": ...}}")
+    return {"arguments": value}
+
+
+def namespace_preamble(namespaces: list[Namespace], toolset: Toolset) -> str | None:
+    """Namespace descriptions have nowhere else to go once names are flattened."""
+    if not namespaces:
+        return None
+    lines = ["# Tool namespaces", "Some tools are grouped in namespaces; their names start with the namespace:"]
+    for ns in namespaces:
+        lines.append(f"- `{ns.name}`: {ns.description.strip()}")
+    return "\n".join(lines)

@@ -1,0 +1,44 @@
+"""The result of translating one client request: what to send upstream, and how to read back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from translators.naming import ToolIndex
+
+
+class Translation(BaseModel):
+    target: str
+    """The upstream dialect: responses | anthropic | chat | gemini | bedrock."""
+    model: str
+    """The model named upstream."""
+    client_model: str
+    """The model the client asked for (what the client sees in responses)."""
+    path: str
+    """Upstream request path (with query), relative to the upstream base URL."""
+    body: dict[str, Any]
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Headers the body is written for (e.g. `anthropic-version`); auth is the caller's business."""
+    stream: bool = True
+    dropped: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    tools: ToolIndex = Field(default_factory=ToolIndex)
+
+
+class Encoded(BaseModel):
+    """What a dialect's request encoder returns."""
+
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str] = Field(default_factory=dict)
+    tools: ToolIndex = Field(default_factory=ToolIndex)
+
+
+class UpstreamError(BaseModel):
+    """An upstream HTTP error, re-said in Responses shape for the client."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = Field(default_factory=dict)

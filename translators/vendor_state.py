@@ -1,0 +1,37 @@
+"""Carrying provider state through the client inside `encrypted_content`.
+
+Codex replays a reasoning item's `encrypted_content` byte for byte on the next turn
+(notes/codex.md §4), so the gateway writes its own, clearly marked, payload there. Anything
+without the marker is the OpenAI platform's own encrypted reasoning.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from pydantic import ValidationError
+
+from translators.ir.request import VendorState
+
+MARKER = "dgw1:"
+
+
+def encode(state: VendorState) -> str:
+    raw = state.model_dump_json(exclude_none=True, exclude_defaults=True).encode()
+    return MARKER + base64.urlsafe_b64encode(raw).decode("ascii")
+
+
+def decode(encrypted: str | None) -> VendorState | None:
+    """The state this gateway wrote, or None for anything else (including corrupt payloads)."""
+    if not encrypted or not encrypted.startswith(MARKER):
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(encrypted[len(MARKER):].encode("ascii"))
+        return VendorState.model_validate_json(raw)
+    except (binascii.Error, ValueError, ValidationError, UnicodeEncodeError):
+        return None
+
+
+def is_ours(encrypted: str | None) -> bool:
+    return bool(encrypted) and encrypted.startswith(MARKER)  # type: ignore[union-attr]
