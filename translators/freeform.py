@@ -59,12 +59,39 @@ def wrap(raw: str) -> str:
     return json.dumps({ARGUMENT: raw}, ensure_ascii=False)
 
 
+# A whole regex literal of the form `X*` / `(X*)` (X one atom: `.`, a class, an escape), e.g. the
+# `/(.*)/` in Codex's apply_patch grammar (notes/codex.md §3.2). OpenAI's grammar engine accepts such
+# zero-width terminals; lark's lexers refuse them ("Lexer does not allow zero-width terminals").
+_STAR_ATOM = re.compile(r"(\(?)(\.|\[(?:\\.|[^\]\\])*\]|\\.)\*(\??)(\)?)")
+_LARK_TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"i?|//[^\n]*|/(?!/)((?:\\.|[^/\\\n])+)/([imslux]*)')
+
+
+def _nonempty_terminals(definition: str) -> str:
+    """Rewrite each zero-width `/X*/` as the equivalent optional `/X+/?`, so lark can build a lexer."""
+
+    def fix(match: re.Match[str]) -> str:
+        pattern = match.group(1)
+        if pattern is None:  # a "string" or a // comment: kept as is
+            return match.group(0)
+        star = _STAR_ATOM.fullmatch(pattern)
+        if star is None or bool(star.group(1)) != bool(star.group(4)):
+            return match.group(0)
+        open_, atom, lazy, close = star.groups()
+        return f"/{open_}{atom}+{lazy}{close}/{match.group(2)}?"
+
+    return _LARK_TOKEN.sub(fix, definition)
+
+
 @functools.lru_cache(maxsize=32)
-def _parser(definition: str) -> Lark:
-    try:
-        return Lark(definition, start="start", parser="lalr")
-    except LarkError:
-        return Lark(definition, start="start", parser="earley")
+def _parser(definition: str) -> Lark | None:
+    """A parser for the grammar, or None when lark cannot build one (then nothing is checked)."""
+    grammar = _nonempty_terminals(definition)
+    for options in ({"parser": "lalr"}, {"parser": "earley"}):
+        try:
+            return Lark(grammar, start="start", **options)
+        except LarkError:
+            continue
+    return None
 
 
 def grammar_mismatch(syntax: str | None, definition: str | None, text: str) -> str | None:
@@ -77,11 +104,14 @@ def grammar_mismatch(syntax: str | None, definition: str | None, text: str) -> s
     try:
         if syntax == "regex":
             return None if re.fullmatch(definition, text) else "does not match the tool's regex"
-        _parser(definition).parse(text)
+        parser = _parser(definition)
+        if parser is None:
+            return None
+        parser.parse(text)
     except LarkError as exc:
         return str(exc).strip().splitlines()[0][:200]
-    except (re.error, RecursionError) as exc:
-        return f"grammar could not be checked: {exc}"
+    except (re.error, RecursionError):
+        return None  # a grammar we cannot evaluate says nothing about the text
     return None
 
 

@@ -3,7 +3,8 @@
 Anthropic wants each `tool_use` answered by a `tool_result` in the very next user turn, results
 first (notes/dialects.md §A.3); Chat Completions wants a `tool` message per call right after the
 assistant message; Bedrock and Gemini alike. So the IR is normalised once, for every target:
-results move to just after the run of assistant items that holds their calls, in call order;
+results move to just after the run of assistant items that holds their calls, in call order (a
+result already there ends the run, so consecutive tool turns stay apart);
 a result whose call is absent is dropped (an orphan is a 400 upstream, pain-points §11); a call
 without a result gets "aborted", as Codex itself fills in interrupted calls.
 """
@@ -49,6 +50,10 @@ def pair(items: list[Item], report: Report) -> list[Item]:
     seen: set[str] = set()
     for item in items:
         if isinstance(item, ToolResult):
+            # A result of the open run ends that assistant turn: the next call was made after the
+            # model saw this result, so the two turns must not be merged into one.
+            if any(call.call_id == item.call_id for call in run):
+                close_run()
             continue
         if isinstance(item, ToolCall):
             if item.call_id in seen:

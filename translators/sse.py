@@ -62,15 +62,13 @@ class SSEDecoder:
         return events
 
     def close(self) -> list[SSEEvent]:
-        """End of stream: a last line without its newline still counts; an unterminated event
-        (no blank line after it) is dispatched too, since upstreams cut off that way."""
-        events: list[SSEEvent] = []
-        if self._buffer:
-            rest, self._buffer = self._buffer, b""
-            for line in rest.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"):
-                self._line(line, events)
-        self._dispatch(events)
-        return events
+        """End of stream. An event without its closing blank line is discarded, as the spec says
+        ("if the file ends in the middle of an event ... the incomplete event is not dispatched"):
+        a cut upstream must not pass half an event off as a whole one."""
+        self._buffer = b""
+        self._data = []
+        self._event = ""
+        return []
 
     @property
     def pending(self) -> bool:

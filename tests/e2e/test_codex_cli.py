@@ -34,6 +34,7 @@ from tests.support.fake_upstream import (
     FakeUpstream,
     RecordedRequest,
     Reply,
+    Script,
     anthropic_text,
     anthropic_tool_results,
     anthropic_tool_use,
@@ -80,14 +81,14 @@ def find_tool(body: Mapping[str, Any], name: str) -> dict[str, Any] | None:
 
 
 def freeform_property(tool: Mapping[str, Any]) -> str | None:
-    """The required string property a freeform tool was wrapped into, if exactly that is declared."""
+    """The (first) required string property: where a gateway puts a freeform tool's raw text."""
     schema = tool.get("input_schema") or {}
     properties = schema.get("properties") or {}
     names = [n for n in schema.get("required") or [] if (properties.get(n) or {}).get("type") == "string"]
     return names[0] if names else None
 
 
-def anthropic_script(scenario: Scenario):
+def anthropic_script(scenario: Scenario) -> Script:
     """Turn 1: Claude calls the scenario's tool. Any request carrying a tool_result: the closing text.
 
     Deciding by content (not by request count) keeps the script right if Codex retries a request. The tool
@@ -158,6 +159,7 @@ def assert_two_turns(upstream: FakeUpstream, mitm: MitmDump, run: CodexRun, scen
     assert freeform_property(tool), tool.get("input_schema")
     assert [r["tool_use_id"] for r in anthropic_tool_results(second)] == [TOOL_ID]
     assert_upstream_auth(requests)
+    assert mitm.upstream_hosts() == {"127.0.0.1"}, mitm.log
 
 
 def upstream_tool_names(upstream: FakeUpstream) -> set[str]:

@@ -10,6 +10,9 @@ trust in regular mode, and reverse mode.
 
 from __future__ import annotations
 
+import http.client
+import json
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,8 @@ from tests.support.fake_upstream import (
     FakeUpstream,
     RecordedRequest,
     Reply,
+    Script,
+    anthropic_tool_use,
     empty_reply,
     is_websocket_upgrade,
     refuse_everything,
@@ -36,14 +41,12 @@ from tests.support.fake_upstream import (
     responses_tool_outputs,
 )
 
-pytestmark = [pytest.mark.codex, pytest.mark.timeout(300)]
-
 PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello from mock\n*** End Patch\n"
 JS = 'const r = await tools.exec_command({cmd: "echo hi > js.txt"});\ntext(r);\n'
 CLOSING = "done: patched"
 
 
-def two_turn_script(tool_name: str, tool_input: str, call_id: str):
+def two_turn_script(tool_name: str, tool_input: str, call_id: str) -> Script:
     """Turn 1: one custom tool call. Any request that carries its output: the closing text.
 
     Deciding by content rather than by count keeps the script right if Codex retries a request.
@@ -77,6 +80,8 @@ def assert_closing(run: CodexRun) -> None:
     assert CLOSING in run.final_message, run.describe()
 
 
+@pytest.mark.codex
+@pytest.mark.timeout(300)
 def test_openai_provider_declares_freeform_apply_patch_and_applies_it(
     tmp_path: Path, black_hole: FakeUpstream
 ) -> None:
@@ -109,6 +114,8 @@ def test_openai_provider_declares_freeform_apply_patch_and_applies_it(
     assert upgrades and all(r.method == "GET" for r in upgrades)
 
 
+@pytest.mark.codex
+@pytest.mark.timeout(300)
 def test_lite_code_mode_declares_additional_tools_and_runs_nested_exec(
     tmp_path: Path, black_hole: FakeUpstream
 ) -> None:
@@ -162,6 +169,8 @@ def retarget_proxy(tmp_path: Path, upstream: FakeUpstream, mode: str | None) -> 
     return MitmDump(tmp_path / "mitm", mode=mode, scripts=[addon], options={"harness_upstream": upstream.url})
 
 
+@pytest.mark.codex
+@pytest.mark.timeout(300)
 def test_openai_provider_through_mitmdump_regular_mode(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
@@ -180,8 +189,11 @@ def test_openai_provider_through_mitmdump_regular_mode(tmp_path: Path) -> None:
     assert all(p.header("authorization") == f"Bearer {CLIENT_API_KEY}" for p in posts)
     assert not [r for r in up.requests if r.method != "POST"]
     assert "api.openai.com" in mitm.log
+    assert mitm.upstream_hosts() == {"127.0.0.1"}, mitm.log
 
 
+@pytest.mark.codex
+@pytest.mark.timeout(300)
 def test_custom_provider_through_mitmdump_reverse_mode(tmp_path: Path, black_hole: FakeUpstream) -> None:
     work = tmp_path / "work"
     work.mkdir()
@@ -195,3 +207,49 @@ def test_custom_provider_through_mitmdump_reverse_mode(tmp_path: Path, black_hol
     assert_closing(run)
     assert (work / "js.txt").read_text() == "hi\n"
     assert len(responses_posts(up)) == 2, mitm.log
+    assert mitm.upstream_hosts() == {"127.0.0.1"}, mitm.log
+
+
+def test_fake_upstream_streams_chunk_by_chunk() -> None:
+    """The second chunk is only produced after the client has read the first: no buffering anywhere."""
+    first_read = threading.Event()
+
+    def chunks() -> Iterator[bytes]:
+        yield b"data: one\n\n"
+        assert first_read.wait(10), "the client never saw the first chunk on its own"
+        yield b"data: two\n\n"
+
+    with FakeUpstream(lambda *_: (200, {"content-type": "text/event-stream"}, chunks())) as up:
+        connection = http.client.HTTPConnection("127.0.0.1", up.port, timeout=15)
+        connection.request(
+            "POST", "/v1/messages", body=b'{"x": 1}', headers={"content-type": "application/json"}
+        )
+        response = connection.getresponse()
+        assert response.getheader("transfer-encoding") == "chunked"
+        assert response.read1() == b"data: one\n\n"
+        first_read.set()
+        assert response.read() == b"data: two\n\n"
+        connection.close()
+    [request] = up.requests
+    assert (request.method, request.path, request.json) == ("POST", "/v1/messages", {"x": 1})
+    assert not up.errors
+
+
+def test_anthropic_tool_use_stream_reassembles() -> None:
+    """The Anthropic builder's fragments concatenate to the exact tool input (what a translator parses)."""
+    _status, _headers, body = anthropic_tool_use(
+        "apply_patch", {"input": "*** Begin Patch\n"}, "toolu_1", "hi"
+    )
+    assert not isinstance(body, bytes)
+    events = [
+        json.loads(line[6:]) for chunk in body for line in chunk.decode().splitlines() if line[:6] == "data: "
+    ]
+    types = [e["type"] for e in events]
+    assert types[0] == "message_start" and types[-2:] == ["message_delta", "message_stop"]
+    fragments = [
+        e["delta"]["partial_json"]
+        for e in events
+        if e["type"] == "content_block_delta" and e["delta"]["type"] == "input_json_delta"
+    ]
+    assert json.loads("".join(fragments)) == {"input": "*** Begin Patch\n"}
+    assert events[-2]["delta"]["stop_reason"] == "tool_use"

@@ -1,6 +1,66 @@
-"""Install and drive the real Codex CLI (``@openai/codex@0.169.0``) in tests.
+"""Install and drive the real Codex CLI (``@openai/codex@0.169.0``) in tests, plus a mitmdump runner.
 
-VERIFIED_PLACEHOLDER
+What was verified with this harness (2026-11, codex-cli 0.169.0, native musl binary, x86_64), by
+``tests/e2e/test_codex_harness.py`` (Codex straight at a fake Responses upstream, and through mitmdump with a
+pass-through addon; no gateway):
+
+Setup (a), built-in ``openai`` provider, model ``gpt-5.5``, ``CODEX_API_KEY=sk-client-fake``::
+
+    # $CODEX_HOME/config.toml
+    model = "gpt-5.5"
+    check_for_update_on_startup = false
+    openai_base_url = "http://127.0.0.1:PORT/v1"   # only when pointing Codex straight at a fake upstream
+    [analytics]
+    enabled = false
+
+- Through mitmdump (regular mode): ``HTTPS_PROXY``/``HTTP_PROXY`` (both cases) = the proxy and
+  ``CODEX_CA_CERTIFICATE=<confdir>/mitmproxy-ca-cert.pem``; no NO_PROXY. Codex CONNECTs to
+  api.openai.com:443 and speaks **HTTP/2** inside the tunnel (mitmdump logs the flows as ``HTTP/2.0``).
+- First a ``GET /v1/responses`` WebSocket upgrade (``openai-beta: responses_websockets=2026-02-06``,
+  ``version: 0.169.0``, bearer key); answered 426 it is tried once, then Codex POSTs.
+- The POST has ``tools`` = exec_command, write_stdin, request_user_input, **apply_patch (custom, lark
+  grammar)**, view_image, get_goal, create_goal, update_goal, tool_search, web_search;
+  ``parallel_tool_calls: true``; ``authorization: Bearer sk-client-fake``.
+- A ``custom_tool_call`` apply_patch (``*** Add File: hello.txt``) with ``-s workspace-write`` created the
+  file; the second request ends with the echoed ``custom_tool_call`` and a ``custom_tool_call_output``
+  whose output is one string, lines "Exit code: 0", "Wall time: ...", "Output:", "Success. Updated the
+  following files:", "A hello.txt".
+  With the built-in provider both items also carry ``internal_chat_message_metadata_passthrough``.
+- Start-up traffic, all through the proxy and harmless when refused: CONNECT github.com, api.github.com,
+  chatgpt.com (``GET chatgpt.com/backend-api/codex/models?client_version=0.169.0`` up to 3 times,
+  ``api.github.com/repos/openai/plugins``, ``chatgpt.com/backend-api/plugins/export/curated``), even when
+  ``openai_base_url`` points at a local server.
+
+Setup (b), custom provider + Responses Lite code-mode model from ``model_catalog_json``::
+
+    model = "claude-sonnet-4-5"
+    model_provider = "gateway"
+    model_catalog_json = "$CODEX_HOME/model_catalog.json"   # lite_code_mode_catalog(), written per test
+    check_for_update_on_startup = false
+    [model_providers.gateway]
+    name = "Dialect gateway"
+    base_url = "http://127.0.0.1:PORT/v1"                   # mitmdump --mode reverse:https://api.openai.com
+    wire_api = "responses"
+    env_key = "GATEWAY_CLIENT_KEY"                          # = sk-client-fake
+    [analytics]
+    enabled = false
+
+- ``HTTPS_PROXY`` points at a loopback black hole (403 to everything) with ``NO_PROXY=127.0.0.1,localhost``,
+  so the same start-up calls (github.com, api.github.com, chatgpt.com) are caught and never leave the machine.
+- No WebSocket attempt. The POST has no ``tools``; ``input[0]`` is ``additional_tools`` with namespace
+  ``functions`` = [exec (custom, JS grammar), wait, request_user_input] and namespace ``clock`` = [sleep];
+  ``parallel_tool_calls: false``; ``reasoning: {"effort": "medium", "summary": "auto", "context":
+  "all_turns"}``; header ``x-openai-internal-codex-responses-lite: true``. The ``exec`` description
+  (~22 KB) declares the nested tools as TypeScript (apply_patch, exec_command, write_stdin, view_image,
+  goals, MCP resources, ``clock__curr_time``, ``multi_agent_v1__*``).
+- A ``custom_tool_call`` ``exec`` with ``const r = await tools.exec_command({cmd: "echo hi > js.txt"});
+  text(r);`` ran ``/bin/bash -lc 'echo hi > js.txt'`` in the sandbox (js.txt appeared); the next request
+  carries ``custom_tool_call_output`` whose ``output`` is an array of ``input_text`` items ("Script
+  completed ...", then the JSON result of exec_command).
+
+Both: stdin must be /dev/null (``codex exec`` still prints "Reading additional input from stdin..."), and
+Codex warns "Refusing to create helper binaries under temporary dir /tmp" when CODEX_HOME is under /tmp;
+that warning is harmless (apply_patch and exec work). Each run took about 1-2 s against a local fake.
 """
 
 from __future__ import annotations
@@ -33,7 +93,8 @@ CUSTOM_KEY_ENV = "GATEWAY_CLIENT_KEY"
 LITE_MODEL = "claude-sonnet-4-5"
 CLASSIC_MODEL = "gpt-5.5"
 
-# Host variables that would leak the developer's setup into Codex (keys, proxies, its own config).
+# The only host variables Codex gets; anything else (API keys, proxies, CODEX_*, OPENAI_*) would leak the
+# developer's setup into the run.
 _ENV_KEEP = ("PATH", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "LOGNAME")
 
 
@@ -70,32 +131,27 @@ def _install_lock() -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def _npm_install() -> None:
+    spec = f"@openai/codex@{CODEX_VERSION}"
+    command = ["npm", "install", "--prefix", str(CODEX_PREFIX), "--no-audit", "--no-fund", spec]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=NPM_INSTALL_TIMEOUT)
+    if result.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+        )
+
+
 def codex_binary() -> Path:
     """The native ``codex`` binary, installing ``@openai/codex@0.169.0`` into ``<repo>/.cache/codex`` once.
 
     The native binary is used directly (not ``bin/codex.js``) so that signals and timeouts hit Codex itself
     rather than a node wrapper.
     """
-    binary = _find_binary()
-    if binary and _installed_version() == CODEX_VERSION:
-        return binary
+    # Always under the lock: a concurrent npm install may have a half-extracted binary in place.
     with _install_lock():
         binary = _find_binary()
         if binary is None or _installed_version() != CODEX_VERSION:
-            subprocess.run(
-                [
-                    "npm",
-                    "install",
-                    "--prefix",
-                    str(CODEX_PREFIX),
-                    "--no-audit",
-                    "--no-fund",
-                    f"@openai/codex@{CODEX_VERSION}",
-                ],
-                check=True,
-                capture_output=True,
-                timeout=NPM_INSTALL_TIMEOUT,
-            )
+            _npm_install()
             binary = _find_binary()
     if binary is None:
         raise RuntimeError(
@@ -325,7 +381,8 @@ def run_codex_exec(
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
         stdout, stderr = process.communicate()
         return CodexRun(-9, stdout, stderr + f"\n[harness] killed after {timeout} s")
     return CodexRun(process.returncode, stdout, stderr)
@@ -335,16 +392,20 @@ def run_codex_exec(
 # mitmdump
 # --------------------------------------------------------------------------------------------------------
 
-# Last match wins in mitmproxy's block_list, so the general rule comes first. The block list runs before
-# `-s` scripts and sees the original request: everything Codex sends except POST /v1/responses to
-# api.openai.com (start-up calls to chatgpt.com and github.com, the /models fetch) is answered by mitmproxy
-# itself and can never reach the internet, whatever the addon does. The WebSocket attempt gets 426, which
-# makes Codex fall back to HTTPS after a single try.
+# A safety net so that nothing leaves the machine, whatever the addon does. mitmproxy's block_list answers
+# every request except POST /v1/responses to api.openai.com and requests to loopback (an addon may already
+# have re-targeted a flow to the fake upstream in `requestheaders`) itself: Codex's start-up calls to
+# chatgpt.com and github.com (the /models fetch, plugins) get 404. The WebSocket attempt gets 426 (a single
+# try, then HTTPS) unless the addon answered it first. The block list runs in `request`, before `-s`
+# scripts, and last match wins, so the general rule comes first. "#" separates the fields.
 OFFLINE_BLOCK_LIST: tuple[str, ...] = (
-    r"|!(~m POST & ~u api\.openai\.com/v1/responses)|404",
-    r"|~m GET & ~u api\.openai\.com/v1/responses|426",
+    r"#!(~d ^127\.0\.0\.1$ | (~m POST & ~u api\.openai\.com/v1/responses))#404",
+    r"#~m GET & ~u api\.openai\.com/v1/responses#426",
 )
 _LISTENING = re.compile(r"listening at 127\.0\.0\.1:(\d+)")
+_STARTUP_ERROR = "Error logged during startup"
+_SERVER_CONNECT = re.compile(r"server connect (\S+?):\d+")
+STARTUP_GRACE = 1.0
 
 
 def mitmdump_binary() -> Path:
@@ -410,9 +471,19 @@ class MitmDump:
         deadline = time.monotonic() + self.startup_timeout
         while not self._ready.wait(0.1):
             if self._process.poll() is not None or time.monotonic() > deadline:
-                self._stop()
-                raise RuntimeError(f"mitmdump did not start: {self.command}\n{self.log}")
+                self._fail_start()
+        # A script that fails to load is reported *after* "listening at", then mitmdump exits ("Error logged
+        # during startup, exiting..."). Catch that here instead of letting Codex retry a dead port.
+        grace_end = time.monotonic() + STARTUP_GRACE
+        while time.monotonic() < grace_end:
+            if self._process.poll() is not None or _STARTUP_ERROR in self.log:
+                self._fail_start()
+            time.sleep(0.05)
         return self
+
+    def _fail_start(self) -> None:
+        self._stop()
+        raise RuntimeError(f"mitmdump did not start: {' '.join(self.command)}\n{self.log}")
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -454,3 +525,7 @@ class MitmDump:
     @property
     def log(self) -> str:
         return "".join(self.output)
+
+    def upstream_hosts(self) -> set[str]:
+        """Every host mitmdump opened a server connection to (from its "server connect" log lines)."""
+        return set(_SERVER_CONNECT.findall(self.log))

@@ -34,8 +34,10 @@ def usage_event(usage: dict[str, Any]) -> ev.Usage:
     if "input_tokens" in usage and usage["input_tokens"] is not None:
         input_tokens = (usage.get("input_tokens") or 0) + (cached or 0) + (
             usage.get("cache_creation_input_tokens") or 0)
+    counted = input_tokens is not None
     return ev.Usage(input_tokens=input_tokens, output_tokens=usage.get("output_tokens"),
-                    cached_tokens=cached if input_tokens is not None else None)
+                    cached_tokens=(cached or 0) if counted else None,
+                    cache_write_tokens=(usage.get("cache_creation_input_tokens") or 0) if counted else None)
 
 
 def finish_events(stop_reason: str | None) -> list[ev.Event]:

@@ -78,6 +78,8 @@ class Usage:
     output_tokens: int | None = None
     cached_tokens: int | None = None
     reasoning_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    """Input tokens written to the prompt cache (part of input_tokens, like cached_tokens)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,13 +7,14 @@ wrote for another vendor is stripped, since OpenAI cannot read it.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from translators import vendor_state
 from translators.errors import MalformedRequest
 from translators.ir import events as ev
 from translators.report import Report
-from translators.sse import SSEDecoder, SSEEvent
+from translators.sse import SSEDecoder, SSEEvent, encode_event
 from translators.translation import Encoded, Translation
 
 _TERMINAL = {"response.completed", "response.failed", "response.incomplete"}
@@ -54,6 +55,9 @@ class Passthrough:
     def __init__(self, translation: Translation, report: Report) -> None:
         self._sse = SSEDecoder()
         self._report = report
+        self._model = translation.client_model
+        self._created: dict[str, Any] = {}
+        self._forwarded = 0
         self.finished = False
 
     def feed(self, data: bytes) -> bytes:
@@ -63,7 +67,7 @@ class Passthrough:
         out = self._frame(self._sse.close())
         if not self.finished:
             self.finished = True
-            out += _failed("upstream stream ended before response.completed")
+            out += self._failed("upstream stream ended before response.completed")
         return out
 
     def _frame(self, events: list[SSEEvent]) -> bytes:
@@ -76,8 +80,43 @@ class Passthrough:
                 name = _type_of(event.data)
             if name in _TERMINAL:
                 self.finished = True
-            out.append(f"event: {name}\ndata: {event.data}\n\n".encode())
+            elif name == "response.created":
+                self._remember(event.data)
+            self._forwarded += 1
+            # every line of a multi-line data field needs its own `data: ` prefix (WHATWG §9.2.6)
+            lines = "".join(f"data: {line}\n" for line in event.data.split("\n"))
+            out.append(f"event: {name}\n{lines}\n".encode())
         return b"".join(out)
+
+    def _remember(self, data: str) -> None:
+        """The response id and creation time, so a synthesized failure names the same response."""
+        try:
+            response = json.loads(data).get("response")
+        except (ValueError, AttributeError):
+            return
+        if isinstance(response, dict):
+            self._created = response
+
+    def _failed(self, message: str) -> bytes:
+        """A `response.failed` the client can parse: a whole Response, numbered after the last
+        forwarded event (OpenAI numbers events from 0, one by one)."""
+        created = self._created
+        response = {
+            "id": created.get("id") if isinstance(created.get("id"), str) else "resp_gateway",
+            "object": "response",
+            "created_at": created.get("created_at") if isinstance(created.get("created_at"), int | float) else 0,
+            "status": "failed",
+            "model": created.get("model") if isinstance(created.get("model"), str) else self._model,
+            "output": [],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "error": {"code": "server_error", "message": message},
+            "incomplete_details": None,
+            "usage": None,
+        }
+        return encode_event("response.failed", {"type": "response.failed", "sequence_number": self._forwarded,
+                                                "response": response})
 
 
 def _type_of(data: str) -> str:
@@ -86,14 +125,6 @@ def _type_of(data: str) -> str:
         return "message"
     rest = data[start + 6:].lstrip(" :")
     return rest[1:rest.find('"', 1)] if rest.startswith('"') else "message"
-
-
-def _failed(message: str) -> bytes:
-    from translators.sse import encode_event
-
-    return encode_event("response.failed", {"type": "response.failed", "response": {
-        "id": "resp_gateway", "object": "response", "status": "failed", "output": [],
-        "error": {"code": "server_error", "message": message}}})
 
 
 def response_events(body: Any, translation: Translation) -> list[ev.Event]:

@@ -41,7 +41,9 @@ _REFUSED_ITEMS = {
 _DROPPED_ITEMS = {"web_search_call", "image_generation_call", "file_search_call", "computer_call",
                   "computer_call_output", "code_interpreter_call", "mcp_list_tools", "mcp_call",
                   "mcp_approval_request", "mcp_approval_response"}
-_ITEM_BOOKKEEPING = {"type", "id", "status"}
+# Echo bookkeeping: ids and status of earlier output, and Codex's own turn metadata, which the
+# built-in provider leaves on replayed items (seen with Codex 0.169 through the proxy).
+_ITEM_BOOKKEEPING = {"type", "id", "status", "internal_chat_message_metadata_passthrough"}
 _TEXT_PARTS = {"input_text", "output_text", "text", "summary_text", "reasoning_text"}
 
 
@@ -348,9 +350,8 @@ class _ItemState:
         return self._output(raw, path, "local_shell")
 
     def _item_tool_search_output(self, raw: dict[str, Any], path: str) -> list[Item]:
-        before = {(t.namespace, t.name) for t in self.tools.tools}
-        self.tools.add_all(raw.get("tools") or [], f"{path}.tools")
-        found = [t for t in self.tools.tools if (t.namespace, t.name) not in before]
+        # every tool this output lists, including ones an earlier search already loaded
+        found = self.tools.add_all(raw.get("tools") or [], f"{path}.tools")
         self._unknown_keys(raw, path, {"call_id", "execution", "tools"})
         call_id = raw.get("call_id")
         if not isinstance(call_id, str) or not call_id:

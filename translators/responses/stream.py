@@ -23,6 +23,11 @@ from translators.sse import encode_event
 # Upstream finish reasons, already normalised by the decoders, -> how the response ends.
 _INCOMPLETE = {"max_output_tokens", "content_filter"}
 _FAILED_FINISH = {"context_length_exceeded": "Your input exceeds the context window of this model."}
+# `response.failed` codes the client understands: the ones Codex acts on (notes/codex.md §5.3) and the
+# general ones of the SDK's `ResponseError.code`. Codex retries any other code like server_error, and
+# the SDK's type rejects it, so other codes are sent as server_error with the code kept in the message.
+_CLIENT_CODES = frozenset({"server_error", "rate_limit_exceeded", "invalid_prompt", "context_length_exceeded",
+                           "insufficient_quota", "usage_not_included", "server_is_overloaded"})
 
 
 class _Open:
@@ -104,7 +109,7 @@ class ResponsesEncoder:
             self.report.note(event.text)
             return
         if isinstance(event, ev.Usage):
-            for field in ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens"):
+            for field in ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens", "cache_write_tokens"):
                 value = getattr(event, field)
                 if value is not None:
                     self._usage[field] = value
@@ -279,7 +284,8 @@ class ResponsesEncoder:
             self._emit("response.output_item.added", {"output_index": item.index, "item": body})
             self._done(item, body)
         else:  # local_shell
-            action = {"type": "exec", **_object(args, self.report)}
+            # `command` and `env` are required in the SDK's LocalShellCallAction
+            action = {"type": "exec", "command": [], "env": {}, **_object(args, self.report)}
             body = {"type": "local_shell_call", "id": item.item_id, "call_id": item.call_id,
                     "status": "completed", "action": action}
             self._emit("response.output_item.added", {"output_index": item.index, "item": body})
@@ -324,6 +330,8 @@ class ResponsesEncoder:
             self._emit("response.completed", {"response": self.response()})
 
     def _fail(self, code: str, message: str) -> None:
+        if code not in _CLIENT_CODES:
+            code, message = "server_error", f"{code}: {message}"
         if not self._started:
             self._start()
         self.finished = True
@@ -339,7 +347,9 @@ class ResponsesEncoder:
         output_tokens = u.get("output_tokens") or 0
         return {
             "input_tokens": input_tokens,
-            "input_tokens_details": {"cached_tokens": u.get("cached_tokens") or 0},
+            # the openai SDK's ResponseUsage requires both details (openai 3.57 InputTokensDetails)
+            "input_tokens_details": {"cached_tokens": u.get("cached_tokens") or 0,
+                                     "cache_write_tokens": u.get("cache_write_tokens") or 0},
             "output_tokens": output_tokens,
             "output_tokens_details": {"reasoning_tokens": u.get("reasoning_tokens") or 0},
             "total_tokens": input_tokens + output_tokens,

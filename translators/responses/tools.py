@@ -57,6 +57,7 @@ class ToolCollector:
         self.report = report
         self._tools: dict[tuple[str | None, str], Tool] = {}
         self._namespaces: dict[str, Namespace] = {}
+        self._declared: list[tuple[str | None, str]] = []
 
     @property
     def tools(self) -> list[Tool]:
@@ -66,11 +67,14 @@ class ToolCollector:
     def namespaces(self) -> list[Namespace]:
         return list(self._namespaces.values())
 
-    def add_all(self, declarations: Any, path: str) -> None:
+    def add_all(self, declarations: Any, path: str) -> list[Tool]:
+        """Declare every tool of the array; returns the tools it declared (new or replacing)."""
         if not isinstance(declarations, list):
             raise MalformedRequest(f"{path} must be an array of tools", param=path)
+        self._declared = []
         for i, declaration in enumerate(declarations):
             self.add(declaration, f"{path}[{i}]", namespace=None)
+        return [self._tools[key] for key in dict.fromkeys(self._declared)]
 
     def add(self, decl: Any, path: str, namespace: str | None) -> None:
         if not isinstance(decl, dict) or not isinstance(decl.get("type"), str):
@@ -93,6 +97,7 @@ class ToolCollector:
 
     def _put(self, tool: Tool) -> None:
         self._tools[(tool.namespace, tool.name)] = tool
+        self._declared.append((tool.namespace, tool.name))
 
     def _namespace(self, decl: dict[str, Any], path: str) -> None:
         name = decl.get("name")

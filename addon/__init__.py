@@ -1,0 +1,1 @@
+"""mitmproxy glue for the translators: options, matching, re-targeting, auth, streaming, metadata."""

@@ -1,0 +1,53 @@
+"""What a user sees of a translation in mitmproxy: `flow.metadata["gateway"]` (saved with the
+flow), a one-line comment and a mark (both shown in mitmweb, notes/mitmproxy.md §3)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+KEY = "gateway"
+MARK = ":warning:"
+
+
+def summary(info: dict[str, Any]) -> str:
+    """`-> anthropic claude-sonnet-4-5 | dropped: input[3].phase, text.verbosity`"""
+    head = f"-> {info.get('upstream')} {info.get('model')}"
+    parts = [head]
+    if info.get("refused"):
+        parts.append(f"refused: {info['refused']}")
+    if info.get("error"):
+        parts.append(f"error: {info['error']}")
+    if info.get("dropped"):
+        parts.append("dropped: " + ", ".join(info["dropped"]))
+    if info.get("notes"):
+        parts.append(f"notes: {len(info['notes'])}")
+    return " | ".join(parts)
+
+
+def lost_something(info: dict[str, Any]) -> bool:
+    return bool(info.get("dropped") or info.get("refused") or info.get("error"))
+
+
+def merge(info: dict[str, Any], dropped: list[str], notes: list[str]) -> None:
+    info["dropped"] = list(dict.fromkeys([*info.get("dropped", []), *dropped]))
+    info["notes"] = list(dict.fromkeys([*info.get("notes", []), *notes]))
+
+
+_TERMINAL = (b"event: response.completed\n", b"event: response.incomplete\n", b"event: response.failed\n")
+
+
+def usage_of(body: bytes) -> dict[str, Any] | None:
+    """Token usage of what the client got: a Responses object, or a stream's terminal event."""
+    try:
+        if body.lstrip().startswith(b"{"):
+            usage = json.loads(body).get("usage")
+            return usage if isinstance(usage, dict) else None
+        for block in reversed(body.split(b"\n\n")):
+            if block.startswith(_TERMINAL):
+                data = b"".join(line[5:] for line in block.split(b"\n") if line.startswith(b"data:"))
+                usage = json.loads(data).get("response", {}).get("usage")
+                return usage if isinstance(usage, dict) else None
+    except (ValueError, AttributeError):
+        pass
+    return None

@@ -1,0 +1,298 @@
+"""dialect-gateway: a mitmproxy addon that answers OpenAI Responses clients (Codex CLI) with
+models that speak Anthropic Messages, Chat Completions, Gemini or Bedrock Converse.
+
+    mitmdump -s addon/gateway.py --set gateway_upstream=anthropic --set gateway_model=claude-sonnet-4-5
+
+All translation lives in `translators/`; this file is glue: options, matching, re-targeting,
+auth, streaming hookup, metadata.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+_ROOT = str(Path(__file__).resolve().parent.parent)
+if _ROOT not in sys.path:  # loaded by path with `-s addon/gateway.py`: make the repo importable
+    sys.path.insert(0, _ROOT)
+
+from mitmproxy import ctx, exceptions, http
+
+from addon import auth, cutoff, flowinfo, recording
+from addon.errors import error_response, json_response
+from addon.routing import DEFAULT_MATCH, Route, RouteError, Router, from_options, from_toml
+from addon.streaming import StreamHook
+from translators import (
+    Translation,
+    TranslatorError,
+    stream_translator,
+    translate_error,
+    translate_request,
+    translate_response,
+)
+
+_REACHABLE_TTL = 10.0
+
+
+class Gateway:
+    def __init__(self) -> None:
+        self.router = Router(routes=())
+        self._reachable: dict[tuple[str, int], float] = {}
+
+    # -- options ----------------------------------------------------------------------------
+    def load(self, loader: Any) -> None:
+        loader.add_option("gateway_upstream", str, "anthropic",
+                          "Upstream dialect: responses | anthropic | chat | gemini | bedrock.")
+        loader.add_option("gateway_base_url", str, "",
+                          "Upstream base URL; empty means the dialect's public API.")
+        loader.add_option("gateway_model", str, "",
+                          "Upstream model: one name, or pattern=model pairs "
+                          "(gpt-5*=claude-sonnet-4-5,*=claude-haiku-4-5); empty keeps the client's.")
+        loader.add_option("gateway_key_env", str, "",
+                          "Environment variable holding the upstream key (default per dialect).")
+        loader.add_option("gateway_match", Sequence[str], list(DEFAULT_MATCH),
+                          "host/path patterns of intercepted requests (fnmatch; a pattern starting "
+                          "with / matches any host).")
+        loader.add_option("gateway_config", str, "",
+                          "Optional TOML file with [[route]] tables (model, upstream, base_url, "
+                          "target_model, key_env); overrides the single-route options.")
+        loader.add_option("gateway_capture_dir", str, "",
+                          "Write a redacted capture folder per translated flow here.")
+
+    def configure(self, updated: set[str]) -> None:
+        o = ctx.options
+        if "connection_strategy" in updated and "connection_strategy" in o and o.connection_strategy != "lazy":
+            # an eager strategy would connect to api.openai.com before the request is
+            # re-targeted (notes/mitmproxy.md §1); a translated flow must never touch it.
+            # Checked on its own, so a later `set connection_strategy=eager` is undone too.
+            o.update(connection_strategy="lazy")
+        if not any(name.startswith("gateway_") for name in updated):
+            return
+        try:
+            routes = from_toml(o.gateway_config) if o.gateway_config else from_options(
+                o.gateway_upstream, o.gateway_base_url, o.gateway_model, o.gateway_key_env)
+        except RouteError as exc:
+            raise exceptions.OptionsError(str(exc)) from None
+        match = tuple(p.strip() for p in o.gateway_match if p.strip())
+        if not match:
+            raise exceptions.OptionsError("gateway_match is empty: write e.g. api.openai.com/v1/responses")
+        self.router = Router(routes=tuple(routes), match=match)
+
+    # -- hooks ------------------------------------------------------------------------------
+    def _matched(self, flow: http.HTTPFlow) -> bool:
+        return self.router.matches(flow.request.pretty_host, flow.request.path)
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        if flow.response or flow.error or not self._matched(flow):
+            return
+        if flow.request.headers.get("upgrade", "").lower() == "websocket":
+            # Codex tries a WebSocket first; a 426 makes it fall back to HTTP after one try
+            # (notes/codex.md §1.2)
+            flow.response = error_response(426, "websocket_unsupported",
+                                           "this gateway speaks HTTP/SSE only; falling back is expected")
+
+    async def request(self, flow: http.HTTPFlow) -> None:
+        if flow.response or flow.error or flowinfo.KEY in flow.metadata:
+            return  # answered already, or translated before (replayed / loaded flow)
+        if flow.request.method != "POST" or not self._matched(flow):
+            return
+        try:
+            # Codex may send zstd (notes/mitmproxy.md §8.4). Read it decoded but leave the body
+            # as sent until the flow is ours: an unrouted request goes on untouched.
+            body = json.loads(flow.request.get_content() or b"")
+        except (ValueError, UnicodeDecodeError) as exc:
+            flow.response = error_response(400, "invalid_json", f"the request body is not JSON: {exc}")
+            return
+        client_model = body.get("model") if isinstance(body, dict) else None
+        route = self.router.route(client_model if isinstance(client_model, str) else "")
+        if route is None:
+            return  # no route for this model: leave the flow untouched
+        info: dict[str, Any] = {"upstream": route.dialect, "model": route.model or client_model,
+                                "client_model": client_model, "dropped": [], "notes": []}
+        flow.metadata[flowinfo.KEY] = info
+        flow.metadata["gateway.client_request"] = flow.request.get_text(strict=False) or ""
+        try:
+            translation = translate_request(body, route.dialect, route.model)
+        except TranslatorError as exc:
+            info["refused"] = exc.message
+            self._answer(flow, json_response(exc.status, exc.to_body()))
+            return
+        except Exception as exc:  # noqa: BLE001 - a translator bug must not send the flow to OpenAI as is
+            info["error"] = f"gateway could not translate the request: {exc!r}"
+            self._answer(flow, error_response(500, "server_error", info["error"]))
+            return
+        flow.metadata["gateway.translation"] = translation.model_dump(mode="json", exclude={"body"})
+        info.update(model=translation.model, url=route.base_url + translation.path)
+        flowinfo.merge(info, translation.dropped, translation.notes)
+        self._retarget(flow, route, translation)
+        if not await self._upstream_reachable(flow):
+            message = f"cannot reach the {route.dialect} upstream at {route.base_url}"
+            info["error"] = message
+            self._answer(flow, error_response(502, "upstream_unreachable", message))
+
+    def _answer(self, flow: http.HTTPFlow, response: http.Response) -> None:
+        """The proxy answers itself. `response` still runs for this flow, so it is marked done
+        (never read as an upstream answer), and the request headers are redacted now, since
+        they may already carry the upstream key and nothing will be sent."""
+        flow.response = response
+        flow.metadata["gateway.done"] = True
+        auth.redact_request(flow.request.headers)
+        self._describe(flow)
+
+    def _retarget(self, flow: http.HTTPFlow, route: Route, translation: Translation) -> None:
+        content = json.dumps(translation.body, ensure_ascii=False).encode()
+        if route.dialect == "responses" and auth.is_openai(route.base_url):
+            # the same vendor: the client's own credentials and headers go along
+            headers = {k: v for k, v in flow.request.headers.items()
+                       if k.lower() not in ("content-length", "host", "content-encoding", "transfer-encoding")}
+        else:
+            headers = auth.clean_headers(dict(flow.request.headers))
+        headers.update(translation.headers)
+        headers["content-type"] = "application/json"
+        headers["accept"] = "text/event-stream" if translation.stream else "application/json"
+        headers["accept-encoding"] = "identity"  # the stream callable gets raw bytes
+        flow.request.url = route.base_url + translation.path
+        url = flow.request.url
+        if route.dialect == "bedrock":
+            from translators.bedrock import auth as bedrock_auth
+
+            headers.update(bedrock_auth.sign("POST", url, headers, content,
+                                             bearer_token=auth.read_key(route.key_env)))
+        else:
+            key = auth.read_key(route.key_env)
+            if key is None and route.dialect != "responses":
+                flow.metadata[flowinfo.KEY]["notes"].append(f"no upstream key: ${route.key_env} is not set")
+            headers.update(auth.key_headers(route.dialect, key))
+        host = flow.request.headers.get("host")
+        flow.request.headers.clear()
+        if host is not None:
+            flow.request.headers["host"] = flow.request.host_header or host
+        for name, value in headers.items():
+            flow.request.headers[name] = value
+        flow.request.content = content
+
+    async def _upstream_reachable(self, flow: http.HTTPFlow) -> bool:
+        """mitmproxy answers an unreachable server with an HTML 502 the client cannot read
+        (notes/mitmproxy.md §8.9), so the addon checks first and answers in Responses shape.
+        Replays never connect, and a reachable answer is remembered for a few seconds."""
+        if ctx.options.server_replay or flow.is_replay == "request" and not ctx.options.server:
+            return True
+        address = (flow.request.host, flow.request.port)
+        now = time.monotonic()
+        if self._reachable.get(address, 0.0) > now:
+            return True
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(*address), timeout=5)
+        except (OSError, TimeoutError):
+            return False
+        writer.close()
+        self._reachable[address] = now + _REACHABLE_TTL
+        return True
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        translation = self._translation(flow)
+        if translation is None or flow.response is None or "gateway.done" in flow.metadata:
+            return
+        if flow.response.status_code != 200 or not translation.stream:
+            return  # errors and whole answers are translated in `response`
+        if flow.is_replay == "response" or not flow.live:
+            return  # server-replayed and loaded answers never reach a stream callable
+        translator = stream_translator(translation.target, translation)
+        flow.response.headers.pop("content-length", None)
+        flow.response.headers.pop("content-encoding", None)
+        flow.response.headers["content-type"] = "text/event-stream"
+        flow.response.stream = StreamHook(translator)
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        translation = self._translation(flow)
+        if translation is None or flow.response is None or "gateway.done" in flow.metadata:
+            return
+        flow.metadata["gateway.done"] = True
+        info = flow.metadata[flowinfo.KEY]
+        hook = flow.response.stream
+        if isinstance(hook, StreamHook):
+            hook.end()
+            flow.metadata["gateway.upstream_response"] = bytes(hook.upstream)
+            flow.response.stream = False
+            flow.response.content = bytes(hook.client)  # the saved flow shows what the client got
+            self._collect(info, hook.translator.report, hook.error)
+        elif flow.response.status_code >= 400:
+            self._translate_error(flow, translation, info)
+        else:
+            self._translate_whole(flow, translation, info)
+        if usage := flowinfo.usage_of(flow.response.content or b""):
+            info["usage"] = usage
+        auth.redact_request(flow.request.headers)
+        if ctx.options.gateway_capture_dir:
+            recording.write(Path(ctx.options.gateway_capture_dir), flow)
+        self._describe(flow)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        if flowinfo.KEY in flow.metadata:
+            flow.metadata[flowinfo.KEY]["error"] = flow.error.msg if flow.error else "connection error"
+            auth.redact_request(flow.request.headers)
+            self._describe(flow)
+
+    # -- whole bodies -----------------------------------------------------------------------
+    def _translate_error(self, flow: http.HTTPFlow, translation: Translation, info: dict[str, Any]) -> None:
+        assert flow.response is not None
+        raw = flow.response.get_content(strict=False) or b""
+        flow.metadata["gateway.upstream_response"] = raw
+        error = translate_error(translation.target, flow.response.status_code, raw, dict(flow.response.headers))
+        info["error"] = f"upstream {error.status}: {error.body['error'].get('message', '')}"[:300]
+        flow.response = json_response(error.status, error.body, error.headers)
+
+    def _translate_whole(self, flow: http.HTTPFlow, translation: Translation, info: dict[str, Any]) -> None:
+        """Server-replayed answers, loaded flows and non-streamed requests: no stream callable
+        ever runs for those (notes/mitmproxy.md §2), so the body is translated here at once."""
+        assert flow.response is not None
+        raw = flow.response.get_content(strict=False) or b""
+        flow.metadata["gateway.upstream_response"] = raw
+        if translation.stream:
+            translator = stream_translator(translation.target, translation)
+            out = translator.feed(raw) + translator.close()
+            flow.response.headers["content-type"] = "text/event-stream"
+            flow.response.headers.pop("content-encoding", None)
+            flow.response.content = out
+            self._collect(info, translator.report, None)
+            return
+        if translation.target == "responses":
+            return
+        from translators.report import Report
+
+        report = Report()
+        body = translate_response(translation.target, translation, raw, report=report)
+        flow.response.headers.pop("content-encoding", None)
+        flow.response.headers["content-type"] = "application/json"
+        flow.response.content = json.dumps(body).encode()
+        self._collect(info, report, None)
+
+    # -- bookkeeping ------------------------------------------------------------------------
+    @staticmethod
+    def _translation(flow: http.HTTPFlow) -> Translation | None:
+        data = flow.metadata.get("gateway.translation")
+        if data is None:
+            return None
+        return Translation.model_validate({**data, "body": {}})
+
+    @staticmethod
+    def _collect(info: dict[str, Any], report: Any, error: str | None) -> None:
+        flowinfo.merge(info, report.dropped, report.notes)
+        if error:
+            info["error"] = f"gateway: {error}"
+
+    @staticmethod
+    def _describe(flow: http.HTTPFlow) -> None:
+        info = flow.metadata[flowinfo.KEY]
+        flow.comment = flowinfo.summary(info)
+        if flowinfo.lost_something(info):
+            flow.marked = flowinfo.MARK
+
+
+cutoff.install()
+addons = [Gateway()]

@@ -1,0 +1,65 @@
+"""Captures: a saved Codex turn and the upstream's raw answer, redacted, replayable offline.
+
+A capture folder holds `capture.json` (dialect, model, base URL, file names), `request.json` (the
+client's Responses body) and the upstream's own answer bytes. The same folder drives
+`python -m translators capture DIR` and `python -m addon.replay DIR` (through mitmdump).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import http
+
+from addon import flowinfo
+
+# Values that identify a user or a machine, not what the model sees.
+_REDACT_KEYS = {"client_metadata", "prompt_cache_key", "safety_identifier", "user"}
+_KEYLIKE = re.compile(r"(sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{20,})")
+
+
+def redact_request(body: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in body.items() if k not in _REDACT_KEYS}
+    if "prompt_cache_key" in body:
+        out["prompt_cache_key"] = "redacted"
+    return out
+
+
+def scrub(data: bytes, secrets: list[str]) -> bytes:
+    """Remove every known secret value and anything shaped like an API key."""
+    for secret in secrets:
+        if secret:
+            data = data.replace(secret.encode(), b"<redacted>")
+    return _KEYLIKE.sub("<redacted>", data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+
+
+def known_secrets() -> list[str]:
+    names = [n for n in os.environ if n.endswith(("_API_KEY", "_KEY", "_TOKEN", "_SECRET_ACCESS_KEY"))
+             or n.startswith("AWS_BEARER_TOKEN")]
+    return [os.environ[n] for n in names if len(os.environ[n]) >= 8]
+
+
+def write(root: Path, flow: http.HTTPFlow) -> Path | None:
+    info = flow.metadata.get(flowinfo.KEY)
+    translation = flow.metadata.get("gateway.translation")
+    raw = flow.metadata.get("gateway.upstream_response")
+    client = flow.metadata.get("gateway.client_request")
+    if not info or not translation or raw is None or not client or flow.response is None:
+        return None
+    secrets = known_secrets()
+    folder = root / f"{int(flow.timestamp_created * 1000)}-{info['upstream']}-{flow.id[:8]}"
+    folder.mkdir(parents=True, exist_ok=True)
+    body = redact_request(json.loads(client))
+    upstream_name = "upstream.bin" if info["upstream"] == "bedrock" else "upstream.body"
+    (folder / "request.json").write_bytes(scrub(json.dumps(body, indent=1).encode(), secrets))
+    (folder / upstream_name).write_bytes(scrub(raw, secrets))
+    base_url = info.get("url", "")[: -len(translation["path"])] if info.get("url") else ""
+    meta = {"dialect": info["upstream"], "model": translation["model"], "base_url": base_url,
+            "request": "request.json", "upstream": upstream_name, "status": flow.response.status_code,
+            "content_type": flow.response.headers.get("content-type", "")}
+    (folder / "capture.json").write_text(json.dumps(meta, indent=1))
+    return folder

@@ -1,0 +1,104 @@
+"""Replay a capture folder through real mitmdump + the addon, offline, no key:
+
+    python -m addon.replay captures/codex-say-hi-anthropic [-w out.flow]
+
+It writes two flow files (the client's request; the upstream's recorded answer), runs
+`mitmdump --set server=false -C client.flow --server-replay upstream.flow -s addon/gateway.py`
+(notes/mitmproxy.md §7) and prints what the client received, then the flow's comment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from mitmproxy import http, io
+from mitmproxy.test import tflow
+
+from translators import translate_request
+
+ROOT = Path(__file__).resolve().parent.parent
+CONTENT_TYPE = {"bedrock": "application/vnd.amazon.eventstream"}
+CLIENT_URL = "https://api.openai.com/v1/responses"
+
+
+def _flow(request: http.Request, response: http.Response | None = None) -> http.HTTPFlow:
+    flow = tflow.tflow(req=request, resp=response if response is not None else False)
+    flow.metadata.clear()
+    return flow
+
+
+def build_flows(folder: Path, work: Path) -> tuple[Path, Path, dict]:
+    meta = json.loads((folder / "capture.json").read_text())
+    body = json.loads((folder / meta["request"]).read_text())
+    raw = (folder / meta["upstream"]).read_bytes()
+    client = http.Request.make("POST", CLIENT_URL, json.dumps(body).encode(),
+                               {"content-type": "application/json", "accept": "text/event-stream"})
+    translation = translate_request(body, meta["dialect"], meta.get("model"))
+    upstream_request = http.Request.make("POST", meta["base_url"] + translation.path,
+                                         json.dumps(translation.body).encode(), {"content-type": "application/json"})
+    upstream_response = http.Response.make(meta.get("status", 200), raw, {
+        "content-type": CONTENT_TYPE.get(meta["dialect"], "text/event-stream")})
+    client_path, upstream_path = work / "client.flow", work / "upstream.flow"
+    for path, flow in ((client_path, _flow(client)), (upstream_path, _flow(upstream_request, upstream_response))):
+        with path.open("wb") as f:
+            io.FlowWriter(f).add(flow)
+    return client_path, upstream_path, meta
+
+
+def mitmdump_command(client: Path, upstream: Path, meta: dict, out: Path) -> list[str]:
+    return [
+        str(Path(sys.executable).parent / "mitmdump"), "-q",
+        "--set", "server=false", "--set", "connection_strategy=lazy",
+        "--set", "server_replay_ignore_content=true", "--set", "server_replay_ignore_host=false",
+        "-s", str(ROOT / "addon" / "gateway.py"),
+        "--set", f"gateway_upstream={meta['dialect']}",
+        "--set", f"gateway_base_url={meta['base_url']}",
+        "--set", f"gateway_model={meta.get('model') or ''}",
+        "-C", str(client), "--server-replay", str(upstream), "-w", str(out),
+    ]
+
+
+def replay(folder: Path, out: Path, timeout: float = 60) -> http.HTTPFlow:
+    with tempfile.TemporaryDirectory() as tmp:
+        client, upstream, meta = build_flows(folder, Path(tmp))
+        cmd = mitmdump_command(client, upstream, meta, out)
+        cmd[cmd.index("--set") : cmd.index("--set")] = ["--set", f"confdir={tmp}/conf"]
+        done = subprocess.run(cmd, timeout=timeout, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"mitmdump exited {done.returncode}: {done.stdout}{done.stderr}")
+    with out.open("rb") as f:
+        flows = [flow for flow in io.FlowReader(f).stream() if isinstance(flow, http.HTTPFlow)]
+    if not flows:
+        raise RuntimeError("mitmdump wrote no flow")
+    return flows[-1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m addon.replay", description=__doc__.splitlines()[0])
+    parser.add_argument("capture", nargs="?", default=str(ROOT / "captures" / "codex-say-hi-anthropic"))
+    parser.add_argument("-w", "--write", help="keep the replayed flow in this file")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(args.write) if args.write else Path(tmp) / "out.flow"
+        try:
+            flow = replay(Path(args.capture), out)
+        except (OSError, KeyError, ValueError, RuntimeError, subprocess.TimeoutExpired) as exc:
+            # a broken capture folder is a user error: one line, not a traceback
+            print(f"python -m addon.replay: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 1
+        assert flow.response is not None
+        sys.stdout.write(flow.response.get_text(strict=False) or "")
+        print(f"\n# {flow.request.method} {flow.request.url} -> {flow.response.status_code}")
+        print(f"# comment: {flow.comment}")
+        info = flow.metadata.get("gateway", {})
+        print(f"# dropped: {info.get('dropped')}\n# notes: {info.get('notes')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""Which upstream a client request goes to: options and the optional TOML route file.
+
+Pure functions, so `configure()` can validate them and tests can call them without mitmproxy.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+DIALECTS = ("responses", "anthropic", "chat", "gemini", "bedrock")
+
+DEFAULT_BASE_URL = {
+    "responses": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "chat": "https://api.deepseek.com",
+    "gemini": "https://generativelanguage.googleapis.com",
+    "bedrock": "https://bedrock-runtime.us-east-1.amazonaws.com",
+}
+DEFAULT_KEY_ENV = {
+    "responses": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "chat": "DEEPSEEK_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "bedrock": "AWS_BEARER_TOKEN_BEDROCK",
+}
+DEFAULT_MATCH = ("api.openai.com/v1/responses", "chatgpt.com/backend-api/codex/responses")
+
+
+class RouteError(ValueError):
+    """A setting that cannot work; the message says what to write instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    pattern: str
+    dialect: str
+    base_url: str
+    model: str | None
+    """None keeps the client's model name."""
+    key_env: str
+
+
+@dataclass(frozen=True, slots=True)
+class Router:
+    routes: tuple[Route, ...]
+    match: tuple[str, ...] = field(default=DEFAULT_MATCH)
+
+    def route(self, client_model: str) -> Route | None:
+        for route in self.routes:
+            if fnmatch.fnmatchcase(client_model, route.pattern):
+                return route
+        return None
+
+    def matches(self, host: str, path: str) -> bool:
+        """`host/path` against each pattern; `*` wildcards; a pattern without a host part
+        (starting with `/`) matches any host (reverse mode, custom providers)."""
+        target = f"{host}{path.split('?', 1)[0]}"
+        for pattern in self.match:
+            candidate = target if not pattern.startswith("/") else path.split("?", 1)[0]
+            if fnmatch.fnmatchcase(candidate, pattern):
+                return True
+        return False
+
+
+def check_dialect(name: str) -> str:
+    if name not in DIALECTS:
+        raise RouteError(f"unknown upstream {name!r}: write one of {', '.join(DIALECTS)}")
+    return name
+
+
+def check_base_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise RouteError(f"base URL {url!r} is not an http(s) URL: write e.g. https://api.anthropic.com")
+    return url.rstrip("/")
+
+
+def parse_models(spec: str) -> list[tuple[str, str | None]]:
+    """`claude-sonnet-4-5` (every model) or `gpt-5*=claude-sonnet-4-5,*=claude-haiku-4-5`."""
+    spec = spec.strip()
+    if not spec:
+        return [("*", None)]
+    if "=" not in spec:
+        return [("*", spec)]
+    pairs = []
+    for entry in spec.split(","):
+        pattern, sep, model = entry.partition("=")
+        if not sep or not pattern.strip() or not model.strip():
+            raise RouteError(f"gateway_model entry {entry!r} is not pattern=model: write e.g. "
+                             "gpt-5*=claude-sonnet-4-5,*=claude-haiku-4-5")
+        pairs.append((pattern.strip(), model.strip()))
+    return pairs
+
+
+def from_options(upstream: str, base_url: str, model: str, key_env: str) -> list[Route]:
+    dialect = check_dialect(upstream)
+    url = check_base_url(base_url or DEFAULT_BASE_URL[dialect])
+    env = key_env or DEFAULT_KEY_ENV[dialect]
+    return [Route(pattern, dialect, url, target, env) for pattern, target in parse_models(model)]
+
+
+_ROUTE_KEYS = {"model": "gpt-5*", "upstream": "anthropic", "base_url": "https://api.anthropic.com",
+               "target_model": "claude-sonnet-4-5", "key_env": "ANTHROPIC_API_KEY"}
+"""The keys of a `[[route]]` table, with an example value each (for error messages)."""
+
+
+def from_toml(path: str) -> list[Route]:
+    """Routes from a TOML file: `[[route]]` tables with `model` (a pattern, default `*`),
+    `upstream`, optional `base_url`, `target_model`, `key_env`; first match wins."""
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except OSError as exc:
+        raise RouteError(f"gateway_config {path!r} cannot be read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise RouteError(f"gateway_config {path!r} is not valid TOML: {exc}") from None
+    tables = data.get("route", [])
+    if isinstance(tables, dict):  # `[route]` is one table; a list of routes needs `[[route]]`
+        raise RouteError(f"gateway_config {path!r}: write [[route]] (double brackets) for each route")
+    routes = []
+    for i, entry in enumerate(tables):
+        if not isinstance(entry, dict) or "upstream" not in entry:
+            raise RouteError(f"gateway_config route #{i + 1} needs `upstream = \"anthropic\"` (or another dialect)")
+        # a misspelled key would otherwise be ignored and the route would silently use a default
+        for key, value in entry.items():
+            if key not in _ROUTE_KEYS:
+                raise RouteError(f"gateway_config route #{i + 1} has an unknown key {key!r}: "
+                                 f"write one of {', '.join(_ROUTE_KEYS)}")
+            if not isinstance(value, str):
+                raise RouteError(f"gateway_config route #{i + 1}: {key} must be a string, "
+                                 f'e.g. {key} = "{_ROUTE_KEYS[key]}"')
+        dialect = check_dialect(entry["upstream"])
+        routes.append(Route(
+            pattern=entry.get("model", "*"),
+            dialect=dialect,
+            base_url=check_base_url(entry.get("base_url") or DEFAULT_BASE_URL[dialect]),
+            model=entry.get("target_model") or None,
+            key_env=entry.get("key_env") or DEFAULT_KEY_ENV[dialect],
+        ))
+    if not routes:
+        raise RouteError(f"gateway_config {path!r} has no [[route]] table")
+    return routes

@@ -1,0 +1,180 @@
+"""Through the proxy: real mitmdump with the addon vs plain mitmdump, both in front of the same
+local upstream streaming a long Anthropic answer, turns alternating in one run.
+
+- addon: `--mode reverse:https://api.openai.com -s addon/gateway.py --set gateway_upstream=anthropic
+  --set gateway_base_url=http://127.0.0.1:UP`; the client gets translated Responses events.
+- plain: `--mode reverse:http://127.0.0.1:UP --set stream_large_bodies=1`; the client gets the
+  upstream's bytes as they come (without `stream_large_bodies` mitmproxy would buffer the whole
+  answer, notes/mitmproxy.md §2, which is no baseline for a streaming proxy).
+
+Latency per event: client read time minus the upstream's stamp in that event. CPU per turn: utime +
+stime of the mitmdump process (/proc/<pid>/stat) across the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median, quantiles
+
+from bench.loopback import Turn, Upstream, turn
+from bench.workloads import REPO, TARGET_MODELS, small_request
+
+MITMDUMP = Path(sys.executable).parent / "mitmdump"
+ADDON = REPO / "addon" / "gateway.py"
+_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True, slots=True)
+class ModeResult:
+    latency_us_median: float
+    latency_us_p95: float
+    cpu_ms_per_turn: float
+    wall_ms_per_turn: float
+    events_seen: int
+    """Stamped events the client saw, over all measured turns."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyResult:
+    deltas: int
+    interval_ms: float
+    turns: int
+    plain: ModeResult
+    addon: ModeResult
+
+    @property
+    def added_latency_us(self) -> float:
+        return self.addon.latency_us_median - self.plain.latency_us_median
+
+    @property
+    def added_latency_us_p95(self) -> float:
+        return self.addon.latency_us_p95 - self.plain.latency_us_p95
+
+    @property
+    def cpu_ratio(self) -> float:
+        return self.addon.cpu_ms_per_turn / self.plain.cpu_ms_per_turn
+
+    @property
+    def added_cpu_us_per_event(self) -> float:
+        return (self.addon.cpu_ms_per_turn - self.plain.cpu_ms_per_turn) * 1e3 / self.deltas
+
+
+class Mitmdump:
+    def __init__(self, args: list[str], confdir: str) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "ANTHROPIC_API_KEY": "sk-ant-bench"}
+        cmd = [str(MITMDUMP), "--listen-host", "127.0.0.1", "-p", "0", "--set", f"confdir={confdir}",
+               "--set", "connection_strategy=lazy", *args]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     env=env, cwd=REPO)
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.log: list[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
+        self.port = self._wait_for_port(timeout_s=60)
+
+    def _drain(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+            self.log = [*self.log[-40:], line]
+
+    def _wait_for_port(self, timeout_s: float) -> int:
+        while True:
+            try:
+                line = self.lines.get(timeout=timeout_s)
+            except queue.Empty:
+                raise RuntimeError(f"mitmdump did not start: {''.join(self.log)[-2000:]}") from None
+            if found := re.search(r"listening at 127\.0\.0\.1:(\d+)", line):
+                return int(found[1])
+
+    def cpu_s(self) -> float:
+        stat = Path(f"/proc/{self.proc.pid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2:].split()
+        return (int(fields[11]) + int(fields[12])) * _TICK_S  # utime, stime (fields 14, 15)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@contextlib.contextmanager
+def _proxies(up_port: int) -> Iterator[dict[str, Mitmdump]]:
+    started: dict[str, Mitmdump] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-mitm-") as tmp:
+        try:
+            started["plain"] = Mitmdump(["--mode", f"reverse:http://127.0.0.1:{up_port}",
+                                         "--set", "stream_large_bodies=1"], f"{tmp}/plain")
+            started["addon"] = Mitmdump(["--mode", "reverse:https://api.openai.com", "-s", str(ADDON),
+                                         "--set", "gateway_upstream=anthropic",
+                                         "--set", f"gateway_base_url=http://127.0.0.1:{up_port}",
+                                         "--set", f"gateway_model={TARGET_MODELS['anthropic']}"],
+                                        f"{tmp}/addon")
+            yield started
+        finally:
+            for proxy in started.values():
+                proxy.stop()
+
+
+def _check(mode: str, result: Turn, deltas: int, proxy: Mitmdump) -> None:
+    end = b"response.completed" if mode == "addon" else b"message_stop"
+    if result.status != 200 or end not in result.body or len(result.latencies_ns) < 0.95 * deltas:
+        raise RuntimeError(f"{mode} turn went wrong: status {result.status}, {len(result.latencies_ns)} of "
+                           f"{deltas} events seen; body starts {result.body[:300]!r}; "
+                           f"mitmdump says: {''.join(proxy.log)[-1500:]}")
+
+
+async def _measure(deltas: int, interval_ms: float, turns: int, warmup: int) -> ProxyResult:
+    upstream = Upstream(deltas=deltas, interval_s=interval_ms / 1e3)
+    await upstream.start()
+    body = small_request()
+    timeout_s = 30 + deltas * interval_ms / 1e3 * 5
+    samples: dict[str, list[int]] = {"plain": [], "addon": []}
+    cpu: dict[str, float] = {"plain": 0.0, "addon": 0.0}
+    wall: dict[str, int] = {"plain": 0, "addon": 0}
+    try:
+        with _proxies(upstream.port) as proxies:
+            for i in range(warmup + turns):
+                order = ("plain", "addon") if i % 2 == 0 else ("addon", "plain")
+                for mode in order:
+                    proxy = proxies[mode]
+                    before = proxy.cpu_s()
+                    result = await turn(proxy.port, body, timeout_s)
+                    await asyncio.sleep(0.2)  # let mitmdump finish the flow (response hook, log line)
+                    _check(mode, result, deltas, proxy)
+                    if i >= warmup:
+                        cpu[mode] += proxy.cpu_s() - before
+                        samples[mode] += result.latencies_ns
+                        wall[mode] += result.wall_ns
+    finally:
+        await upstream.stop()
+
+    def mode_result(mode: str) -> ModeResult:
+        lat = samples[mode]
+        return ModeResult(latency_us_median=median(lat) / 1e3, latency_us_p95=quantiles(lat, n=20)[-1] / 1e3,
+                          cpu_ms_per_turn=cpu[mode] * 1e3 / turns, wall_ms_per_turn=wall[mode] / 1e6 / turns,
+                          events_seen=len(lat))
+
+    return ProxyResult(deltas=deltas, interval_ms=interval_ms, turns=turns,
+                       plain=mode_result("plain"), addon=mode_result("addon"))
+
+
+def run(deltas: int, interval_ms: float, turns: int, warmup: int = 1) -> ProxyResult:
+    if not MITMDUMP.exists():
+        raise RuntimeError(f"mitmdump not found at {MITMDUMP}")
+    return asyncio.run(_measure(deltas, interval_ms, turns, warmup))

@@ -1,0 +1,173 @@
+"""The printed tables, the verdicts against the issue's targets, and the JSON document."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.profile import Profile
+from bench.proxy import ProxyResult
+from bench.requests import RequestRow
+from bench.streams import StreamRow
+
+
+@dataclass
+class Results:
+    meta: dict[str, Any]
+    requests: list[RequestRow] = field(default_factory=list)
+    streams: list[StreamRow] = field(default_factory=list)
+    stream_files: list[StreamRow] = field(default_factory=list)
+    proxy: ProxyResult | None = None
+    profiles: list[Profile] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    target: str
+    ok: bool | None
+    """None: not measured in this run."""
+    measured: str
+
+
+def _fmt(value: float | None, spec: str = ".1f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
+
+    def line(cells: list[str]) -> str:  # two text columns, then numbers aligned right
+        return "  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    return "\n".join([line(head), *(line(r) for r in rows)])
+
+
+def request_table(rows: list[RequestRow]) -> str:
+    head = ["workload", "target", "KB", "items", "tools", "ours µs", "floor µs", "×floor", "peer µs",
+            "peer/ours"]
+    return _table(head, [[r.workload, r.target, f"{r.bytes / 1e3:.1f}", str(r.items), str(r.tools),
+                          _fmt(r.ours_us), _fmt(r.floor_us), _fmt(r.ratio, ".2f"), _fmt(r.peer_us),
+                          _fmt(r.speedup)] for r in rows])
+
+
+def stream_table(rows: list[StreamRow]) -> str:
+    head = ["dialect", "streams", "events", "KB", "ours µs/ev", "floor µs/ev", "×floor", "ours ms/MB",
+            "peer µs/ev", "peer/ours", "last event"]
+    return _table(head, [[r.dialect, r.stream, str(r.events), f"{r.bytes / 1e3:.1f}",
+                          _fmt(r.ours_us_per_event), _fmt(r.floor_us_per_event), _fmt(r.ratio, ".2f"),
+                          _fmt(r.ours_ms_per_mb),
+                          _fmt(r.peer_us_per_event), _fmt(r.speedup), r.terminal] for r in rows])
+
+
+def proxy_table(p: ProxyResult) -> str:
+    head = ["mode", "", "latency median µs", "latency p95 µs", "CPU ms/turn", "wall ms/turn", "events seen"]
+    rows = [[name, "", _fmt(m.latency_us_median), _fmt(m.latency_us_p95), _fmt(m.cpu_ms_per_turn),
+             _fmt(m.wall_ms_per_turn), str(m.events_seen)]
+            for name, m in (("plain", p.plain), ("addon", p.addon))]
+    added = (f"addon adds {p.added_latency_us:+.1f} µs per event "
+             f"(median; p95 {p.added_latency_us_p95:+.1f} µs), "
+             f"CPU ×{p.cpu_ratio:.2f} per turn ({100 * (p.cpu_ratio - 1):+.0f}%, "
+             f"{p.added_cpu_us_per_event:+.1f} µs CPU per event)")
+    return _table(head, rows) + "\n" + added
+
+
+def profile_table(profiles: list[Profile], top: int = 6) -> str:
+    parts = []
+    for prof in profiles:
+        parts.append(f"{prof.label}: {prof.ms_per_call:.2f} ms per call ({prof.calls} calls profiled)")
+        rows = [[h.function, h.where, f"{h.self_ms:.3f}", f"{h.self_pct:.1f}", f"{h.total_pct:.1f}"]
+                for h in prof.hotspots[:top]]
+        parts.append(_table(["  function", "where", "self ms/call", "self %", "total %"],
+                            [[f"  {r[0]}", *r[1:]] for r in rows]))
+    return "\n".join(parts)
+
+
+def verdicts(res: Results) -> list[Verdict]:
+    out = []
+    if res.requests:
+        worst = max(res.requests, key=lambda r: r.ratio)
+        out.append(Verdict("request translation <= 3x the JSON floor", worst.ratio <= 3,
+                           f"worst {worst.ratio:.2f}x ({worst.workload} -> {worst.target})"))
+    peered = [r for r in res.requests if r.speedup is not None]
+    out.append(Verdict("request translation >= 10x faster than litellm",
+                       min(r.speedup for r in peered if r.speedup) >= 10 if peered else None,
+                       ", ".join(f"{r.workload} {r.speedup:.1f}x" for r in peered if r.speedup) or "not run"))
+    if res.streams:
+        worst_s = max(res.streams, key=lambda r: r.ratio)
+        out.append(Verdict("stream translation <= 3x the JSON floor per event", worst_s.ratio <= 3,
+                           f"worst {worst_s.ratio:.2f}x ({worst_s.dialect}, {worst_s.stream}); "
+                           + ", ".join(f"{r.dialect} {r.ratio:.2f}x" for r in res.streams)))
+    speeds = [r for r in res.streams if r.speedup is not None]
+    out.append(Verdict("stream translation >= 10x faster than litellm",
+                       min(r.speedup for r in speeds if r.speedup) >= 10 if speeds else None,
+                       ", ".join(f"{r.stream} {r.speedup:.1f}x" for r in speeds if r.speedup) or "not run"))
+    p = res.proxy
+    out.append(Verdict("addon adds < 1 ms per event over plain mitmdump",
+                       p.added_latency_us < 1000 if p else None,
+                       f"{p.added_latency_us:+.1f} µs median, {p.added_latency_us_p95:+.1f} µs p95"
+                       if p else "not run"))
+    out.append(Verdict("addon adds < 10% CPU per streamed turn over plain mitmdump",
+                       p.cpu_ratio < 1.10 if p else None,
+                       f"{100 * (p.cpu_ratio - 1):+.1f}% ({p.plain.cpu_ms_per_turn:.0f} -> "
+                       f"{p.addon.cpu_ms_per_turn:.0f} ms per {p.deltas}-event turn)" if p else "not run"))
+    return out
+
+
+def verdict_table(items: list[Verdict]) -> str:
+    mark = {True: "PASS", False: "FAIL", None: "n/a "}
+    return "\n".join(f"[{mark[v.ok]}] {v.target}: {v.measured}" for v in items)
+
+
+def render(res: Results) -> str:
+    m = res.meta
+    parts = [f"dialect-gateway benchmarks: {m['started']}, Python {m['python']}, {m['cpus']} CPUs, "
+             f"load average {m['load_before']:.1f} -> {m['load_after']:.1f}, "
+             f"{'quick' if m['quick'] else 'full'} run"]
+    if res.requests:
+        parts += ["", "Request translation (json.loads + translate_request + json.dumps of the body; floor = "
+                  "json.loads + json.dumps of the same bytes; peer = litellm, anthropic only)",
+                  request_table(res.requests)]
+    if res.streams:
+        parts += ["", "Stream translation (one chunk per upstream event, fresh translator per stream; "
+                  "floor = json.loads + json.dumps of every event payload; peer = litellm, anthropic only)",
+                  stream_table(res.streams)]
+    if res.proxy:
+        p = res.proxy
+        parts += ["", f"Through the proxy (mitmdump {m.get('mitmproxy')}; {p.deltas} Anthropic text deltas "
+                  f"{p.interval_ms:g} ms apart; {p.turns} measured turns per mode, alternating)",
+                  proxy_table(p)]
+    parts += ["", "Targets", verdict_table(verdicts(res))]
+    if res.profiles:
+        parts += ["", "Profile of our side (pyinstrument; self time per call, top functions)",
+                  profile_table(res.profiles)]
+    if res.notes or res.errors:
+        parts += ["", "Notes", *(f"- {n}" for n in res.notes), *(f"- ERROR {e}" for e in res.errors)]
+    return "\n".join(parts)
+
+
+def to_json(res: Results) -> dict[str, Any]:
+    p = res.proxy
+    return {
+        "meta": res.meta,
+        "requests": [asdict(r) for r in res.requests],
+        "streams": [r.as_dict() for r in res.streams],
+        "stream_files": [r.as_dict() for r in res.stream_files],
+        "proxy": None if p is None else {
+            **asdict(p), "added_latency_us": p.added_latency_us,
+            "added_latency_us_p95": p.added_latency_us_p95,
+            "cpu_ratio": p.cpu_ratio, "added_cpu_us_per_event": p.added_cpu_us_per_event},
+        "targets": [asdict(v) for v in verdicts(res)],
+        "profiles": [asdict(pr) for pr in res.profiles],
+        "notes": res.notes,
+        "errors": res.errors,
+    }
+
+
+def write(res: Results, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(to_json(res), indent=2, ensure_ascii=False) + "\n")

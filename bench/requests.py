@@ -1,0 +1,97 @@
+"""Request translation: Codex request bytes -> upstream request bytes, per target dialect.
+
+Timed as the addon does it per request (`json.loads`, `translate_request`, `json.dumps` of the
+body), against the floor: `json.loads` + `json.dumps` of the same bytes, in the same rounds.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from bench.peer_litellm import LitellmPeer
+from bench.timing import interleaved
+from bench.workloads import TARGET_MODELS, describe, long_request, small_request
+from translators import translate_request
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRow:
+    workload: str
+    target: str
+    bytes: int
+    items: int
+    tools: int
+    out_bytes: int
+    ours_us: float
+    floor_us: float
+    ratio: float
+    """ours / floor"""
+    peer_us: float | None = None
+    peer_out_bytes: int | None = None
+    speedup: float | None = None
+    """peer / ours"""
+
+
+def ours(raw: bytes, target: str) -> bytes:
+    translation = translate_request(json.loads(raw), target, TARGET_MODELS[target])
+    return json.dumps(translation.body, ensure_ascii=False).encode()
+
+
+def floor(raw: bytes) -> bytes:
+    return json.dumps(json.loads(raw), ensure_ascii=False).encode()
+
+
+def available_targets() -> tuple[list[str], list[str]]:
+    """Targets whose dialect module imports and translates the small request; notes for the rest."""
+    targets, notes = [], []
+    for target in TARGET_MODELS:
+        try:
+            ours(small_request(), target)
+        except Exception as exc:
+            notes.append(f"request translation to {target} skipped: {exc!r}"[:300])
+        else:
+            targets.append(target)
+    return targets, notes
+
+
+def check_peer(peer: LitellmPeer, raw: bytes, ours_out: bytes) -> bytes:
+    """The peer must really do the work: an Anthropic body about as big as ours."""
+    out = peer.request(raw)
+    body = json.loads(out)
+    if not body.get("messages") or len(out) < 0.5 * len(ours_out):
+        raise AssertionError(f"litellm produced an implausible body: {len(out)} bytes, "
+                             f"{len(body.get('messages') or [])} messages (ours: {len(ours_out)} bytes)")
+    return out
+
+
+def run(targets: list[str], samples: dict[str, int], peer: LitellmPeer | None,
+        peer_samples: dict[str, int]) -> tuple[list[RequestRow], list[str]]:
+    rows: list[RequestRow] = []
+    notes: list[str] = []
+    for workload, raw in (("small", small_request()), ("long", long_request())):
+        shape = describe(raw)
+        for target in targets:
+            out = ours(raw, target)
+            contenders = {"ours": lambda raw=raw, target=target: ours(raw, target),
+                          "floor": lambda raw=raw: floor(raw)}
+            counts = {"ours": samples[workload], "floor": samples[workload]}
+            peer_out = None
+            if peer is not None and target == "anthropic":
+                try:
+                    peer_out = check_peer(peer, raw, out)
+                except Exception as exc:
+                    notes.append(f"peer request ({workload}) failed: {exc!r}"[:300])
+                else:
+                    contenders["peer"] = lambda raw=raw, peer=peer: peer.request(raw)
+                    counts["peer"] = peer_samples[workload]
+            timings = interleaved(contenders, counts)
+            ours_us, floor_us = timings["ours"].median_us, timings["floor"].median_us
+            peer_us = timings["peer"].median_us if "peer" in timings else None
+            rows.append(RequestRow(
+                workload=workload, target=target, bytes=shape["bytes"], items=shape["items"],
+                tools=shape["tools"], out_bytes=len(out), ours_us=ours_us, floor_us=floor_us,
+                ratio=ours_us / floor_us,
+                peer_us=peer_us, peer_out_bytes=len(peer_out) if peer_out is not None else None,
+                speedup=peer_us / ours_us if peer_us is not None else None))
+    return rows, notes

@@ -1,0 +1,45 @@
+"""Interleaved timing: every contender runs once per round, so machine drift hits all alike."""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from statistics import median
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    median_ns: float
+    min_ns: int
+    samples: int
+
+    @property
+    def median_us(self) -> float:
+        return self.median_ns / 1e3
+
+
+def interleaved(contenders: Mapping[str, Callable[[], object]], samples: Mapping[str, int] | int,
+                warmup: int = 2) -> dict[str, Timing]:
+    """Median wall time (`perf_counter_ns`) per call of each contender.
+
+    `samples` may differ per contender (a slow peer gets fewer); the rounds that run a slower
+    contender are spread evenly over the whole measurement rather than bunched at the start."""
+    counts = {name: samples if isinstance(samples, int) else samples[name] for name in contenders}
+    for fn in contenders.values():
+        for _ in range(warmup):
+            fn()
+    gc.collect()
+    rounds = max(counts.values())
+    times: dict[str, list[int]] = {name: [] for name in contenders}
+    clock = time.perf_counter_ns
+    for r in range(rounds):
+        for name, fn in contenders.items():
+            n = counts[name]
+            if (r * n) // rounds == ((r + 1) * n) // rounds:
+                continue
+            start = clock()
+            fn()
+            times[name].append(clock() - start)
+    return {name: Timing(median_ns=median(ts), min_ns=min(ts), samples=len(ts)) for name, ts in times.items()}

@@ -1,0 +1,76 @@
+"""Shared helpers for the addon's unit tests: a taddons context with the options mitmdump has."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mitmproxy import http
+from mitmproxy.addons import proxyserver, serverplayback
+from mitmproxy.test import taddons, tflow
+
+from addon.gateway import Gateway
+
+CLIENT_URL = "https://api.openai.com/v1/responses"
+UPSTREAM_KEY = "sk-ant-upstream-secret-0123456789"
+CLIENT_KEY = "sk-proj-client-secret-0123456789"
+
+
+@pytest.fixture
+def listener() -> Iterator[str]:
+    """A reachable upstream base URL: a listening socket (the preflight only connects)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}"
+
+
+@pytest.fixture
+def dead_url() -> str:
+    """A base URL nothing listens on."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def gateway(listener: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Gateway, taddons.context]]:
+    """A Gateway routed to anthropic at a reachable local address, with the key in the env."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", UPSTREAM_KEY)
+    addon = Gateway()
+    # proxyserver and serverplayback declare connection_strategy and server_replay, as in mitmdump
+    with taddons.context(proxyserver.Proxyserver(), serverplayback.ServerPlayback(), addon) as tctx:
+        tctx.configure(addon, gateway_upstream="anthropic", gateway_base_url=listener,
+                       gateway_model="claude-sonnet-4-5")
+        yield addon, tctx
+
+
+def client_flow(body: Any = None, *, url: str = CLIENT_URL, method: str = "POST",
+                headers: dict[str, str] | None = None) -> http.HTTPFlow:
+    """A client request as the `request` hook sees it: no response yet."""
+    if body is None:
+        body = {"model": "gpt-5.5", "input": "hi", "stream": True}
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = http.Request.make(method, url, content if method == "POST" else b"", {
+        "host": url.split("/")[2], "content-type": "application/json", "authorization": f"Bearer {CLIENT_KEY}",
+        **(headers or {})})
+    flow = tflow.tflow(req=request)
+    flow.metadata.clear()
+    return flow
+
+
+def run_request(addon: Gateway, flow: http.HTTPFlow) -> None:
+    addon.requestheaders(flow)
+    asyncio.run(addon.request(flow))
+
+
+def sse_events(data: bytes) -> list[dict[str, Any]]:
+    """The `data:` payloads of an SSE body, parsed."""
+    out = []
+    for block in data.decode().split("\n\n"):
+        for line in block.splitlines():
+            if line.startswith("data:"):
+                out.append(json.loads(line[5:]))
+    return out

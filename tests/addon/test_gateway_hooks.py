@@ -1,0 +1,479 @@
+"""addon/gateway.py hooks, one flow at a time (mitmproxy.test.taddons + tflow)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mitmproxy import http
+from mitmproxy import io as mio
+from mitmproxy.net import encoding
+from mitmproxy.test import taddons
+
+from addon import flowinfo
+from addon import gateway as gateway_module
+from addon.gateway import Gateway
+from addon.streaming import StreamHook
+from tests.addon.conftest import CLIENT_KEY, CLIENT_URL, UPSTREAM_KEY, client_flow, run_request, sse_events
+from translators import Translation
+
+Ctx = tuple[Gateway, taddons.context]
+FIXTURES = Path("/work/shared/fixtures/anthropic")
+CODEX_HEADERS = {
+    "cookie": "__Secure-next-auth.session-token=abc",
+    "chatgpt-account-id": "acct-1234",
+    "x-codex-turn-metadata": '{"turn":1}',
+    "x-codex-beta-features": "x",
+    "openai-beta": "responses=experimental",
+    "session_id": "0198-session",
+    "originator": "codex_exec",
+}
+
+
+def _snapshot(flow: http.HTTPFlow) -> dict[str, Any]:
+    return {"request": flow.request.get_state(), "response": flow.response, "metadata": dict(flow.metadata),
+            "comment": flow.comment, "marked": flow.marked}
+
+
+def _answer(flow: http.HTTPFlow, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+    flow.response = http.Response.make(status, body, headers or {"content-type": "text/event-stream"})
+
+
+def _stream_through(addon: Gateway, flow: http.HTTPFlow, chunks: list[bytes]) -> list[bytes]:
+    """Drive the stream callable as the proxy core does: one call per chunk, then b""."""
+    addon.responseheaders(flow)
+    hook = flow.response.stream
+    assert isinstance(hook, StreamHook)
+    sent: list[bytes] = []
+    for chunk in [*chunks, b""]:
+        out = hook(chunk)
+        sent += [out] if isinstance(out, bytes) else list(out)
+    addon.response(flow)
+    return sent
+
+
+# -- flows that are not ours ------------------------------------------------------------------
+
+@pytest.mark.parametrize(("method", "url"), [
+    ("POST", "https://example.com/v1/responses"),
+    ("POST", "https://api.openai.com/v1/chat/completions"),
+    ("GET", "https://chatgpt.com/backend-api/wham/accounts/check"),
+    ("GET", "https://chatgpt.com/backend-api/codex/models?client_version=0.169.0"),
+    ("POST", "https://chatgpt.com/backend-api/wham/settings/user"),
+    ("GET", CLIENT_URL),
+])
+def test_hooks_leave_a_flow_they_do_not_match_untouched(gateway: Ctx, method: str, url: str) -> None:
+    addon, _ = gateway
+    flow = client_flow(url=url, method=method, headers=CODEX_HEADERS)
+    before = _snapshot(flow)
+    run_request(addon, flow)
+    _answer(flow, 200, b'{"ok": true}', {"content-type": "application/json", "content-length": "12"})
+    addon.responseheaders(flow)
+    addon.response(flow)
+    assert flow.response.stream is False
+    assert flow.response.content == b'{"ok": true}'
+    assert {**_snapshot(flow), "response": None} == before
+
+
+def test_request_for_a_model_without_route_is_left_as_sent(gateway: Ctx) -> None:
+    addon, tctx = gateway
+    tctx.configure(addon, gateway_model="gpt-5*=claude-sonnet-4-5")
+    flow = client_flow({"model": "o3", "input": "hi"}, headers={"content-encoding": "zstd"})
+    flow.request.raw_content = encoding.encode(json.dumps({"model": "o3", "input": "hi"}).encode(), "zstd")
+    before = _snapshot(flow)
+    run_request(addon, flow)
+    assert _snapshot(flow) == before
+
+
+def test_websocket_upgrade_on_responses_is_answered_426_at_once(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow(method="GET", headers={"upgrade": "websocket", "connection": "Upgrade"})
+    addon.requestheaders(flow)
+    assert flow.response.status_code == 426
+    assert flow.response.json()["error"]["code"] == "websocket_unsupported"
+
+
+def test_websocket_upgrade_elsewhere_is_left_alone(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow(url="https://chatgpt.com/backend-api/other", method="GET",
+                       headers={"upgrade": "websocket"})
+    addon.requestheaders(flow)
+    assert flow.response is None
+
+
+# -- the request on its way upstream ----------------------------------------------------------
+
+def test_zstd_request_body_is_decoded_and_translated(gateway: Ctx, listener: str) -> None:
+    addon, _ = gateway
+    body = {"model": "gpt-5.5", "input": "hello zstd", "stream": True}
+    flow = client_flow(headers={"content-encoding": "zstd"})
+    flow.request.raw_content = encoding.encode(json.dumps(body).encode(), "zstd")
+    run_request(addon, flow)
+    assert flow.response is None
+    assert "content-encoding" not in flow.request.headers
+    sent = json.loads(flow.request.raw_content)
+    assert sent["messages"][0]["content"][0]["text"] == "hello zstd"
+    assert flow.request.headers["content-length"] == str(len(flow.request.raw_content))
+
+
+def test_request_is_retargeted_to_the_upstream_and_asks_for_identity(gateway: Ctx, listener: str) -> None:
+    addon, _ = gateway
+    flow = client_flow()
+    run_request(addon, flow)
+    assert flow.request.url == f"{listener}/v1/messages"
+    assert flow.request.headers["host"] == listener.removeprefix("http://")
+    assert flow.request.headers["accept-encoding"] == "identity"
+    assert flow.request.headers["accept"] == "text/event-stream"
+    assert json.loads(flow.request.content)["model"] == "claude-sonnet-4-5"
+
+
+def _fake_translation(target: str, path: str) -> Any:
+    def translate(body: dict[str, Any], dialect: str, model: str | None) -> Translation:
+        return Translation(target=target, model=model or body["model"], client_model=body["model"],
+                           path=path, body={"model": model, "messages": []})
+    return translate
+
+
+@pytest.mark.parametrize(("dialect", "env", "header", "value"), [
+    ("anthropic", "ANTHROPIC_API_KEY", "x-api-key", "k-anthropic-0123456789"),
+    ("chat", "DEEPSEEK_API_KEY", "authorization", "Bearer k-chat-0123456789"),
+    ("gemini", "GEMINI_API_KEY", "x-goog-api-key", "k-gemini-0123456789"),
+])
+def test_client_credentials_never_reach_another_vendor_and_the_key_comes_from_the_env(
+        gateway: Ctx, listener: str, monkeypatch: pytest.MonkeyPatch,
+        dialect: str, env: str, header: str, value: str) -> None:
+    addon, tctx = gateway
+    if dialect != "anthropic":  # only the dialect's request shape is faked; auth is the addon's
+        monkeypatch.setattr(gateway_module, "translate_request", _fake_translation(dialect, "/v1/x"))
+    monkeypatch.setenv(env, value.removeprefix("Bearer "))
+    tctx.configure(addon, gateway_upstream=dialect, gateway_base_url=listener)
+    flow = client_flow(headers=CODEX_HEADERS)
+    run_request(addon, flow)
+    headers = {k.lower(): v for k, v in flow.request.headers.items()}
+    assert headers[header] == value
+    assert CLIENT_KEY not in json.dumps(headers)
+    for name in CODEX_HEADERS:
+        assert name not in headers
+    assert not [name for name in headers if name.startswith(("x-codex", "openai-", "chatgpt-"))]
+
+
+def test_upstream_key_comes_from_the_variable_named_by_gateway_key_env(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    addon, tctx = gateway
+    monkeypatch.setenv("MY_PROXY_KEY", "k-from-my-variable-0123")
+    tctx.configure(addon, gateway_key_env="MY_PROXY_KEY")
+    flow = client_flow()
+    run_request(addon, flow)
+    assert flow.request.headers["x-api-key"] == "k-from-my-variable-0123"
+
+
+def test_missing_upstream_key_is_noted_in_the_metadata(gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    addon, _ = gateway
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    flow = client_flow()
+    run_request(addon, flow)
+    assert "x-api-key" not in flow.request.headers
+    assert "no upstream key: $ANTHROPIC_API_KEY is not set" in flow.metadata["gateway"]["notes"]
+
+
+def test_responses_upstream_that_is_not_openai_gets_no_client_credentials(
+        gateway: Ctx, listener: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    addon, tctx = gateway
+    monkeypatch.setenv("LOCAL_RESPONSES_KEY", "k-local-responses-0123")
+    tctx.configure(addon, gateway_upstream="responses", gateway_base_url=listener + "/v1",
+                   gateway_key_env="LOCAL_RESPONSES_KEY", gateway_model="")
+    flow = client_flow(headers=CODEX_HEADERS)
+    run_request(addon, flow)
+    assert flow.request.url == f"{listener}/v1/responses"
+    assert flow.request.headers["authorization"] == "Bearer k-local-responses-0123"
+    for name in CODEX_HEADERS:
+        assert name not in flow.request.headers
+
+
+def test_client_metadata_is_not_sent_upstream(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True,
+                        "client_metadata": {"installation_id": "inst-42"}})
+    run_request(addon, flow)
+    assert b"client_metadata" not in flow.request.content
+    assert b"inst-42" not in flow.request.content
+
+
+# -- answered by the proxy itself ------------------------------------------------------------
+
+def test_refused_request_is_answered_400_in_responses_shape_and_never_sent(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow({"model": "gpt-5.5", "stream": True,
+                        "input": [{"type": "compaction_trigger"}]})
+    run_request(addon, flow)
+    assert flow.request.url == CLIENT_URL  # not re-targeted
+    assert flow.response.status_code == 400
+    error = flow.response.json()["error"]
+    assert error["type"] == "invalid_request_error"
+    assert "compaction" in error["message"]
+    assert flow.metadata["gateway"]["refused"]
+    assert flow.comment.startswith("-> anthropic claude-sonnet-4-5 | refused:")
+    assert flow.marked == ":warning:"
+    addon.response(flow)  # the hook that follows must leave the proxy's own answer alone
+    assert flow.response.json()["error"] == error
+    assert CLIENT_KEY not in flow.request.headers.get("authorization", "")
+
+
+def test_body_that_is_not_json_is_answered_400(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow(b"{not json")
+    run_request(addon, flow)
+    assert flow.response.status_code == 400
+    assert flow.response.json()["error"]["code"] == "invalid_json"
+
+
+def test_translator_crash_is_answered_500_and_never_sent(gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    addon, _ = gateway
+
+    def broken(*args: Any) -> Translation:
+        raise KeyError("boom")
+
+    monkeypatch.setattr(gateway_module, "translate_request", broken)
+    flow = client_flow()
+    run_request(addon, flow)
+    assert flow.request.url == CLIENT_URL
+    assert flow.response.status_code == 500
+    assert flow.response.json()["error"]["type"] == "server_error"
+    assert "KeyError" in flow.metadata["gateway"]["error"]
+
+
+def test_unreachable_upstream_is_a_responses_shaped_502(gateway: Ctx, dead_url: str) -> None:
+    addon, tctx = gateway
+    tctx.configure(addon, gateway_base_url=dead_url)
+    flow = client_flow()
+    run_request(addon, flow)
+    assert flow.response.status_code == 502
+    addon.responseheaders(flow)
+    addon.response(flow)  # runs for answers set in `request` too: must not be re-translated
+    error = flow.response.json()["error"]
+    assert (error["type"], error["code"]) == ("server_error", "upstream_unreachable")
+    assert dead_url in error["message"]
+    assert flow.comment.startswith("-> anthropic claude-sonnet-4-5 | error: cannot reach")
+    assert flow.request.headers["x-api-key"] == "<redacted>"
+
+
+# -- what the user sees ------------------------------------------------------------------------
+
+def test_translated_flow_has_metadata_comment_and_mark(gateway: Ctx, listener: str) -> None:
+    addon, _ = gateway
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True, "text": {"verbosity": "low"}})
+    run_request(addon, flow)
+    _answer(flow, 200, b"")
+    _stream_through(addon, flow, [(FIXTURES / "text_after_tool_result.sse").read_bytes()])
+    info = flow.metadata["gateway"]
+    assert info["upstream"] == "anthropic"
+    assert info["url"] == f"{listener}/v1/messages"
+    assert (info["model"], info["client_model"]) == ("claude-sonnet-4-5", "gpt-5.5")
+    assert "text.verbosity" in info["dropped"]
+    assert flow.comment == "-> anthropic claude-sonnet-4-5 | dropped: text.verbosity"
+    assert flow.marked == ":warning:"
+
+
+def test_flow_that_lost_nothing_is_not_marked(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow()
+    run_request(addon, flow)
+    _answer(flow, 200, b"")
+    _stream_through(addon, flow, [(FIXTURES / "text_after_tool_result.sse").read_bytes()])
+    assert flow.comment == "-> anthropic claude-sonnet-4-5"
+    assert not flow.marked
+
+
+def test_usage_is_recorded_in_the_metadata(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow()
+    run_request(addon, flow)
+    _answer(flow, 200, b"")
+    _stream_through(addon, flow, [(FIXTURES / "text_after_tool_result.sse").read_bytes()])
+    usage = flow.metadata["gateway"]["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"]) == (678, 82)
+
+
+def test_saved_flow_keeps_metadata_both_bodies_and_no_key(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow()
+    run_request(addon, flow)
+    upstream = (FIXTURES / "text_after_tool_result.sse").read_bytes()
+    _answer(flow, 200, b"")
+    _stream_through(addon, flow, [upstream])
+    buffer = io.BytesIO()
+    mio.FlowWriter(buffer).add(flow)
+    assert UPSTREAM_KEY.encode() not in buffer.getvalue()
+    assert CLIENT_KEY.encode() not in buffer.getvalue()
+    (loaded,) = mio.FlowReader(io.BytesIO(buffer.getvalue())).stream()
+    assert loaded.metadata["gateway"]["upstream"] == "anthropic"
+    assert loaded.metadata["gateway.upstream_response"] == upstream
+    assert b"response.completed" in loaded.response.content
+    assert loaded.comment == flow.comment
+
+
+# -- streaming -------------------------------------------------------------------------------
+
+def test_stream_callable_sends_each_event_once_complete_and_nothing_as_a_list(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow()
+    run_request(addon, flow)
+    _answer(flow, 200, b"")
+    addon.responseheaders(flow)
+    hook = flow.response.stream
+    raw = (FIXTURES / "text_after_tool_result.sse").read_bytes()
+    first_end = raw.index(b"\n\n") + 2
+    assert hook(raw[:10]) == []  # half an event: nothing yet, and not b""
+    out = hook(raw[10:first_end])
+    assert isinstance(out, bytes) and out.startswith(b"event: response.created\n")
+    rest = hook(raw[first_end:])
+    tail = hook(b"")
+    assert sse_events(out + (rest if isinstance(rest, bytes) else b"") + (
+        tail if isinstance(tail, bytes) else b""))[-1]["type"] == "response.completed"
+
+
+def test_stale_content_length_is_dropped_when_streaming(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow()
+    run_request(addon, flow)
+    _answer(flow, 200, b"", {"content-type": "text/event-stream", "content-length": "1839",
+                             "content-encoding": "identity"})
+    addon.responseheaders(flow)
+    assert isinstance(flow.response.stream, StreamHook)
+    assert "content-length" not in flow.response.headers
+    assert "content-encoding" not in flow.response.headers
+
+
+def test_saved_streamed_flow_body_is_what_the_client_got(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow()
+    run_request(addon, flow)
+    _answer(flow, 200, b"")
+    raw = (FIXTURES / "text_after_tool_result.sse").read_bytes()
+    sent = _stream_through(addon, flow, [raw[i:i + 100] for i in range(0, len(raw), 100)])
+    assert flow.response.content == b"".join(sent)
+    assert flow.response.stream is False
+
+
+# -- never twice ---------------------------------------------------------------------------------
+
+def test_response_hook_called_twice_translates_once(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": False})
+    run_request(addon, flow)
+    _answer(flow, 200, json.dumps({"type": "message", "id": "msg_1", "role": "assistant", "content": [
+        {"type": "text", "text": "hello"}], "stop_reason": "end_turn"}).encode(),
+        {"content-type": "application/json"})
+    addon.response(flow)
+    once = flow.response.content
+    addon.response(flow)
+    assert flow.response.content == once
+
+
+def test_flow_loaded_again_with_r_is_not_translated_again(gateway: Ctx) -> None:
+    addon, tctx = gateway
+    flow = client_flow()
+    run_request(addon, flow)
+    _answer(flow, 200, b"")
+    _stream_through(addon, flow, [(FIXTURES / "text_after_tool_result.sse").read_bytes()])
+    buffer = io.BytesIO()
+    mio.FlowWriter(buffer).add(flow)
+    (loaded,) = mio.FlowReader(io.BytesIO(buffer.getvalue())).stream()
+    before = _snapshot(loaded)
+    asyncio.run(tctx.cycle(addon, loaded))  # what `mitmdump -r` does: every hook, flow.live False
+    assert _snapshot(loaded) == before
+    assert loaded.response.content == flow.response.content
+
+
+# -- whole bodies ------------------------------------------------------------------------------
+
+def test_server_replayed_stream_is_translated_whole_in_response(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow()
+    run_request(addon, flow)
+    _answer(flow, 200, (FIXTURES / "text_after_tool_result.sse").read_bytes())
+    flow.is_replay = "response"
+    addon.responseheaders(flow)
+    assert flow.response.stream is False  # no stream callable for replayed answers
+    addon.response(flow)
+    events = sse_events(flow.response.content)
+    assert events[0]["type"] == "response.created"
+    assert events[-1]["type"] == "response.completed"
+    assert flow.response.headers["content-type"] == "text/event-stream"
+
+
+def test_non_streamed_answer_becomes_a_response_object(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": False})
+    run_request(addon, flow)
+    assert flow.request.headers["accept"] == "application/json"
+    _answer(flow, 200, json.dumps({"type": "message", "id": "msg_1", "role": "assistant", "content": [
+        {"type": "text", "text": "hello"}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 3, "output_tokens": 1}}).encode(), {"content-type": "application/json"})
+    addon.responseheaders(flow)
+    addon.response(flow)
+    body = flow.response.json()
+    assert (body["object"], body["status"], body["model"]) == ("response", "completed", "gpt-5.5")
+    assert body["output"][0]["content"][0]["text"] == "hello"
+    assert flow.metadata["gateway"]["usage"]["input_tokens"] == 3
+
+
+# -- upstream errors -------------------------------------------------------------------------
+
+def _error(addon: Gateway, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> http.Response:
+    flow = client_flow()
+    run_request(addon, flow)
+    _answer(flow, status, json.dumps(body).encode(), {"content-type": "application/json", **(headers or {})})
+    addon.responseheaders(flow)
+    assert flow.response.stream is False  # errors are buffered and translated whole
+    addon.response(flow)
+    assert flow.metadata["gateway.upstream_response"] == json.dumps(body).encode()
+    assert flow.marked == ":warning:"
+    return flow.response
+
+
+def test_upstream_429_keeps_status_retry_after_and_message(gateway: Ctx) -> None:
+    addon, _ = gateway
+    response = _error(addon, 429, {"type": "error", "error": {"type": "rate_limit_error",
+                                                               "message": "Number of requests exceeded"}},
+                      {"retry-after": "17"})
+    assert response.status_code == 429
+    assert response.headers["retry-after"] == "17"
+    error = response.json()["error"]
+    assert (error["type"], error["code"]) == ("rate_limit_error", "rate_limit_exceeded")
+    assert "Number of requests exceeded" in error["message"]
+
+
+def test_upstream_500_becomes_a_responses_shaped_server_error(gateway: Ctx) -> None:
+    addon, _ = gateway
+    response = _error(addon, 500, {"type": "error", "error": {"type": "api_error", "message": "Internal"}})
+    assert response.status_code == 500
+    error = response.json()["error"]
+    assert (error["type"], error["code"]) == ("server_error", "server_error")
+    assert "Internal" in error["message"]
+
+
+def test_upstream_context_overflow_becomes_context_length_exceeded(gateway: Ctx) -> None:
+    addon, _ = gateway
+    response = _error(addon, 400, {"type": "error", "error": {
+        "type": "invalid_request_error", "message": "prompt is too long: 215000 tokens > 200000 maximum"}})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "context_length_exceeded"
+
+
+def test_connection_error_is_recorded_and_keys_redacted(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow()
+    run_request(addon, flow)
+    from mitmproxy import flow as mflow
+
+    flow.error = mflow.Error("Client disconnected.")
+    addon.error(flow)
+    assert flow.metadata["gateway"]["error"] == "Client disconnected."
+    assert flow.comment == "-> anthropic claude-sonnet-4-5 | error: Client disconnected."
+    assert flow.request.headers["x-api-key"] == "<redacted>"

@@ -1,0 +1,101 @@
+"""addon/gateway.py options: declared in load(), validated in configure() (mitmproxy.test.taddons)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mitmproxy import exceptions
+from mitmproxy.addons import proxyserver
+from mitmproxy.test import taddons
+
+from addon.gateway import Gateway
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("gateway_upstream", "chat"),
+    ("gateway_base_url", "http://127.0.0.1:8080"),
+    ("gateway_model", "gpt-5*=claude-sonnet-4-5,*=claude-haiku-4-5"),
+    ("gateway_key_env", "MY_UPSTREAM_KEY"),
+    ("gateway_match", ["/v1/responses"]),
+    ("gateway_capture_dir", "/tmp/captures"),
+])
+def test_every_option_is_settable(name: str, value: object) -> None:
+    gateway = Gateway()
+    with taddons.context(gateway) as tctx:
+        tctx.configure(gateway, **{name: value})
+        assert getattr(tctx.options, name) == value
+
+
+def test_options_build_the_route() -> None:
+    gateway = Gateway()
+    with taddons.context(gateway) as tctx:
+        tctx.configure(gateway, gateway_upstream="chat", gateway_base_url="http://127.0.0.1:8080/",
+                       gateway_model="deepseek-chat", gateway_key_env="MY_UPSTREAM_KEY")
+        route = gateway.router.route("gpt-5.5")
+        assert (route.dialect, route.base_url, route.model, route.key_env) == (
+            "chat", "http://127.0.0.1:8080", "deepseek-chat", "MY_UPSTREAM_KEY")
+
+
+def test_model_patterns_choose_the_upstream_model() -> None:
+    gateway = Gateway()
+    with taddons.context(gateway) as tctx:
+        tctx.configure(gateway, gateway_model="gpt-5*=claude-sonnet-4-5,*=claude-haiku-4-5")
+        assert gateway.router.route("gpt-5.5").model == "claude-sonnet-4-5"
+        assert gateway.router.route("o4-mini").model == "claude-haiku-4-5"
+
+
+@pytest.mark.parametrize(("options", "says"), [
+    ({"gateway_upstream": "claude"}, "write one of responses, anthropic, chat, gemini, bedrock"),
+    ({"gateway_base_url": "api.anthropic.com"}, "write e.g. https://api.anthropic.com"),
+    ({"gateway_model": "gpt-5*=claude-sonnet-4-5,claude-haiku-4-5"}, "is not pattern=model: write e.g."),
+    ({"gateway_match": [" "]}, "gateway_match is empty: write e.g. api.openai.com/v1/responses"),
+])
+def test_bad_value_is_an_options_error_that_says_what_to_write(options: dict, says: str) -> None:
+    gateway = Gateway()
+    with taddons.context(gateway) as tctx, pytest.raises(exceptions.OptionsError, match=says):
+        tctx.configure(gateway, **options)
+
+
+def test_bad_toml_is_an_options_error(tmp_path: Path) -> None:
+    path = tmp_path / "routes.toml"
+    path.write_text("[[route]\n")
+    gateway = Gateway()
+    with taddons.context(gateway) as tctx, pytest.raises(exceptions.OptionsError, match="is not valid TOML"):
+        tctx.configure(gateway, gateway_config=str(path))
+
+
+def test_a_rejected_value_leaves_the_previous_setting_in_place() -> None:
+    gateway = Gateway()
+    with taddons.context(gateway) as tctx:
+        tctx.configure(gateway, gateway_upstream="chat")
+        with pytest.raises(exceptions.OptionsError):
+            tctx.configure(gateway, gateway_upstream="nope")
+        assert tctx.options.gateway_upstream == "chat"
+        assert gateway.router.route("gpt-5.5").dialect == "chat"
+
+
+def test_toml_config_routes_mix_providers_and_override_single_route_options(tmp_path: Path) -> None:
+    path = tmp_path / "routes.toml"
+    path.write_text('[[route]]\nmodel = "gpt-5*"\nupstream = "anthropic"\ntarget_model = "claude-sonnet-4-5"\n'
+                    '[[route]]\nupstream = "chat"\nbase_url = "http://127.0.0.1:9"\n')
+    gateway = Gateway()
+    with taddons.context(gateway) as tctx:
+        tctx.configure(gateway, gateway_upstream="gemini", gateway_config=str(path))
+        assert gateway.router.route("gpt-5.5").dialect == "anthropic"
+        assert gateway.router.route("o3").dialect == "chat"
+
+
+def test_connection_strategy_is_forced_to_lazy() -> None:
+    gateway = Gateway()
+    with taddons.context(proxyserver.Proxyserver(), gateway) as tctx:  # proxyserver declares the option
+        tctx.configure(gateway, connection_strategy="eager")
+        assert tctx.options.connection_strategy == "lazy"
+
+
+def test_connection_strategy_set_back_to_eager_later_is_forced_to_lazy_again() -> None:
+    gateway = Gateway()
+    with taddons.context(proxyserver.Proxyserver(), gateway) as tctx:
+        tctx.configure(gateway, gateway_upstream="anthropic")
+        tctx.options.update(connection_strategy="eager")
+        assert tctx.options.connection_strategy == "lazy"

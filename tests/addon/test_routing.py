@@ -1,0 +1,182 @@
+"""addon/routing.py: option values -> routes, and which requests are intercepted (pure, no mitmproxy)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from addon.routing import (
+    DEFAULT_MATCH,
+    RouteError,
+    Router,
+    from_options,
+    from_toml,
+    parse_models,
+)
+
+
+def _router(model: str, upstream: str = "anthropic") -> Router:
+    return Router(routes=tuple(from_options(upstream, "", model, "")))
+
+
+def test_one_model_name_routes_every_client_model_to_it() -> None:
+    router = _router("claude-sonnet-4-5")
+    assert router.route("gpt-5.5").model == "claude-sonnet-4-5"
+    assert router.route("anything").model == "claude-sonnet-4-5"
+
+
+def test_empty_model_keeps_the_client_model() -> None:
+    assert _router("").route("gpt-5.5").model is None
+
+
+def test_model_patterns_first_match_wins() -> None:
+    router = _router("gpt-5*=claude-sonnet-4-5,*=claude-haiku-4-5")
+    assert router.route("gpt-5.5").model == "claude-sonnet-4-5"
+    assert router.route("gpt-5-codex").model == "claude-sonnet-4-5"
+    assert router.route("o3").model == "claude-haiku-4-5"
+
+
+def test_model_patterns_tolerate_spaces() -> None:
+    assert parse_models(" gpt-5* = claude-sonnet-4-5 , * = claude-haiku-4-5 ") == [
+        ("gpt-5*", "claude-sonnet-4-5"), ("*", "claude-haiku-4-5")]
+
+
+def test_a_model_no_pattern_matches_has_no_route() -> None:
+    assert _router("gpt-5*=claude-sonnet-4-5").route("o3") is None
+
+
+@pytest.mark.parametrize("spec", ["claude-a,gpt-5*=claude-b", "gpt-5*=", "=claude-b", "gpt-5*=a,,*=b"])
+def test_bad_pattern_model_pair_says_how_to_write_it(spec: str) -> None:
+    with pytest.raises(RouteError, match=r"pattern=model.*gpt-5\*=claude-sonnet-4-5,\*=claude-haiku-4-5"):
+        parse_models(spec)
+
+
+def test_unknown_dialect_lists_the_known_ones() -> None:
+    with pytest.raises(RouteError, match="unknown upstream 'claude'.*responses, anthropic, chat, gemini, bedrock"):
+        from_options("claude", "", "", "")
+
+
+@pytest.mark.parametrize("url", ["api.anthropic.com", "ftp://api.anthropic.com", "https://", "localhost:8080"])
+def test_bad_base_url_shows_a_good_one(url: str) -> None:
+    with pytest.raises(RouteError, match=r"not an http\(s\) URL: write e\.g\. https://"):
+        from_options("anthropic", url, "", "")
+
+
+@pytest.mark.parametrize(("dialect", "base_url", "key_env"), [
+    ("anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
+    ("chat", "https://api.deepseek.com", "DEEPSEEK_API_KEY"),
+    ("gemini", "https://generativelanguage.googleapis.com", "GEMINI_API_KEY"),
+    ("responses", "https://api.openai.com/v1", "OPENAI_API_KEY"),
+])
+def test_each_dialect_has_a_default_base_url_and_key_variable(dialect: str, base_url: str, key_env: str) -> None:
+    (route,) = from_options(dialect, "", "", "")
+    assert (route.dialect, route.base_url, route.key_env) == (dialect, base_url, key_env)
+
+
+def test_base_url_and_key_variable_options_win_over_defaults() -> None:
+    (route,) = from_options("chat", "http://127.0.0.1:8000/", "", "MY_KEY")
+    assert (route.base_url, route.key_env) == ("http://127.0.0.1:8000", "MY_KEY")
+
+
+def _toml(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "routes.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_toml_routes_mix_providers_in_file_order(tmp_path: Path) -> None:
+    routes = from_toml(_toml(tmp_path, """
+[[route]]
+model = "gpt-5*"
+upstream = "anthropic"
+target_model = "claude-sonnet-4-5"
+
+[[route]]
+model = "o*"
+upstream = "chat"
+base_url = "http://127.0.0.1:9/v1"
+target_model = "deepseek-chat"
+key_env = "LOCAL_KEY"
+
+[[route]]
+upstream = "gemini"
+"""))
+    router = Router(routes=tuple(routes))
+    first, second, third = router.route("gpt-5.5"), router.route("o3"), router.route("mistral")
+    assert (first.dialect, first.model, first.base_url) == ("anthropic", "claude-sonnet-4-5",
+                                                           "https://api.anthropic.com")
+    assert (second.dialect, second.model, second.base_url, second.key_env) == (
+        "chat", "deepseek-chat", "http://127.0.0.1:9/v1", "LOCAL_KEY")
+    assert (third.dialect, third.model, third.key_env) == ("gemini", None, "GEMINI_API_KEY")
+
+
+def test_toml_syntax_error_is_reported_with_the_file(tmp_path: Path) -> None:
+    path = _toml(tmp_path, "[[route]\nupstream = anthropic\n")
+    with pytest.raises(RouteError, match=f"gateway_config '{path}' is not valid TOML"):
+        from_toml(path)
+
+
+def test_toml_missing_file_is_reported(tmp_path: Path) -> None:
+    with pytest.raises(RouteError, match="cannot be read"):
+        from_toml(str(tmp_path / "nope.toml"))
+
+
+def test_toml_route_without_upstream_says_what_to_add(tmp_path: Path) -> None:
+    with pytest.raises(RouteError, match='route #1 needs `upstream = "anthropic"`'):
+        from_toml(_toml(tmp_path, '[[route]]\nmodel = "gpt-5*"\n'))
+
+
+def test_toml_without_routes_says_so(tmp_path: Path) -> None:
+    with pytest.raises(RouteError, match=r"has no \[\[route\]\] table"):
+        from_toml(_toml(tmp_path, 'upstream = "anthropic"\n'))
+
+
+def test_toml_single_bracket_route_table_asks_for_double_brackets(tmp_path: Path) -> None:
+    with pytest.raises(RouteError, match=r"write \[\[route\]\]"):
+        from_toml(_toml(tmp_path, '[route]\nupstream = "anthropic"\n'))
+
+
+def test_toml_misspelled_key_is_named(tmp_path: Path) -> None:
+    with pytest.raises(RouteError, match="route #1 has an unknown key 'base-url'.*base_url"):
+        from_toml(_toml(tmp_path, '[[route]]\nupstream = "anthropic"\nbase-url = "http://127.0.0.1:1"\n'))
+
+
+def test_toml_non_string_value_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(RouteError, match="route #1: target_model must be a string"):
+        from_toml(_toml(tmp_path, '[[route]]\nupstream = "anthropic"\ntarget_model = 5\n'))
+
+
+def test_toml_bad_dialect_and_url_are_checked_like_options(tmp_path: Path) -> None:
+    with pytest.raises(RouteError, match="unknown upstream 'claude'"):
+        from_toml(_toml(tmp_path, '[[route]]\nupstream = "claude"\n'))
+    with pytest.raises(RouteError, match="not an http"):
+        from_toml(_toml(tmp_path, '[[route]]\nupstream = "chat"\nbase_url = "localhost"\n'))
+
+
+@pytest.mark.parametrize(("host", "path"), [
+    ("api.openai.com", "/v1/responses"),
+    ("api.openai.com", "/v1/responses?api-version=1"),
+    ("chatgpt.com", "/backend-api/codex/responses"),
+])
+def test_default_match_takes_the_responses_endpoints(host: str, path: str) -> None:
+    assert Router(routes=(), match=DEFAULT_MATCH).matches(host, path)
+
+
+@pytest.mark.parametrize(("host", "path"), [
+    ("example.com", "/v1/responses"),
+    ("api.openai.com", "/v1/chat/completions"),
+    ("api.openai.com", "/v1/responses/resp_123"),
+    ("api.openai.com", "/v1/responses/compact"),
+    ("chatgpt.com", "/backend-api/wham/accounts/check"),
+    ("chatgpt.com", "/backend-api/codex/models"),
+    ("chatgpt.com", "/backend-api/wham/settings/user"),
+])
+def test_default_match_leaves_other_endpoints(host: str, path: str) -> None:
+    assert not Router(routes=(), match=DEFAULT_MATCH).matches(host, path)
+
+
+def test_match_pattern_starting_with_slash_takes_any_host() -> None:
+    router = Router(routes=(), match=("/v1/responses",))
+    assert router.matches("127.0.0.1", "/v1/responses")
+    assert not router.matches("127.0.0.1", "/v2/responses")

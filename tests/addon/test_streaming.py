@@ -1,0 +1,133 @@
+"""addon/streaming.py: the stream callable, driven the way mitmproxy's HTTP layer drives it."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+from openai.types.responses import ResponseStreamEvent
+from pydantic import TypeAdapter
+
+from addon.streaming import StreamHook
+from tests.addon.conftest import sse_events
+from translators import stream_translator, translate_request
+
+RAW = (Path("/work/shared/fixtures/anthropic") / "text_after_tool_result.sse").read_bytes()
+EVENTS = TypeAdapter(ResponseStreamEvent)
+
+
+def _translator():  # noqa: ANN202
+    counter = itertools.count()
+    translation = translate_request({"model": "gpt-5.5", "input": "hi", "stream": True}, "anthropic", None)
+    return stream_translator("anthropic", translation, new_id=lambda prefix: f"{prefix}_{next(counter)}",
+                             clock=lambda: 1_700_000_000)
+
+
+def _drive(hook: StreamHook, chunks: list[bytes]) -> bytes:
+    out = b""
+    for chunk in [*chunks, b""]:
+        result = hook(chunk)
+        assert result != b"", "b'' mid-stream would end an HTTP/1.1 chunked body"
+        out += result if isinstance(result, bytes) else b"".join(result)
+    return out
+
+
+class Raising:
+    """A translator that breaks on the n-th feed (or on close)."""
+
+    def __init__(self, fail_on: int | None = 1, fail_close: bool = False, first: bytes = b"") -> None:
+        self.calls, self.fail_on, self.fail_close, self.first = 0, fail_on, fail_close, first
+        self.report = None
+
+    def feed(self, data: bytes) -> bytes:
+        self.calls += 1
+        if self.calls == self.fail_on:
+            raise ValueError("translator bug")
+        return self.first if self.calls == 1 else b""
+
+    def close(self) -> bytes:
+        if self.fail_close:
+            raise RuntimeError("close bug")
+        return b""
+
+
+def test_nothing_to_send_is_an_empty_list_never_empty_bytes() -> None:
+    hook = StreamHook(_translator())
+    assert hook(RAW[:5]) == []
+
+
+def test_output_does_not_depend_on_chunk_boundaries() -> None:
+    whole = _drive(StreamHook(_translator()), [RAW])
+    byte_by_byte = _drive(StreamHook(_translator()), [RAW[i:i + 1] for i in range(len(RAW))])
+    assert whole == byte_by_byte
+
+
+def test_every_event_parses_as_a_typed_openai_event() -> None:
+    events = [EVENTS.validate_python(event) for event in sse_events(_drive(StreamHook(_translator()), [RAW]))]
+    assert events[0].type == "response.created"
+    assert events[-1].type == "response.completed"
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+
+
+def test_hook_keeps_the_upstream_bytes_and_what_the_client_got() -> None:
+    hook = StreamHook(_translator())
+    sent = _drive(hook, [RAW[:700], RAW[700:]])
+    assert bytes(hook.upstream) == RAW
+    assert bytes(hook.client) == sent
+
+
+def test_end_is_idempotent() -> None:
+    hook = StreamHook(_translator())
+    _drive(hook, [RAW])
+    assert hook(b"") == []
+    assert hook.end() == b""
+
+
+def test_translator_exception_ends_the_stream_with_response_failed() -> None:
+    created = b'event: response.created\ndata: {"response":{"id":"resp_abc","model":"gpt-5.5"}}\n\n'
+    hook = StreamHook(Raising(fail_on=2, first=created))
+    out = _drive(hook, [b"one", b"two", b"three"])
+    events = sse_events(out)
+    assert [e.get("type", "response.created") for e in events] == ["response.created", "response.failed"]
+    failed = EVENTS.validate_python(events[-1])
+    assert failed.response.id == "resp_abc"
+    assert failed.response.model == "gpt-5.5"
+    assert failed.sequence_number == 1
+    assert "translator bug" in failed.response.error.message
+    assert "ValueError" in hook.error
+    assert bytes(hook.upstream) == b"onetwothree"  # later chunks are still kept for the record
+
+
+def test_translator_exception_on_the_first_chunk_still_gives_a_parseable_failure() -> None:
+    out = _drive(StreamHook(Raising(fail_on=1)), [b"x"])
+    (failed,) = sse_events(out)
+    assert EVENTS.validate_python(failed).type == "response.failed"
+
+
+def test_exception_in_close_ends_with_response_failed() -> None:
+    out = _drive(StreamHook(Raising(fail_on=None, fail_close=True)), [b"x"])
+    assert [e["type"] for e in sse_events(out)] == ["response.failed"]
+
+
+def test_exception_after_a_terminal_event_adds_no_second_one() -> None:
+    completed = b'event: response.completed\ndata: {"type":"response.completed"}\n\n'
+    hook = StreamHook(Raising(fail_on=2, first=completed))
+    out = _drive(hook, [b"a", b"b"])
+    assert out == completed
+
+
+def test_cut_mid_stream_closes_the_translator_with_response_failed() -> None:
+    hook = StreamHook(_translator())
+    first = hook(RAW[:600])
+    tail = hook.cut("upstream connection lost mid-stream")
+    events = sse_events((first if isinstance(first, bytes) else b"") + tail)
+    assert events[-1]["type"] == "response.failed"
+    assert hook.error == "upstream connection lost mid-stream"
+    assert hook(b"") == []  # the end call that may follow adds nothing
+
+
+def test_cut_with_a_broken_translator_still_gives_response_failed() -> None:
+    hook = StreamHook(Raising(fail_on=None, fail_close=True))
+    tail = hook.cut("lost")
+    assert json.loads(tail.split(b"data: ")[1])["type"] == "response.failed"

@@ -1,0 +1,335 @@
+"""Anthropic Messages SSE -> Responses SSE (issue 2, Build 4 and "Done when"; notes/dialects.md §A.5)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.translators.bodies import additional_tools, body, function, namespace, user
+from tests.translators.streamcheck import (
+    DATA,
+    assert_chunking_invariant,
+    assert_splits_invariant,
+    assert_valid_responses_stream,
+    done_items,
+    events,
+    fixture,
+    run,
+    sse,
+    split_at,
+)
+from translators import stream_translator, translate_request, vendor_state
+from translators.ids import sequential_ids
+
+RECORDED = sorted(p.relative_to(DATA).as_posix() for p in (DATA / "anthropic").iterdir())
+LONG_NS, LONG_NAME = "mcp__a_rather_long_server_name_here", "a_rather_long_tool_name_as_well_x"
+
+
+def translation():
+    """A request declaring the tools the recordings call, plus a namespaced and a too-long one."""
+    return translate_request(body(user("hi"), additional_tools(
+        namespace("functions", function("pelican_name_generator"), function("get_exchange_rate"), function("json")),
+        namespace("clock", function("sleep")),
+        namespace(LONG_NS, function(LONG_NAME)))), "anthropic")
+
+
+def reference(data: bytes) -> tuple[list[dict], dict]:
+    """What the recording says, read independently of the code under test: the output items
+    (without ids) and the final usage in Responses terms."""
+    blocks: dict[int, dict] = {}
+    order: list[int] = []
+    usage: dict = {}
+    for block in data.decode().split("\n\n"):
+        line = next((x for x in block.split("\n") if x.startswith("data:")), None)
+        if line is None:
+            continue
+        event = json.loads(line[5:])
+        if event["type"] == "content_block_start":
+            blocks[event["index"]] = {**event["content_block"], "_json": ""}
+            order.append(event["index"])
+        elif event["type"] == "content_block_delta":
+            b, d = blocks[event["index"]], event["delta"]
+            b["text"] = b.get("text", "") + d.get("text", "")
+            b["thinking"] = b.get("thinking", "") + d.get("thinking", "")
+            b["signature"] = b.get("signature", "") + d.get("signature", "")
+            b["_json"] += d.get("partial_json", "")
+        elif event["type"] in ("message_start", "message_delta"):
+            usage.update((event.get("message") or event).get("usage") or {})
+    items = []
+    for i in order:
+        b = blocks[i]
+        if b["type"] == "text":
+            items.append({"type": "message", "text": b["text"]})
+        elif b["type"] == "thinking":
+            items.append({"type": "reasoning", "summary": b["thinking"], "signature": b["signature"],
+                          "thinking": b["thinking"]})
+        elif b["type"] == "redacted_thinking":
+            items.append({"type": "reasoning", "summary": "", "redacted": b["data"]})
+        elif b["type"] == "tool_use":
+            items.append({"type": "function_call", "call_id": b["id"], "name": b["name"],
+                          "arguments": json.loads(b["_json"] or "{}")})
+    cache = usage.get("cache_read_input_tokens", 0) + usage.get("cache_creation_input_tokens", 0)
+    return items, {"input_tokens": usage["input_tokens"] + cache, "output_tokens": usage["output_tokens"],
+                   "total_tokens": usage["input_tokens"] + cache + usage["output_tokens"],
+                   "cached_tokens": usage.get("cache_read_input_tokens", 0)}
+
+
+def seen(items: list[dict]) -> list[dict]:
+    """Our output items in the reference's terms."""
+    out = []
+    for item in items:
+        if item["type"] == "message":
+            out.append({"type": "message", "text": item["content"][0]["text"]})
+        elif item["type"] == "reasoning":
+            state = vendor_state.decode(item["encrypted_content"])
+            summary = item["summary"][0]["text"] if item["summary"] else ""
+            if state.redacted:
+                out.append({"type": "reasoning", "summary": summary, "redacted": state.redacted})
+            else:
+                out.append({"type": "reasoning", "summary": summary, "signature": state.signature,
+                            "thinking": state.text})
+        elif item["type"] == "function_call":
+            out.append({"type": "function_call", "call_id": item["call_id"], "name": item["name"],
+                        "arguments": json.loads(item["arguments"])})
+    return out
+
+
+# -- recorded streams -----------------------------------------------------------------------------
+
+# Splitting at every byte runs the whole pipeline once per byte. thinking_then_text.sse (16 KB) is
+# its first 6 KB (message_start, the thinking block, signature, text start and many text deltas) and
+# then 200 more text_delta frames of the same shape before its end; splitting inside each of those
+# would add over a minute, so it is split at every byte of its first 6 KB and its last 1.5 KB.
+HEAD, TAIL = 6000, 1500
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_a_recorded_stream_gives_the_same_bytes_whole_in_7_byte_and_1_byte_chunks_and_split_anywhere(name):
+    data = fixture(name)
+    every = len(data) <= HEAD + TAIL
+    assert_chunking_invariant("anthropic", translation(), data, every_split=every)
+    if not every:
+        assert_splits_invariant("anthropic", translation(), data,
+                                [*range(1, HEAD), *range(len(data) - TAIL, len(data))])
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_a_recorded_stream_validates_against_the_openai_sdk_and_ends_with_one_terminal_event(name):
+    payloads = assert_valid_responses_stream(run("anthropic", translation(), [fixture(name)]))
+    assert payloads[-1]["type"] == "response.completed"
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_a_recorded_stream_gives_the_items_and_usage_it_records(name):
+    data = fixture(name)
+    items, usage = reference(data)
+    payloads = events(run("anthropic", translation(), [data]))
+    assert seen(done_items(payloads)) == items
+    got = payloads[-1]["response"]["usage"]
+    assert {"input_tokens": got["input_tokens"], "output_tokens": got["output_tokens"],
+            "total_tokens": got["total_tokens"],
+            "cached_tokens": got["input_tokens_details"]["cached_tokens"]} == usage
+
+
+def test_a_multi_byte_character_split_between_chunks_arrives_whole():
+    data = fixture("anthropic/text_after_tool_result.sse")
+    eagle = data.index("🦅".encode())
+    for cut in range(eagle + 1, eagle + 4):
+        payloads = events(run("anthropic", translation(), split_at(data, cut)))
+        assert done_items(payloads)[0]["content"][0]["text"].endswith("feathered friend! 🦅")
+
+
+def test_server_tool_blocks_are_reported_and_not_forwarded():
+    translator = stream_translator("anthropic", translation(), new_id=sequential_ids(), clock=lambda: 0)
+    out = translator.feed(fixture("anthropic/text_server_tool_then_tool_use.sse")) + translator.close()
+    assert [i["type"] for i in done_items(events(out))] == ["message", "message", "function_call"]
+    assert translator.report.dropped == ["output.content_block.server_tool_use",
+                                         "output.content_block.tool_search_tool_result"]
+
+
+def test_recorded_tool_calls_without_arguments_get_an_empty_object():
+    items = done_items(events(run("anthropic", translation(), [fixture("anthropic/parallel_tool_use_no_args.sse")])))
+    assert [(i["name"], i["arguments"]) for i in items] == [("pelican_name_generator", "{}")] * 2
+
+
+# -- every event type, hand-built (shapes from notes/dialects.md §A.5) -----------------------------
+
+def start(input_tokens=10, cache_read=0, cache_write=0):
+    return {"type": "message_start", "message": {
+        "id": "msg_up", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
+        "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens, "cache_read_input_tokens": cache_read,
+                  "cache_creation_input_tokens": cache_write, "output_tokens": 1}}}
+
+
+def text_block(index, *pieces):
+    return [{"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+            *[{"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}}
+              for p in pieces],
+            {"type": "content_block_stop", "index": index}]
+
+
+def tool_block(index, call_id, name, *fragments):
+    return [{"type": "content_block_start", "index": index,
+             "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}}},
+            *[{"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": f}}
+              for f in fragments],
+            {"type": "content_block_stop", "index": index}]
+
+
+def end(stop_reason="end_turn", output_tokens=5):
+    return [{"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+             "usage": {"output_tokens": output_tokens}},
+            {"type": "message_stop"}]
+
+
+def translate(*payloads, raw: bytes = b"") -> tuple[list[dict], object]:
+    translator = stream_translator("anthropic", translation(), new_id=sequential_ids(), clock=lambda: 0)
+    out = translator.feed(sse(*payloads) + raw) + translator.close()
+    return assert_valid_responses_stream(out), translator.report
+
+
+def test_text_deltas_make_one_message():
+    payloads, _ = translate(start(), *text_block(0, "Hel", "lo"), *end())
+    assert [p["delta"] for p in payloads if p["type"] == "response.output_text.delta"] == ["Hel", "lo"]
+    assert done_items(payloads)[0]["content"][0]["text"] == "Hello"
+
+
+def test_input_json_deltas_are_the_function_call_arguments():
+    payloads, _ = translate(start(), *tool_block(0, "toolu_1", "sleep", "", '{"sec', 'onds": 2}'), *end("tool_use"))
+    deltas = [p["delta"] for p in payloads if p["type"] == "response.function_call_arguments.delta"]
+    assert deltas == ['{"sec', 'onds": 2}']
+    assert done_items(payloads)[0]["arguments"] == '{"seconds": 2}'
+
+
+def test_a_streamed_call_to_a_flattened_name_returns_with_namespace_and_name():
+    payloads, _ = translate(start(), *tool_block(0, "toolu_1", "clock__sleep", "{}"), *end("tool_use"))
+    item = done_items(payloads)[0]
+    assert (item["namespace"], item["name"], item["call_id"]) == ("clock", "sleep", "toolu_1")
+
+
+def test_a_streamed_call_to_a_cut_name_returns_with_namespace_and_original_name():
+    wire = next(t["name"] for t in translation().body["tools"] if t["name"].startswith("mcp__a_rather"))
+    assert len(wire) == 64 and wire != f"{LONG_NS}__{LONG_NAME}"
+    payloads, _ = translate(start(), *tool_block(0, "toolu_1", wire, "{}"), *end("tool_use"))
+    item = done_items(payloads)[0]
+    assert (item["namespace"], item["name"]) == (LONG_NS, LONG_NAME)
+
+
+def test_thinking_and_signature_deltas_make_a_reasoning_item_that_carries_both():
+    payloads, _ = translate(
+        start(),
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "",
+                                                                      "signature": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Let me "}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "think."}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "EqQBCg=="}},
+        {"type": "content_block_stop", "index": 0},
+        *text_block(1, "Answer."), *end())
+    reasoning, message = done_items(payloads)
+    assert reasoning["summary"] == [{"type": "summary_text", "text": "Let me think."}]
+    state = vendor_state.decode(reasoning["encrypted_content"])
+    assert (state.dialect, state.signature, state.text) == ("anthropic", "EqQBCg==", "Let me think.")
+    assert message["content"][0]["text"] == "Answer."
+
+
+def test_pings_anywhere_change_nothing():
+    ping = {"type": "ping"}
+    plain = sse(start(), *text_block(0, "a", "b"), *end())
+    pinged = sse(ping, start(), ping, *text_block(0, "a")[:2], ping, *text_block(0, "a", "b")[2:], ping, *end(), ping)
+    assert run("anthropic", translation(), [pinged]) == run("anthropic", translation(), [plain])
+
+
+def test_usage_counts_cache_reads_and_writes_as_input():
+    payloads, _ = translate(start(input_tokens=10, cache_read=1000, cache_write=200), *text_block(0, "x"),
+                            *end(output_tokens=7))
+    assert payloads[-1]["response"]["usage"] == {
+        "input_tokens": 1210, "input_tokens_details": {"cached_tokens": 1000, "cache_write_tokens": 200},
+        "output_tokens": 7, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 1217}
+
+
+def test_stop_reason_tool_use_completes_the_response_without_end_turn():
+    payloads, _ = translate(start(), *tool_block(0, "t", "sleep", "{}"), *end("tool_use"))
+    assert payloads[-1]["type"] == "response.completed"
+    assert "end_turn" not in payloads[-1]["response"]
+
+
+def test_stop_reason_max_tokens_is_incomplete():
+    payloads, _ = translate(start(), *text_block(0, "cut"), *end("max_tokens"))
+    assert payloads[-1]["type"] == "response.incomplete"
+    assert payloads[-1]["response"]["incomplete_details"] == {"reason": "max_output_tokens"}
+
+
+def test_stop_reason_refusal_is_incomplete_content_filter():
+    payloads, _ = translate(start(), *end("refusal"))
+    assert payloads[-1]["response"]["incomplete_details"] == {"reason": "content_filter"}
+
+
+def test_stop_reason_model_context_window_exceeded_fails_with_context_length_exceeded():
+    payloads, _ = translate(start(), *text_block(0, "x"), *end("model_context_window_exceeded"))
+    assert payloads[-1]["type"] == "response.failed"
+    assert payloads[-1]["response"]["error"]["code"] == "context_length_exceeded"
+
+
+def test_stop_reason_pause_turn_completes_with_a_note():
+    payloads, report = translate(start(), *text_block(0, "x"), *end("pause_turn"))
+    assert payloads[-1]["type"] == "response.completed"
+    assert any("pause_turn" in n for n in report.notes)
+
+
+@pytest.mark.parametrize(("error_type", "code"), [("overloaded_error", "server_is_overloaded"),
+                                                   ("rate_limit_error", "rate_limit_exceeded"),
+                                                   ("api_error", "server_error")])
+def test_a_mid_stream_error_event_fails_the_response_once(error_type, code):
+    error = {"type": "error", "error": {"type": error_type, "message": "Overloaded"}}
+    payloads, _ = translate(start(), *text_block(0, "partial")[:2], error)
+    assert [p["type"] for p in payloads].count("response.failed") == 1
+    assert payloads[-1]["response"]["error"]["code"] == code
+
+
+def test_an_unknown_event_type_is_reported_dropped():
+    payloads, report = translate(start(), {"type": "content_block_teleport", "index": 0}, *text_block(0, "x"),
+                                 *end())
+    assert payloads[-1]["type"] == "response.completed"
+    assert report.dropped == ["stream.content_block_teleport"]
+
+
+def test_an_unknown_delta_type_is_reported_dropped():
+    payloads, report = translate(start(), *text_block(0, "x")[:2],
+                                 {"type": "content_block_delta", "index": 0,
+                                  "delta": {"type": "citations_delta", "citation": {}}},
+                                 *text_block(0, "x")[2:], *end())
+    assert report.dropped == ["output.delta.citations_delta"]
+
+
+def test_a_stream_that_ends_without_message_stop_fails_once():
+    payloads, _ = translate(start(), *text_block(0, "half")[:2])
+    assert payloads[-1]["type"] == "response.failed"
+    assert [p["type"] for p in payloads].count("response.failed") == 1
+
+
+def test_an_event_that_is_not_json_fails_the_response_once():
+    payloads, _ = translate(start(), raw=b"event: content_block_delta\ndata: {not json\n\n")
+    assert payloads[-1]["type"] == "response.failed"
+    assert "upstream_protocol_error" in payloads[-1]["response"]["error"]["message"]
+
+
+def test_feeding_after_close_and_closing_twice_add_nothing():
+    translator = stream_translator("anthropic", translation(), new_id=sequential_ids(), clock=lambda: 0)
+    first = translator.feed(sse(start(), *text_block(0, "x"), *end())) + translator.close()
+    assert events(first)[-1]["type"] == "response.completed"
+    assert translator.close() == b""
+    assert translator.feed(b"event: ping\ndata: {}\n\n") == b""
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300), st.integers(min_value=1, max_value=50))
+def test_arbitrary_bytes_never_raise_and_end_with_exactly_one_terminal_event(junk, size):
+    data = sse(start()) + junk
+    out = run("anthropic", translation(), [data[i:i + size] for i in range(0, len(data), size)])
+    kinds = [p["type"] for p in events(out)]
+    assert sum(k in ("response.completed", "response.failed", "response.incomplete") for k in kinds) == 1

@@ -1,0 +1,177 @@
+"""translators/bedrock/auth.py: SigV4 and API-key headers, verified the way the service would.
+
+The verifier rebuilds the request from what is sent (method, URL, body, the headers named in
+SignedHeaders, X-Amz-Date) and recomputes the signature with botocore's SigV4 primitives, as the
+service does from the received request; it never reuses the signer's own request object.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+from collections.abc import Mapping
+
+import pytest
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
+from translators.bedrock import auth
+from translators.bedrock.auth import AuthError, region_from_url, sign
+from translators.errors import TranslatorError
+
+URL = "https://bedrock-runtime.us-west-2.amazonaws.com/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/converse-stream"
+BODY = b'{"messages":[{"role":"user","content":[{"text":"hi"}]}]}'
+KEYS = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
+HEADERS = {"content-type": "application/json", "user-agent": "codex", "content-length": str(len(BODY))}
+_AUTH = re.compile(r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request, "
+                   r"SignedHeaders=([^,]+), Signature=([0-9a-f]{64})")
+
+
+def verify(method: str, url: str, sent: Mapping[str, str], body: bytes, keys: Credentials) -> bool:
+    headers = {k.lower(): v for k, v in sent.items()}
+    match = _AUTH.fullmatch(headers["authorization"])
+    assert match is not None, headers["authorization"]
+    access_key, date, region, service, signed, signature = match.groups()
+    assert (access_key, service) == (keys.access_key, "bedrock")
+    assert headers["x-amz-date"].startswith(date)
+    names = signed.split(";")
+    request = AWSRequest(method=method, url=url, data=body,
+                         headers={n: headers[n] for n in names if n in headers})
+    request.context["timestamp"] = headers["x-amz-date"]
+    signer = SigV4Auth(keys, service, region)
+    expected = signer.signature(signer.string_to_sign(request, signer.canonical_request(request)), request)
+    return signer.signed_headers(signer.headers_to_sign(request)) == signed and hmac.compare_digest(
+        expected, signature)
+
+
+@pytest.fixture
+def no_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
+    """No AWS settings from this machine: no env keys, no config files, no instance metadata."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+                 "AWS_REGION", "AWS_DEFAULT_REGION", auth.BEARER_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    auth.default_session.cache_clear()
+    yield
+    auth.default_session.cache_clear()
+
+
+def test_sigv4_signature_verifies_for_the_exact_request() -> None:
+    added = sign("POST", URL, HEADERS, BODY, credentials=KEYS)
+    assert verify("POST", URL, {**HEADERS, **added}, BODY, KEYS)
+
+
+def test_changing_one_body_byte_breaks_the_signature() -> None:
+    added = sign("POST", URL, HEADERS, BODY, credentials=KEYS)
+    tampered = BODY[:-3] + b"X" + BODY[-2:]
+    assert not verify("POST", URL, {**HEADERS, **added}, tampered, KEYS)
+
+
+def test_changing_the_model_in_the_path_breaks_the_signature() -> None:
+    added = sign("POST", URL, HEADERS, BODY, credentials=KEYS)
+    assert not verify("POST", URL.replace("sonnet", "opus"), {**HEADERS, **added}, BODY, KEYS)
+
+
+def test_signature_scope_names_the_region_of_the_host_and_the_bedrock_service() -> None:
+    authorization = sign("POST", URL, HEADERS, BODY, credentials=KEYS)["Authorization"]
+    assert "/us-west-2/bedrock/aws4_request" in authorization
+
+
+def test_explicit_region_wins_over_the_host() -> None:
+    url = "http://127.0.0.1:8999/model/m/converse"
+    added = sign("POST", url, HEADERS, BODY, credentials=KEYS, region="eu-central-1")
+    assert "/eu-central-1/bedrock/" in added["Authorization"]
+    assert verify("POST", url, {**HEADERS, **added}, BODY, KEYS)
+
+
+def test_only_host_content_type_and_amz_headers_are_signed() -> None:
+    headers = {**HEADERS, "x-amz-trace": "t1", "accept-encoding": "gzip"}
+    added = sign("POST", URL, headers, BODY, credentials=KEYS)
+    signed = _AUTH.fullmatch(added["Authorization"]).group(5).split(";")  # type: ignore[union-attr]
+    assert signed == ["content-type", "host", "x-amz-date", "x-amz-trace"]
+
+
+def test_stale_auth_headers_from_the_caller_are_not_signed() -> None:
+    stale = {**HEADERS, "Authorization": "Bearer sk-client", "X-Amz-Date": "20000101T000000Z"}
+    added = sign("POST", URL, stale, BODY, credentials=KEYS)
+    assert added["Authorization"].startswith("AWS4-HMAC-SHA256")
+    assert added["X-Amz-Date"] != "20000101T000000Z"
+    assert verify("POST", URL, {**stale, **added}, BODY, KEYS)
+
+
+def test_session_token_is_returned_and_signed() -> None:
+    keys = Credentials(KEYS.access_key, KEYS.secret_key, "FwoGZXIvYXdzEXAMPLETOKEN")
+    added = sign("POST", URL, HEADERS, BODY, credentials=keys)
+    assert added["X-Amz-Security-Token"] == keys.token
+    assert "x-amz-security-token" in added["Authorization"]
+    assert verify("POST", URL, {**HEADERS, **added}, BODY, keys)
+
+
+def test_bearer_token_becomes_an_authorization_header() -> None:
+    added = sign("POST", URL, HEADERS, BODY, bearer_token="ABSKexample")
+    assert added == {"Authorization": "Bearer ABSKexample"}
+
+
+def test_bearer_token_is_refused_over_plain_http_to_a_remote_host() -> None:
+    with pytest.raises(AuthError):
+        sign("POST", "http://bedrock.example.com/model/m/converse", HEADERS, BODY, bearer_token="ABSK")
+
+
+def test_bearer_token_may_go_to_a_loopback_test_server_over_http() -> None:
+    added = sign("POST", "http://127.0.0.1:9000/model/m/converse", HEADERS, BODY, bearer_token="ABSK")
+    assert added == {"Authorization": "Bearer ABSK"}
+
+
+@pytest.mark.usefixtures("no_environment")
+def test_api_key_from_the_environment_is_used_when_nothing_is_passed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(auth.BEARER_ENV, "ABSKfromenv")
+    assert sign("POST", URL, HEADERS, BODY) == {"Authorization": "Bearer ABSKfromenv"}
+
+
+@pytest.mark.usefixtures("no_environment")
+def test_passed_credentials_ignore_the_environment_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(auth.BEARER_ENV, "ABSKfromenv")
+    assert sign("POST", URL, HEADERS, BODY, credentials=KEYS)["Authorization"].startswith("AWS4-HMAC-SHA256")
+
+
+@pytest.mark.usefixtures("no_environment")
+def test_keys_from_the_aws_chain_are_used_when_nothing_is_passed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", KEYS.access_key)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", KEYS.secret_key)
+    added = sign("POST", URL, HEADERS, BODY)
+    assert verify("POST", URL, {**HEADERS, **added}, BODY, KEYS)
+
+
+@pytest.mark.usefixtures("no_environment")
+def test_configured_region_is_used_for_a_host_that_names_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", KEYS.access_key)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", KEYS.secret_key)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-south-1")
+    added = sign("POST", "https://proxy.internal/model/m/converse", HEADERS, BODY)
+    assert "/ap-south-1/bedrock/" in added["Authorization"]
+
+
+@pytest.mark.usefixtures("no_environment")
+def test_no_credentials_anywhere_raise_the_package_error() -> None:
+    with pytest.raises(AuthError) as caught:
+        sign("POST", URL, HEADERS, BODY)
+    assert isinstance(caught.value, TranslatorError)
+
+
+def test_no_region_for_passed_credentials_and_a_foreign_host_raises() -> None:
+    with pytest.raises(AuthError, match="region"):
+        sign("POST", "https://proxy.internal/model/m/converse", HEADERS, BODY, credentials=KEYS)
+
+
+@pytest.mark.parametrize(("host", "region"), [
+    ("bedrock-runtime.us-east-1.amazonaws.com", "us-east-1"),
+    ("bedrock-runtime-fips.us-gov-west-1.amazonaws.com", "us-gov-west-1"),
+    ("vpce-0abc.bedrock-runtime.eu-west-3.vpce.amazonaws.com", "eu-west-3"),
+    ("bedrock-runtime.cn-north-1.amazonaws.com.cn", "cn-north-1"),
+    ("example.com", None),
+])
+def test_region_is_read_from_a_bedrock_runtime_host(host: str, region: str | None) -> None:
+    assert region_from_url(f"https://{host}/model/m/converse") == region

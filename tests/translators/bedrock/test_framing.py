@@ -1,0 +1,56 @@
+"""translators/bedrock/framing.py: botocore's decoder behind a chunk-agnostic reader."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import pytest
+
+from tests.translators.bedrock.frames import decode, encode_frame, event, fixture
+from translators.bedrock.framing import FrameError, FrameReader
+from translators.errors import UpstreamProtocolError
+
+
+def test_test_encoder_writes_frames_botocore_decodes() -> None:
+    frame = encode_frame({":message-type": "exception", ":exception-type": "throttlingException"}, b'{"a":1}')
+    [(headers, payload)] = decode(frame)
+    assert headers == {":message-type": "exception", ":exception-type": "throttlingException"}
+    assert payload == {"a": 1}
+
+
+def test_frames_come_out_whole_whatever_the_chunking() -> None:
+    data = fixture("converse_stream_text.eventstream")
+    whole = FrameReader().feed(data)
+    reader = FrameReader()
+    pieces = [frame for i in range(len(data)) for frame in reader.feed(data[i:i + 1])]
+    assert pieces == whole
+    assert [f.headers[":event-type"] for f in whole][:2] == ["messageStart", "contentBlockDelta"]
+
+
+def test_pending_counts_the_bytes_of_an_unfinished_frame() -> None:
+    data = event("messageStart", {"role": "assistant"}) + event("messageStop", {"stopReason": "end_turn"})
+    reader = FrameReader()
+    assert len(reader.feed(data[:-5])) == 1
+    assert reader.pending == len(data) - 5 - len(event("messageStart", {"role": "assistant"}))
+    assert len(reader.feed(data[-5:])) == 1
+    assert reader.pending == 0
+
+
+def test_bad_crc_raises_the_package_error_with_the_frames_before_it() -> None:
+    good = event("messageStart", {"role": "assistant"})
+    bad = bytearray(event("messageStop", {"stopReason": "end_turn"}))
+    bad[-6] ^= 0x01  # a payload byte: the message CRC no longer matches
+    with pytest.raises(FrameError) as caught:
+        FrameReader().feed(good + bytes(bad))
+    assert isinstance(caught.value, UpstreamProtocolError)
+    assert "ChecksumMismatch" in caught.value.message
+    assert [f.headers[":event-type"] for f in caught.value.frames] == ["messageStart"]
+
+
+def test_frame_shorter_than_prelude_and_crc_is_refused() -> None:
+    # total_length 12 with a valid prelude CRC: botocore accepts it, but it holds no message CRC
+    prelude = struct.pack(">II", 12, 0)
+    frame = prelude + struct.pack(">I", zlib.crc32(prelude) & 0xFFFFFFFF)
+    with pytest.raises(FrameError, match="declares 12 bytes"):
+        FrameReader().feed(frame)

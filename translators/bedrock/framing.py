@@ -1,0 +1,72 @@
+"""`application/vnd.amazon.eventstream` framing, read with botocore's own decoder.
+
+Each message is `total_length:u32 | headers_length:u32 | prelude_crc:u32 | headers | payload |
+message_crc:u32` (notes/dialects.md §D.3). botocore's `EventStreamBuffer` holds partial frames
+across `add_data` calls and checks both CRCs, so this module never parses bytes itself: it only
+counts what botocore consumed (to tell a clean end from a frame cut in half) and turns botocore's
+errors into this package's `UpstreamProtocolError`.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from botocore.eventstream import EventStreamBuffer, ParserError
+
+from translators.errors import UpstreamProtocolError
+
+# A frame is at least prelude (12 bytes) + message CRC (4 bytes); a smaller declared length
+# would make the buffer consume nothing and loop on the same bytes.
+_MIN_FRAME = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    headers: dict[str, object]
+    payload: bytes
+
+
+class FrameReader:
+    __slots__ = ("_buffer", "_consumed", "_fed")
+
+    def __init__(self) -> None:
+        self._buffer = EventStreamBuffer()
+        self._fed = 0
+        self._consumed = 0
+
+    @property
+    def pending(self) -> int:
+        """Bytes received that are not yet part of a whole frame."""
+        return self._fed - self._consumed
+
+    def feed(self, data: bytes) -> list[Frame]:
+        """Every frame completed by `data`. Raises `UpstreamProtocolError` on a bad frame; the
+        frames completed before it are given by `FrameError.frames`."""
+        self._buffer.add_data(data)
+        self._fed += len(data)
+        frames: list[Frame] = []
+        try:
+            for message in self._buffer:
+                length = message.prelude.total_length
+                if length < _MIN_FRAME:
+                    raise UpstreamProtocolError(f"Bedrock event-stream frame declares {length} bytes")
+                self._consumed += length
+                frames.append(Frame(dict(message.headers), message.payload))
+        except UpstreamProtocolError as exc:
+            raise FrameError(exc.message, frames) from None
+        except (ParserError, KeyError, IndexError, struct.error, UnicodeDecodeError) as exc:
+            # ChecksumMismatch, InvalidHeadersLength, DuplicateHeader...; KeyError is an unknown
+            # header type, struct/Unicode errors come from a header cut short inside a valid CRC
+            raise FrameError(f"Bedrock sent a bad event-stream frame: {type(exc).__name__}: {exc}",
+                             frames) from None
+        return frames
+
+
+class FrameError(UpstreamProtocolError):
+    """A frame that botocore refused; `frames` are the good ones decoded before it in the same
+    call, so the caller can still act on them (output must not depend on chunk boundaries)."""
+
+    def __init__(self, message: str, frames: list[Frame]) -> None:
+        super().__init__(message)
+        self.frames = frames

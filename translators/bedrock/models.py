@@ -1,0 +1,31 @@
+"""What a Bedrock model id says about the model behind it.
+
+Converse is one request shape for every model, but reasoning switches and prompt caching are
+per model family (notes/dialects.md §D.2): Claude takes Anthropic's `thinking` object through
+`additionalModelRequestFields` and `cachePoint` blocks. Ids come as `anthropic.claude-…`,
+`us.anthropic.claude-…` (inference profiles) or ARNs that embed either; an application
+inference-profile ARN hides the model and is treated as "not Claude".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_CLAUDE = re.compile(r"anthropic\.claude|(^|[./])claude-", re.IGNORECASE)
+# Claude models older than 3.7 have neither extended thinking nor Converse prompt caching.
+_OLD_CLAUDE = re.compile(r"claude-(instant|v2|2|3-(haiku|opus|sonnet)|3-5)", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    claude: bool
+    thinking: bool
+    """Takes `{"thinking": {"type": "enabled", "budget_tokens": N}}` and returns signed reasoning."""
+    cache_points: bool
+
+
+def capabilities(model_id: str) -> Capabilities:
+    claude = bool(_CLAUDE.search(model_id))
+    modern = claude and not _OLD_CLAUDE.search(model_id)
+    return Capabilities(claude=claude, thinking=modern, cache_points=modern)

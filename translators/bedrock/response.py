@@ -1,0 +1,70 @@
+"""Whole Converse answers and Bedrock HTTP error bodies (notes/dialects.md §D.4).
+
+A Converse answer is `{"output": {"message": {"role", "content": [blocks]}}, "stopReason",
+"usage", "metrics"}`. An error is `{"message": ...}` (some front ends write `Message`) with its
+type in the `x-amzn-ErrorType` header, which `error_info` does not get: the code is inferred
+from the status (one status per error type, §D.4) and the message.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from translators.bedrock import wire
+from translators.dialect import ErrorInfo
+from translators.errors import UpstreamProtocolError
+from translators.ir import events as ev
+from translators.ir.request import VendorState
+from translators.translation import Translation
+from translators.upstream_errors import text_of
+
+
+def response_events(body: Any, translation: Translation) -> list[ev.Event]:
+    output = body.get("output") if isinstance(body, dict) else None
+    message = output.get("message") if isinstance(output, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        raise UpstreamProtocolError("the Bedrock answer has no output.message.content array")
+    out: list[ev.Event] = [ev.Started()]
+    for index, block in enumerate(content):
+        out += _block(index, block)
+    if isinstance(body.get("usage"), dict):
+        out.append(wire.usage_event(body["usage"]))
+    out += wire.finish_events(body.get("stopReason"))
+    return out
+
+
+def _block(index: int, block: Any) -> list[ev.Event]:
+    if not isinstance(block, dict):
+        return [ev.Unknown("output.message.content")]
+    if isinstance(block.get("text"), str):
+        return [ev.TextDelta(index, block["text"]), ev.TextDone(index)]
+    if isinstance(block.get("toolUse"), dict):
+        tool = block["toolUse"]
+        return [ev.ToolCallStarted(index, str(tool.get("toolUseId") or ""), str(tool.get("name") or "")),
+                ev.ToolCallDone(index, json.dumps(tool.get("input") or {}, ensure_ascii=False))]
+    reasoning = block.get("reasoningContent")
+    if isinstance(reasoning, dict):
+        redacted = reasoning.get("redactedContent")
+        if isinstance(redacted, str):
+            return [ev.ReasoningDone(index, VendorState(dialect="bedrock", redacted=redacted))]
+        signed = reasoning.get("reasoningText")
+        signed = signed if isinstance(signed, dict) else {}
+        text = str(signed.get("text") or "")
+        return [ev.ReasoningDelta(index, text), ev.ReasoningDone(index, VendorState(
+            dialect="bedrock", text=text, signature=signed.get("signature") or None))]
+    # image / document / citationsContent / searchResult blocks: nothing a Responses client replays
+    return [ev.Unknown(f"output.message.content.{key}") for key in block] or [
+        ev.Unknown("output.message.content")]
+
+
+def error_info(status: int, body: Any) -> ErrorInfo:
+    if isinstance(body, dict) and isinstance(body.get("message") or body.get("Message"), str):
+        message = body.get("message") or body.get("Message")
+        # rest-json errors may name their type in `__type` ("...#ThrottlingException")
+        kind = body.get("__type") if isinstance(body.get("__type"), str) else None
+        text = f"{kind.rsplit('#', 1)[-1]}: {message}" if kind else message
+        return ErrorInfo(wire.error_code(status, message, kind), text)
+    text = text_of(body)
+    return ErrorInfo(wire.error_code(status, text), text or f"HTTP {status}")

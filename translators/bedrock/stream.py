@@ -1,0 +1,229 @@
+"""Bedrock ConverseStream (binary event stream) -> IR events (notes/dialects.md §D.3-D.4).
+
+Frames come from botocore's decoder (framing.py); each carries `:message-type` (`event`,
+`exception`, `error`) and, for events, `:event-type` with a JSON payload padded by a random
+`"p"` key. Facts from the recorded streams that shape this decoder:
+- only `toolUse` blocks get a `contentBlockStart`; text and reasoning blocks begin with a delta;
+- a reasoning block's `signature` is its own delta just before `contentBlockStop`;
+- `metadata` (the usage) comes after `messageStop`, so the finish waits for it (or for the end
+  of the stream) to carry the usage.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from translators.bedrock import wire
+from translators.bedrock.framing import Frame, FrameError, FrameReader
+from translators.errors import UpstreamProtocolError
+from translators.ir import events as ev
+from translators.ir.request import VendorState
+
+# The block kind each contentBlockDelta key belongs to; text and reasoning blocks are opened by
+# their first delta, toolUse blocks only by a contentBlockStart (it carries the id and name).
+_DELTA_BLOCK = {"text": "text", "reasoningContent": "reasoning", "toolUse": "tool"}
+
+
+class _Block:
+    __slots__ = ("kind", "parts", "redacted", "signature")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        """text | reasoning | tool | skip (a block already reported as unknown)."""
+        self.parts: list[str] = []
+        self.signature = ""
+        self.redacted = ""
+
+
+class BedrockDecoder:
+    def __init__(self) -> None:
+        self._frames = FrameReader()
+        self._blocks: dict[int, _Block] = {}
+        self._stop: object = None
+        self._stopped = False
+        self._usage_seen = False
+        self._done = False
+
+    def feed(self, data: bytes) -> list[ev.Event]:
+        out: list[ev.Event] = []
+        if self._done:
+            return out
+        try:
+            frames = self._frames.feed(data)
+        except FrameError as exc:
+            self._frames_to_events(exc.frames, out)
+            self._fail_protocol(exc, out)
+            return out
+        self._frames_to_events(frames, out)
+        return out
+
+    def close(self) -> list[ev.Event]:
+        if self._done:
+            return []
+        self._done = True
+        if self._stopped:
+            out: list[ev.Event] = []
+            if self._frames.pending:
+                out.append(ev.Note(f"the Bedrock stream ended inside a frame after messageStop "
+                                   f"({self._frames.pending} bytes); usage may be missing"))
+            return out + wire.finish_events(self._stop)
+        cut = f" ({self._frames.pending} bytes of an unfinished frame)" if self._frames.pending else ""
+        return [ev.Failed("server_error", f"the Bedrock stream ended before messageStop{cut}")]
+
+    # -- frames -----------------------------------------------------------------------------
+    def _frames_to_events(self, frames: list[Frame], out: list[ev.Event]) -> None:
+        for frame in frames:
+            if self._done:
+                return
+            try:
+                self._frame(frame, out)
+            except UpstreamProtocolError as exc:
+                self._fail_protocol(exc, out)
+
+    def _fail_protocol(self, exc: UpstreamProtocolError, out: list[ev.Event]) -> None:
+        """Whatever came before the bad bytes stays; the response then ends, once."""
+        if not self._done:
+            self._done = True
+            out.append(ev.Failed(exc.code, exc.message))
+
+    def _frame(self, frame: Frame, out: list[ev.Event]) -> None:
+        kind = frame.headers.get(":message-type")
+        if kind == "event":
+            name = frame.headers.get(":event-type")
+            handler = getattr(self, f"_on_{name}", None) if isinstance(name, str) else None
+            if handler is None:
+                out.append(ev.Unknown(f"stream.{name}"))
+                return
+            handler(_payload(frame), out)
+        elif kind == "exception":
+            self._done = True
+            error_type = str(frame.headers.get(":exception-type") or "exception")
+            out.append(wire.exception_event(error_type, _payload(frame)))
+        elif kind == "error":
+            # transport-level error frame: code and message ride in headers, not the payload
+            self._done = True
+            code = str(frame.headers.get(":error-code") or "error")
+            message = str(frame.headers.get(":error-message") or "upstream error")
+            status = wire.status_for(code)
+            out.append(ev.Failed(wire.error_code(status, message, code), f"{code}: {message}", status=status))
+        else:
+            out.append(ev.Unknown(f"stream.message-type.{kind}"))
+
+    # -- events -----------------------------------------------------------------------------
+    def _on_messageStart(self, payload: dict[str, Any], out: list[ev.Event]) -> None:
+        out.append(ev.Started())
+
+    def _on_contentBlockStart(self, payload: dict[str, Any], out: list[ev.Event]) -> None:
+        index = _index(payload)
+        start = payload.get("start") or {}
+        tool = start.get("toolUse") if isinstance(start, dict) else None
+        if isinstance(tool, dict):
+            self._blocks[index] = _Block("tool")
+            call_id, name = str(tool.get("toolUseId") or ""), str(tool.get("name") or "")
+            out.append(ev.ToolCallStarted(index, call_id, name))
+            return
+        # toolResult / image starts belong to server-side tools and image output: nothing the
+        # client can replay, so the whole block is reported and its deltas are skipped
+        self._blocks[index] = _Block("skip")
+        for key in start if isinstance(start, dict) else ["?"]:
+            out.append(ev.Unknown(f"stream.contentBlockStart.{key}"))
+
+    def _on_contentBlockDelta(self, payload: dict[str, Any], out: list[ev.Event]) -> None:
+        index = _index(payload)
+        delta = payload.get("delta")
+        if not isinstance(delta, dict):
+            raise UpstreamProtocolError("Bedrock sent a contentBlockDelta without a delta object")
+        for key, value in delta.items():
+            wanted = _DELTA_BLOCK.get(key)
+            block = self._blocks.get(index)
+            if block is None and wanted in ("text", "reasoning"):
+                block = self._blocks[index] = _Block(wanted)
+            if block is not None and block.kind == "skip":
+                continue
+            if block is None or wanted != block.kind:
+                # citation / image / toolResult deltas, or a toolUse delta for an unstarted block
+                out.append(ev.Unknown(f"stream.contentBlockDelta.{key}"))
+                continue
+            self._delta(index, block, key, value, out)
+
+    def _delta(self, index: int, block: _Block, key: str, value: Any, out: list[ev.Event]) -> None:
+        if key == "text":
+            text = value if isinstance(value, str) else ""
+            out.append(ev.TextDelta(index, text))
+        elif key == "toolUse":
+            fragment = value.get("input") if isinstance(value, dict) else None
+            if isinstance(fragment, str) and fragment:
+                block.parts.append(fragment)
+                out.append(ev.ToolCallDelta(index, fragment))
+        elif isinstance(value, dict):  # reasoningContent: text | signature | redactedContent
+            if isinstance(value.get("text"), str):
+                block.parts.append(value["text"])
+                out.append(ev.ReasoningDelta(index, value["text"]))
+            if isinstance(value.get("signature"), str):
+                block.signature += value["signature"]
+            if isinstance(value.get("redactedContent"), str):
+                block.redacted += value["redactedContent"]
+
+    def _on_contentBlockStop(self, payload: dict[str, Any], out: list[ev.Event]) -> None:
+        index = _index(payload)
+        block = self._blocks.pop(index, None)
+        if block is None or block.kind == "skip":
+            return
+        if block.kind == "text":
+            out.append(ev.TextDone(index))
+        elif block.kind == "tool":
+            out.append(ev.ToolCallDone(index, "".join(block.parts) or "{}"))
+        else:
+            out.append(ev.ReasoningDone(index, VendorState(
+                dialect="bedrock", text="".join(block.parts),
+                signature=block.signature or None, redacted=block.redacted or None)))
+
+    def _on_messageStop(self, payload: dict[str, Any], out: list[ev.Event]) -> None:
+        self._stopped = True
+        self._stop = payload.get("stopReason")
+        if _has_value(payload.get("additionalModelResponseFields")):
+            out.append(ev.Unknown("stream.messageStop.additionalModelResponseFields"))
+        self._maybe_finish(out)
+
+    def _on_metadata(self, payload: dict[str, Any], out: list[ev.Event]) -> None:
+        if isinstance(payload.get("usage"), dict):
+            out.append(wire.usage_event(payload["usage"]))
+        if payload.get("trace"):
+            out.append(ev.Unknown("stream.metadata.trace"))  # guardrail / prompt-router trace
+        self._usage_seen = True
+        self._maybe_finish(out)
+
+    def _maybe_finish(self, out: list[ev.Event]) -> None:
+        """The finish needs both messageStop (the reason) and metadata (the usage)."""
+        if self._stopped and self._usage_seen:
+            self._done = True
+            out.extend(wire.finish_events(self._stop))
+
+
+def _payload(frame: Frame) -> dict[str, Any]:
+    try:
+        value = json.loads(frame.payload) if frame.payload else {}
+    except ValueError:
+        raise UpstreamProtocolError(
+            f"Bedrock sent an event payload that is not JSON: {frame.payload[:120]!r}") from None
+    if not isinstance(value, dict):
+        raise UpstreamProtocolError("Bedrock sent an event payload that is not a JSON object")
+    value.pop("p", None)  # random-length padding against traffic analysis (§D.4)
+    return value
+
+
+def _index(payload: dict[str, Any]) -> int:
+    index = payload.get("contentBlockIndex")
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise UpstreamProtocolError(f"Bedrock sent a content block event without an index: {index!r}")
+    return index
+
+
+def _has_value(value: Any) -> bool:
+    """True if a structure holds anything but nulls (`{"delta":{"stop_sequence":null}}` does not)."""
+    if isinstance(value, dict):
+        return any(_has_value(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_value(v) for v in value)
+    return value is not None

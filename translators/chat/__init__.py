@@ -1,0 +1,15 @@
+"""OpenAI Chat Completions and compatible servers (DeepSeek, vLLM, SGLang, Ollama, OpenRouter),
+`POST {base}/chat/completions`, https://platform.openai.com/docs/api-reference/chat."""
+
+from translators.chat.request import encode
+from translators.chat.response import error_info, response_events
+from translators.chat.stream import ChatDecoder
+from translators.dialect import Dialect
+
+DIALECT = Dialect(
+    name="chat",
+    encode_request=encode,
+    stream_decoder=ChatDecoder,
+    response_events=response_events,
+    error_info=error_info,
+)

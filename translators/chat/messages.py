@@ -1,0 +1,205 @@
+"""IR items -> Chat Completions `messages` (notes/dialects.md §B.1, §B.3).
+
+One assistant message per step: its text, its `tool_calls`, and for DeepSeek its
+`reasoning_content`; then one `tool` message per call, in call order. A `tool` message holds
+text only, so images a tool returned follow the run of tool messages in a user message.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from translators import toolset
+from translators.chat.models import Target
+from translators.ir.request import Image, Message, Part, Reasoning, Request, Text, ToolCall, ToolResult
+from translators.naming import fnv1a_32
+from translators.report import Report
+
+# OpenAI rejects longer ids: "Invalid 'messages[2].tool_calls[0].id': string too long. Expected a
+# string with maximum length 40" (vercel/ai #5171, openclaw PR #875).
+MAX_CALL_ID = 40
+_DETAILS = {"auto", "low", "high"}
+
+
+def call_id(original: str) -> str:
+    """The same stable cut on the assistant message and on its tool message keeps them paired."""
+    if len(original) <= MAX_CALL_ID:
+        return original
+    return f"{original[: MAX_CALL_ID - 9]}_{fnv1a_32(original)}"
+
+
+@dataclass(slots=True)
+class _Step:
+    text: list[str] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    reasoning: list[Reasoning] = field(default_factory=list)
+
+
+class _Writer:
+    def __init__(self, request: Request, tools: toolset.Toolset, target: Target, report: Report) -> None:
+        self.request = request
+        self.tools = tools
+        self.target = target
+        self.report = report
+        self.messages: list[dict[str, Any]] = []
+        self.step: _Step | None = None
+        self.tool_images: list[dict[str, Any]] = []
+
+    def write(self) -> list[dict[str, Any]]:
+        system = [t for t in self.request.system if t.strip()]
+        preamble = toolset.namespace_preamble(self.request.namespaces, self.tools)
+        if preamble:
+            system.append(preamble)
+        if system:
+            # one leading system message: chat templates of self-hosted models (vLLM, SGLang)
+            # often accept a system message only at index 0
+            self.messages.append({"role": "system", "content": "\n\n".join(system)})
+        for item in self.request.items:
+            if isinstance(item, ToolResult):
+                self._close_step()
+                self._result(item)
+                continue
+            if not isinstance(item, Reasoning | ToolCall) and not (
+                    isinstance(item, Message) and item.role == "assistant"):
+                self._close_step()
+            self._flush_tool_images()
+            if isinstance(item, Message):
+                self._message(item)
+            elif isinstance(item, Reasoning):
+                self._open_step().reasoning.append(item)
+            else:
+                self._open_step().calls.append(self._call(item))
+        self._close_step()
+        self._flush_tool_images()
+        return self.messages
+
+    # -- assistant steps --------------------------------------------------------------------
+    def _open_step(self) -> _Step:
+        if self.step is None:
+            self.step = _Step()
+        return self.step
+
+    def _close_step(self) -> None:
+        step, self.step = self.step, None
+        if step is None:
+            return
+        text = "\n\n".join(step.text) if step.text else None
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if step.calls:
+            message["tool_calls"] = step.calls
+        reasoning = self._reasoning(step)
+        if reasoning is not None:
+            message["reasoning_content"] = reasoning
+        if message["content"] is None and not step.calls and reasoning is None:
+            return
+        self.messages.append(message)
+
+    def _reasoning(self, step: _Step) -> str | None:
+        """DeepSeek wants its `reasoning_content` back on every assistant message that called
+        tools, an empty string where there was none, or it answers 400 (§B.3)."""
+        texts: list[str] = []
+        for item in step.reasoning:
+            state = item.state
+            ours = state is not None and state.dialect == "chat" and state.text is not None
+            if self.target.deepseek and ours:
+                texts.append(state.text)  # type: ignore[union-attr]
+            else:
+                # OpenAI's encrypted reasoning, another vendor's thinking, or a target that
+                # takes no reasoning input: nothing this upstream can read
+                self.report.drop(item.origin)
+        if not self.target.deepseek:
+            return None
+        if texts or step.calls:
+            return "".join(texts)
+        return None
+
+    def _call(self, item: ToolCall) -> dict[str, Any]:
+        wire = self.tools.wire(item.namespace, item.name)
+        if item.kind == "custom" and self.target.native_custom_tools:
+            return {"id": call_id(item.call_id), "type": "custom",
+                    "custom": {"name": wire, "input": item.arguments}}
+        return {"id": call_id(item.call_id), "type": "function",
+                "function": {"name": wire, "arguments": self._arguments(item)}}
+
+    def _arguments(self, item: ToolCall) -> str:
+        """The model's own JSON text when it is an object (what it wrote, byte for byte, keeps the
+        prompt cache warm); otherwise the wrapped form JSON-only targets need."""
+        if item.kind != "custom":
+            try:
+                if isinstance(json.loads(item.arguments), dict):
+                    return item.arguments
+            except ValueError:
+                pass
+        return json.dumps(toolset.call_input(item, self.report), ensure_ascii=False)
+
+    # -- other roles ------------------------------------------------------------------------
+    def _message(self, item: Message) -> None:
+        if item.phase is not None:
+            self.report.drop(f"{item.origin}.phase")
+        if item.role == "assistant":
+            texts = [p.text for p in self._texts(item.parts) if p.text]
+            self._open_step().text.extend(texts)
+            return
+        images = item.role == "user" and self.target.images
+        content = _content(self._parts(item.parts, images))
+        if content:
+            self.messages.append({"role": item.role, "content": content})
+
+    def _result(self, item: ToolResult) -> None:
+        parts = self._parts(item.parts, self.target.images)
+        texts = [p for p in parts if p["type"] == "text"]
+        images = [p for p in parts if p["type"] == "image_url"]
+        content = _content(texts)
+        wire_id = call_id(item.call_id)
+        if images:
+            self.tool_images.append({"type": "text", "text": f"Images returned by tool call {wire_id}:"})
+            self.tool_images.extend(images)
+            content = content or "(the output is the image in the next message)"
+        self.messages.append({"role": "tool", "tool_call_id": wire_id, "content": content or ""})
+
+    def _flush_tool_images(self) -> None:
+        if self.tool_images:
+            self.messages.append({"role": "user", "content": self.tool_images})
+            self.tool_images = []
+
+    def _texts(self, parts: list[Part]) -> list[Text]:
+        out: list[Text] = []
+        for part in parts:
+            if isinstance(part, Text):
+                out.append(part)
+            else:
+                self.report.drop(part.origin)
+        return out
+
+    def _parts(self, parts: list[Part], images: bool) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for part in parts:
+            if isinstance(part, Text):
+                if part.text:
+                    out.append({"type": "text", "text": part.text})
+            elif images:
+                out.append(self._image(part))
+            else:
+                self.report.drop(part.origin)
+        return out
+
+    def _image(self, part: Image) -> dict[str, Any]:
+        image: dict[str, Any] = {"url": part.url}
+        if part.detail in _DETAILS:
+            image["detail"] = part.detail
+        elif part.detail is not None:
+            self.report.drop(f"{part.origin}.detail")
+        return {"type": "image_url", "image_url": image}
+
+
+def _content(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """A lone text part as a plain string: every compatible server reads that."""
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        return str(parts[0]["text"])
+    return parts
+
+
+def encode(request: Request, tools: toolset.Toolset, target: Target, report: Report) -> list[dict[str, Any]]:
+    return _Writer(request, tools, target, report).write()

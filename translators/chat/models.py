@@ -1,0 +1,55 @@
+"""What the upstream model understands, read off its name (the encoder never sees the base URL).
+
+Chat Completions is spoken by OpenAI itself and by many compatible servers (DeepSeek, vLLM,
+SGLang, Ollama, OpenRouter) that accept different subsets of it (notes/dialects.md §B).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# OpenAI's own models. `gpt-oss` is an open-weights model served by vLLM/Ollama, not by OpenAI.
+_OPENAI = re.compile(r"^(gpt-(?!oss)|o\d|chatgpt-|codex-)", re.IGNORECASE)
+# Reasoning models take `reasoning_effort` and reject sampling parameters.
+_OPENAI_REASONING = re.compile(r"^(o\d|gpt-([5-9]|\d{2,})|codex-)", re.IGNORECASE)
+# `verbosity` exists from GPT-5 on (notes/dialects.md §B.1).
+_VERBOSITY = re.compile(r"^gpt-([5-9]|\d{2,})", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    model: str
+    openai: bool
+    """OpenAI's own model: native custom tools, `max_completion_tokens`."""
+    openai_reasoning: bool
+    verbosity: bool
+    deepseek: bool
+    """DeepSeek: `thinking` + low/high/max effort, reasoning_content replay, text-only input."""
+
+    @property
+    def max_tokens_key(self) -> str:
+        # `max_tokens` is deprecated and "not compatible with o-series models" (§B.1); most
+        # compatible servers only know `max_tokens`.
+        return "max_completion_tokens" if self.openai else "max_tokens"
+
+    @property
+    def native_custom_tools(self) -> bool:
+        """Only OpenAI takes `{type: "custom"}` tools in Chat (§B.1, §E); others get them emulated."""
+        return self.openai
+
+    @property
+    def images(self) -> bool:
+        # DeepSeek's chat endpoint answers 400 `unknown variant image_url, expected text`
+        # (rikkahub #1433, oh-my-pi PR #9169).
+        return not self.deepseek
+
+
+def target_for(model: str) -> Target:
+    return Target(
+        model=model,
+        openai=bool(_OPENAI.match(model)),
+        openai_reasoning=bool(_OPENAI_REASONING.match(model)),
+        verbosity=bool(_VERBOSITY.match(model)),
+        deepseek="deepseek" in model.lower(),
+    )

@@ -1,0 +1,111 @@
+"""IR request -> Chat Completions body, `POST {base}/chat/completions` (notes/dialects.md §B.1,
+§B.3). https://platform.openai.com/docs/api-reference/chat/create"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from translators import toolset
+from translators.chat import messages, tools
+from translators.chat.models import Target, target_for
+from translators.ir.request import Request
+from translators.naming import NamePolicy
+from translators.report import Report
+from translators.translation import Encoded
+
+PATH = "/chat/completions"
+"""Relative to a base URL that ends in /v1 (OpenAI, vLLM, Ollama) or not (DeepSeek)."""
+NAMES = NamePolicy(max_length=64)  # "a-z, A-Z, 0-9, underscores and dashes, maximum length 64" (§B.1)
+
+# DeepSeek's own table: it thinks at low, high or max (§B.3; api-docs.deepseek.com thinking_mode).
+DEEPSEEK_EFFORT = {"minimal": "low", "low": "low", "medium": "high", "high": "high", "xhigh": "high"}
+# What compatible servers (vLLM, Ollama, OpenRouter) commonly accept.
+GENERIC_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
+
+
+def encode(request: Request, model: str, report: Report) -> Encoded:
+    target = target_for(model)
+    names = toolset.build(request, NAMES, report)
+    body: dict[str, Any] = {"model": model, "messages": messages.encode(request, names, target, report)}
+    declared = tools.declarations(request, names, target, report)
+    if declared:
+        body["tools"] = declared
+        choice = tools.tool_choice(request, names, target, report)
+        if choice is not None:
+            body["tool_choice"] = choice
+        if request.parallel_tool_calls is not None:
+            body["parallel_tool_calls"] = request.parallel_tool_calls
+    else:
+        # OpenAI refuses parallel_tool_calls without tools; with no tools neither steers anything
+        if request.tool_choice.mode != "auto":
+            report.drop("tool_choice")
+        if request.parallel_tool_calls is not None:
+            report.drop("parallel_tool_calls")
+    if request.max_output_tokens is not None:
+        body[target.max_tokens_key] = request.max_output_tokens
+    body.update(_sampling(request, target, report))
+    body.update(_reasoning(request, target, report))
+    if request.verbosity is not None:
+        if target.verbosity:
+            body["verbosity"] = request.verbosity
+        else:
+            report.drop("text.verbosity")
+    if request.output_schema is not None:
+        body.update(_response_format(request.output_schema, target, report))
+    if request.user is not None:
+        body["user"] = request.user
+    if request.stream:
+        body["stream"] = True
+        # without it no chunk carries usage (§B.2); DeepSeek puts usage on the finish chunk anyway
+        body["stream_options"] = {"include_usage": True}
+    return Encoded(path=PATH, body=body, tools=names.index, headers={"content-type": "application/json"})
+
+
+def _sampling(request: Request, target: Target, report: Report) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("temperature", "top_p"):
+        value = getattr(request, key)
+        if value is None:
+            continue
+        if target.openai_reasoning:
+            report.drop(key)  # OpenAI reasoning models reject sampling parameters
+        else:
+            out[key] = value
+    return out
+
+
+def _reasoning(request: Request, target: Target, report: Report) -> dict[str, Any]:
+    effort = request.reasoning.effort
+    summary = request.reasoning.summary
+    if target.openai and summary not in (None, "none"):
+        report.drop("reasoning.summary")  # OpenAI's Chat API never returns its reasoning
+    if effort is None:
+        return {}
+    if target.deepseek:
+        if effort == "none":
+            return {"thinking": {"type": "disabled"}}
+        if effort not in DEEPSEEK_EFFORT:
+            report.drop("reasoning.effort")
+            return {}
+        return {"thinking": {"type": "enabled"}, "reasoning_effort": DEEPSEEK_EFFORT[effort]}
+    if target.openai:
+        if not target.openai_reasoning:
+            report.drop("reasoning.effort")
+            return {}
+        return {"reasoning_effort": effort}
+    if effort not in GENERIC_EFFORT:
+        report.drop("reasoning.effort")
+        return {}
+    if GENERIC_EFFORT[effort] != effort:
+        report.note(f"reasoning.effort {effort!r} sent as {GENERIC_EFFORT[effort]!r}, the nearest level "
+                    "compatible servers accept")
+    return {"reasoning_effort": GENERIC_EFFORT[effort]}
+
+
+def _response_format(schema: dict[str, Any], target: Target, report: Report) -> dict[str, Any]:
+    if target.deepseek:
+        # DeepSeek's response_format knows only json_object, and that needs "json" in the prompt
+        report.drop("text.format")
+        return {}
+    return {"response_format": {"type": "json_schema", "json_schema": {
+        "name": schema["name"], "schema": schema["schema"], "strict": schema["strict"]}}}

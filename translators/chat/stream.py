@@ -1,0 +1,126 @@
+"""Chat Completions SSE -> IR events (notes/dialects.md §B.2, §B.3).
+
+`data: {chunk}` lines without event names, ended by `data: [DONE]`. Usage may ride on any chunk:
+OpenAI sends it in an extra `choices: []` chunk after the finish chunk, DeepSeek on the finish
+chunk itself, so the turn is declared finished only at `[DONE]` (or at the end of the bytes once
+a finish_reason was seen). A `{"error": {...}}` chunk ends the stream as a failure.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from translators.chat.choice import Choice
+from translators.errors import UpstreamProtocolError
+from translators.ir import events as ev
+from translators.sse import SSEDecoder
+from translators.translation import Translation
+from translators.upstream_errors import code_for
+
+# Mid-stream errors carry no HTTP status; these stand in for it when reading their code.
+_STATUS_BY_KIND = {
+    "invalid_request_error": 400, "authentication_error": 401, "permission_error": 403,
+    "not_found_error": 404, "rate_limit_error": 429, "rate_limit_exceeded": 429,
+    "insufficient_quota": 429, "server_error": 500, "api_error": 500, "overloaded_error": 529,
+}
+
+
+def usage_event(usage: dict[str, Any]) -> ev.Usage:
+    """`prompt_tokens` already includes cached ones and `completion_tokens` reasoning ones, as in
+    Responses; DeepSeek also names the cached part `prompt_cache_hit_tokens` (§B.3)."""
+    prompt_details = usage.get("prompt_tokens_details")
+    completion_details = usage.get("completion_tokens_details")
+    cached = prompt_details.get("cached_tokens") if isinstance(prompt_details, dict) else None
+    if cached is None:
+        cached = usage.get("prompt_cache_hit_tokens")
+    reasoning = completion_details.get("reasoning_tokens") if isinstance(completion_details, dict) else None
+    return ev.Usage(input_tokens=_int(usage.get("prompt_tokens")),
+                    output_tokens=_int(usage.get("completion_tokens")),
+                    cached_tokens=_int(cached), reasoning_tokens=_int(reasoning))
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def error_event(error: Any) -> ev.Failed:
+    """`{"error": {"message", "type", "code"}}` (OpenAI, DeepSeek) or vLLM's flat
+    `{"object": "error", "message", "type", "code": 400}`."""
+    if not isinstance(error, dict):
+        message = str(error)
+        return ev.Failed(code_for(500, message), message)
+    message = str(error.get("message") or "upstream error")
+    kind = error.get("type") if isinstance(error.get("type"), str) else None
+    code = error.get("code")
+    status = code if _int(code) else _STATUS_BY_KIND.get(kind or "") or _STATUS_BY_KIND.get(str(code), 500)
+    vendor = code if isinstance(code, str) else kind
+    label = f"{kind}: {message}" if kind else message
+    return ev.Failed(code_for(status, message, vendor), label, status=status)
+
+
+class ChatDecoder:
+    def __init__(self, translation: Translation | None = None) -> None:
+        self._sse = SSEDecoder()
+        self._choice = Choice()
+        self._started = False
+        self._done = False
+
+    def feed(self, data: bytes) -> list[ev.Event]:
+        out: list[ev.Event] = []
+        for sse in self._sse.feed(data):
+            self._data(sse.data, out)
+        return out
+
+    def close(self) -> list[ev.Event]:
+        out: list[ev.Event] = []
+        for sse in self._sse.close():
+            self._data(sse.data, out)
+        if not self._done:
+            self._done = True
+            if self._choice.finish_reason is not None:
+                # the answer itself was complete; only `[DONE]` (and OpenAI's usage chunk) is missing
+                out.append(ev.Note("the Chat stream ended without data: [DONE]"))
+                self._choice.finished(out)
+            else:
+                out.append(ev.Failed("server_error", "the Chat stream ended before a finish_reason"))
+        return out
+
+    def _data(self, data: str, out: list[ev.Event]) -> None:
+        if self._done:
+            return
+        if data.strip() == "[DONE]":
+            self._done = True
+            self._choice.finished(out)
+            return
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise UpstreamProtocolError(f"the Chat upstream sent a non-JSON chunk: {data[:120]!r}") from None
+        if not isinstance(chunk, dict):
+            raise UpstreamProtocolError("the Chat upstream sent a chunk that is not a JSON object")
+        if "error" in chunk or chunk.get("object") == "error":
+            self._done = True
+            out.append(error_event(chunk.get("error", chunk)))
+            return
+        if not self._started:
+            self._started = True
+            out.append(ev.Started(upstream_id=chunk.get("id"), model=chunk.get("model")))
+        choices = chunk.get("choices")
+        if isinstance(choices, list):
+            for choice in choices:
+                self._choice_chunk(choice, out)
+        if isinstance(chunk.get("usage"), dict):
+            out.append(usage_event(chunk["usage"]))
+
+    def _choice_chunk(self, choice: Any, out: list[ev.Event]) -> None:
+        if not isinstance(choice, dict):
+            raise UpstreamProtocolError("the Chat upstream sent a choice that is not a JSON object")
+        index = choice.get("index", 0)
+        if index != 0:
+            out.append(ev.Unknown(f"choices[{index}]"))  # n > 1: the client asked for one answer
+            return
+        if isinstance(choice.get("delta"), dict):
+            self._choice.delta(choice["delta"], out)
+        if choice.get("finish_reason") is not None:
+            self._choice.finish(str(choice["finish_reason"]), out)

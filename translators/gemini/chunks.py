@@ -1,0 +1,299 @@
+"""`GenerateContentResponse` chunks -> IR events (notes/dialects.md §C.4, §C.6).
+
+Used for streams (one chunk per SSE event or array element) and for whole answers (one chunk).
+Rules:
+- text parts stream as they arrive; `thought: true` parts are reasoning; an empty text part
+  with nothing else is ignored (Gemini 3 ends with one);
+- a `functionCall` arrives whole (args object) or, on Vertex, as a start part
+  (`name`, `willContinue`), `partialArgs` parts and an empty closing part;
+- a part of another kind closes the open text or reasoning item, so items complete in the order
+  Gemini wrote them and the client replays them in that order;
+- every `thoughtSignature` becomes a `ReasoningDone` whose `VendorState(dialect="gemini")`
+  holds it, with `call_ids=[id]` when it sat on a functionCall: it closes the open reasoning item,
+  or is a reasoning item of its own, placed right before the call / right after the text it
+  signed (`contents.py` puts it back there). Only the first call of a parallel set has one;
+- `finishReason` is `STOP` after calls too: calls seen means `tool_calls`;
+- `usageMetadata` is repeated cumulatively: the last one counts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from translators.errors import UpstreamProtocolError
+from translators.gemini import calls, failures
+from translators.gemini.partial_args import ArgsBuilder
+from translators.ir import events as ev
+from translators.ir.request import VendorState
+
+FINISHED = {
+    "STOP": "stop",
+    "MAX_TOKENS": "max_output_tokens",
+    "CONTINUATION": "max_output_tokens",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "LANGUAGE": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+    "IMAGE_SAFETY": "content_filter",
+    "IMAGE_PROHIBITED_CONTENT": "content_filter",
+    "IMAGE_RECITATION": "content_filter",
+    "MODEL_ARMOR": "content_filter",
+    "ESCALATION": "content_filter",
+}
+"""finishReason -> how the response ends (Finished.reason)."""
+
+FAILED = {
+    "MALFORMED_FUNCTION_CALL": ("server_error", "the model wrote a function call that could not be parsed"),
+    "UNEXPECTED_TOOL_CALL": ("server_error", "the model called a function that was not declared or allowed"),
+    "TOO_MANY_TOOL_CALLS": ("server_error", "the model made too many tool calls in one response"),
+    "MALFORMED_RESPONSE": ("server_error", "the model's response was malformed"),
+    "MISSING_THOUGHT_SIGNATURE": ("invalid_prompt", "the request lacks a thought signature Gemini requires"),
+    "PUP_LIMITED_DISABLED": ("invalid_prompt", "generation is limited or disabled for this account"),
+    "OTHER": ("server_error", "the model stopped for an unspecified reason"),
+    "FINISH_REASON_UNSPECIFIED": ("server_error", "the model stopped for an unspecified reason"),
+    "NO_IMAGE": ("server_error", "the model was expected to produce an image and did not"),
+    "IMAGE_OTHER": ("server_error", "image generation stopped for an unspecified reason"),
+}
+"""finishReason -> (error code, explanation) for stops that leave no usable answer."""
+
+_PART_BOOKKEEPING = {"thought", "thoughtSignature", "partMetadata"}
+_CANDIDATE_EXTRAS = ("citationMetadata", "groundingMetadata", "urlContextMetadata")
+
+
+class _StreamedCall:
+    __slots__ = ("args", "call_id", "key")
+
+    def __init__(self, key: object, call_id: str, args: ArgsBuilder) -> None:
+        self.key = key
+        self.call_id = call_id
+        self.args = args
+
+
+class ChunkReader:
+    """State across the chunks of one answer: open items, the streamed call, last usage."""
+
+    def __init__(self, seed: str) -> None:
+        self._seed = seed
+        """Stands in for the response id in made-up call ids when Gemini sends none."""
+        self._response_id: str | None = None
+        self._started = False
+        self._finished = False
+        self._usage: dict[str, Any] | None = None
+        self._blocks = 0
+        self._calls = 0
+        self._saw_call = False
+        self._text: object | None = None
+        self._thought: object | None = None
+        self._streamed: _StreamedCall | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    def chunk(self, payload: Any) -> list[ev.Event]:
+        if self._finished:
+            return []
+        if not isinstance(payload, dict):
+            raise UpstreamProtocolError("Gemini sent a stream element that is not a JSON object")
+        out: list[ev.Event] = []
+        error = failures.error_object(payload)
+        if error is not None:
+            self._fail(failures.describe(error), out)
+            return out
+        if isinstance(payload.get("responseId"), str):
+            self._response_id = self._response_id or payload["responseId"]
+        if not self._started:
+            self._started = True
+            out.append(ev.Started(upstream_id=self._response_id, model=payload.get("modelVersion")))
+        if isinstance(payload.get("usageMetadata"), dict):
+            self._usage = payload["usageMetadata"]
+        candidates = payload.get("candidates")
+        if isinstance(candidates, list) and candidates:
+            out += [ev.Unknown(f"candidates[{i}]") for i in range(1, len(candidates))]
+            self._candidate(candidates[0], out)
+        elif isinstance(payload.get("promptFeedback"), dict) and payload["promptFeedback"].get("blockReason"):
+            feedback = payload["promptFeedback"]
+            detail = f"Gemini blocked the prompt: {feedback['blockReason']}"
+            if feedback.get("blockReasonMessage"):
+                detail += f" ({feedback['blockReasonMessage']})"
+            self._end(out)
+            out.append(ev.Finished("content_filter", detail))
+        return out
+
+    def end(self) -> list[ev.Event]:
+        """The answer is over: without a finishReason it was cut off."""
+        if self._finished:
+            return []
+        out: list[ev.Event] = []
+        cut = failures.Failure(502, "server_error", "the Gemini stream ended before a finishReason")
+        self._fail(cut, out)
+        return out
+
+    # -- candidate and parts ---------------------------------------------------------------------
+    def _candidate(self, candidate: Any, out: list[ev.Event]) -> None:
+        if not isinstance(candidate, dict):
+            raise UpstreamProtocolError("Gemini sent a candidate that is not a JSON object")
+        content = candidate.get("content")
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            self._part(part, out)
+        # sources Gemini cites or grounded on: Responses annotations cannot carry them here
+        out += [ev.Unknown(f"output.{key}") for key in _CANDIDATE_EXTRAS if candidate.get(key)]
+        reason = candidate.get("finishReason")
+        if isinstance(reason, str) and reason:
+            self._finish(reason, candidate.get("finishMessage"), out)
+
+    def _part(self, part: Any, out: list[ev.Event]) -> None:
+        if not isinstance(part, dict):
+            raise UpstreamProtocolError("Gemini sent a content part that is not a JSON object")
+        signature = part.get("thoughtSignature") if isinstance(part.get("thoughtSignature"), str) else None
+        if "functionCall" in part:
+            self._function_call(part["functionCall"], signature, out)
+            return
+        self._close_streamed(out)
+        if "text" in part:
+            text = part["text"] if isinstance(part["text"], str) else ""
+            if part.get("thought"):
+                self._thought_text(text, out)
+            else:
+                self._answer_text(text, out)
+        elif kinds := [k for k in part if k not in _PART_BOOKKEEPING]:
+            # executableCode, codeExecutionResult, inlineData... run or live on Google's side;
+            # the client cannot replay them
+            self._close_text(out)
+            out.append(ev.Unknown(f"output.part.{kinds[0]}"))
+        if signature is not None:
+            self._close_text(out)
+            self._signature(signature, [], out)
+
+    def _thought_text(self, text: str, out: list[ev.Event]) -> None:
+        self._close_text(out)
+        if not text:
+            return
+        if self._thought is None:
+            self._thought = self._key("reasoning")
+        out.append(ev.ReasoningDelta(self._thought, text))
+
+    def _answer_text(self, text: str, out: list[ev.Event]) -> None:
+        if not text:
+            return
+        self._close_thought(out)
+        if self._text is None:
+            self._text = self._key("text")
+        out.append(ev.TextDelta(self._text, text))
+
+    def _function_call(self, call: Any, signature: str | None, out: list[ev.Event]) -> None:
+        if not isinstance(call, dict):
+            raise UpstreamProtocolError("Gemini sent a functionCall that is not a JSON object")
+        name = call.get("name")
+        streamed = self._streamed
+        if streamed is not None and not name:
+            self._continue_streamed(streamed, call, signature, out)
+            return
+        self._close_streamed(out)
+        if not isinstance(name, str) or not name:
+            raise UpstreamProtocolError("Gemini sent a functionCall without a name")
+        self._close_text(out)
+        self._calls += 1
+        self._saw_call = True
+        call_id = call.get("id") if isinstance(call.get("id"), str) and call["id"] else calls.synthesized_id(
+            self._response_id or self._seed, self._calls)
+        if signature is not None:
+            self._signature(signature, [call_id], out)
+        else:
+            self._close_thought(out)
+        key = self._key("call")
+        out.append(ev.ToolCallStarted(key, call_id, name))
+        if call.get("willContinue") or "partialArgs" in call:
+            self._streamed = _StreamedCall(key, call_id, ArgsBuilder(call.get("args")))
+            self._continue_streamed(self._streamed, {**call, "name": None}, None, out)
+            return
+        args = call.get("args")
+        if args is not None and not isinstance(args, dict):
+            raise UpstreamProtocolError("Gemini sent functionCall args that are not a JSON object")
+        out.append(ev.ToolCallDone(key, json.dumps(args or {}, ensure_ascii=False)))
+
+    def _continue_streamed(self, streamed: _StreamedCall, call: dict[str, Any], signature: str | None,
+                           out: list[ev.Event]) -> None:
+        for partial in call.get("partialArgs") or []:
+            streamed.args.add(partial)
+        if signature is not None:
+            self._signature(signature, [streamed.call_id], out)
+        if not call.get("willContinue"):
+            self._close_streamed(out)
+
+    def _close_streamed(self, out: list[ev.Event]) -> None:
+        streamed, self._streamed = self._streamed, None
+        if streamed is not None:
+            out.append(ev.ToolCallDone(streamed.key, streamed.args.json()))
+
+    # -- items -----------------------------------------------------------------------------------
+    def _signature(self, signature: str, call_ids: list[str], out: list[ev.Event]) -> None:
+        key = self._thought if self._thought is not None else self._key("signature")
+        self._thought = None
+        state = VendorState(dialect="gemini", signature=signature, call_ids=call_ids)
+        out.append(ev.ReasoningDone(key, state))
+
+    def _close_text(self, out: list[ev.Event]) -> None:
+        if self._text is not None:
+            out.append(ev.TextDone(self._text))
+            self._text = None
+
+    def _close_thought(self, out: list[ev.Event]) -> None:
+        if self._thought is not None:
+            out.append(ev.ReasoningDone(self._thought))
+            self._thought = None
+
+    def _key(self, kind: str) -> tuple[str, int]:
+        self._blocks += 1
+        return (kind, self._blocks)
+
+    # -- the end ---------------------------------------------------------------------------------
+    def _end(self, out: list[ev.Event]) -> None:
+        self._close_streamed(out)
+        self._close_text(out)
+        self._close_thought(out)
+        self._finished = True
+        if self._usage is not None:
+            out.append(usage_event(self._usage))
+
+    def _finish(self, reason: str, message: Any, out: list[ev.Event]) -> None:
+        self._end(out)
+        detail = f"{reason}: {message}" if isinstance(message, str) and message else None
+        if reason in FINISHED:
+            finished = FINISHED[reason]
+            if finished == "stop" and self._saw_call:
+                finished = "tool_calls"
+            out.append(ev.Finished(finished, detail))
+        elif reason in FAILED:
+            code, why = FAILED[reason]
+            said = f" ({message})" if isinstance(message, str) and message else ""
+            out.append(ev.Failed(code, f"Gemini stopped with finishReason {reason}: {why}{said}"))
+        else:
+            out.append(ev.Note(f"unknown finishReason {reason!r} treated as STOP"))
+            out.append(ev.Finished("tool_calls" if self._saw_call else "stop", detail))
+
+    def _fail(self, failure: failures.Failure, out: list[ev.Event]) -> None:
+        self._end(out)
+        out.append(ev.Failed(failure.code, failure.message, status=failure.status,
+                             retry_after=failure.retry_after))
+
+
+def usage_event(usage: dict[str, Any]) -> ev.Usage:
+    """Responses counts thinking inside output and cached tokens inside input; Gemini reports
+    `thoughtsTokenCount` beside `candidatesTokenCount`, and `promptTokenCount` already includes
+    `cachedContentTokenCount` (total = prompt + toolUsePrompt + candidates + thoughts)."""
+
+    def count(key: str) -> int | None:
+        value = usage.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    prompt, tool_prompt = count("promptTokenCount"), count("toolUsePromptTokenCount")
+    candidates, thoughts = count("candidatesTokenCount"), count("thoughtsTokenCount")
+    input_tokens = None if prompt is None and tool_prompt is None else (prompt or 0) + (tool_prompt or 0)
+    output_tokens = None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0)
+    return ev.Usage(input_tokens=input_tokens, output_tokens=output_tokens,
+                    cached_tokens=count("cachedContentTokenCount"), reasoning_tokens=thoughts)

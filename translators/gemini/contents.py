@@ -1,0 +1,186 @@
+"""IR history -> Gemini `contents` (notes/dialects.md §C.2, §C.6).
+
+Roles are `user` and `model` only: assistant items become `model` turns, everything else
+(user messages, mid-conversation system messages, tool results) `user` turns; consecutive
+same-role items share one turn, so the responses to a parallel set of calls travel together.
+
+Thought signatures come back from the client inside reasoning items (`VendorState`, see
+`stream.py`) and are put back where Gemini produced them:
+- a signature with `call_ids` goes on the `functionCall` part of that call (for a parallel set
+  only the first call ever had one; the others stay without, as Gemini sent them);
+- a signature without `call_ids` was on a text part: it goes on the model text part written just
+  before its reasoning item in the same turn (the decoder closes that text right before emitting
+  the signature), or, with no text before it, on the next text part of that turn; with no text
+  at all it is noted and left out (Gemini checks only functionCall signatures).
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from dataclasses import dataclass, field
+from typing import Any
+
+from translators import toolset
+from translators.gemini import calls, models
+from translators.ir.request import Image, Message, Part, Reasoning, Request, Text, ToolCall, ToolResult
+from translators.report import Report
+
+# Google's documented placeholder for a call whose real signature is lost (history written by
+# another model): Gemini 3 then skips validation instead of answering 400 (§C.6).
+SKIP_SIGNATURE = "skip_thought_signature_validator"
+
+
+@dataclass(slots=True)
+class _Turns:
+    report: Report
+    contents: list[dict[str, Any]] = field(default_factory=list)
+    pending_signature: str | None = None
+    """A text signature waiting for the next model text part of the current turn."""
+    pending_origin: str = ""
+
+    def add(self, role: str, parts: list[dict[str, Any]]) -> None:
+        if not parts:
+            return
+        if role == "user":
+            self._drop_pending()
+        if self.contents and self.contents[-1]["role"] == role:
+            self.contents[-1]["parts"].extend(parts)
+        else:
+            self.contents.append({"role": role, "parts": parts})
+        if role == "model" and self.pending_signature is not None:
+            for part in parts:
+                if "text" in part and "thoughtSignature" not in part:
+                    part["thoughtSignature"], self.pending_signature = self.pending_signature, None
+                    break
+
+    def text_signature(self, signature: str, origin: str) -> None:
+        turn = self.contents[-1] if self.contents and self.contents[-1]["role"] == "model" else None
+        for part in reversed(turn["parts"] if turn else []):
+            if "text" in part and "thoughtSignature" not in part:
+                part["thoughtSignature"] = signature
+                return
+            break  # only the part right before the reasoning item is the text it signed
+        self._drop_pending()
+        self.pending_signature, self.pending_origin = signature, origin
+
+    def _drop_pending(self) -> None:
+        if self.pending_signature is not None:
+            self.report.note(f"{self.pending_origin}: a Gemini text signature had no text part to ride on; "
+                             "left out")
+            self.pending_signature = None
+
+    def finish(self) -> list[dict[str, Any]]:
+        self._drop_pending()
+        return self.contents
+
+
+def build(request: Request, model: str, tools: toolset.Toolset, report: Report) -> list[dict[str, Any]]:
+    signatures = _call_signatures(request)
+    names = {item.call_id: tools.wire(item.namespace, item.name) for item in request.items
+             if isinstance(item, ToolCall)}
+    turns = _Turns(report)
+    for item in request.items:
+        if isinstance(item, Message):
+            if item.phase is not None:
+                report.drop(f"{item.origin}.phase")
+            if item.role == "assistant":
+                turns.add("model", _parts(item.parts, report))
+            else:
+                turns.add("user", _parts(item.parts, report))
+        elif isinstance(item, Reasoning):
+            _reasoning(item, turns, report)
+        elif isinstance(item, ToolCall):
+            part: dict[str, Any] = {"functionCall": calls.function_call(item, names[item.call_id], report)}
+            if item.call_id in signatures:
+                part["thoughtSignature"] = signatures[item.call_id]
+            turns.add("model", [part])
+        elif isinstance(item, ToolResult):
+            turns.add("user", _function_response(item, names.get(item.call_id, item.call_id), model, report))
+    contents = turns.finish()
+    if models.requires_call_signatures(model):
+        _unsigned_current_turn(contents, report)
+    return contents
+
+
+def _call_signatures(request: Request) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in request.items:
+        state = item.state if isinstance(item, Reasoning) else None
+        if state is not None and state.dialect == "gemini" and state.signature:
+            for call_id in state.call_ids:
+                out[call_id] = state.signature
+    return out
+
+
+def _reasoning(item: Reasoning, turns: _Turns, report: Report) -> None:
+    state = item.state
+    if state is None or state.dialect != "gemini" or not state.signature:
+        report.drop(item.origin)  # OpenAI's or another vendor's reasoning: Gemini cannot read it
+        return
+    # Gemini takes no thought text back (only signatures), so a summary is not replayed
+    if item.summary:
+        report.drop(f"{item.origin}.summary")
+    if item.content:
+        report.drop(f"{item.origin}.content")
+    if not state.call_ids:
+        turns.text_signature(state.signature, item.origin)
+
+
+def _parts(parts: list[Part], report: Report) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, Text):
+            if part.text:
+                out.append({"text": part.text})
+        elif isinstance(part, Image):
+            image = image_part(part, report)
+            if image is not None:
+                out.append(image)
+    return out
+
+
+def image_part(part: Image, report: Report) -> dict[str, Any] | None:
+    """A data URL -> `inlineData`; an http(s) URL -> `fileData` with the type its name implies."""
+    if part.detail not in (None, "auto"):
+        report.drop(f"{part.origin}.detail")
+    inline = part.inline
+    if inline is not None:
+        return {"inlineData": {"mimeType": inline[0], "data": inline[1]}}
+    mime = mimetypes.guess_type(part.url.split("?")[0])[0]
+    if part.url.startswith(("http://", "https://")) and mime is not None:
+        return {"fileData": {"fileUri": part.url, "mimeType": mime}}
+    report.drop(part.origin)  # no media type can be named for it, and Gemini needs one
+    return None
+
+
+def _function_response(item: ToolResult, name: str, model: str, report: Report) -> list[dict[str, Any]]:
+    texts = [p.text for p in item.parts if isinstance(p, Text)]
+    response: dict[str, Any] = {"name": name, "response": {"output": "\n".join(texts)}}
+    call_id = calls.wire_id(item.call_id)
+    if call_id is not None:
+        response["id"] = call_id
+    images = [p for p in item.parts if isinstance(p, Image)]
+    if images and models.multimodal_function_responses(model):
+        nested = [image_part(p, report) for p in images]
+        response["parts"] = [p for p in nested if p is not None]
+    else:
+        for image in images:
+            report.drop(image.origin)  # before Gemini 3 a function response holds JSON only
+    return [{"functionResponse": response}]
+
+
+def _unsigned_current_turn(contents: list[dict[str, Any]], report: Report) -> None:
+    """Gemini 3 rejects a current-turn step whose calls carry no signature (history written by
+    another model): the first call of such a step gets Google's skip placeholder (§C.6)."""
+    start = 0
+    for i, content in enumerate(contents):
+        if content["role"] == "user" and any("functionResponse" not in p for p in content["parts"]):
+            start = i + 1
+    for content in contents[start:]:
+        if content["role"] != "model":
+            continue
+        call_parts = [p for p in content["parts"] if "functionCall" in p]
+        if call_parts and not any("thoughtSignature" in p for p in call_parts):
+            call_parts[0]["thoughtSignature"] = SKIP_SIGNATURE
+            report.note(f"function call {call_parts[0]['functionCall']['name']} had no thought signature "
+                        f"(written by another model?); sent Gemini's '{SKIP_SIGNATURE}' placeholder")

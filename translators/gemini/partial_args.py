@@ -1,0 +1,114 @@
+"""Function-call arguments streamed piecewise (Vertex AI `streamFunctionCallArguments`;
+notes/dialects.md §C.4, fixture `gemini/vertex_thought_then_streamed_args.jsonl`).
+
+Each `partialArgs` entry names one value by RFC 9535 JSON path (`$.id`, `$.a[0]['b c']`) and
+holds it as `stringValue` / `numberValue` / `boolValue` / `nullValue`; a string continues
+over several entries while `willContinue` is true. The arguments object is rebuilt from them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from translators.errors import UpstreamProtocolError
+
+_SEGMENT = re.compile(
+    r"""\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]""")
+MAX_INDEX = 100_000
+"""An array index beyond any real argument list; refusing it keeps a bad path from allocating."""
+
+
+def parse_path(path: str) -> list[str | int]:
+    if not path.startswith("$"):
+        raise UpstreamProtocolError(f"Gemini sent a partial argument with a bad JSON path: {path!r}")
+    segments: list[str | int] = []
+    pos = 1
+    while pos < len(path):
+        match = _SEGMENT.match(path, pos)
+        if match is None:
+            raise UpstreamProtocolError(f"Gemini sent a partial argument with a bad JSON path: {path!r}")
+        name, index, single, double = match.groups()
+        if index is not None:
+            if int(index) > MAX_INDEX:
+                raise UpstreamProtocolError(f"Gemini sent a partial argument index out of reach: {path!r}")
+            segments.append(int(index))
+        else:
+            quoted = single if single is not None else double
+            segments.append(name if name is not None else re.sub(r"\\(.)", r"\1", quoted or ""))
+        pos = match.end()
+    return segments
+
+
+class ArgsBuilder:
+    __slots__ = ("_continuing", "_root")
+
+    def __init__(self, initial: Any = None) -> None:
+        self._root: dict[str, Any] = dict(initial) if isinstance(initial, dict) else {}
+        self._continuing: set[str] = set()
+
+    def add(self, partial: Any) -> None:
+        if not isinstance(partial, dict) or not isinstance(partial.get("jsonPath"), str):
+            raise UpstreamProtocolError("Gemini sent a partial argument without a jsonPath")
+        path = partial["jsonPath"]
+        segments = parse_path(path)
+        if not segments:
+            raise UpstreamProtocolError("Gemini sent a partial argument for the whole arguments object")
+        value = _value(partial)
+        parent = self._container(segments[:-1], segments[-1])
+        last = segments[-1]
+        if isinstance(value, str) and path in self._continuing:
+            before = _get(parent, last)
+            value = (before if isinstance(before, str) else "") + value
+        _set(parent, last, value)
+        if partial.get("willContinue"):
+            self._continuing.add(path)
+        else:
+            self._continuing.discard(path)
+
+    def json(self) -> str:
+        return json.dumps(self._root, ensure_ascii=False)
+
+    def _container(self, segments: list[str | int], child: str | int) -> Any:
+        node: Any = self._root
+        for i, segment in enumerate(segments):
+            following = segments[i + 1] if i + 1 < len(segments) else child
+            existing = _get(node, segment)
+            if not isinstance(existing, dict | list):
+                existing = [] if isinstance(following, int) else {}
+                _set(node, segment, existing)
+            node = existing
+        if isinstance(child, int) != isinstance(node, list):
+            raise UpstreamProtocolError("Gemini sent partial arguments whose JSON paths disagree")
+        return node
+
+
+def _value(partial: dict[str, Any]) -> Any:
+    if "stringValue" in partial:
+        return str(partial["stringValue"])
+    if "numberValue" in partial:
+        number = partial["numberValue"]
+        # the wire type is a double: 3.0 is the integer 3 a JSON schema asked for
+        return int(number) if isinstance(number, float) and number.is_integer() else number
+    if "boolValue" in partial:
+        return bool(partial["boolValue"])
+    if "nullValue" in partial:
+        return None
+    raise UpstreamProtocolError("Gemini sent a partial argument without a value")
+
+
+def _get(node: Any, key: str | int) -> Any:
+    if isinstance(node, list):
+        return node[key] if isinstance(key, int) and key < len(node) else None
+    return node.get(key) if isinstance(key, str) else None
+
+
+def _set(node: Any, key: str | int, value: Any) -> None:
+    if isinstance(node, list) and isinstance(key, int):
+        node.extend([None] * (key + 1 - len(node)))
+        node[key] = value
+    elif isinstance(node, dict) and isinstance(key, str):
+        node[key] = value
+    else:
+        raise UpstreamProtocolError("Gemini sent partial arguments whose JSON paths disagree")

@@ -1,0 +1,139 @@
+"""IR request -> Gemini `generateContent` / `streamGenerateContent` body
+(notes/dialects.md §C.1-§C.3; https://ai.google.dev/api/generate-content).
+
+The API key (`x-goog-api-key`) is the caller's business; the body names no model (it is in the path).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from translators import toolset
+from translators.gemini import contents, models, schema
+from translators.ir.request import Request
+from translators.naming import NamePolicy
+from translators.report import Report
+from translators.translation import Encoded
+
+# Gemini: start with a letter or `_`, at most 128 (SDK) or 64 (older docs): keep to 64 (§C.5).
+NAMES = NamePolicy(max_length=64, must_start_with_letter=True)
+# Responses tool_choice mode -> functionCallingConfig.mode (`auto` is Gemini's default: not sent).
+MODES = {"none": "NONE", "required": "ANY", "tool": "ANY"}
+
+
+def path(model: str, stream: bool) -> str:
+    name = quote(model.removeprefix("models/"), safe="-._~")
+    if stream:
+        return f"/v1beta/models/{name}:streamGenerateContent?alt=sse"
+    return f"/v1beta/models/{name}:generateContent"
+
+
+def encode(request: Request, model: str, report: Report) -> Encoded:
+    tools = toolset.build(request, NAMES, report)
+    body: dict[str, Any] = {"contents": contents.build(request, model, tools, report)}
+    system = _system(request, tools)
+    if system:
+        body["systemInstruction"] = {"parts": [{"text": text} for text in system]}
+    if tools.tools:
+        body["tools"] = [{"functionDeclarations": [_declaration(t, report) for t in tools.tools]}]
+        config = _tool_config(request, tools, report)
+        if config:
+            body["toolConfig"] = {"functionCallingConfig": config}
+    elif request.tool_choice.mode != "auto":
+        report.drop("tool_choice")
+    if request.parallel_tool_calls is False:
+        report.drop("parallel_tool_calls")  # Gemini has no switch for parallel calls
+    generation = _generation_config(request, model, report)
+    if generation:
+        body["generationConfig"] = generation
+    if request.user is not None:
+        report.drop("user")
+    return Encoded(path=path(model, request.stream), body=body, tools=tools.index,
+                   headers={"content-type": "application/json"})
+
+
+def _system(request: Request, tools: toolset.Toolset) -> list[str]:
+    texts = [t for t in request.system if t.strip()]
+    preamble = toolset.namespace_preamble(request.namespaces, tools)
+    if preamble:
+        texts.append(preamble)
+    return texts
+
+
+def _declaration(tool: toolset.JsonTool, report: Report) -> dict[str, Any]:
+    if tool.strict:
+        report.drop(f"{tool.origin}.strict")
+    out: dict[str, Any] = {"name": tool.wire}
+    if tool.description:
+        out["description"] = tool.description
+    out["parametersJsonSchema"] = schema.parameters(tool.parameters, f"{tool.origin}.parameters", report)
+    return out
+
+
+def _tool_config(request: Request, tools: toolset.Toolset, report: Report) -> dict[str, Any] | None:
+    choice = request.tool_choice
+    mode = MODES.get(choice.mode)
+    if mode is None:
+        return None
+    out: dict[str, Any] = {"mode": mode}
+    if choice.mode == "tool":
+        try:
+            out["allowedFunctionNames"] = [tools.wire(choice.namespace, choice.name or "")]
+        except KeyError:
+            report.drop("tool_choice")
+            return None
+    return out
+
+
+def _generation_config(request: Request, model: str, report: Report) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if request.max_output_tokens is not None:
+        out["maxOutputTokens"] = request.max_output_tokens
+    if request.temperature is not None:
+        out["temperature"] = request.temperature
+    if request.top_p is not None:
+        out["topP"] = request.top_p
+    if request.output_schema is not None:
+        out["responseMimeType"] = "application/json"
+        out["responseJsonSchema"] = schema.clean(request.output_schema["schema"], "text.format.schema",
+                                                 report)
+        if request.output_schema.get("strict"):
+            report.drop("text.format.strict")
+    if request.verbosity is not None:
+        report.drop("text.verbosity")
+    thinking = _thinking(request, model, report)
+    if thinking:
+        out["thinkingConfig"] = thinking
+    return out
+
+
+def _thinking(request: Request, model: str, report: Report) -> dict[str, Any] | None:
+    """Effort -> `thinkingLevel` (Gemini 3) or `thinkingBudget` (2.5), tables in `models.py`;
+    thought summaries are asked for whenever the model thinks (they become reasoning items)."""
+    effort, summary = request.reasoning.effort, request.reasoning.summary
+    if not (models.uses_levels(model) or models.uses_budget(model)):
+        if effort not in (None, "none"):
+            report.drop("reasoning.effort")
+        if summary not in (None, "none"):
+            report.drop("reasoning.summary")
+        return None
+    out: dict[str, Any] = {}
+    if effort is not None:
+        if models.uses_levels(model):
+            level = models.thinking_level(model, effort)
+            if level is not None:
+                out["thinkingLevel"] = level
+        else:
+            budget = models.thinking_budget(model, effort)
+            if budget is not None:
+                out["thinkingBudget"] = budget
+        if not out:
+            report.drop("reasoning.effort")
+        elif models.approximated(model, effort):
+            setting = out.get("thinkingLevel", out.get("thinkingBudget"))
+            report.note(f"reasoning effort {effort!r} has no exact Gemini equivalent on {model}; "
+                        f"sent {setting}")
+    if out.get("thinkingBudget") != 0 and summary != "none":
+        out["includeThoughts"] = True
+    return out or None

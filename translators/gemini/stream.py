@@ -1,0 +1,76 @@
+"""Gemini `streamGenerateContent` bytes -> IR events (notes/dialects.md §C.1, §C.4).
+
+Sans-I/O: bytes in any chunking, events out as soon as a whole chunk is in. The framing (SSE or
+JSON array, `framing.py`) is chosen by the first bytes; the chunks are read by `chunks.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from translators.errors import UpstreamProtocolError
+from translators.gemini import framing
+from translators.gemini.chunks import ChunkReader
+from translators.ir import events as ev
+from translators.naming import fnv1a_32
+from translators.translation import Translation
+
+
+def seed_for(translation: Translation) -> str:
+    """A stand-in response id for made-up call ids, fixed by the request (so output is
+    reproducible) and different on every turn (each turn's history is longer)."""
+    return "r" + fnv1a_32(json.dumps(translation.body, sort_keys=True, ensure_ascii=False))
+
+
+class GeminiDecoder:
+    def __init__(self, seed: str) -> None:
+        self._reader = ChunkReader(seed)
+        self._framing: framing.Framing | None = None
+        self._head = b""
+        self._closed = False
+
+    def feed(self, data: bytes) -> list[ev.Event]:
+        if self._closed:
+            return []
+        out: list[ev.Event] = []
+        for payload in self._frames(data):
+            self._payload(payload, out)
+        return out
+
+    def close(self) -> list[ev.Event]:
+        if self._closed:
+            return []
+        self._closed = True
+        out: list[ev.Event] = []
+        clean = True
+        if self._framing is not None:
+            payloads, clean = self._framing.close()
+            for payload in payloads:
+                self._payload(payload, out)
+        if not clean and not self._reader.finished:
+            out.append(ev.Note("the Gemini stream was cut off inside its JSON array"))
+        out += self._reader.end()
+        return out
+
+    def _frames(self, data: bytes) -> list[str]:
+        if self._framing is None:
+            self._head += data
+            body = framing.strip_bom(self._head)
+            chosen = framing.detect(body) if body is not None else None
+            if chosen is None:
+                return []
+            self._framing, self._head = chosen, b""
+            data = body or b""
+        return self._framing.feed(data)
+
+    def _payload(self, text: str, out: list[ev.Event]) -> None:
+        if self._reader.finished:
+            return
+        try:
+            payload: Any = json.loads(text)
+        except (ValueError, RecursionError):
+            raise UpstreamProtocolError(f"Gemini sent a chunk that is not JSON: {text[:120]!r}") from None
+        # an SSE event may carry a JSON array of chunks (a proxy re-framing the array stream)
+        for chunk in payload if isinstance(payload, list) else [payload]:
+            out += self._reader.chunk(chunk)
