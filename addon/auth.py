@@ -5,8 +5,8 @@ a request leaves for another vendor."""
 from __future__ import annotations
 
 import os
-from urllib.parse import urlsplit
 from typing import Any
+from urllib.parse import urlsplit
 
 # The only client headers a translated request keeps; everything else (authorization, cookies,
 # chatgpt-account-id, openai-*, x-codex-*, session ids) stays behind.

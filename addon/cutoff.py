@@ -15,8 +15,8 @@ from collections.abc import Generator
 from typing import Any
 
 from mitmproxy.proxy.layers import http as http_layer
-from mitmproxy.proxy.layers.http._events import ResponseData, ResponseProtocolError
 from mitmproxy.proxy.layers.http._base import HttpEvent
+from mitmproxy.proxy.layers.http._events import ResponseData, ResponseProtocolError
 
 from addon.streaming import StreamHook
 

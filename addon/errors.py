@@ -11,7 +11,8 @@ from translators.errors import error_type_for_status
 
 
 def error_body(status: int, code: str, message: str, param: str | None = None) -> dict[str, Any]:
-    return {"error": {"type": error_type_for_status(status), "code": code, "message": message, "param": param}}
+    return {"error": {"type": error_type_for_status(status), "code": code, "message": message,
+                      "param": param}}
 
 
 def json_response(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> http.Response:

@@ -21,13 +21,13 @@ _ROOT = str(Path(__file__).resolve().parent.parent)
 if _ROOT not in sys.path:  # loaded by path with `-s addon/gateway.py`: make the repo importable
     sys.path.insert(0, _ROOT)
 
-from mitmproxy import ctx, exceptions, http
+from mitmproxy import ctx, exceptions, http  # noqa: E402
 
-from addon import auth, cutoff, flowinfo, recording
-from addon.errors import error_response, json_response
-from addon.routing import DEFAULT_MATCH, Route, RouteError, Router, from_options, from_toml
-from addon.streaming import StreamHook
-from translators import (
+from addon import auth, cutoff, flowinfo, recording, views  # noqa: E402
+from addon.errors import error_response, json_response  # noqa: E402
+from addon.routing import DEFAULT_MATCH, Route, RouteError, Router, from_options, from_toml  # noqa: E402
+from addon.streaming import StreamHook  # noqa: E402
+from translators import (  # noqa: E402
     Translation,
     TranslatorError,
     stream_translator,
@@ -37,6 +37,8 @@ from translators import (
 )
 
 _REACHABLE_TTL = 10.0
+_FRAMING_HEADERS = ("content-length", "host", "content-encoding", "transfer-encoding")
+"""Client headers that describe the client's own body and connection, never the one re-sent."""
 
 
 class Gateway:
@@ -66,7 +68,8 @@ class Gateway:
 
     def configure(self, updated: set[str]) -> None:
         o = ctx.options
-        if "connection_strategy" in updated and "connection_strategy" in o and o.connection_strategy != "lazy":
+        strategy = o.connection_strategy if "connection_strategy" in o else "lazy"
+        if "connection_strategy" in updated and strategy != "lazy":
             # an eager strategy would connect to api.openai.com before the request is
             # re-targeted (notes/mitmproxy.md §1); a translated flow must never touch it.
             # Checked on its own, so a later `set connection_strategy=eager` is undone too.
@@ -122,7 +125,7 @@ class Gateway:
             info["refused"] = exc.message
             self._answer(flow, json_response(exc.status, exc.to_body()))
             return
-        except Exception as exc:  # noqa: BLE001 - a translator bug must not send the flow to OpenAI as is
+        except Exception as exc:
             info["error"] = f"gateway could not translate the request: {exc!r}"
             self._answer(flow, error_response(500, "server_error", info["error"]))
             return
@@ -149,7 +152,7 @@ class Gateway:
         if route.dialect == "responses" and auth.is_openai(route.base_url):
             # the same vendor: the client's own credentials and headers go along
             headers = {k: v for k, v in flow.request.headers.items()
-                       if k.lower() not in ("content-length", "host", "content-encoding", "transfer-encoding")}
+                       if k.lower() not in _FRAMING_HEADERS}
         else:
             headers = auth.clean_headers(dict(flow.request.headers))
         headers.update(translation.headers)
@@ -180,7 +183,7 @@ class Gateway:
         """mitmproxy answers an unreachable server with an HTML 502 the client cannot read
         (notes/mitmproxy.md §8.9), so the addon checks first and answers in Responses shape.
         Replays never connect, and a reachable answer is remembered for a few seconds."""
-        if ctx.options.server_replay or flow.is_replay == "request" and not ctx.options.server:
+        if ctx.options.server_replay or (flow.is_replay == "request" and not ctx.options.server):
             return True
         address = (flow.request.host, flow.request.port)
         now = time.monotonic()
@@ -203,7 +206,11 @@ class Gateway:
         if flow.is_replay == "response" or not flow.live:
             return  # server-replayed and loaded answers never reach a stream callable
         translator = stream_translator(translation.target, translation)
-        flow.response.headers.pop("content-length", None)
+        had_length = flow.response.headers.pop("content-length", None) is not None
+        if had_length and flow.request.http_version != "HTTP/1.0":
+            # the translated body has another length; chunked framing tells an HTTP/1.1 client
+            # where it ends and keeps the connection (h2 clients never see this header)
+            flow.response.headers["transfer-encoding"] = "chunked"
         flow.response.headers.pop("content-encoding", None)
         flow.response.headers["content-type"] = "text/event-stream"
         flow.response.stream = StreamHook(translator)
@@ -220,6 +227,10 @@ class Gateway:
             flow.metadata["gateway.upstream_response"] = bytes(hook.upstream)
             flow.response.stream = False
             flow.response.content = bytes(hook.client)  # the saved flow shows what the client got
+            if "transfer-encoding" not in flow.response.headers:
+                # set_content just added a content-length the client never got; mitmproxy reads
+                # these headers after this hook to decide whether a close-delimited body is over
+                flow.response.headers.pop("content-length", None)
             self._collect(info, hook.translator.report, hook.error)
         elif flow.response.status_code >= 400:
             self._translate_error(flow, translation, info)
@@ -234,6 +245,12 @@ class Gateway:
 
     def error(self, flow: http.HTTPFlow) -> None:
         if flowinfo.KEY in flow.metadata:
+            hook = flow.response.stream if flow.response is not None else None
+            if isinstance(hook, StreamHook) and flow.response is not None:
+                # the client left mid-stream: keep what each side had so far for the saved flow
+                flow.metadata["gateway.upstream_response"] = bytes(hook.upstream)
+                flow.response.stream = False
+                flow.response.content = bytes(hook.client)
             flow.metadata[flowinfo.KEY]["error"] = flow.error.msg if flow.error else "connection error"
             auth.redact_request(flow.request.headers)
             self._describe(flow)
@@ -243,7 +260,8 @@ class Gateway:
         assert flow.response is not None
         raw = flow.response.get_content(strict=False) or b""
         flow.metadata["gateway.upstream_response"] = raw
-        error = translate_error(translation.target, flow.response.status_code, raw, dict(flow.response.headers))
+        error = translate_error(translation.target, flow.response.status_code, raw,
+                                dict(flow.response.headers))
         info["error"] = f"upstream {error.status}: {error.body['error'].get('message', '')}"[:300]
         flow.response = json_response(error.status, error.body, error.headers)
 
@@ -295,4 +313,4 @@ class Gateway:
 
 
 cutoff.install()
-addons = [Gateway()]
+addons = [Gateway(), views.Views()]

@@ -19,7 +19,8 @@ from addon import flowinfo
 
 # Values that identify a user or a machine, not what the model sees.
 _REDACT_KEYS = {"client_metadata", "prompt_cache_key", "safety_identifier", "user"}
-_KEYLIKE = re.compile(r"(sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{20,})")
+_KEYLIKE = re.compile(
+    r"(sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{20,})")
 
 
 def redact_request(body: dict[str, Any]) -> dict[str, Any]:
@@ -34,7 +35,8 @@ def scrub(data: bytes, secrets: list[str]) -> bytes:
     for secret in secrets:
         if secret:
             data = data.replace(secret.encode(), b"<redacted>")
-    return _KEYLIKE.sub("<redacted>", data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+    text = _KEYLIKE.sub("<redacted>", data.decode("utf-8", "surrogateescape"))
+    return text.encode("utf-8", "surrogateescape")
 
 
 def known_secrets() -> list[str]:

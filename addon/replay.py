@@ -40,11 +40,13 @@ def build_flows(folder: Path, work: Path) -> tuple[Path, Path, dict]:
                                {"content-type": "application/json", "accept": "text/event-stream"})
     translation = translate_request(body, meta["dialect"], meta.get("model"))
     upstream_request = http.Request.make("POST", meta["base_url"] + translation.path,
-                                         json.dumps(translation.body).encode(), {"content-type": "application/json"})
+                                         json.dumps(translation.body).encode(),
+                                         {"content-type": "application/json"})
     upstream_response = http.Response.make(meta.get("status", 200), raw, {
         "content-type": CONTENT_TYPE.get(meta["dialect"], "text/event-stream")})
     client_path, upstream_path = work / "client.flow", work / "upstream.flow"
-    for path, flow in ((client_path, _flow(client)), (upstream_path, _flow(upstream_request, upstream_response))):
+    flows = ((client_path, _flow(client)), (upstream_path, _flow(upstream_request, upstream_response)))
+    for path, flow in flows:
         with path.open("wb") as f:
             io.FlowWriter(f).add(flow)
     return client_path, upstream_path, meta

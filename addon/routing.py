@@ -123,7 +123,8 @@ def from_toml(path: str) -> list[Route]:
     routes = []
     for i, entry in enumerate(tables):
         if not isinstance(entry, dict) or "upstream" not in entry:
-            raise RouteError(f"gateway_config route #{i + 1} needs `upstream = \"anthropic\"` (or another dialect)")
+            raise RouteError(f"gateway_config route #{i + 1} needs "
+                             '`upstream = "anthropic"` (or another dialect)')
         # a misspelled key would otherwise be ignored and the route would silently use a default
         for key, value in entry.items():
             if key not in _ROUTE_KEYS:

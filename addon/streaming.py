@@ -40,7 +40,7 @@ class StreamHook:
                 out = b""  # after a failure the client's stream is over; later bytes are only kept
             else:
                 out = self.translator.feed(data)
-        except Exception as exc:  # noqa: BLE001 - mitmproxy would drop the chunk silently
+        except Exception as exc:
             out = self._fail(repr(exc))
         if out:
             self.client += out
@@ -62,7 +62,7 @@ class StreamHook:
         self.error = reason
         try:
             out = self.end()
-        except Exception as exc:  # noqa: BLE001 - called from inside mitmproxy's HTTP layer
+        except Exception as exc:
             out = self._fail(repr(exc))
         if out:
             self.client += out

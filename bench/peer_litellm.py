@@ -3,6 +3,8 @@
 Request, as `litellm.responses(...)` -> `LiteLLMCompletionTransformationHandler.response_api_handler`
 -> `litellm.completion(...)` -> `AnthropicChatCompletion.completion` run it:
 `with_additional_tools_hoisted` (litellm/responses/additional_tools.py),
+`bridge_client_tool_search` (what `response_api_handler` does with tool_search calls and outputs, so
+the tools those loaded reach the model as ours do),
 `ResponsesAPIRequestUtils.get_requested_response_api_optional_param`,
 `LiteLLMCompletionResponsesConfig.transform_responses_api_request_to_chat_completion_request`,
 `map_developer_role_to_system_role`, `get_optional_params`, `AnthropicConfig().transform_request`,
@@ -51,6 +53,9 @@ class LitellmPeer:
         from litellm.llms.base_llm.base_utils import map_developer_role_to_system_role
         from litellm.llms.custom_httpx.sse_lines import iter_sse_lines
         from litellm.responses.additional_tools import with_additional_tools_hoisted
+        from litellm.responses.litellm_completion_transformation.client_tool_search import (
+            bridge_client_tool_search,
+        )
         from litellm.responses.litellm_completion_transformation.streaming_iterator import (
             LiteLLMCompletionStreamingIterator,
         )
@@ -64,6 +69,7 @@ class LitellmPeer:
         litellm.suppress_debug_info = True
         self.version = metadata.version("litellm")
         self._hoist = with_additional_tools_hoisted
+        self._bridge_tool_search = bridge_client_tool_search
         self._params = ResponsesAPIRequestUtils.get_requested_response_api_optional_param
         bridge = LiteLLMCompletionResponsesConfig
         self._to_chat = bridge.transform_responses_api_request_to_chat_completion_request
@@ -79,6 +85,9 @@ class LitellmPeer:
     # -- request ----------------------------------------------------------------------------------
     def prepare(self, raw: bytes) -> Prepared:
         body = dict(self._hoist(json.loads(raw), drop_params=True))
+        searched = self._bridge_tool_search(body["input"], body.get("tools"), ())
+        if searched.bridged:
+            body = {**body, "input": searched.input, "tools": list(searched.tools)}
         params = self._params({k: v for k, v in body.items() if k not in ("model", "input")})
         return Prepared(input=body["input"], params=params)
 

@@ -7,7 +7,7 @@ body), against the floor: `json.loads` + `json.dumps` of the same bytes, in the 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from bench.peer_litellm import LitellmPeer
 from bench.timing import interleaved
@@ -25,12 +25,33 @@ class RequestRow:
     out_bytes: int
     ours_us: float
     floor_us: float
-    ratio: float
-    """ours / floor"""
+    ours_cpu_us: float
+    floor_cpu_us: float
     peer_us: float | None = None
+    peer_cpu_us: float | None = None
     peer_out_bytes: int | None = None
-    speedup: float | None = None
-    """peer / ours"""
+
+    @property
+    def ratio(self) -> float:
+        """ours / floor"""
+        return self.ours_us / self.floor_us
+
+    @property
+    def ratio_cpu(self) -> float:
+        return self.ours_cpu_us / self.floor_cpu_us
+
+    @property
+    def speedup(self) -> float | None:
+        """peer / ours"""
+        return self.peer_us / self.ours_us if self.peer_us is not None else None
+
+    @property
+    def speedup_cpu(self) -> float | None:
+        return self.peer_cpu_us / self.ours_cpu_us if self.peer_cpu_us is not None else None
+
+    def as_dict(self) -> dict[str, object]:
+        return {**asdict(self), "ratio": self.ratio, "ratio_cpu": self.ratio_cpu, "speedup": self.speedup,
+                "speedup_cpu": self.speedup_cpu}
 
 
 def ours(raw: bytes, target: str) -> bytes:
@@ -86,12 +107,13 @@ def run(targets: list[str], samples: dict[str, int], peer: LitellmPeer | None,
                     contenders["peer"] = lambda raw=raw, peer=peer: peer.request(raw)
                     counts["peer"] = peer_samples[workload]
             timings = interleaved(contenders, counts)
-            ours_us, floor_us = timings["ours"].median_us, timings["floor"].median_us
-            peer_us = timings["peer"].median_us if "peer" in timings else None
+            ours_t, floor_t, peer_t = timings["ours"], timings["floor"], timings.get("peer")
             rows.append(RequestRow(
                 workload=workload, target=target, bytes=shape["bytes"], items=shape["items"],
-                tools=shape["tools"], out_bytes=len(out), ours_us=ours_us, floor_us=floor_us,
-                ratio=ours_us / floor_us,
-                peer_us=peer_us, peer_out_bytes=len(peer_out) if peer_out is not None else None,
-                speedup=peer_us / ours_us if peer_us is not None else None))
+                tools=shape["tools"], out_bytes=len(out), ours_us=ours_t.median_us,
+                floor_us=floor_t.median_us, ours_cpu_us=ours_t.cpu_median_us,
+                floor_cpu_us=floor_t.cpu_median_us,
+                peer_us=peer_t.median_us if peer_t else None,
+                peer_cpu_us=peer_t.cpu_median_us if peer_t else None,
+                peer_out_bytes=len(peer_out) if peer_out is not None else None))
     return rows, notes

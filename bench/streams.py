@@ -28,14 +28,18 @@ class StreamRow:
     events: int
     bytes: int
     ours_ns: float
-    """Median time for the whole stream(s)."""
+    """Median wall time for the whole stream(s)."""
     floor_ns: float
+    ours_cpu_ns: float
+    floor_cpu_ns: float
     terminal: str
     """The last Responses event we wrote (response.completed unless the recording ends badly)."""
     peer_ns: float | None = None
+    peer_cpu_ns: float | None = None
     peer_events: int | None = None
     """Upstream events of the streams the peer ran (its times are compared on those only)."""
     ours_ns_peer_set: float | None = None
+    ours_cpu_ns_peer_set: float | None = None
 
     @property
     def ours_us_per_event(self) -> float:
@@ -50,6 +54,10 @@ class StreamRow:
         return self.ours_ns / self.floor_ns
 
     @property
+    def ratio_cpu(self) -> float:
+        return self.ours_cpu_ns / self.floor_cpu_ns
+
+    @property
     def ours_ms_per_mb(self) -> float:
         return self.ours_ns / 1e6 / (self.bytes / 1e6)
 
@@ -61,12 +69,21 @@ class StreamRow:
     def speedup(self) -> float | None:
         return self.peer_ns / self.ours_ns_peer_set if self.peer_ns and self.ours_ns_peer_set else None
 
+    @property
+    def speedup_cpu(self) -> float | None:
+        if self.peer_cpu_ns and self.ours_cpu_ns_peer_set:
+            return self.peer_cpu_ns / self.ours_cpu_ns_peer_set
+        return None
+
     def as_dict(self) -> dict[str, object]:
         return {"dialect": self.dialect, "stream": self.stream, "files": self.files, "events": self.events,
                 "bytes": self.bytes, "ours_us_per_event": self.ours_us_per_event,
                 "floor_us_per_event": self.floor_us_per_event, "ratio": self.ratio,
+                "ours_cpu_us_per_event": self.ours_cpu_ns / self.events / 1e3,
+                "floor_cpu_us_per_event": self.floor_cpu_ns / self.events / 1e3, "ratio_cpu": self.ratio_cpu,
                 "ours_ms_per_mb": self.ours_ms_per_mb, "terminal": self.terminal,
-                "peer_us_per_event": self.peer_us_per_event, "speedup": self.speedup}
+                "peer_us_per_event": self.peer_us_per_event, "speedup": self.speedup,
+                "speedup_cpu": self.speedup_cpu}
 
 
 def translate(dialect: str, translation: Translation, chunks: Sequence[bytes]) -> bytes:
@@ -132,20 +149,30 @@ def _one(dialect: str, translation: Translation, stream: Stream, samples: int, p
             contenders["peer"] = lambda: peer.stream(prepared, stream.chunks)
             counts["peer"] = max(1, min(peer_samples, peer_samples * 40 // max(stream.events, 1)))
     timings = interleaved(contenders, counts, warmup=1)
-    peer_ns = timings["peer"].median_ns if "peer" in timings else None
+    ours, floor_t, peer_t = timings["ours"], timings["floor"], timings.get("peer")
     return StreamRow(dialect=dialect, stream=stream.name, files=1, events=stream.events, bytes=stream.size,
-                     ours_ns=timings["ours"].median_ns, floor_ns=timings["floor"].median_ns,
-                     terminal=terminal(out),
-                     peer_ns=peer_ns, peer_events=stream.events if peer_ns else None,
-                     ours_ns_peer_set=timings["ours"].median_ns if peer_ns else None)
+                     ours_ns=ours.median_ns, floor_ns=floor_t.median_ns, ours_cpu_ns=ours.cpu_median_ns,
+                     floor_cpu_ns=floor_t.cpu_median_ns, terminal=terminal(out),
+                     peer_ns=peer_t.median_ns if peer_t else None,
+                     peer_cpu_ns=peer_t.cpu_median_ns if peer_t else None,
+                     peer_events=stream.events if peer_t else None,
+                     ours_ns_peer_set=ours.median_ns if peer_t else None,
+                     ours_cpu_ns_peer_set=ours.cpu_median_ns if peer_t else None)
 
 
 def _sum(dialect: str, label: str, rows: list[StreamRow]) -> StreamRow:
     peered = [r for r in rows if r.peer_ns is not None]
-    terminals = sorted({r.terminal for r in rows})
+
+    def total(field: str, among: list[StreamRow]) -> float:
+        return sum(getattr(r, field) or 0.0 for r in among)
+
     return StreamRow(dialect=dialect, stream=label, files=len(rows), events=sum(r.events for r in rows),
-                     bytes=sum(r.bytes for r in rows), ours_ns=sum(r.ours_ns for r in rows),
-                     floor_ns=sum(r.floor_ns for r in rows), terminal="/".join(terminals),
-                     peer_ns=sum(r.peer_ns or 0.0 for r in peered) if peered else None,
+                     bytes=sum(r.bytes for r in rows), ours_ns=total("ours_ns", rows),
+                     floor_ns=total("floor_ns", rows), ours_cpu_ns=total("ours_cpu_ns", rows),
+                     floor_cpu_ns=total("floor_cpu_ns", rows),
+                     terminal="/".join(sorted({r.terminal for r in rows})),
+                     peer_ns=total("peer_ns", peered) if peered else None,
+                     peer_cpu_ns=total("peer_cpu_ns", peered) if peered else None,
                      peer_events=sum(r.events for r in peered) if peered else None,
-                     ours_ns_peer_set=sum(r.ours_ns for r in peered) if peered else None)
+                     ours_ns_peer_set=total("ours_ns", peered) if peered else None,
+                     ours_cpu_ns_peer_set=total("ours_cpu_ns", peered) if peered else None)

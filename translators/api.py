@@ -64,14 +64,21 @@ class StreamTranslator:
     def feed(self, data: bytes) -> bytes:
         if self._closed or not data:
             return b""
-        return self._encoder.encode(self._guard(self._decoder.feed, data))
+        return self._encode(self._guard(self._decoder.feed, data))
 
     def close(self) -> bytes:
         if self._closed:
             return b""
         self._closed = True
-        out = self._encoder.encode(self._guard(self._decoder.close))
+        out = self._encode(self._guard(self._decoder.close))
         return out + self._encoder.finish()
+
+    def _encode(self, events: list[ev.Event]) -> bytes:
+        try:
+            return self._encoder.encode(events)
+        except Exception as exc:  # same boundary as _guard: a bug must end the stream, not hang it
+            self.report.note(f"gateway error while writing the client's stream: {exc!r}")
+            return self._encoder.finish(f"gateway could not write the response: {exc}")
 
     def response(self) -> dict[str, Any]:
         return self._encoder.response()

@@ -101,8 +101,13 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def encode_event(event_type: str, payload: dict[str, Any]) -> bytes:
-    """One Responses SSE event: `event: <type>` then `data: <json>` (notes/dialects.md §F)."""
-    return f"event: {event_type}\ndata: {_dumps(payload)}\n\n".encode()
+    """One Responses SSE event: `event: <type>` then `data: <json>` (notes/dialects.md §F).
+
+    A lone surrogate (an upstream may send `"\\ud800"`, which json.loads accepts) cannot be UTF-8;
+    it only ever sits inside a JSON string here, and backslashreplace writes it as the JSON escape
+    `\\ud800` it came as, so the client still gets valid UTF-8 and the same string.
+    """
+    return f"event: {event_type}\ndata: {_dumps(payload)}\n\n".encode("utf-8", "backslashreplace")
 
 
 def dumps(payload: Any) -> str:

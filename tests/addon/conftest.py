@@ -54,7 +54,8 @@ def client_flow(body: Any = None, *, url: str = CLIENT_URL, method: str = "POST"
         body = {"model": "gpt-5.5", "input": "hi", "stream": True}
     content = body if isinstance(body, bytes) else json.dumps(body).encode()
     request = http.Request.make(method, url, content if method == "POST" else b"", {
-        "host": url.split("/")[2], "content-type": "application/json", "authorization": f"Bearer {CLIENT_KEY}",
+        "host": url.split("/")[2], "content-type": "application/json",
+        "authorization": f"Bearer {CLIENT_KEY}",
         **(headers or {})})
     flow = tflow.tflow(req=request)
     flow.metadata.clear()

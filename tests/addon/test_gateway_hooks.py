@@ -9,13 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from mitmproxy import http
 from mitmproxy import io as mio
 from mitmproxy.net import encoding
 from mitmproxy.test import taddons
 
-from addon import flowinfo
 from addon import gateway as gateway_module
 from addon.gateway import Gateway
 from addon.streaming import StreamHook
@@ -232,7 +230,8 @@ def test_body_that_is_not_json_is_answered_400(gateway: Ctx) -> None:
     assert flow.response.json()["error"]["code"] == "invalid_json"
 
 
-def test_translator_crash_is_answered_500_and_never_sent(gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_translator_crash_is_answered_500_and_never_sent(gateway: Ctx,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     addon, _ = gateway
 
     def broken(*args: Any) -> Translation:
@@ -425,7 +424,8 @@ def test_non_streamed_answer_becomes_a_response_object(gateway: Ctx) -> None:
 
 # -- upstream errors -------------------------------------------------------------------------
 
-def _error(addon: Gateway, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> http.Response:
+def _error(addon: Gateway, status: int, body: dict[str, Any],
+           headers: dict[str, str] | None = None) -> http.Response:
     flow = client_flow()
     run_request(addon, flow)
     _answer(flow, status, json.dumps(body).encode(), {"content-type": "application/json", **(headers or {})})

@@ -77,7 +77,8 @@ def test_a_rejected_value_leaves_the_previous_setting_in_place() -> None:
 
 def test_toml_config_routes_mix_providers_and_override_single_route_options(tmp_path: Path) -> None:
     path = tmp_path / "routes.toml"
-    path.write_text('[[route]]\nmodel = "gpt-5*"\nupstream = "anthropic"\ntarget_model = "claude-sonnet-4-5"\n'
+    path.write_text('[[route]]\nmodel = "gpt-5*"\nupstream = "anthropic"\n'
+                    'target_model = "claude-sonnet-4-5"\n'
                     '[[route]]\nupstream = "chat"\nbase_url = "http://127.0.0.1:9"\n')
     gateway = Gateway()
     with taddons.context(gateway) as tctx:

@@ -50,8 +50,8 @@ def test_capture_drops_identifying_request_fields(gateway: Ctx, tmp_path: Path) 
     assert request["input"] == "hi"
 
 
-def test_capture_scrubs_keys_from_the_environment_and_key_shaped_strings(gateway: Ctx, tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_capture_scrubs_keys_from_the_environment_and_key_shaped_strings(
+        gateway: Ctx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOME_SERVICE_TOKEN", "tok-not-shaped-like-a-key-42")
     raw = RAW.replace(b"Charles", UPSTREAM_KEY.encode()).replace(b"Sammy", b"tok-not-shaped-like-a-key-42")
     upstream = (_captured(gateway, tmp_path, raw) / "upstream.body").read_bytes()

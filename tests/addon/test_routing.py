@@ -53,11 +53,13 @@ def test_bad_pattern_model_pair_says_how_to_write_it(spec: str) -> None:
 
 
 def test_unknown_dialect_lists_the_known_ones() -> None:
-    with pytest.raises(RouteError, match="unknown upstream 'claude'.*responses, anthropic, chat, gemini, bedrock"):
+    with pytest.raises(RouteError, match=r"unknown upstream 'claude'.*"
+                                         r"responses, anthropic, chat, gemini, bedrock"):
         from_options("claude", "", "", "")
 
 
-@pytest.mark.parametrize("url", ["api.anthropic.com", "ftp://api.anthropic.com", "https://", "localhost:8080"])
+@pytest.mark.parametrize("url", ["api.anthropic.com", "ftp://api.anthropic.com", "https://",
+                                 "localhost:8080"])
 def test_bad_base_url_shows_a_good_one(url: str) -> None:
     with pytest.raises(RouteError, match=r"not an http\(s\) URL: write e\.g\. https://"):
         from_options("anthropic", url, "", "")
@@ -69,7 +71,8 @@ def test_bad_base_url_shows_a_good_one(url: str) -> None:
     ("gemini", "https://generativelanguage.googleapis.com", "GEMINI_API_KEY"),
     ("responses", "https://api.openai.com/v1", "OPENAI_API_KEY"),
 ])
-def test_each_dialect_has_a_default_base_url_and_key_variable(dialect: str, base_url: str, key_env: str) -> None:
+def test_each_dialect_has_a_default_base_url_and_key_variable(dialect: str, base_url: str,
+                                                              key_env: str) -> None:
     (route,) = from_options(dialect, "", "", "")
     assert (route.dialect, route.base_url, route.key_env) == (dialect, base_url, key_env)
 
@@ -138,7 +141,7 @@ def test_toml_single_bracket_route_table_asks_for_double_brackets(tmp_path: Path
 
 
 def test_toml_misspelled_key_is_named(tmp_path: Path) -> None:
-    with pytest.raises(RouteError, match="route #1 has an unknown key 'base-url'.*base_url"):
+    with pytest.raises(RouteError, match=r"route #1 has an unknown key 'base-url'.*base_url"):
         from_toml(_toml(tmp_path, '[[route]]\nupstream = "anthropic"\nbase-url = "http://127.0.0.1:1"\n'))
 
 

@@ -17,7 +17,7 @@ RAW = (Path("/work/shared/fixtures/anthropic") / "text_after_tool_result.sse").r
 EVENTS = TypeAdapter(ResponseStreamEvent)
 
 
-def _translator():  # noqa: ANN202
+def _translator():
     counter = itertools.count()
     translation = translate_request({"model": "gpt-5.5", "input": "hi", "stream": True}, "anthropic", None)
     return stream_translator("anthropic", translation, new_id=lambda prefix: f"{prefix}_{next(counter)}",

@@ -29,7 +29,7 @@ const browser = await chromium.launch({
 });
 const report = { url: url.replace(/token=[^&]*/, "token=***") };
 try {
-  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  const page = await browser.newPage({ viewport: { width: 1920, height: 1080 } });
   page.setDefaultTimeout(20000);
   await page.goto(url);
 
@@ -40,8 +40,31 @@ try {
   report.marker = (await row.locator(".marker").innerText()).trim();
   report.commentCell = (await row.locator("td.col-comment").innerText()).trim();
 
+  // fit the Path, then the Comment column to their text, as a user would (double-click on a
+  // header's resize handle): Path first, or the fitted Comment pushes the rest off screen
+  for (const column of ["path", "comment"]) {
+    await page.locator(`.flow-table th.col-${column} .col-resize-handle`).dblclick();
+  }
+
   // select the flow: the detail pane opens on the Request tab, body rendered by the "auto" view
   await row.click();
+
+  // and give the flow list the few pixels the whole comment needs (drag the splitter)
+  const splitter = await page.locator(".splitter.splitter-x").boundingBox();
+  if (splitter) {
+    const [x, y] = [splitter.x + splitter.width / 2, splitter.y + splitter.height / 2];
+    await page.mouse.move(x, y);
+    await page.mouse.down();
+    await page.mouse.move(x + 80, y, { steps: 8 });
+    await page.mouse.up();
+  }
+
+  // the mark must be on screen, not only in the page: inside the visible part of the list
+  const list = await page.locator(".flow-table").boundingBox();
+  const mark = await row.locator(".marker").boundingBox();
+  report.markerOnScreen = Boolean(list && mark && mark.width > 0 && mark.x >= list.x
+    && mark.x + mark.width <= list.x + list.width);
+
   const detail = page.locator(".flow-detail");
   const view = detail.locator(".contentview");
   await view.locator(".controls h5").waitFor();

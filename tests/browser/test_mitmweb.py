@@ -145,8 +145,9 @@ def page(mitmweb: str) -> dict[str, Any]:
     node = ensure_playwright()
     out = ARTIFACTS
     (out / "report.json").unlink(missing_ok=True)
+    env = {**os.environ, "CHROMIUM": str(CHROMIUM), "GATEWAY_FILTER": FILTER}
     done = _run([node, str(HERE / "mitmweb_check.mjs"), mitmweb, "/v1/messages", str(out)],
-                cwd=HERE, timeout=300, env={**os.environ, "CHROMIUM": str(CHROMIUM), "GATEWAY_FILTER": FILTER})
+                cwd=HERE, timeout=300, env=env)
     if not (out / "report.json").exists():
         pytest.fail(f"the browser script wrote no report (exit {done.returncode}):\n{done.stderr[-3000:]}")
     report = json.loads((out / "report.json").read_text())
@@ -160,6 +161,7 @@ def page(mitmweb: str) -> dict[str, Any]:
 
 def test_the_flow_list_shows_the_mark(page: dict[str, Any]) -> None:
     assert page["marker"] == "⚠"
+    assert page["markerOnScreen"]
 
 
 def test_the_flow_list_shows_the_comment(page: dict[str, Any]) -> None:

@@ -20,8 +20,8 @@ def decode_all(chunks: list[bytes]) -> list[SSEEvent]:
     return out + decoder.close()
 
 
-EXPECTED = [SSEEvent("a", '{"t": "é🦅"}'), SSEEvent("b", "one\ntwo"), SSEEvent("message", "no-space"),
-            SSEEvent("c", "x")]
+EXPECTED = [SSEEvent("a", '{"t": "é🦅"}'), SSEEvent("b", "one\ntwo"), SSEEvent("message", "no-space")]
+"""The last event of SAMPLE has no closing blank line, so it is never dispatched."""
 
 
 def test_event_and_data_lines_make_one_event():
@@ -61,11 +61,12 @@ def test_an_event_with_no_data_is_not_dispatched():
     assert decode_all([b"event: a\n\nretry: 10\nid: 3\n\n"]) == []
 
 
-def test_close_dispatches_an_unterminated_last_event():
+def test_close_discards_an_event_without_its_closing_blank_line():
+    # WHATWG §9.2.6: "if the file ends in the middle of an event ... the incomplete event is not dispatched"
     decoder = SSEDecoder()
-    assert decoder.feed(b"data: partial") == []
+    assert decoder.feed(b"data: complete\n\ndata: partial\n") == [SSEEvent("message", "complete")]
     assert decoder.pending
-    assert decoder.close() == [SSEEvent("message", "partial")]
+    assert decoder.close() == []
     assert not decoder.pending
 
 

@@ -27,6 +27,15 @@ STOP_REASONS = {
 }
 
 
+def _text(value: Any) -> str:
+    """A string field of an event; absent or null is empty, any other JSON type is malformed."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
 def usage_event(usage: dict[str, Any]) -> ev.Usage:
     """Anthropic counts cache reads and writes apart from `input_tokens`; Responses counts them in."""
     cached = usage.get("cache_read_input_tokens")
@@ -90,7 +99,12 @@ class AnthropicDecoder:
         if handler is None:
             out.append(ev.Unknown(f"stream.{kind}"))
             return
-        handler(event, out)
+        try:
+            handler(event, out)
+        except (AttributeError, TypeError, KeyError, ValueError) as exc:
+            # a field of the wrong JSON type (an object that is a list, an unhashable index...):
+            # the receive boundary turns it into this package's error (STYLE.md §6)
+            raise UpstreamProtocolError(f"Anthropic sent a malformed {kind} event: {exc}") from None
 
     def _on_ping(self, event: dict[str, Any], out: list[ev.Event]) -> None:
         pass
@@ -107,17 +121,18 @@ class AnthropicDecoder:
         kind = block.get("type")
         self._blocks[index] = kind
         if kind == "text":
-            if block.get("text"):
-                out.append(ev.TextDelta(index, block["text"]))
+            if text := _text(block.get("text")):
+                out.append(ev.TextDelta(index, text))
         elif kind == "thinking":
-            self._thinking[index] = [block.get("thinking") or ""]
-            if block.get("thinking"):
-                out.append(ev.ReasoningDelta(index, block["thinking"]))
+            thinking = _text(block.get("thinking"))
+            self._thinking[index] = [thinking]
+            if thinking:
+                out.append(ev.ReasoningDelta(index, thinking))
         elif kind == "redacted_thinking":
-            out.append(ev.ReasoningDone(index, VendorState(dialect="anthropic", redacted=block.get("data") or "")))
+            out.append(ev.ReasoningDone(index, VendorState(dialect="anthropic", redacted=_text(block.get("data")))))
         elif kind == "tool_use":
             self._tool_input[index] = json.dumps(block["input"]) if block.get("input") else ""
-            out.append(ev.ToolCallStarted(index, block.get("id") or "", block.get("name") or ""))
+            out.append(ev.ToolCallStarted(index, _text(block.get("id")), _text(block.get("name"))))
         else:
             # server tools (web search, code execution) run on Anthropic's side; the client
             # cannot replay them, so they are reported rather than forwarded
@@ -130,17 +145,17 @@ class AnthropicDecoder:
         delta = event.get("delta") or {}
         kind = delta.get("type")
         if kind == "text_delta":
-            out.append(ev.TextDelta(index, delta.get("text") or ""))
+            out.append(ev.TextDelta(index, _text(delta.get("text"))))
         elif kind == "input_json_delta":
-            fragment = delta.get("partial_json") or ""
+            fragment = _text(delta.get("partial_json"))
             self._tool_input[index] = self._tool_input.get(index, "") + fragment
             out.append(ev.ToolCallDelta(index, fragment))
         elif kind == "thinking_delta":
-            text = delta.get("thinking") or ""
+            text = _text(delta.get("thinking"))
             self._thinking.setdefault(index, []).append(text)
             out.append(ev.ReasoningDelta(index, text))
         elif kind == "signature_delta":
-            self._signature[index] = self._signature.get(index, "") + (delta.get("signature") or "")
+            self._signature[index] = self._signature.get(index, "") + _text(delta.get("signature"))
         else:
             out.append(ev.Unknown(f"output.delta.{kind}"))
 

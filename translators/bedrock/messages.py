@@ -41,7 +41,7 @@ def build(request: Request, tools: toolset.Toolset, thinking: bool, report: Repo
         if not blocks:
             return
         if messages and messages[-1]["role"] == role:
-            messages.append({"role": role, "content": blocks})
+            messages[-1]["content"].extend(blocks)
         else:
             messages.append({"role": role, "content": blocks})
 

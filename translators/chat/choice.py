@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from translators import freeform
 from translators.chat import dsml
 from translators.ir import events as ev
 from translators.ir.request import VendorState
@@ -29,7 +30,9 @@ FAILED_FINISH = {"insufficient_system_resource": "server_is_overloaded"}
 _DELTA_KEYS = {"role", "content", "reasoning_content", "reasoning", "reasoning_details", "tool_calls",
                "refusal"}
 RECOVERED_NOTE = "tool calls the model wrote as DSML markup in its text were turned into real calls (§B.4)"
-_CUSTOM_OPEN, _CUSTOM_CLOSE = '{"input":"', '"}'
+# A native custom call's raw text is streamed as the JSON of `{"input": ...}`, the shape of an
+# emulated freeform call, so the encoder's one unwrapping path serves both.
+_CUSTOM_OPEN, _CUSTOM_CLOSE = '{"' + freeform.ARGUMENT + '":"', '"}'
 
 
 @dataclass(slots=True)
@@ -58,6 +61,10 @@ class Choice:
 
     # -- input ------------------------------------------------------------------------------
     def delta(self, delta: dict[str, Any], out: list[ev.Event], path: str = "choices[0].delta") -> None:
+        if self._closed:
+            if any(value not in (None, "", [], {}) for key, value in delta.items() if key != "role"):
+                out.append(ev.Unknown(f"{path} after finish_reason"))
+            return
         reasoning = delta.get("reasoning_content")
         if not isinstance(reasoning, str):
             reasoning = delta.get("reasoning")
@@ -174,8 +181,6 @@ class Choice:
         if isinstance(piece, dict):
             piece = json.dumps(piece, ensure_ascii=False)  # some servers send an object
         if isinstance(piece, str) and piece:
-            # a native custom call's raw text is streamed as the JSON string of `{"input": ...}`,
-            # the same shape as an emulated freeform call, so the encoder unwraps both alike
             call.pending.append(json.dumps(piece, ensure_ascii=False)[1:-1] if call.custom else piece)
         if not call.started and call.name:
             call.started = True

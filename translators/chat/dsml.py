@@ -131,6 +131,7 @@ def _prefixes(word: str) -> str:
 _PARTIAL = re.compile(
     rf"<(?:{_BAR}(?:D(?:S(?:M(?:L(?:{_BAR}(?:{'|'.join(_prefixes(n) for n in _NAMES)}))?)?)?)?)?)?")
 _LONGEST_MARKER = len("<｜｜DSML｜｜function_calls")
+_LONGEST_CLOSE = len("</｜｜DSML｜｜function_calls>")
 
 
 def _held_from(text: str) -> int:
@@ -160,13 +161,14 @@ class Scanner:
     comes back as the text it was.
     """
 
-    __slots__ = ("_block", "_gap", "_held", "_kind", "_recovered")
+    __slots__ = ("_block", "_gap", "_held", "_kind", "_recovered", "_searched")
 
     def __init__(self) -> None:
         self._held = ""
         self._kind: str | None = None
         self._block = ""
         self._gap = ""
+        self._searched = 0
         self._recovered = False
 
     def feed(self, text: str) -> list[Segment]:
@@ -208,8 +210,10 @@ class Scanner:
 
     def _in_block(self, out: list[Segment]) -> None:
         assert self._kind is not None
-        end = _CLOSE[self._kind].search(self._block)
+        # resume where the last search stopped, less one marker: a block grows piece by piece
+        end = _CLOSE[self._kind].search(self._block, max(0, self._searched - _LONGEST_CLOSE))
         if end is None:
+            self._searched = len(self._block)
             return
         block, rest = self._block[: end.end()], self._block[end.end():]
         self._emit_block(parse(block), out, block)
@@ -223,4 +227,4 @@ class Scanner:
             self._recovered = True
         else:
             out.append(self._gap + raw)
-        self._kind, self._block, self._gap = None, "", ""
+        self._kind, self._block, self._gap, self._searched = None, "", "", 0

@@ -41,7 +41,8 @@ def test_stream_accumulates_a_final_response_with_the_text(client: openai.OpenAI
     assert (final.usage.input_tokens, final.usage.output_tokens) == (678, 82)
 
 
-def test_stream_accumulates_a_function_call_with_its_arguments(client: openai.OpenAI, upstream: Upstream) -> None:
+def test_stream_accumulates_a_function_call_with_its_arguments(client: openai.OpenAI,
+                                                               upstream: Upstream) -> None:
     upstream.plan(stream("text_then_tool_use.jsonl"))
     with client.responses.stream(model="gpt-5.5", input="weather as json", tools=[JSON_TOOL]) as stream_:
         final = stream_.get_final_response()
@@ -60,13 +61,17 @@ def test_parallel_function_calls_arrive_as_two_items(client: openai.OpenAI, upst
     assert len({c.call_id for c in calls}) == 2
 
 
-def test_first_event_arrives_before_the_upstream_has_finished(client: openai.OpenAI, upstream: Upstream) -> None:
+def test_first_event_arrives_before_the_upstream_has_finished(client: openai.OpenAI,
+                                                              upstream: Upstream) -> None:
     upstream.plan(stream(delay=0.1))  # about 2 s of stream
     first = None
     for event in client.responses.create(model="gpt-5.5", input="hi", stream=True):
         if first is None and event.type == "response.output_text.delta":
             first = time.monotonic()
     (received,) = upstream.received
+    deadline = time.monotonic() + 5
+    while received.finished is None and time.monotonic() < deadline:  # the handler thread records it
+        time.sleep(0.01)
     assert received.finished is not None and first is not None
     assert received.finished - first > 1.0, "the proxy buffered the stream"
 

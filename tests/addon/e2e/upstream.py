@@ -97,7 +97,7 @@ class Received:
     body: bytes
     started: float
     finished: float | None = None
-    """time.monotonic() once the whole answer was written (None for a cut or a failure)."""
+    """time.monotonic() once the last byte of the answer was written (None for a cut)."""
 
     @property
     def json(self) -> Any:
@@ -119,14 +119,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.owner._record(received)
         reply = self.server.owner._next(received)
         try:
-            self._answer(reply)
-            received.finished = time.monotonic() if reply.kind != "cut" else None
+            self._answer(reply, received)
         except OSError:
             self.close_connection = True
 
     do_GET = do_POST
 
-    def _answer(self, reply: Reply) -> None:
+    def _answer(self, reply: Reply, received: Received) -> None:
         if reply.kind in ("json", "error"):
             self.send_response(reply.status)
             for name, value in reply.headers.items():
@@ -135,6 +134,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(reply.body)
             self.wfile.flush()
+            received.finished = time.monotonic()
             return
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -143,18 +143,19 @@ class _Handler(BaseHTTPRequestHandler):
             chunks = list(self._chunks(reply))
             self.send_header("content-length", str(sum(map(len, chunks))))
             self.end_headers()
-            for chunk in chunks:
+            for i, chunk in enumerate(chunks):
+                time.sleep(reply.delay if i else 0)
                 self.wfile.write(chunk)
                 self.wfile.flush()
-                time.sleep(reply.delay)
+            received.finished = time.monotonic()
             return
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
         self.wfile.flush()
-        for chunk in self._chunks(reply):
+        for i, chunk in enumerate(self._chunks(reply)):
+            time.sleep(reply.delay if i else 0)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             self.wfile.flush()
-            time.sleep(reply.delay)
         if reply.kind == "cut":
             # a chunk announced as 64 bytes, 16 sent, then the connection goes away
             self.wfile.write(b"40\r\nevent: content_b")
@@ -164,6 +165,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+        received.finished = time.monotonic()
 
     @staticmethod
     def _chunks(reply: Reply) -> Iterator[bytes]:
@@ -207,6 +209,12 @@ class Upstream:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def reset(self) -> None:
+        """Forget plans and received requests (between tests sharing one server)."""
+        with self._lock:
+            self._plans.clear()
+            self._received.clear()
 
     def plan(self, *replies: Reply) -> None:
         """Answer the next requests with these replies, in order."""

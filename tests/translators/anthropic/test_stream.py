@@ -99,17 +99,18 @@ def seen(items: list[dict]) -> list[dict]:
 
 # -- recorded streams -----------------------------------------------------------------------------
 
-# Splitting at every byte runs the whole pipeline once per byte. thinking_then_text.sse (16 KB) is
-# its first 6 KB (message_start, the thinking block, signature, text start and many text deltas) and
-# then 200 more text_delta frames of the same shape before its end; splitting inside each of those
-# would add over a minute, so it is split at every byte of its first 6 KB and its last 1.5 KB.
-HEAD, TAIL = 6000, 1500
+# Splitting at every byte runs the whole pipeline once per byte. thinking_then_text.sse (16.6 KB) is
+# message_start, a thinking block with its signature and a text block (first 4.1 KB), then ~200
+# text_delta frames of one shape, then the last deltas, message_delta and message_stop (last 0.7 KB).
+# Splitting inside every one of those repeated frames costs a minute on CI, so that recording is split
+# at every byte of its first 4.1 KB and its last 0.7 KB; every other recording at every byte.
+EVERY_SPLIT_UP_TO, HEAD, TAIL = 6500, 4100, 700
 
 
 @pytest.mark.parametrize("name", RECORDED)
 def test_a_recorded_stream_gives_the_same_bytes_whole_in_7_byte_and_1_byte_chunks_and_split_anywhere(name):
     data = fixture(name)
-    every = len(data) <= HEAD + TAIL
+    every = len(data) <= EVERY_SPLIT_UP_TO
     assert_chunking_invariant("anthropic", translation(), data, every_split=every)
     if not every:
         assert_splits_invariant("anthropic", translation(), data,
@@ -333,3 +334,49 @@ def test_arbitrary_bytes_never_raise_and_end_with_exactly_one_terminal_event(jun
     out = run("anthropic", translation(), [data[i:i + size] for i in range(0, len(data), size)])
     kinds = [p["type"] for p in events(out)]
     assert sum(k in ("response.completed", "response.failed", "response.incomplete") for k in kinds) == 1
+
+
+# -- robustness -----------------------------------------------------------------------------------
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                                max_size=3), max_leaves=8)
+EVENT_TYPES = ["message_start", "content_block_start", "content_block_delta", "content_block_stop",
+               "message_delta", "message_stop", "ping", "error"]
+BLOCK = st.fixed_dictionaries({"type": st.sampled_from(["text", "thinking", "tool_use", "redacted_thinking", "x"])},
+                              optional={"text": JSON, "thinking": JSON, "id": JSON, "name": JSON, "input": JSON,
+                                        "data": JSON})
+DELTA = st.fixed_dictionaries({"type": st.sampled_from(["text_delta", "input_json_delta", "thinking_delta",
+                                                        "signature_delta", "x"])},
+                              optional={"text": JSON, "partial_json": JSON, "thinking": JSON, "signature": JSON})
+COUNT = st.one_of(st.integers(0, 10**6), JSON)
+USAGE = st.fixed_dictionaries({}, optional={"input_tokens": COUNT, "output_tokens": COUNT,
+                                            "cache_read_input_tokens": COUNT, "cache_creation_input_tokens": COUNT})
+MESSAGE_DELTA = st.fixed_dictionaries({}, optional={"stop_reason": st.one_of(st.sampled_from(
+    ["end_turn", "tool_use", "max_tokens", "refusal", "pause_turn"]), JSON)})
+EVENT = st.fixed_dictionaries({"type": st.sampled_from(EVENT_TYPES)}, optional={
+    "index": st.one_of(st.integers(0, 2), JSON), "content_block": st.one_of(BLOCK, JSON),
+    "delta": st.one_of(DELTA, MESSAGE_DELTA, JSON), "usage": st.one_of(USAGE, JSON),
+    "message": st.one_of(st.fixed_dictionaries({}, optional={"id": JSON, "model": JSON, "usage": USAGE}), JSON),
+    "error": st.one_of(st.fixed_dictionaries({}, optional={"type": JSON, "message": JSON}), JSON)})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(EVENT, max_size=12))
+def test_only_the_packages_own_error_type_escapes_the_decoder(stream):
+    from translators.anthropic.stream import AnthropicDecoder
+    from translators.errors import TranslatorError
+
+    decoder = AnthropicDecoder()
+    try:
+        decoder.feed(sse(*stream))
+        decoder.close()
+    except TranslatorError:
+        pass
+    # and the whole translator turns whatever came into one clean terminal event, without
+    # falling back on its catch-all for unexpected exceptions
+    translator = stream_translator("anthropic", translation(), new_id=sequential_ids(), clock=lambda: 0)
+    out = translator.feed(sse(*stream)) + translator.close()
+    kinds = [p["type"] for p in events(out)]
+    assert sum(k in ("response.completed", "response.failed", "response.incomplete") for k in kinds) == 1
+    assert not any("gateway error" in note for note in translator.report.notes)

@@ -14,6 +14,9 @@ CODEX = Path("/work/shared/codex")
 CLAUDE = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 NOVA = "us.amazon.nova-micro-v1:0"
 OLD_CLAUDE = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+CODEX_FILES = ["request_classic_gpt55.json", "request_followup_after_apply_patch.json",
+               "request_lite_functions_namespace.json", "request_local_compaction.json",
+               "request_unknown_model.json"]
 
 
 def request(input_items: Any, **fields: Any) -> dict[str, Any]:

@@ -7,10 +7,14 @@ service does from the received request; it never reuses the signer's own request
 
 from __future__ import annotations
 
+import datetime
 import hmac
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
+import botocore.auth
+import botocore.session
 import pytest
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
@@ -46,7 +50,7 @@ def verify(method: str, url: str, sent: Mapping[str, str], body: bytes, keys: Cr
 
 
 @pytest.fixture
-def no_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
+def no_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No AWS settings from this machine: no env keys, no config files, no instance metadata."""
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
                  "AWS_REGION", "AWS_DEFAULT_REGION", auth.BEARER_ENV):
@@ -62,6 +66,33 @@ def no_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
 def test_sigv4_signature_verifies_for_the_exact_request() -> None:
     added = sign("POST", URL, HEADERS, BODY, credentials=KEYS)
     assert verify("POST", URL, {**HEADERS, **added}, BODY, KEYS)
+
+
+@pytest.mark.usefixtures("no_environment")
+def test_headers_equal_what_the_botocore_client_itself_sends(monkeypatch: pytest.MonkeyPatch) -> None:
+    frozen = datetime.datetime(2026, 11, 29, 12, 0, 0)
+    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: frozen)
+    client = botocore.session.get_session().create_client(
+        "bedrock-runtime", region_name="us-west-2", aws_access_key_id=KEYS.access_key,
+        aws_secret_access_key=KEYS.secret_key, aws_session_token="TOKEN")
+    sent: dict[str, Any] = {}
+
+    def capture(request: Any, **_: Any) -> None:
+        sent.update(url=request.url, body=request.body, headers=dict(request.headers))
+        raise _Captured
+
+    client.meta.events.register("before-send", capture)
+    with pytest.raises(_Captured):
+        client.converse_stream(modelId="us.anthropic.claude-sonnet-4-20250514-v1:0",
+                               messages=[{"role": "user", "content": [{"text": "hi"}]}])
+    headers = {k: v.decode() if isinstance(v, bytes) else v for k, v in sent["headers"].items()}
+    added = sign("POST", sent["url"], headers, sent["body"],
+                 credentials=Credentials(KEYS.access_key, KEYS.secret_key, "TOKEN"))
+    assert added == {k: headers[k] for k in ("Authorization", "X-Amz-Date", "X-Amz-Security-Token")}
+
+
+class _Captured(Exception):
+    """Stops the botocore client before it opens a connection."""
 
 
 def test_changing_one_body_byte_breaks_the_signature() -> None:

@@ -1,8 +1,7 @@
-"""translators/bedrock/request.py (+ messages.py, tools.py): Responses -> Converse request."""
+"""translators/bedrock/request.py: endpoint, body shape, system prompt, caching, inference and thinking."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from typing import Any
@@ -13,24 +12,18 @@ from botocore.validate import ParamValidator
 
 from tests.translators.bedrock.support import (
     CLAUDE,
+    CODEX_FILES,
     NOVA,
     OLD_CLAUDE,
     SHELL,
     assistant,
     bedrock,
     blocks,
-    call,
     codex_request,
-    kinds,
-    output,
     request,
     user,
 )
 
-CODEX_FILES = ["request_classic_gpt55.json", "request_followup_after_apply_patch.json",
-               "request_lite_functions_namespace.json", "request_local_compaction.json",
-               "request_unknown_model.json"]
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_.:-]{1,64}")
 
@@ -95,108 +88,71 @@ def test_models_without_prompt_caching_get_no_cache_points(model: str) -> None:
     assert "cachePoint" not in json.dumps(body)
 
 
-# -- conversation shape ----------------------------------------------------------------------------
-@pytest.mark.parametrize("name", CODEX_FILES)
-def test_roles_alternate_and_the_conversation_opens_with_user(name: str) -> None:
-    roles = [m["role"] for m in bedrock(codex_request(name)).body["messages"]]
-    assert roles[0] == "user"
-    assert all(a != b for a, b in itertools.pairwise(roles))
+# -- inference and thinking ----------------------------------------------------------------------
+def thinking(body: dict[str, Any]) -> dict[str, Any] | None:
+    return body.get("additionalModelRequestFields", {}).get("thinking")
 
 
-def test_conversation_opening_with_an_assistant_turn_gets_a_user_turn_first() -> None:
-    translation = bedrock(request([assistant("earlier answer"), user("go on")]))
-    assert [m["role"] for m in translation.body["messages"]] == ["user", "assistant", "user"]
-    assert any("open with a user turn" in note for note in translation.notes)
+def test_sampling_and_length_go_to_inference_config() -> None:
+    body = bedrock(request("hi", max_output_tokens=500, temperature=0.3, top_p=0.9), NOVA).body
+    assert body["inferenceConfig"] == {"maxTokens": 500, "temperature": 0.3, "topP": 0.9}
 
 
-def test_results_of_parallel_calls_share_one_user_message_ahead_of_new_text() -> None:
-    items = [user("go"), call("c1"), call("c2"), output("c1"), output("c2"), user("next")]
-    translation = bedrock(request(items, tools=[SHELL]), NOVA)
-    assistant_turn, results = translation.body["messages"][1:]
-    assert kinds(assistant_turn) == ["toolUse", "toolUse"]
-    assert kinds(results) == ["toolResult", "toolResult", "text"]
-    assert [b["toolResult"]["toolUseId"] for b in results["content"][:2]] == ["c1", "c2"]
+def test_temperature_above_bedrocks_range_is_clamped_and_noted() -> None:
+    translation = bedrock(request("hi", temperature=1.7), NOVA)
+    assert translation.body["inferenceConfig"]["temperature"] == 1.0
+    assert any("clamped" in note for note in translation.notes)
 
 
-def test_history_function_call_becomes_tool_use_with_an_object_input() -> None:
-    translation = bedrock(request([user("go"), call("c1", arguments='{"cmd": "ls -la"}'), output("c1")],
-                                  tools=[SHELL]))
-    [tool_use] = [b["toolUse"] for b in blocks(translation, "assistant")]
-    assert tool_use == {"toolUseId": "c1", "name": "shell", "input": {"cmd": "ls -la"}}
+def test_claude_gets_a_default_max_tokens_other_models_keep_bedrocks() -> None:
+    assert bedrock(request("hi"), CLAUDE).body["inferenceConfig"]["maxTokens"] > 16384
+    assert "inferenceConfig" not in bedrock(request("hi"), NOVA).body
 
 
-def test_tool_result_carries_the_output_text() -> None:
-    translation = bedrock(request([user("go"), call("c1"), output("c1", "file.txt")], tools=[SHELL]))
-    [result] = [b["toolResult"] for b in blocks(translation, "user") if "toolResult" in b]
-    assert result["content"] == [{"text": "file.txt"}]
+def test_effort_becomes_a_claude_thinking_budget() -> None:
+    low = thinking(bedrock(request("hi", reasoning={"effort": "low"}), CLAUDE).body)
+    high = thinking(bedrock(request("hi", reasoning={"effort": "high"}), CLAUDE).body)
+    assert low is not None and high is not None
+    assert low["type"] == high["type"] == "enabled"
+    assert 1024 <= low["budget_tokens"] < high["budget_tokens"]
 
 
-def test_call_ids_bedrock_cannot_take_are_rewritten_alike_on_call_and_result() -> None:
-    bad = "call/with spaces/" + "x" * 80
-    translation = bedrock(request([user("go"), call(bad), output(bad)], tools=[SHELL]))
-    use = next(b["toolUse"]["toolUseId"] for b in blocks(translation) if "toolUse" in b)
-    result = next(b["toolResult"]["toolUseId"] for b in blocks(translation) if "toolResult" in b)
-    assert use == result
-    assert TOOL_USE_ID.fullmatch(use)
-    assert bedrock(request([user("go"), call(bad), output(bad)], tools=[SHELL])).body == translation.body
+def test_thinking_budget_stays_below_max_tokens() -> None:
+    body = bedrock(request("hi", reasoning={"effort": "high"}, max_output_tokens=4000), CLAUDE).body
+    assert thinking(body)["budget_tokens"] < body["inferenceConfig"]["maxTokens"] == 4000
 
 
-def test_call_ids_that_differ_only_in_invalid_characters_stay_distinct() -> None:
-    translation = bedrock(request([user("go"), call("a/b"), call("a b"), output("a/b"), output("a b")],
-                                  tools=[SHELL]))
-    ids = [b["toolUse"]["toolUseId"] for b in blocks(translation) if "toolUse" in b]
-    assert len(set(ids)) == 2
+def test_max_tokens_too_small_for_a_budget_turns_thinking_off() -> None:
+    translation = bedrock(request("hi", reasoning={"effort": "high"}, max_output_tokens=1500), CLAUDE)
+    assert thinking(translation.body) is None
+    assert "reasoning.effort" in translation.dropped
 
 
-def test_valid_call_ids_pass_unchanged() -> None:
-    translation = bedrock(request([user("go"), call("tooluse_AbC-1.2:3"), output("tooluse_AbC-1.2:3")],
-                                  tools=[SHELL]))
-    [tool_use] = [b["toolUse"] for b in blocks(translation) if "toolUse" in b]
-    assert tool_use["toolUseId"] == "tooluse_AbC-1.2:3"
+@pytest.mark.parametrize("model", [NOVA, OLD_CLAUDE])
+def test_effort_is_reported_dropped_for_models_without_thinking(model: str) -> None:
+    translation = bedrock(request("hi", reasoning={"effort": "medium"}), model)
+    assert "additionalModelRequestFields" not in translation.body
+    assert "reasoning.effort" in translation.dropped
 
 
-def test_empty_tool_output_is_sent_as_a_placeholder_text() -> None:
-    translation = bedrock(request([user("go"), call("c1"), output("c1", "")], tools=[SHELL]))
-    [result] = [b["toolResult"] for b in blocks(translation) if "toolResult" in b]
-    assert result["content"] and result["content"][0]["text"].strip()
+def test_forced_tool_choice_turns_thinking_off() -> None:
+    translation = bedrock(request("hi", tools=[SHELL], tool_choice="required", reasoning={"effort": "low"}))
+    assert thinking(translation.body) is None
+    assert "reasoning.effort" in translation.dropped
 
 
-def test_blank_text_parts_are_not_sent() -> None:
-    translation = bedrock(request([user("  "), user("real")]))
-    assert [b for b in blocks(translation) if "text" in b] == [{"text": "real"}]
+def test_thinking_drops_temperature_and_top_p() -> None:
+    translation = bedrock(request("hi", reasoning={"effort": "low"}, temperature=0.2, top_p=0.5), CLAUDE)
+    assert {"temperature", "topP"}.isdisjoint(translation.body["inferenceConfig"])
+    assert {"temperature", "top_p"} <= set(translation.dropped)
 
 
-def test_assistant_phase_is_reported() -> None:
-    item = {**assistant("thinking aloud"), "phase": "commentary"}
-    assert "input[1].phase" in bedrock(request([user("go"), item, user("more")])).dropped
+def test_summary_without_thinking_is_reported() -> None:
+    assert "reasoning.summary" in bedrock(request("hi", reasoning={"summary": "auto"}), CLAUDE).dropped
 
 
-# -- images ---------------------------------------------------------------------------------------
-def image(url: str) -> dict[str, Any]:
-    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "see"},
-                                                          {"type": "input_image", "image_url": url}]}
+def test_verbosity_and_output_schema_are_reported() -> None:
+    text = {"verbosity": "low", "format": {"type": "json_schema", "name": "o", "schema": {"type": "object"}}}
+    assert {"text.verbosity", "text.format"} <= set(bedrock(request("hi", text=text)).dropped)
 
 
-def test_data_url_image_becomes_an_image_block_with_its_bytes() -> None:
-    translation = bedrock(request([image(f"data:image/png;base64,{PNG}")]))
-    assert {"image": {"format": "png", "source": {"bytes": PNG}}} in blocks(translation)
-
-
-def test_http_image_url_is_reported_and_not_sent() -> None:
-    translation = bedrock(request([image("https://example.com/cat.png")]))
-    assert not any("image" in b for b in blocks(translation))
-    assert "input[0].content[1]" in translation.dropped
-    assert any("http(s) URLs cannot be sent" in note for note in translation.notes)
-
-
-def test_image_of_a_type_bedrock_lacks_is_reported() -> None:
-    translation = bedrock(request([image(f"data:image/bmp;base64,{PNG}")]))
-    assert not any("image" in b for b in blocks(translation))
-    assert "input[0].content[1]" in translation.dropped
-
-
-def test_image_in_a_tool_output_is_sent_inside_the_tool_result() -> None:
-    out = output("c1", [{"type": "input_image", "image_url": f"data:image/jpeg;base64,{PNG}"}])
-    translation = bedrock(request([user("look"), call("c1"), out], tools=[SHELL]))
-    [result] = [b["toolResult"] for b in blocks(translation) if "toolResult" in b]
-    assert result["content"] == [{"image": {"format": "jpeg", "source": {"bytes": PNG}}}]

@@ -37,10 +37,21 @@ def codex_request(name: str) -> dict[str, Any]:
     return json.loads((DATA / "codex" / name).read_bytes())
 
 
-def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, usage: dict[str, Any] | None = None,
-          *, choices: bool = True) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m",
-                           "choices": [], "usage": usage}
+def chunk(
+    delta: dict[str, Any] | None = None,
+    finish: str | None = None,
+    usage: dict[str, Any] | None = None,
+    *,
+    choices: bool = True,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [],
+        "usage": usage,
+    }
     if choices:
         out["choices"] = [{"index": 0, "delta": delta or {}, "logprobs": None, "finish_reason": finish}]
     return out
@@ -53,12 +64,16 @@ def sse(*chunks: dict[str, Any], done: bool = True) -> bytes:
 
 def text_stream(*pieces: str, finish: str = "stop") -> bytes:
     """A stream whose content arrives in exactly these deltas."""
-    return sse(chunk({"role": "assistant", "content": ""}), *(chunk({"content": p}) for p in pieces),
-               chunk(finish=finish))
+    return sse(
+        chunk({"role": "assistant", "content": ""}),
+        *(chunk({"content": p}) for p in pieces),
+        chunk(finish=finish),
+    )
 
 
-def tool_call(index: int, call_id: str | None = None, name: str | None = None,
-              arguments: str | None = None) -> dict[str, Any]:
+def tool_call(
+    index: int, call_id: str | None = None, name: str | None = None, arguments: str | None = None
+) -> dict[str, Any]:
     fragment: dict[str, Any] = {"index": index}
     if call_id is not None:
         fragment.update(id=call_id, type="function")
@@ -69,19 +84,26 @@ def tool_call(index: int, call_id: str | None = None, name: str | None = None,
 
 
 def function(name: str, **properties: str) -> dict[str, Any]:
-    return {"type": "function", "name": name, "description": f"{name} tool",
-            "parameters": {"type": "object", "properties": {k: {"type": v} for k, v in properties.items()}}}
+    return {
+        "type": "function",
+        "name": name,
+        "description": f"{name} tool",
+        "parameters": {"type": "object", "properties": {k: {"type": v} for k, v in properties.items()}},
+    }
 
 
-def responses_request(model: str = "gpt-4o", tools: list[dict[str, Any]] | None = None,
-                      input: Any = "hi", **extra: Any) -> dict[str, Any]:
+def responses_request(
+    model: str = "gpt-4o", tools: list[dict[str, Any]] | None = None, input: Any = "hi", **extra: Any
+) -> dict[str, Any]:
     body: dict[str, Any] = {"model": model, "input": input, "stream": True, **extra}
     if tools is not None:
         body["tools"] = tools
     return body
 
 
-def translation(model: str = "gpt-4o", tools: list[dict[str, Any]] | None = None, **extra: Any) -> Translation:
+def translation(
+    model: str = "gpt-4o", tools: list[dict[str, Any]] | None = None, **extra: Any
+) -> Translation:
     return translate_request(responses_request(model, tools, **extra), "chat")
 
 

@@ -14,13 +14,20 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "translators", *args], cwd=ROOT, capture_output=True, timeout=120,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "translators", *args], cwd=ROOT, capture_output=True, timeout=120, check=False
+    )
 
 
 def test_request_to_chat_prints_the_chat_body() -> None:
-    result = _cli("request", "--to", "chat", "--model", "deepseek-chat",
-                  str(DATA / "codex" / "request_followup_after_apply_patch.json"))
+    result = _cli(
+        "request",
+        "--to",
+        "chat",
+        "--model",
+        "deepseek-chat",
+        str(DATA / "codex" / "request_followup_after_apply_patch.json"),
+    )
     assert result.returncode == 0, result.stderr
     printed = json.loads(result.stdout)
     assert printed["path"] == "/chat/completions"
@@ -30,7 +37,9 @@ def test_request_to_chat_prints_the_chat_body() -> None:
 
 def test_stream_from_chat_prints_the_responses_stream(tmp_path: Path) -> None:
     request = tmp_path / "request.json"
-    request.write_text(json.dumps(responses_request("deepseek-reasoner", [function("weather", location="string")])))
+    request.write_text(
+        json.dumps(responses_request("deepseek-reasoner", [function("weather", location="string")]))
+    )
     upstream = tmp_path / "upstream.sse"
     upstream.write_bytes(recorded("reasoning_then_tool_call.jsonl"))
     result = _cli("stream", "--from", "chat", "--request", str(request), "--chunk", "7", str(upstream))

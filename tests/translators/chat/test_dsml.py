@@ -27,7 +27,8 @@ from translators.ir import events as ev
 V4_BLOCK = (
     "<｜DSML｜tool_calls>\n"
     '<｜DSML｜invoke name="read">\n'
-    '<｜DSML｜parameter name="filePath" string="true">I:\\hrc\\usermode\\src\\hypercall\\hypercall.cpp</｜DSML｜parameter>\n'
+    '<｜DSML｜parameter name="filePath" string="true">'
+    "I:\\hrc\\usermode\\src\\hypercall\\hypercall.cpp</｜DSML｜parameter>\n"
     '<｜DSML｜parameter name="limit" string="false">15</｜DSML｜parameter>\n'
     '<｜DSML｜parameter name="offset" string="false">357</｜DSML｜parameter>\n'
     "</｜DSML｜invoke>\n"
@@ -35,9 +36,11 @@ V4_BLOCK = (
 )
 V4_ARGS = {"filePath": "I:\\hrc\\usermode\\src\\hypercall\\hypercall.cpp", "limit": 15, "offset": 357}
 # The V3.2 form from the vLLM/xinference parser docstrings.
-V32_BLOCK = ('<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n'
-             '<｜DSML｜parameter name="location" string="true">杭州</｜DSML｜parameter>\n'
-             "</｜DSML｜invoke>\n</｜DSML｜function_calls>")
+V32_BLOCK = (
+    '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n'
+    '<｜DSML｜parameter name="location" string="true">杭州</｜DSML｜parameter>\n'
+    "</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+)
 
 
 def _args(calls: list[dsml.Call] | None) -> list[tuple[str, object]]:
@@ -63,6 +66,7 @@ def _calls(segments: list[dsml.Segment]) -> list[dsml.Call]:
 
 # -- the grammar ------------------------------------------------------------------------------
 
+
 def test_v4_tool_calls_block_parses_into_typed_arguments() -> None:
     assert _args(dsml.parse(V4_BLOCK)) == [("read", V4_ARGS)]
 
@@ -77,7 +81,11 @@ def test_bar_variants_parse_like_the_full_width_bar(bar: str) -> None:
 
 
 def test_bare_invoke_without_wrapper_parses() -> None:
-    block = '<｜DSML｜invoke name="ls">\n<｜DSML｜parameter name="dir" string="true">.</｜DSML｜parameter>\n</｜DSML｜invoke>'
+    block = (
+        '<｜DSML｜invoke name="ls">\n'
+        '<｜DSML｜parameter name="dir" string="true">.</｜DSML｜parameter>\n'
+        "</｜DSML｜invoke>"
+    )
     assert _args(dsml.parse(block)) == [("ls", {"dir": "."})]
 
 
@@ -86,42 +94,54 @@ def test_wrapper_left_open_parses() -> None:
 
 
 def test_several_invokes_are_parallel_calls_in_order() -> None:
-    block = ('<｜DSML｜tool_calls>\n<｜DSML｜invoke name="a">\n</｜DSML｜invoke>\n'
-             '<｜DSML｜invoke name="b">\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>')
+    block = (
+        '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="a">\n</｜DSML｜invoke>\n'
+        '<｜DSML｜invoke name="b">\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>'
+    )
     assert [c.name for c in dsml.parse(block) or []] == ["a", "b"]
 
 
 def test_string_false_values_are_json() -> None:
-    block = ('<|DSML|invoke name="f">'
-             '<|DSML|parameter name="n" string="false">1.5</|DSML|parameter>'
-             '<|DSML|parameter name="b" string="false">true</|DSML|parameter>'
-             '<|DSML|parameter name="o" string="false">{"k": [1, null]}</|DSML|parameter>'
-             "</|DSML|invoke>")
+    block = (
+        '<|DSML|invoke name="f">'
+        '<|DSML|parameter name="n" string="false">1.5</|DSML|parameter>'
+        '<|DSML|parameter name="b" string="false">true</|DSML|parameter>'
+        '<|DSML|parameter name="o" string="false">{"k": [1, null]}</|DSML|parameter>'
+        "</|DSML|invoke>"
+    )
     assert _args(dsml.parse(block)) == [("f", {"n": 1.5, "b": True, "o": {"k": [1, None]}})]
 
 
 def test_string_true_values_are_kept_verbatim() -> None:
-    block = ('<|DSML|invoke name="f"><|DSML|parameter name="s" string="true">'
-             ' 15\n<b>"x"</b> </|DSML|parameter></|DSML|invoke>')
+    block = (
+        '<|DSML|invoke name="f"><|DSML|parameter name="s" string="true">'
+        ' 15\n<b>"x"</b> </|DSML|parameter></|DSML|invoke>'
+    )
     assert _args(dsml.parse(block)) == [("f", {"s": ' 15\n<b>"x"</b> '})]
 
 
 def test_string_false_value_that_is_not_json_stays_a_string() -> None:
-    block = '<|DSML|invoke name="f"><|DSML|parameter name="p" string="false">a b</|DSML|parameter></|DSML|invoke>'
+    block = (
+        '<|DSML|invoke name="f"><|DSML|parameter name="p" string="false">a b</|DSML|parameter></|DSML|invoke>'
+    )
     assert _args(dsml.parse(block)) == [("f", {"p": "a b"})]
 
 
-@pytest.mark.parametrize("block", [
-    '<|DSML|invoke nom="f"></|DSML|invoke>',                      # no name
-    '<|DSML|invoke name="f">loose text</|DSML|invoke>',            # text outside a parameter
-    '<|DSML|invoke name="f"><|DSML|parameter string="true">x</|DSML|parameter></|DSML|invoke>',
-    "<|DSML|tool_calls>\n</|DSML|tool_calls>",                     # no call at all
-])
+@pytest.mark.parametrize(
+    "block",
+    [
+        '<|DSML|invoke nom="f"></|DSML|invoke>',  # no name
+        '<|DSML|invoke name="f">loose text</|DSML|invoke>',  # text outside a parameter
+        '<|DSML|invoke name="f"><|DSML|parameter string="true">x</|DSML|parameter></|DSML|invoke>',
+        "<|DSML|tool_calls>\n</|DSML|tool_calls>",  # no call at all
+    ],
+)
 def test_markup_that_does_not_parse_is_not_a_call(block: str) -> None:
     assert dsml.parse(block) is None
 
 
 # -- finding blocks in streamed text -----------------------------------------------------------
+
 
 def test_marker_split_across_pieces_at_every_position_gives_the_same_call() -> None:
     text = "I'll read it.\n\n" + V4_BLOCK
@@ -129,6 +149,15 @@ def test_marker_split_across_pieces_at_every_position_gives_the_same_call() -> N
         segments = _segments(text[:at], text[at:])
         assert _text(segments) == "I'll read it.", at
         assert _args(_calls(segments)) == [("read", V4_ARGS)], at
+
+
+def test_long_close_marker_split_anywhere_still_ends_the_block() -> None:
+    block = (
+        '<｜｜DSML｜｜function_calls><｜｜DSML｜｜invoke name="f">'
+        "</｜｜DSML｜｜invoke></｜｜DSML｜｜function_calls>"
+    )
+    for at in range(len(block) + 1):
+        assert _segments(block[:at], block[at:], "after") == [[dsml.Call("f", "{}")], "after"], at
 
 
 def test_one_character_pieces_leak_no_markup() -> None:
@@ -163,22 +192,31 @@ def test_text_without_a_valid_block_passes_through_whole(pieces: list[str]) -> N
 
 # -- in a Chat stream --------------------------------------------------------------------------
 
+
 def _dsml_stream(*pieces: str) -> bytes:
-    return sse(chunk({"role": "assistant", "content": None, "reasoning_content": ""}),
-               *(chunk({"content": p, "reasoning_content": None}) for p in pieces), chunk(finish="stop"))
+    return sse(
+        chunk({"role": "assistant", "content": None, "reasoning_content": ""}),
+        *(chunk({"content": p, "reasoning_content": None}) for p in pieces),
+        chunk(finish="stop"),
+    )
 
 
 def _meaning(items: list[dict]) -> list[tuple]:
-    return [(i["type"], i.get("name"), json.loads(i["arguments"]) if "arguments" in i else i.get("content"))
-            for i in items]
+    return [
+        (i["type"], i.get("name"), json.loads(i["arguments"]) if "arguments" in i else i.get("content"))
+        for i in items
+    ]
 
 
 def test_dsml_in_deepseek_text_gives_the_same_calls_as_real_tool_calls() -> None:
-    trans = translation("deepseek-v4-flash", tools=[function("read", filePath="string", limit="integer",
-                                                            offset="integer")])
-    native = sse(chunk({"content": "Reading."}),
-                 chunk({"tool_calls": [tool_call(0, "call_00_x", "read", json.dumps(V4_ARGS))]}),
-                 chunk(finish="tool_calls"))
+    trans = translation(
+        "deepseek-v4-flash", tools=[function("read", filePath="string", limit="integer", offset="integer")]
+    )
+    native = sse(
+        chunk({"content": "Reading."}),
+        chunk({"tool_calls": [tool_call(0, "call_00_x", "read", json.dumps(V4_ARGS))]}),
+        chunk(finish="tool_calls"),
+    )
     expected = _meaning(done_items(client_stream(native, trans)))
     text = "Reading.\n\n" + V4_BLOCK
     for at in range(len(text) + 1):
@@ -201,9 +239,15 @@ def test_block_left_open_at_the_end_of_the_stream_is_recovered() -> None:
 
 
 def test_dsml_call_to_a_freeform_tool_is_a_custom_tool_call() -> None:
-    trans = translation("deepseek-chat", tools=[{"type": "custom", "name": "apply_patch", "description": "p"}])
+    trans = translation(
+        "deepseek-chat", tools=[{"type": "custom", "name": "apply_patch", "description": "p"}]
+    )
     patch = "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\n"
-    block = f'<｜DSML｜invoke name="apply_patch"><｜DSML｜parameter name="input" string="true">{patch}</｜DSML｜parameter></｜DSML｜invoke>'
+    block = (
+        '<｜DSML｜invoke name="apply_patch">'
+        f'<｜DSML｜parameter name="input" string="true">{patch}</｜DSML｜parameter>'
+        "</｜DSML｜invoke>"
+    )
     item = done_items(client_stream(_dsml_stream(block), trans))[0]
     assert (item["type"], item["input"]) == ("custom_tool_call", patch)
 

@@ -14,8 +14,9 @@ PNG = "data:image/png;base64,iVBORw0KGgo="
 
 
 def _chat(model: str, items: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Translation:
-    return translate_request(responses_request(model, tools if tools is not None else [function("f")], input=items),
-                             "chat")
+    return translate_request(
+        responses_request(model, tools if tools is not None else [function("f")], input=items), "chat"
+    )
 
 
 def _user(text: str) -> dict[str, Any]:
@@ -32,8 +33,11 @@ def _output(call_id: str, output: Any = "ok") -> dict[str, Any]:
 
 def _reasoning(text: str | None, dialect: str = "chat") -> dict[str, Any]:
     encrypted = vendor_state.encode(VendorState(dialect=dialect, text=text)) if text is not None else None
-    return {"type": "reasoning", "summary": [{"type": "summary_text", "text": text or "..."}],
-            "encrypted_content": encrypted}
+    return {
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": text or "..."}],
+        "encrypted_content": encrypted,
+    }
 
 
 def _roles(translation: Translation) -> list[str]:
@@ -50,45 +54,80 @@ def test_opening_developer_messages_become_one_leading_system_message() -> None:
 
 
 def test_namespace_descriptions_are_added_to_the_system_message() -> None:
-    tools = [{"type": "namespace", "name": "mcp__docs__", "description": "Search the product docs.",
-              "tools": [function("search")]}]
+    tools = [
+        {
+            "type": "namespace",
+            "name": "mcp__docs__",
+            "description": "Search the product docs.",
+            "tools": [function("search")],
+        }
+    ]
     system = _chat("qwen3", [_user("hi")], tools).body["messages"][0]
     assert system["role"] == "system" and "Search the product docs." in system["content"]
 
 
 def test_developer_message_mid_conversation_becomes_a_system_message_in_place() -> None:
-    items = [_user("a"), {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "rule"}]},
-             _user("b")]
+    items = [
+        _user("a"),
+        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "rule"}]},
+        _user("b"),
+    ]
     messages = _chat("qwen3", items).body["messages"]
     assert [(m["role"], m["content"]) for m in messages] == [("user", "a"), ("system", "rule"), ("user", "b")]
 
 
 def test_user_images_become_image_url_parts() -> None:
-    items = [{"type": "message", "role": "user", "content": [
-        {"type": "input_text", "text": "look"}, {"type": "input_image", "image_url": PNG, "detail": "low"}]}]
+    items = [
+        {
+            "type": "message",
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "look"},
+                {"type": "input_image", "image_url": PNG, "detail": "low"},
+            ],
+        }
+    ]
     assert _chat("gpt-4o", items).body["messages"][0]["content"] == [
-        {"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": PNG, "detail": "low"}}]
+        {"type": "text", "text": "look"},
+        {"type": "image_url", "image_url": {"url": PNG, "detail": "low"}},
+    ]
 
 
 def test_image_detail_chat_does_not_know_is_reported_dropped() -> None:
-    items = [{"type": "message", "role": "user", "content": [
-        {"type": "input_image", "image_url": PNG, "detail": "original"}]}]
+    items = [
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_image", "image_url": PNG, "detail": "original"}],
+        }
+    ]
     translation = _chat("gpt-4o", items)
     assert translation.body["messages"][0]["content"] == [{"type": "image_url", "image_url": {"url": PNG}}]
     assert "input[0].content[0].detail" in translation.dropped
 
 
 def test_images_for_deepseek_are_reported_dropped() -> None:
-    items = [{"type": "message", "role": "user", "content": [
-        {"type": "input_text", "text": "look"}, {"type": "input_image", "image_url": PNG}]}]
+    items = [
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "look"}, {"type": "input_image", "image_url": PNG}],
+        }
+    ]
     translation = _chat("deepseek-chat", items)
     assert translation.body["messages"][0]["content"] == "look"
     assert "input[0].content[1]" in translation.dropped
 
 
 def test_assistant_text_and_its_calls_are_one_message_followed_by_tool_messages_in_call_order() -> None:
-    items = [_user("go"), {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Both."}]},
-             _call("c1"), _call("c2"), _output("c2", "two"), _output("c1", "one")]
+    items = [
+        _user("go"),
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Both."}]},
+        _call("c1"),
+        _call("c2"),
+        _output("c2", "two"),
+        _output("c1", "one"),
+    ]
     messages = _chat("qwen3", items).body["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool"]
     assert messages[1]["content"] == "Both."
@@ -109,7 +148,14 @@ def test_function_arguments_are_sent_as_the_model_wrote_them() -> None:
 
 def test_tool_result_images_follow_the_tool_messages_in_a_user_message() -> None:
     output = [{"type": "input_text", "text": "shot"}, {"type": "input_image", "image_url": PNG}]
-    items = [_user("go"), _call("c1"), _call("c2"), _output("c1", output), _output("c2", "fine"), _user("next")]
+    items = [
+        _user("go"),
+        _call("c1"),
+        _call("c2"),
+        _output("c1", output),
+        _output("c2", "fine"),
+        _user("next"),
+    ]
     messages = _chat("gpt-4o", items).body["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "user", "user"]
     assert messages[2]["content"] == "shot"
@@ -124,8 +170,15 @@ def test_tool_result_images_for_deepseek_are_reported_dropped() -> None:
 
 
 def test_phase_is_reported_dropped() -> None:
-    items = [_user("go"), {"type": "message", "role": "assistant", "phase": "commentary",
-                           "content": [{"type": "output_text", "text": "hm"}]}]
+    items = [
+        _user("go"),
+        {
+            "type": "message",
+            "role": "assistant",
+            "phase": "commentary",
+            "content": [{"type": "output_text", "text": "hm"}],
+        },
+    ]
     assert "input[1].phase" in _chat("qwen3", items).dropped
 
 
@@ -140,14 +193,20 @@ def test_freeform_call_in_history_is_native_custom_for_openai() -> None:
     request = codex_request("request_followup_after_apply_patch.json")
     call = next(i for i in request["input"] if i["type"] == "custom_tool_call")
     sent = translate_request(request, "chat", "gpt-5.5").body["messages"][-2]["tool_calls"][0]
-    assert sent == {"id": call["call_id"], "type": "custom", "custom": {"name": "apply_patch", "input": call["input"]}}
+    assert sent == {
+        "id": call["call_id"],
+        "type": "custom",
+        "custom": {"name": "apply_patch", "input": call["input"]},
+    }
 
 
 def test_freeform_call_in_history_is_wrapped_for_emulating_targets() -> None:
     request = codex_request("request_followup_after_apply_patch.json")
     call = next(i for i in request["input"] if i["type"] == "custom_tool_call")
     sent = translate_request(request, "chat", "deepseek-chat").body["messages"][-2]["tool_calls"][0]
-    assert sent["type"] == "function" and json.loads(sent["function"]["arguments"]) == {"input": call["input"]}
+    assert sent["type"] == "function" and json.loads(sent["function"]["arguments"]) == {
+        "input": call["input"]
+    }
 
 
 def test_reasoning_for_targets_that_take_none_is_reported_dropped() -> None:
@@ -157,7 +216,9 @@ def test_reasoning_for_targets_that_take_none_is_reported_dropped() -> None:
 
 
 def test_deepseek_tool_call_message_carries_its_reasoning_content() -> None:
-    messages = _chat("deepseek-chat", [_user("go"), _reasoning("because"), _call("c1"), _output("c1")]).body["messages"]
+    messages = _chat("deepseek-chat", [_user("go"), _reasoning("because"), _call("c1"), _output("c1")]).body[
+        "messages"
+    ]
     assert messages[1]["reasoning_content"] == "because"
 
 
@@ -167,7 +228,8 @@ def test_deepseek_tool_call_message_without_reasoning_gets_an_empty_reasoning_co
 
 
 def test_foreign_reasoning_for_deepseek_is_dropped_and_replaced_by_an_empty_one() -> None:
-    translation = _chat("deepseek-chat", [_user("go"), _reasoning("signed", dialect="anthropic"), _call("c1"),
-                                          _output("c1")])
+    translation = _chat(
+        "deepseek-chat", [_user("go"), _reasoning("signed", dialect="anthropic"), _call("c1"), _output("c1")]
+    )
     assert translation.body["messages"][1]["reasoning_content"] == ""
     assert "input[1]" in translation.dropped

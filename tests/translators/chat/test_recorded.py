@@ -29,7 +29,7 @@ RECORDED = {
 SMALL = [name for name in RECORDED if name != "reasoning_content_stream.sse"]
 
 
-def _translation(name: str):  # noqa: ANN202
+def _translation(name: str):
     model, tools = RECORDED[name]
     return translation(model, tools)
 
@@ -76,14 +76,22 @@ def test_recorded_stream_validates_and_ends_once(name: str) -> None:
     assert terminal(payloads)["type"] == "response.completed"
 
 
-@pytest.mark.parametrize("name", ["tool_call_single.sse", "parallel_tool_calls.sse",
-                                  "tool_call_fragmented_args.sse", "reasoning_then_tool_call.jsonl"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tool_call_single.sse",
+        "parallel_tool_calls.sse",
+        "tool_call_fragmented_args.sse",
+        "reasoning_then_tool_call.jsonl",
+    ],
+)
 def test_recorded_tool_calls_become_function_call_items(name: str) -> None:
     expected = _calls(recorded_chunks(name))
     payloads = assert_valid_responses_stream(run("chat", _translation(name), [recorded(name)]))
     calls = [i for i in done_items(payloads) if i["type"] == "function_call"]
     assert [(c["call_id"], c["name"], json.loads(c["arguments"])) for c in calls] == [
-        (e["id"], e["name"], json.loads(e["arguments"])) for e in expected.values()]
+        (e["id"], e["name"], json.loads(e["arguments"])) for e in expected.values()
+    ]
 
 
 @pytest.mark.parametrize("name", list(RECORDED))
@@ -95,13 +103,18 @@ def test_recorded_usage_reaches_the_completed_response(name: str) -> None:
     assert got["output_tokens"] == usage["completion_tokens"]
     assert got["total_tokens"] == usage["total_tokens"]
     assert got["input_tokens_details"]["cached_tokens"] == usage["prompt_tokens_details"]["cached_tokens"]
-    assert got["output_tokens_details"]["reasoning_tokens"] == usage["completion_tokens_details"]["reasoning_tokens"]
+    assert (
+        got["output_tokens_details"]["reasoning_tokens"]
+        == usage["completion_tokens_details"]["reasoning_tokens"]
+    )
 
 
 @pytest.mark.parametrize("name", ["reasoning_content_stream.sse", "reasoning_then_tool_call.jsonl"])
 def test_recorded_reasoning_content_becomes_a_reasoning_item_carrying_it(name: str) -> None:
     chunks = recorded_chunks(name)
-    reasoning = "".join(c["choices"][0]["delta"].get("reasoning_content") or "" for c in chunks if c["choices"])
+    reasoning = "".join(
+        c["choices"][0]["delta"].get("reasoning_content") or "" for c in chunks if c["choices"]
+    )
     payloads = assert_valid_responses_stream(run("chat", _translation(name), [recorded(name)]))
     item = done_items(payloads)[0]
     assert item["type"] == "reasoning"
@@ -112,7 +125,9 @@ def test_recorded_reasoning_content_becomes_a_reasoning_item_carrying_it(name: s
 
 def test_recorded_deepseek_answer_text_follows_its_reasoning() -> None:
     name = "reasoning_content_stream.sse"
-    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in recorded_chunks(name) if c["choices"])
+    text = "".join(
+        c["choices"][0]["delta"].get("content") or "" for c in recorded_chunks(name) if c["choices"]
+    )
     payloads = assert_valid_responses_stream(run("chat", _translation(name), [recorded(name)]))
     items = done_items(payloads)
     assert [i["type"] for i in items] == ["reasoning", "message"]

@@ -28,15 +28,22 @@ def test_non_streaming_request_sends_no_stream_fields() -> None:
     assert "stream" not in body and "stream_options" not in body
 
 
-@pytest.mark.parametrize(("model", "key", "absent"), [("gpt-5.5", "max_completion_tokens", "max_tokens"),
-                                                      ("deepseek-chat", "max_tokens", "max_completion_tokens")])
+@pytest.mark.parametrize(
+    ("model", "key", "absent"),
+    [
+        ("gpt-5.5", "max_completion_tokens", "max_tokens"),
+        ("deepseek-chat", "max_tokens", "max_completion_tokens"),
+    ],
+)
 def test_output_limit_uses_the_key_the_server_expects(model: str, key: str, absent: str) -> None:
     body = _chat(model, max_output_tokens=321).body
     assert body[key] == 321 and absent not in body
 
 
-@pytest.mark.parametrize(("effort", "sent"), [("minimal", "low"), ("low", "low"), ("medium", "high"),
-                                              ("high", "high"), ("xhigh", "high")])
+@pytest.mark.parametrize(
+    ("effort", "sent"),
+    [("minimal", "low"), ("low", "low"), ("medium", "high"), ("high", "high"), ("xhigh", "high")],
+)
 def test_deepseek_effort_follows_deepseeks_mapping_with_thinking_on(effort: str, sent: str) -> None:
     body = _chat("deepseek-v4-pro", reasoning={"effort": effort}).body
     assert body["reasoning_effort"] == sent and body["thinking"] == {"type": "enabled"}
@@ -87,9 +94,13 @@ def test_sampling_parameters_for_openai_reasoning_models_are_reported_dropped() 
 
 def test_json_schema_output_becomes_response_format() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string"}}}
-    body = _chat(text={"format": {"type": "json_schema", "name": "out", "schema": schema, "strict": True}}).body
-    assert body["response_format"] == {"type": "json_schema",
-                                       "json_schema": {"name": "out", "schema": schema, "strict": True}}
+    body = _chat(
+        text={"format": {"type": "json_schema", "name": "out", "schema": schema, "strict": True}}
+    ).body
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "out", "schema": schema, "strict": True},
+    }
 
 
 def test_json_schema_output_for_deepseek_is_reported_dropped() -> None:

@@ -7,17 +7,37 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.translators.chat.chatdata import recorded, recorded_chunks
+from tests.translators.chat.chatdata import recorded, recorded_chunks, translation
 from tests.translators.streamcheck import assert_valid_responses_stream, run
-from tests.translators.chat.chatdata import translation
 from translators.chat.stream import ChatDecoder
 from translators.errors import TranslatorError
 
-_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
-                     max_leaves=12)
-_KEYS = ["content", "reasoning_content", "reasoning", "tool_calls", "refusal", "role", "index", "id", "function",
-         "custom", "name", "arguments", "input", "type", "choices", "delta", "finish_reason", "usage", "error"]
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=12,
+)
+_KEYS = [
+    "content",
+    "reasoning_content",
+    "reasoning",
+    "tool_calls",
+    "refusal",
+    "role",
+    "index",
+    "id",
+    "function",
+    "custom",
+    "name",
+    "arguments",
+    "input",
+    "type",
+    "choices",
+    "delta",
+    "finish_reason",
+    "usage",
+    "error",
+]
 
 
 def _feed_all(data: bytes) -> None:

@@ -24,7 +24,9 @@ def _chat(model: str, tools: list[dict[str, Any]], **extra: Any) -> Translation:
 
 
 def _declared(translation: Translation, name: str) -> dict[str, Any]:
-    return next(t for t in translation.body["tools"] if (t.get("function") or t.get("custom"))["name"] == name)
+    return next(
+        t for t in translation.body["tools"] if (t.get("function") or t.get("custom"))["name"] == name
+    )
 
 
 def _apply_patch() -> dict[str, Any]:
@@ -34,16 +36,24 @@ def _apply_patch() -> dict[str, Any]:
 def test_function_tool_is_declared_with_its_json_schema() -> None:
     tool = function("get_weather", city="string")
     declared = _declared(_chat("deepseek-chat", [tool]), "get_weather")
-    assert declared == {"type": "function", "function": {"name": "get_weather", "description": tool["description"],
-                                                         "parameters": tool["parameters"]}}
+    assert declared == {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": tool["description"],
+            "parameters": tool["parameters"],
+        },
+    }
 
 
 def test_freeform_tool_on_openai_is_a_native_custom_tool_with_its_grammar() -> None:
     patch = _apply_patch()
     declared = _declared(_chat("gpt-5.5", [patch]), "apply_patch")
     assert declared["type"] == "custom"
-    assert declared["custom"]["format"] == {"type": "grammar", "grammar": {
-        "syntax": patch["format"]["syntax"], "definition": patch["format"]["definition"]}}
+    assert declared["custom"]["format"] == {
+        "type": "grammar",
+        "grammar": {"syntax": patch["format"]["syntax"], "definition": patch["format"]["definition"]},
+    }
 
 
 def test_freeform_tool_without_grammar_on_openai_takes_text() -> None:
@@ -82,22 +92,33 @@ def test_strict_for_deepseek_is_reported_dropped() -> None:
 
 
 def _namespaced() -> list[dict[str, Any]]:
-    return [{"type": "namespace", "name": "mcp__a_very_long_server_name_for_testing__", "description": "srv",
-             "tools": [function("read_the_entire_repository_contents_recursively", path="string")]}]
+    return [
+        {
+            "type": "namespace",
+            "name": "mcp__a_very_long_server_name_for_testing__",
+            "description": "srv",
+            "tools": [function("read_the_entire_repository_contents_recursively", path="string")],
+        }
+    ]
 
 
 def test_namespaced_names_are_flattened_within_64_characters() -> None:
     names = [t["function"]["name"] for t in _chat("qwen3", _namespaced()).body["tools"]]
     assert all(len(n) <= NAMES.max_length for n in names)
-    assert names[0] == NAMES.wire_name("mcp__a_very_long_server_name_for_testing__read_the_entire_repository_"
-                                       "contents_recursively")
+    assert names[0] == NAMES.wire_name(
+        "mcp__a_very_long_server_name_for_testing__read_the_entire_repository_contents_recursively"
+    )
 
 
 def test_a_call_by_wire_name_maps_back_to_the_client_name_and_namespace() -> None:
     translation = _chat("qwen3", _namespaced())
     wire = translation.body["tools"][0]["function"]["name"]
-    data = sse(chunk({"tool_calls": [tool_call(0, "call_1", wire, '{"path": "."}')]}), chunk(finish="tool_calls"))
+    data = sse(
+        chunk({"tool_calls": [tool_call(0, "call_1", wire, '{"path": "."}')]}), chunk(finish="tool_calls")
+    )
     item = done_items(client_stream(data, translation))[0]
     assert (item["name"], item["namespace"], json.loads(item["arguments"])) == (
-        "read_the_entire_repository_contents_recursively", "mcp__a_very_long_server_name_for_testing__",
-        {"path": "."})
+        "read_the_entire_repository_contents_recursively",
+        "mcp__a_very_long_server_name_for_testing__",
+        {"path": "."},
+    )

@@ -52,7 +52,8 @@ def sse(*chunks: dict[str, Any]) -> bytes:
 
 def json_array(*chunks: dict[str, Any]) -> bytes:
     """Gemini's framing without `alt=sse`: one array, elements separated by `\\n,\\r\\n`."""
-    return ("[" + "\n,\r\n".join(json.dumps(c, ensure_ascii=False, indent=1) for c in chunks) + "\n]").encode()
+    elements = [json.dumps(c, ensure_ascii=False, indent=1) for c in chunks]
+    return ("[" + "\n,\r\n".join(elements) + "\n]").encode()
 
 
 def chunk(*parts: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None,
@@ -105,7 +106,8 @@ def function_tool(name: str, parameters: dict[str, Any] | None = None, **extra: 
 
 
 def responses_body(*items: Any, tools: list[dict[str, Any]] | None = None, **top: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": MODEL, "stream": True, "input": list(items) if items else "hi"}
+    hello = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+    body: dict[str, Any] = {"model": MODEL, "stream": True, "input": list(items) if items else [hello]}
     if tools is not None:
         body["tools"] = tools
     body.update(top)

@@ -63,8 +63,8 @@ def test_missing_call_ids_are_made_from_the_response_id_and_call_position() -> N
     ids = [s.call_id for s in of(ev.ToolCallStarted, events)]
     assert len(set(ids)) == 2
     assert all("R1" in i for i in ids)
-    assert ids == [s.call_id for s in of(ev.ToolCallStarted, read(chunk(call("f"), call("g"), response_id="R1",
-                                                                             finish="STOP")))]
+    again = read(chunk(call("f"), call("g"), response_id="R1", finish="STOP"))
+    assert ids == [s.call_id for s in of(ev.ToolCallStarted, again)]
 
 
 def test_missing_call_ids_without_a_response_id_use_the_request_seed() -> None:
@@ -92,7 +92,8 @@ def test_only_the_signed_call_of_a_parallel_set_gets_a_signature() -> None:
 
 
 def test_signature_closes_the_open_thought_item_it_belongs_to() -> None:
-    events = read(chunk(text("plan", thought=True)), chunk(call("f", call_id="a", signature=SIG), finish="STOP"))
+    events = read(chunk(text("plan", thought=True)),
+                  chunk(call("f", call_id="a", signature=SIG), finish="STOP"))
     done, = of(ev.ReasoningDone, events)
     assert done.key == of(ev.ReasoningDelta, events)[0].key
     assert done.state is not None and done.state.call_ids == ["a"]
@@ -204,7 +205,8 @@ def test_citation_metadata_is_reported() -> None:
 
 
 def test_error_element_fails_with_the_mapped_code() -> None:
-    events = read(chunk(text("a")), {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "slow down"}})
+    error = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "slow down"}}
+    events = read(chunk(text("a")), error)
     failed, = of(ev.Failed, events)
     assert (failed.code, failed.status) == ("rate_limit_exceeded", 429)
 

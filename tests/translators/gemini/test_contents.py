@@ -43,12 +43,13 @@ def model_parts(body: dict, index: int = -1) -> list[dict]:
 
 def test_call_signature_rides_on_the_function_call_part_of_that_call() -> None:
     body, _ = gemini_body(user("go"), signed(SIG, "c1"), fcall("c1"), fout("c1"), tools=TOOLS)
-    assert model_parts(body) == [{"functionCall": {"name": "lookup", "args": {}, "id": "c1"}, "thoughtSignature": SIG}]
+    assert model_parts(body) == [
+        {"functionCall": {"name": "lookup", "args": {}, "id": "c1"}, "thoughtSignature": SIG}]
 
 
 def test_call_signature_is_found_by_call_id_not_by_position() -> None:
-    body, _ = gemini_body(user("go"), fcall("c0", "other"), signed(SIG, "c1"), fcall("c1"), fout("c0"), fout("c1"),
-                          tools=TOOLS)
+    body, _ = gemini_body(user("go"), fcall("c0", "other"), signed(SIG, "c1"), fcall("c1"),
+                          fout("c0"), fout("c1"), tools=TOOLS)
     assert [p.get("thoughtSignature") for p in model_parts(body)] == [None, SIG]
 
 

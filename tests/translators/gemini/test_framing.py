@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -15,7 +16,7 @@ ARRAY = ("[" + "\n,\r\n".join(json.dumps(e, ensure_ascii=False) for e in ELEMENT
 
 def _split(data: bytes, cuts: list[int]) -> list[bytes]:
     bounds = [0, *cuts, len(data)]
-    return [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    return [data[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def _elements(pieces: list[bytes], array: bool = True) -> list[object]:

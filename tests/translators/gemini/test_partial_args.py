@@ -28,7 +28,8 @@ def test_string_continues_while_will_continue_is_set() -> None:
 
 
 def test_string_without_will_continue_replaces_the_value() -> None:
-    assert _built({"jsonPath": "$.id", "stringValue": "a"}, {"jsonPath": "$.id", "stringValue": "b"}) == {"id": "b"}
+    built = _built({"jsonPath": "$.id", "stringValue": "a"}, {"jsonPath": "$.id", "stringValue": "b"})
+    assert built == {"id": "b"}
 
 
 def test_numbers_booleans_and_nulls_keep_their_json_types() -> None:

@@ -8,7 +8,13 @@ import json
 
 import pytest
 
-from tests.translators.gemini.support import RECORDED, recorded, recorded_chunks, tools_for_recordings, translation
+from tests.translators.gemini.support import (
+    RECORDED,
+    recorded,
+    recorded_chunks,
+    tools_for_recordings,
+    translation,
+)
 from tests.translators.streamcheck import (
     assert_chunking_invariant,
     assert_valid_responses_stream,
@@ -109,7 +115,8 @@ def test_recorded_vertex_streamed_arguments_are_assembled() -> None:
     items = [i for i in done_items(_responses("vertex_thought_then_streamed_args.jsonl"))
              if i["type"] == "function_call"]
     assert [(i["name"], json.loads(i["arguments"])) for i in items] == [
-        ("read_theme", {}), ("read_screen", {"id": "A"}), ("read_screen", {"id": "B"}), ("read_screen", {"id": "C"})]
+        ("read_theme", {}), ("read_screen", {"id": "A"}), ("read_screen", {"id": "B"}),
+        ("read_screen", {"id": "C"})]
 
 
 def test_recorded_calls_without_ids_get_distinct_deterministic_call_ids() -> None:

@@ -91,7 +91,8 @@ def test_chunk_that_is_not_json_is_a_protocol_error() -> None:
 
 
 def test_chunk_that_is_not_json_ends_the_client_stream_with_one_failed_response() -> None:
-    payloads = assert_valid_responses_stream(run("gemini", translation(), [sse(CHUNKS[0]), b"data: {oops\n\n"]))
+    sent = [sse(CHUNKS[0]), b"data: {oops\n\n"]
+    payloads = assert_valid_responses_stream(run("gemini", translation(), sent))
     assert terminal(payloads)["type"] == "response.failed"
     assert "not JSON" in terminal(payloads)["response"]["error"]["message"]
 
@@ -135,7 +136,8 @@ def test_call_to_a_namespaced_tool_comes_back_with_its_namespace() -> None:
                  "tools": [function_tool("read")]}
     t = translation(tools=[namespace])
     wire = next(iter(t.tools.by_wire))
-    item, = done_items(assert_valid_responses_stream(run("gemini", t, [sse(chunk(call(wire), finish="STOP"))])))
+    sent = [sse(chunk(call(wire), finish="STOP"))]
+    item, = done_items(assert_valid_responses_stream(run("gemini", t, sent)))
     assert (item["name"], item["namespace"]) == ("read", "mcp__files")
 
 

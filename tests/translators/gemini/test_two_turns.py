@@ -31,6 +31,10 @@ MODEL = "gemini-3-flash-preview"
 SIG = "EpwICpkIAXLI2nxlU6gs+WZaZHRYkX1orzuM8vSUFwaAt1JRxEC2/hJzPAcAu3PWaKz7X=="
 
 
+def _user(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
 def _turn(request: dict[str, Any], upstream: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One turn: the Gemini body sent, and the output items the client keeps."""
     translation = translate_request(request, "gemini", MODEL)
@@ -40,7 +44,8 @@ def _turn(request: dict[str, Any], upstream: bytes) -> tuple[dict[str, Any], lis
     return translation.body, done_items(payloads)
 
 
-def _next_request(request: dict[str, Any], items: list[dict[str, Any]], outputs: dict[str, str]) -> dict[str, Any]:
+def _next_request(request: dict[str, Any], items: list[dict[str, Any]],
+                  outputs: dict[str, str]) -> dict[str, Any]:
     """What Codex sends next: the history, its echoed output items, then one output per call."""
     following = copy.deepcopy(request)
     following["input"] = [*following["input"], *copy.deepcopy(items)]
@@ -76,8 +81,7 @@ def test_codex_tool_calls_come_back_as_a_function_call_and_a_custom_tool_call() 
 
 
 def test_codex_next_request_replays_the_signature_on_the_signed_call_only() -> None:
-    request, items = _codex_tool_calls()
-    del request
+    _, items = _codex_tool_calls()
     following = _next_request(codex_request("request_classic_gpt55.json"), items,
                               {"exec_command": "a.txt\n", "apply_patch": "Success."})
     body = translate_request(following, "gemini", MODEL).body
@@ -98,8 +102,8 @@ def test_codex_next_request_answers_both_calls_by_id_and_name_in_one_turn() -> N
 
 
 def test_recorded_signature_is_replayed_on_the_recorded_call() -> None:
-    request = responses_body({"type": "message", "role": "user", "content": [
-        {"type": "input_text", "text": "What is the capital of the country?"}]}, tools=[function_tool("get_country")])
+    request = responses_body(_user("What is the capital of the country?"),
+                             tools=[function_tool("get_country")])
     first_body, items = _turn(request, recorded("sse_function_call_thought_signature.sse"))
     signature = recorded_chunks("sse_function_call_thought_signature.sse")[0]["candidates"][0]["content"][
         "parts"][0]["thoughtSignature"]
@@ -126,9 +130,7 @@ def test_recorded_text_signature_is_replayed_on_the_answer_text() -> None:
     _, items = _turn(request, recorded(name))
     signature = recorded_chunks(name)[-1]["candidates"][0]["content"]["parts"][0]["thoughtSignature"]
     following = copy.deepcopy(request)
-    following["input"] = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
-                          *items,
-                          {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "more"}]}]
+    following["input"] = [*following["input"], *items, _user("more")]
     parts = _last_model_turn(translate_request(following, "gemini", MODEL).body)
     assert [p.get("thoughtSignature") for p in parts] == [signature]
     assert parts[0]["text"] == items[0]["content"][0]["text"]

@@ -1,0 +1,90 @@
+"""Regular mode (HTTPS_PROXY + the mitmproxy CA): the SDK talks to https://api.openai.com, the
+addon re-targets the flow to the local upstream; api.openai.com is never contacted (this machine
+has no route to it, so any attempt would fail the test)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import httpx
+import openai
+import pytest
+
+from tests.addon.e2e.conftest import CLIENT_KEY, CODEX_HEADERS, UPSTREAM_KEY, regular_client
+from tests.addon.e2e.proxy import MitmDump
+from tests.addon.e2e.upstream import Upstream, error, fixture_text, message, stream
+
+pytestmark = pytest.mark.timeout(90)
+
+
+@pytest.fixture
+def client(regular_proxy: MitmDump) -> Iterator[openai.OpenAI]:
+    with regular_client(regular_proxy) as sdk:
+        yield sdk
+
+
+def test_stream_accumulates_a_final_response_with_the_text(client: openai.OpenAI, upstream: Upstream) -> None:
+    with client.responses.stream(model="gpt-5.5", input="name my pelican") as stream_:
+        events = [event.type for event in stream_]
+        final = stream_.get_final_response()
+    assert events[0] == "response.created" and events[-1] == "response.completed"
+    assert final.output_text == fixture_text("text_after_tool_result.sse")
+    (received,) = upstream.received
+    assert received.path == "/v1/messages"
+    assert received.headers["x-api-key"] == UPSTREAM_KEY
+
+
+def test_first_event_arrives_before_the_upstream_has_finished(client: openai.OpenAI,
+                                                              upstream: Upstream) -> None:
+    upstream.plan(stream(delay=0.1))
+    first = None
+    for event in client.responses.create(model="gpt-5.5", input="hi", stream=True):
+        if first is None and event.type == "response.output_text.delta":
+            first = time.monotonic()
+    (received,) = upstream.received
+    deadline = time.monotonic() + 5
+    while received.finished is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert received.finished is not None and first is not None
+    assert received.finished - first > 1.0, "the proxy buffered the stream"
+
+
+def test_non_streamed_request_gets_a_response_object(client: openai.OpenAI, upstream: Upstream) -> None:
+    upstream.plan(message("Regular mode answer."))
+    response = client.responses.create(model="gpt-5.5", input="hi", stream=False)
+    assert (response.status, response.output_text) == ("completed", "Regular mode answer.")
+
+
+def test_chatgpt_login_endpoint_is_translated_too(regular_proxy: MitmDump, upstream: Upstream) -> None:
+    with (regular_client(regular_proxy, base_url="https://chatgpt.com/backend-api/codex") as chatgpt,
+          chatgpt.responses.stream(model="gpt-5.5", input="hi") as stream_):
+        final = stream_.get_final_response()
+    assert final.output_text == fixture_text("text_after_tool_result.sse")
+    (received,) = upstream.received
+    assert "chatgpt-account-id" not in received.headers
+    assert "authorization" not in received.headers
+
+
+def test_upstream_error_reaches_the_client_in_responses_shape(client: openai.OpenAI,
+                                                              upstream: Upstream) -> None:
+    upstream.plan(error(429, "rate_limit_error", "slow down", {"retry-after": "3"}))
+    with pytest.raises(openai.RateLimitError) as caught:
+        client.responses.create(model="gpt-5.5", input="hi")
+    assert caught.value.response.headers["retry-after"] == "3"
+    assert caught.value.body["code"] == "rate_limit_exceeded"
+    assert client.responses.create(model="gpt-5.5", input="again").status == "completed"
+
+
+def test_a_flow_the_addon_does_not_match_passes_untouched(regular_proxy: MitmDump,
+                                                         upstream: Upstream) -> None:
+    body = b'{"model": "gpt-5.5", "input": "not for the gateway"}'
+    with httpx.Client(proxy=regular_proxy.url, timeout=15) as http:
+        response = http.post(f"{upstream.url}/v1/responses", content=body,
+                             headers={"authorization": f"Bearer {CLIENT_KEY}", **CODEX_HEADERS})
+    assert response.status_code == 200
+    (received,) = upstream.received
+    assert received.body == body
+    assert received.headers["authorization"] == f"Bearer {CLIENT_KEY}"
+    assert received.headers["chatgpt-account-id"] == "acct-e2e"
+    assert response.json()["type"] == "message"  # the upstream's own answer, not translated

@@ -1,0 +1,102 @@
+"""What `mitmdump -w` keeps of translated flows: metadata, comment, mark, both bodies, no key."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import openai
+import pytest
+from mitmproxy import http, io
+
+from tests.addon.e2e.conftest import CLIENT_KEY, UPSTREAM_KEY, StartProxy, reverse_client
+from tests.addon.e2e.proxy import MITMDUMP, ROOT, MitmDump
+from tests.addon.e2e.upstream import Upstream, error, sse_events
+
+pytestmark = pytest.mark.timeout(90)
+
+
+@pytest.fixture(scope="module")
+def proxy(start_proxy: StartProxy) -> MitmDump:
+    return start_proxy("saved", "reverse:https://api.openai.com")
+
+
+@pytest.fixture(scope="module")
+def saved(proxy: MitmDump, module_dir: Path, upstream_server: Upstream) -> Path:
+    """Four flows through the proxy (streamed, non-streamed with a dropped field, refused, 429),
+    then mitmdump stopped so the file is complete."""
+    upstream_server.reset()
+    upstream_server.plan(error(429, "rate_limit_error", "slow down", {"retry-after": "1"}))
+    with reverse_client(proxy) as client:
+        with pytest.raises(openai.RateLimitError):
+            client.responses.create(model="gpt-5.5", input="first")
+        list(client.responses.create(model="gpt-5.5", input="hi", stream=True))
+        client.responses.create(model="gpt-5.5", input="hi", text={"verbosity": "low"})
+        with pytest.raises(openai.BadRequestError):
+            client.responses.create(model="gpt-5.5", input=[{"type": "compaction_trigger"}])
+    assert proxy.stop() == 0, proxy.log
+    return module_dir / "saved.flows"
+
+
+def _flows(path: Path) -> list[http.HTTPFlow]:
+    with path.open("rb") as f:
+        return [flow for flow in io.FlowReader(f).stream() if isinstance(flow, http.HTTPFlow)]
+
+
+@pytest.fixture(scope="module")
+def flows(saved: Path) -> Iterator[list[http.HTTPFlow]]:
+    flows = _flows(saved)
+    assert len(flows) == 4
+    yield flows
+
+
+def test_saved_streamed_flow_keeps_metadata_comment_and_both_bodies(flows: list[http.HTTPFlow]) -> None:
+    flow = flows[1]
+    info = flow.metadata["gateway"]
+    assert (info["upstream"], info["model"], info["client_model"]) == (
+        "anthropic", "claude-haiku-4-5", "gpt-5.5")
+    assert info["url"].endswith("/v1/messages")
+    assert info["usage"]["output_tokens"] == 82
+    assert flow.comment == "-> anthropic claude-haiku-4-5"
+    assert flow.response.content.startswith(b"event: response.created\n")  # what the client got
+    assert b"event: response.completed\n" in flow.response.content
+    upstream_events = sse_events("text_after_tool_result.sse")
+    assert flow.metadata["gateway.upstream_response"] == b"".join(upstream_events)  # the provider's own
+
+
+def test_saved_flow_that_lost_a_field_is_marked_and_says_what(flows: list[http.HTTPFlow]) -> None:
+    flow = flows[2]
+    assert flow.metadata["gateway"]["dropped"] == ["text.verbosity"]
+    assert flow.comment == "-> anthropic claude-haiku-4-5 | dropped: text.verbosity"
+    assert flow.marked == ":warning:"
+
+
+def test_saved_refused_and_error_flows_say_why(flows: list[http.HTTPFlow]) -> None:
+    error_flow, refused = flows[0], flows[3]
+    assert error_flow.response.status_code == 429
+    assert error_flow.comment.startswith("-> anthropic claude-haiku-4-5 | error: upstream 429:")
+    assert refused.response.status_code == 400
+    assert refused.metadata["gateway"]["refused"]
+    assert refused.comment.startswith("-> anthropic claude-haiku-4-5 | refused:")
+
+
+def test_saved_file_contains_no_key(saved: Path) -> None:
+    data = saved.read_bytes()
+    assert UPSTREAM_KEY.encode() not in data
+    assert CLIENT_KEY.encode() not in data
+
+
+def test_loading_the_saved_flows_again_translates_nothing_twice(saved: Path, tmp_path: Path) -> None:
+    out = tmp_path / "again.flows"
+    started = time.monotonic()
+    done = subprocess.run([str(MITMDUMP), "-n", "-q", "--set", f"confdir={tmp_path}/conf", "-r", str(saved),
+                           "-s", str(ROOT / "addon" / "gateway.py"), "-w", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert time.monotonic() - started < 60
+    before, after = _flows(saved), _flows(out)
+    assert [f.response.content for f in after] == [f.response.content for f in before]
+    assert [f.comment for f in after] == [f.comment for f in before]
+    assert [f.metadata["gateway"] for f in after] == [f.metadata["gateway"] for f in before]

@@ -1,0 +1,101 @@
+"""bench/: every benchmark runs with tiny iteration counts and produces sane results (no timing
+assertions; the numbers come from `python -m bench`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench import __main__ as cli
+from bench import fixtures, proxy, requests, streams, workloads
+from bench.timing import interleaved
+
+
+@pytest.fixture(scope="module")
+def targets() -> list[str]:
+    found, _ = requests.available_targets()
+    assert "anthropic" in found
+    return found
+
+
+def test_long_session_has_the_promised_shape() -> None:
+    raw = workloads.long_request()
+    shape = workloads.describe(raw)
+    assert shape["items"] >= 200 and shape["tools"] == 40
+    assert raw == workloads.long_request.__wrapped__()  # deterministic
+    kinds = {item["type"] for item in json.loads(raw)["input"]}
+    assert {"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
+            "custom_tool_call_output", "tool_search_call", "tool_search_output"} <= kinds
+
+
+def test_interleaved_counts_each_contender() -> None:
+    timings = interleaved({"a": lambda: None, "b": lambda: None}, {"a": 5, "b": 2}, warmup=0)
+    assert (timings["a"].samples, timings["b"].samples) == (5, 2)
+
+
+@pytest.mark.parametrize("dialect", sorted(fixtures.FIXTURE_DIRS))
+def test_recorded_streams_split_into_events(dialect: str) -> None:
+    found, _ = fixtures.recorded(dialect)
+    for stream in found:
+        assert stream.events > 0 and b"".join(stream.chunks) and len(stream.chunks) >= stream.events - 1
+        for payload in stream.payloads:
+            json.loads(payload)
+
+
+def test_request_benchmark(targets: list[str]) -> None:
+    rows, notes = requests.run(targets, {"small": 1, "long": 1}, None, {"small": 1, "long": 1})
+    assert not notes
+    assert {(r.workload, r.target) for r in rows} == {(w, t) for w in ("small", "long") for t in targets}
+    assert all(r.ours_us > 0 and r.floor_us > 0 and r.out_bytes > 0 for r in rows)
+
+
+def test_stream_benchmark(targets: list[str]) -> None:
+    rows, files, _ = streams.run(targets, 1, None, 1, long_deltas=20)
+    assert {r.dialect for r in rows} == set(targets) and len(files) >= len(rows)
+    assert all(r.events > 0 and r.ours_ns > 0 for r in rows)
+    synthetic = next(r for r in rows if r.stream == "synthetic long answer")
+    assert synthetic.events == 25 and synthetic.terminal == "response.completed"
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # litellm's TypedDicts under pydantic
+def test_peer_benchmark() -> None:
+    pytest.importorskip("litellm")
+    from bench import peer_litellm
+
+    peer = peer_litellm.load()
+    assert not isinstance(peer, str), peer
+    small = workloads.small_request()
+    requests.check_peer(peer, small, requests.ours(small, "anthropic"))
+    answer = fixtures.long_answer(10)
+    translation = streams.translate_request(json.loads(small), "anthropic", None)
+    ours = streams.translate("anthropic", translation, answer.chunks)
+    streams.check_peer(peer, peer.prepare(small), answer, ours)
+
+
+@pytest.mark.timeout(120)
+def test_proxy_benchmark() -> None:
+    result = proxy.run(deltas=30, interval_ms=1.0, turns=1, warmup=0)
+    assert result.plain.events_seen == result.addon.events_seen == 30
+    assert result.addon.cpu_ms_per_turn >= 0 and result.plain.latency_us_median > 0
+
+
+def test_profile() -> None:
+    pytest.importorskip("pyinstrument")
+    from bench import profile
+
+    small = workloads.small_request()
+    prof = profile.profile("request small", lambda: requests.ours(small, "anthropic"), seconds=0.05)
+    assert prof.calls >= 1 and prof.hotspots
+
+
+def test_main_writes_the_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results.json"
+    skips = ["--skip", "proxy", "--skip", "peer", "--skip", "profile"]
+    status = cli.main(["--quick", *skips, "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    assert "Request translation" in printed and "Targets" in printed
+    data = json.loads(out.read_text())
+    assert data["requests"] and data["streams"] and not data["errors"]

@@ -1,0 +1,92 @@
+"""Driving decoders and stream translators, and reading what the client got."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from tests.translators.streamcheck import TERMINAL, assert_valid_responses_stream, events
+from translators import Translation, TranslatorError, stream_translator
+from translators import dialect as dialects
+from translators.ids import sequential_ids
+from translators.ir import events as ev
+
+
+def translate(dialect: str, translation: Translation, chunks: Iterable[bytes]) -> bytes:
+    """The public stream translator over `chunks` (deterministic ids and clock), then close()."""
+    translator = stream_translator(dialect, translation, new_id=sequential_ids(), clock=lambda: 1_700_000_000)
+    out = [translator.feed(chunk) for chunk in chunks]
+    out.append(translator.close())
+    out.append(translator.close())  # close is idempotent: a second one adds nothing
+    return b"".join(out)
+
+
+def decode(dialect: str, translation: Translation, chunks: Iterable[bytes]) -> tuple[list[ev.Event], list[str]]:
+    """A dialect decoder called directly, the way StreamTranslator calls it: every chunk, then
+    close(), going on after a TranslatorError. Returns the events and the errors' codes; any
+    other exception propagates (that is what the property tests look for)."""
+    decoder = dialects.get(dialect).stream_decoder(translation)
+    out: list[ev.Event] = []
+    errors: list[str] = []
+    for chunk in chunks:
+        try:
+            out += decoder.feed(chunk)
+        except TranslatorError as exc:
+            errors.append(exc.code)
+    try:
+        out += decoder.close()
+    except TranslatorError as exc:
+        errors.append(exc.code)
+    return out, errors
+
+
+def client_stream(dialect: str, out: bytes) -> list[dict[str, Any]]:
+    """The client's events: framed right, exactly one terminal event and it is the last; for
+    translated dialects every event also validates as the openai SDK's typed event. (The
+    Responses passthrough forwards OpenAI's own events, and the older recordings predate
+    `sequence_number`, so only the framing and the terminal rule are checked there.)"""
+    assert out.decode("utf-8"), "the client stream is not UTF-8"
+    if dialect != "responses":
+        return assert_valid_responses_stream(out)
+    payloads = events(out)
+    kinds = [p["type"] for p in payloads]
+    assert sum(k in TERMINAL for k in kinds) == 1 and kinds[-1] in TERMINAL, kinds
+    return payloads
+
+
+def terminal_type(out: bytes) -> str:
+    return str(events(out)[-1]["type"])
+
+
+def text_of(payloads: list[dict[str, Any]]) -> str:
+    return "".join(p.get("delta", "") for p in payloads if p["type"] == "response.output_text.delta")
+
+
+def split(data: bytes, points: Iterable[int]) -> list[bytes]:
+    cuts = sorted({p for p in points if 0 < p < len(data)})
+    bounds = [0, *cuts, len(data)]
+    return [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+def sized(data: bytes, size: int) -> list[bytes]:
+    return [data[i:i + size] for i in range(0, len(data), size)]
+
+
+def sse_data_lines(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) offsets of the JSON after every `data:` line (not `[DONE]`)."""
+    out = []
+    at = 0
+    while (found := data.find(b"data:", at)) >= 0:
+        end = data.find(b"\n", found)
+        end = len(data) if end < 0 else end
+        start = found + 5 + (data[found + 5:found + 6] == b" ")
+        value = data[start:end].rstrip(b"\r")
+        if value.strip() != b"[DONE]":
+            out.append((start, start + len(value)))
+        at = end
+    return out
+
+
+def dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False).encode()

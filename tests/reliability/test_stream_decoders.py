@@ -1,0 +1,237 @@
+"""Upstream stream decoders of every dialect against recorded and broken streams.
+
+What holds (STYLE.md §8, h11's `fuzz/afl-server.py` approach):
+- a recorded stream gives the same client bytes fed whole, one byte at a time, in fixed-size
+  chunks, split in two at every position (or, for the long recordings, every position near an
+  event boundary and a stride elsewhere) and split at random many times over;
+- a broken stream (cut, garbage, invalid UTF-8, bad JSON in a `data:` line, an unknown event, a
+  Bedrock frame with a bad CRC) is reported and the stream goes on, or the response ends with
+  exactly one `response.failed`;
+- only `translators.TranslatorError` ever leaves a dialect decoder, and the public
+  `stream_translator` never raises and always ends with exactly one terminal event.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.reliability import mutations
+from tests.reliability.budget import STREAM_FUZZ, STREAM_SPLITS, fuzz
+from tests.reliability.recorded import DECODER_DIALECTS, Recording, recordings, recordings_of, translation_for
+from tests.reliability.streams import (
+    client_stream,
+    decode,
+    dumps,
+    sized,
+    split,
+    sse_data_lines,
+    terminal_type,
+    text_of,
+    translate,
+)
+from tests.translators.bedrock.frames import encode_frame, frame_offsets
+from translators import stream_translator
+from translators.ir import events as ev
+
+ALL = recordings()
+SSE = [r for r in ALL if r.framing in ("named-sse", "data-sse")]
+EVERY_SPLIT_UP_TO = 3000
+"""Recordings up to this size are split at every byte; longer ones near every event boundary."""
+
+
+def _ids(recs: list[Recording]) -> list[str]:
+    return [r.id for r in recs]
+
+
+def _boundaries(rec: Recording) -> list[int]:
+    if rec.framing == "eventstream":
+        return frame_offsets(rec.data)
+    return [m.end() for m in re.finditer(rb"\n\n|\r\n\r\n|,\r?\n|\[|\]", rec.data)]
+
+
+def split_points(rec: Recording) -> list[int]:
+    size = len(rec.data)
+    if size <= EVERY_SPLIT_UP_TO:
+        return list(range(1, size))
+    near = {p + d for p in _boundaries(rec) for d in range(-6, 7)}
+    return sorted(p for p in near | set(range(1, size, 29)) if 0 < p < size)
+
+
+def _run(rec: Recording, chunks: list[bytes]) -> bytes:
+    return translate(rec.dialect, translation_for(rec.dialect), chunks)
+
+
+# -- recorded streams: chunking never changes the output ---------------------------------------
+
+@pytest.mark.parametrize("rec", ALL, ids=_ids(ALL))
+def test_recorded_stream_gives_identical_output_however_it_is_split(rec: Recording) -> None:
+    expected = _run(rec, [rec.data])
+    payloads = client_stream(rec.dialect, expected)
+    assert payloads[-1]["type"] == "response.completed"
+    assert _run(rec, sized(rec.data, 1)) == expected, "byte by byte"
+    for size in (2, 3, 7, 64, 1000):
+        assert _run(rec, sized(rec.data, size)) == expected, f"{size}-byte chunks"
+    for at in split_points(rec):
+        assert _run(rec, [rec.data[:at], rec.data[at:]]) == expected, f"split at byte {at}"
+
+
+@pytest.mark.parametrize("rec", [r for r in ALL if r.dialect in DECODER_DIALECTS],
+                         ids=_ids([r for r in ALL if r.dialect in DECODER_DIALECTS]))
+def test_recorded_stream_decoder_events_do_not_depend_on_chunking(rec: Recording) -> None:
+    translation = translation_for(rec.dialect)
+    whole, errors = decode(rec.dialect, translation, [rec.data])
+    assert not errors
+    assert isinstance(whole[-1], ev.Finished) or any(isinstance(e, ev.Finished) for e in whole)
+    assert decode(rec.dialect, translation, sized(rec.data, 1)) == (whole, [])
+    assert decode(rec.dialect, translation, sized(rec.data, 5)) == (whole, [])
+
+
+@fuzz(STREAM_SPLITS)
+@given(st.data())
+def test_random_multi_splits_give_identical_output(data: st.DataObject) -> None:
+    rec = data.draw(st.sampled_from(ALL), label="recording")
+    chunks = data.draw(mutations.chunking(rec.data), label="chunks")
+    assert _run(rec, chunks) == _run(rec, [rec.data])
+
+
+# -- cut streams ----------------------------------------------------------------------------------
+
+def _cut_points(rec: Recording) -> list[int]:
+    points = {p for b in _boundaries(rec) for p in (b - 1, b, b + 1)}
+    points |= set(range(0, len(rec.data), max(1, len(rec.data) // 60)))
+    return sorted(p for p in points if 0 <= p < len(rec.data))
+
+
+@pytest.mark.parametrize("rec", ALL, ids=_ids(ALL))
+def test_truncated_stream_ends_with_exactly_one_terminal_event_failed_if_unfinished(rec: Recording) -> None:
+    for at in _cut_points(rec):
+        out = _run(rec, [rec.data[:at]])
+        client_stream(rec.dialect, out)  # exactly one terminal event, last; SDK-valid
+        if at <= rec.finish_at:
+            assert terminal_type(out) == "response.failed", f"cut at byte {at} of {len(rec.data)}"
+
+
+# -- garbage, invalid UTF-8, bad JSON, unknown events, bad frames ----------------------------------
+
+@fuzz(STREAM_SPLITS)
+@given(st.data())
+def test_garbage_bytes_anywhere_end_the_stream_properly(data: st.DataObject) -> None:
+    rec = data.draw(st.sampled_from(ALL), label="recording")
+    at = data.draw(st.integers(0, len(rec.data)), label="at")
+    junk = data.draw(st.sampled_from(mutations.GARBAGE) | st.binary(min_size=1, max_size=64), label="junk")
+    broken = rec.data[:at] + junk + rec.data[at:]
+    out = _run(rec, data.draw(mutations.chunking(broken), label="chunks"))
+    client_stream(rec.dialect, out)
+
+
+_TEXT_VALUE = re.compile(rb'"(text|content|thinking|delta|reasoning_content|partial_json)":\s*"')
+
+
+@pytest.mark.parametrize("rec", SSE, ids=_ids(SSE))
+def test_invalid_utf8_in_a_data_line_is_replaced_or_fails_once(rec: Recording) -> None:
+    match = _TEXT_VALUE.search(rec.data, rec.data.find(b"data:"))
+    if match is None:
+        pytest.skip("no string value to corrupt")
+    broken = rec.data[:match.end()] + b"\xff\xfe\xc3(" + rec.data[match.end():]
+    out = _run(rec, [broken])
+    payloads = client_stream(rec.dialect, out)  # the client still gets valid UTF-8
+    if payloads[-1]["type"] == "response.completed":
+        assert out == _run(rec, sized(broken, 1)), "a replaced character must not depend on chunking"
+
+
+def _bad_json_variants(rec: Recording) -> list[tuple[int, bytes]]:
+    lines = sse_data_lines(rec.data)
+    middle = lines[len(lines) // 2]
+    return [(middle[0], rec.data[:middle[0]] + bad + rec.data[middle[1]:])
+            for bad in (b'{"type": broken', b"{", b"\xff\xfe", b'{"a":1}}', b"[1,2")]
+
+
+@pytest.mark.parametrize("rec", SSE, ids=_ids(SSE))
+def test_bad_json_in_a_data_line_ends_with_one_failed_event(rec: Recording) -> None:
+    for at, broken in _bad_json_variants(rec):
+        translator = stream_translator(rec.dialect, translation_for(rec.dialect))
+        out = translator.feed(broken) + translator.close()
+        payloads = client_stream(rec.dialect, out)
+        before = client_stream(rec.dialect, _run(rec, [rec.data[:at]]))
+        assert text_of(payloads).startswith(text_of(before)), "what came before the bad line is kept"
+        if payloads[-1]["type"] != "response.failed":
+            assert translator.report.notes or translator.report.dropped, "a bad line went unreported"
+
+
+_UNKNOWN = {
+    "anthropic": b'event: content_block_mystery\ndata: {"type":"content_block_mystery","index":0}\n\n',
+    "chat": b'data: {"id":"x","object":"chat.completion.mystery","choices":[],"mystery":{"a":1}}\n\n',
+    "gemini": (b'data: {"candidates":[{"content":{"role":"model","parts":[{"mysteryPart":{"a":1}}]},'
+               b'"index":0}]}\n\n'),
+    "responses": b'event: response.mystery\ndata: {"type":"response.mystery","sequence_number":1}\n\n',
+}
+
+
+def _after_first_event(rec: Recording) -> int:
+    if rec.framing == "eventstream":
+        return frame_offsets(rec.data)[1]
+    return re.search(rb"\n\n|\r\n\r\n", rec.data).end()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("rec", SSE + recordings_of("bedrock"), ids=_ids(SSE + recordings_of("bedrock")))
+def test_unknown_event_type_is_reported_and_the_stream_goes_on(rec: Recording) -> None:
+    if rec.dialect == "bedrock":
+        unknown = encode_frame({":event-type": "mysteryEvent", ":content-type": "application/json",
+                                ":message-type": "event"}, dumps({"a": 1}))
+    else:
+        unknown = _UNKNOWN[rec.dialect]
+    at = _after_first_event(rec)
+    translator = stream_translator(rec.dialect, translation_for(rec.dialect))
+    out = translator.feed(rec.data[:at] + unknown + rec.data[at:]) + translator.close()
+    payloads = client_stream(rec.dialect, out)
+    assert payloads[-1]["type"] == "response.completed"
+    assert text_of(payloads) == text_of(client_stream(rec.dialect, _run(rec, [rec.data])))
+    if rec.dialect in ("anthropic", "bedrock", "gemini"):
+        assert translator.report.dropped, "the unknown event was not reported"
+
+
+BEDROCK = recordings_of("bedrock")
+
+
+@pytest.mark.parametrize("rec", BEDROCK, ids=_ids(BEDROCK))
+@pytest.mark.parametrize("where", ["message_crc", "prelude_crc", "payload", "headers_length"])
+def test_bedrock_frame_with_a_bad_crc_ends_with_one_failed_event(rec: Recording, where: str) -> None:
+    offsets = frame_offsets(rec.data)
+    start = offsets[len(offsets) // 2]
+    end = offsets[len(offsets) // 2 + 1]
+    flip = {"message_crc": end - 1, "prelude_crc": start + 11, "payload": end - 8, "headers_length": start + 7}[where]
+    broken = bytearray(rec.data)
+    broken[flip] ^= 0x5A
+    for chunks in ([bytes(broken)], sized(bytes(broken), 1), [bytes(broken[:flip]), bytes(broken[flip:])]):
+        out = _run(rec, chunks)
+        payloads = client_stream("bedrock", out)
+        assert payloads[-1]["type"] == "response.failed"
+        before = client_stream("bedrock", _run(rec, [rec.data[:start]]))
+        assert text_of(payloads) == text_of(before), "the frames before the bad one are kept, nothing after"
+
+
+# -- properties: only our own error type escapes, the public translator never raises ---------------
+
+@pytest.mark.parametrize("dialect", DECODER_DIALECTS)
+@fuzz(STREAM_FUZZ)
+@given(data=st.data())
+def test_only_translator_errors_escape_a_dialect_decoder(dialect: str, data: st.DataObject) -> None:
+    _, broken = data.draw(mutations.broken_stream(dialect), label="stream")
+    chunks = data.draw(mutations.chunking(broken), label="chunks")
+    events, errors = decode(dialect, translation_for(dialect), chunks)  # anything else propagates
+    concluded = any(isinstance(e, ev.Finished | ev.Failed) for e in events)
+    assert concluded or errors, "the decoder ended without a finish, a failure or an error"
+
+
+@pytest.mark.parametrize("dialect", [*DECODER_DIALECTS, "responses"])
+@fuzz(STREAM_FUZZ)
+@given(data=st.data())
+def test_public_stream_translator_never_raises_and_ends_with_one_terminal_event(
+        dialect: str, data: st.DataObject) -> None:
+    rec, broken = data.draw(mutations.broken_stream(dialect), label="stream")
+    chunks = data.draw(mutations.chunking(broken), label="chunks")
+    client_stream(dialect, _run(rec, chunks))

@@ -1,0 +1,114 @@
+"""`python -m translators`: the request and stream commands exactly as issue 2 (Build 7) states them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.translators.bodies import body, user
+from tests.translators.streamcheck import assert_valid_responses_stream, codex_request, fixture
+from translators import stream_translator, translate_request
+from translators.cli import main
+from translators.ids import sequential_ids
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def write(tmp_path: Path, name: str, content: bytes | dict) -> str:
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else json.dumps(content).encode())
+    return str(path)
+
+
+def test_request_prints_path_body_dropped_and_notes(tmp_path, capsys):
+    request = write(tmp_path, "req.json", body(user("hi"), text={"verbosity": "low"}))
+    assert main(["request", "--to", "anthropic", request]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert set(printed) == {"path", "body", "dropped", "notes"}
+    assert printed["path"] == "/v1/messages"
+    assert printed["body"]["messages"] == [{"role": "user", "content": [
+        {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}]
+    assert printed["dropped"] == ["text.verbosity"]
+    assert printed["notes"] == []
+
+
+def test_request_model_names_the_upstream_model(tmp_path, capsys):
+    request = write(tmp_path, "req.json", body(user("hi")))
+    assert main(["request", "--to", "anthropic", "--model", "claude-opus-4-1", request]) == 0
+    assert json.loads(capsys.readouterr().out)["body"]["model"] == "claude-opus-4-1"
+
+
+def test_a_refused_request_exits_2_and_prints_only_the_error(tmp_path, capsys):
+    request = write(tmp_path, "req.json", body(user("hi"), {"type": "compaction_trigger"}))
+    assert main(["request", "--to", "anthropic", request]) == 2
+    printed = json.loads(capsys.readouterr().out)
+    assert set(printed) == {"error"}
+    assert set(printed["error"]) == {"type", "code", "message"}
+    assert printed["error"]["type"] == "invalid_request_error"
+    assert printed["error"]["code"] == "unsupported_feature"
+
+
+def test_a_file_that_is_not_json_exits_2_with_an_error(tmp_path, capsys):
+    assert main(["request", "--to", "anthropic", write(tmp_path, "req.json", b"{nope")]) == 2
+    assert set(json.loads(capsys.readouterr().out)["error"]) == {"type", "code", "message"}
+
+
+def test_stream_prints_the_responses_sse_the_client_would_receive(tmp_path, capsysbinary):
+    request = codex_request("request_lite_functions_namespace.json")
+    data = fixture("anthropic/thinking_prompt.sse")
+    code = main(["stream", "--from", "anthropic", "--request", write(tmp_path, "req.json", request),
+                 write(tmp_path, "up.sse", data)])
+    assert code == 0
+    out = capsysbinary.readouterr().out
+    assert_valid_responses_stream(out)
+    # the same bytes the API gives with deterministic ids (numbered from 1) and created_at 0
+    translator = stream_translator("anthropic", translate_request(request, "anthropic"), new_id=sequential_ids(),
+                                   clock=lambda: 0)
+    assert out == translator.feed(data) + translator.close()
+
+
+def test_stream_output_is_the_same_for_any_chunk_size(tmp_path, capsysbinary):
+    request = write(tmp_path, "req.json", codex_request("request_lite_functions_namespace.json"))
+    upstream = write(tmp_path, "up.sse", fixture("anthropic/text_then_tool_use.jsonl"))
+    outputs = []
+    for chunk in ("0", "1", "7"):
+        assert main(["stream", "--from", "anthropic", "--request", request, "--chunk", chunk, upstream]) == 0
+        outputs.append(capsysbinary.readouterr().out)
+    assert outputs[0] == outputs[1] == outputs[2]
+
+
+def test_an_unknown_dialect_is_a_usage_error():
+    with pytest.raises(SystemExit) as info:
+        main(["request", "--to", "carrier-pigeon", "-"])
+    assert info.value.code == 2
+
+
+def python_m(*args: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "translators", *args], input=stdin, capture_output=True,
+                          cwd=ROOT, timeout=60, check=False)
+
+
+def test_python_m_translators_request_reads_stdin():
+    done = python_m("request", "--to", "anthropic", "-", stdin=json.dumps(body(user("hi"))).encode())
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["path"] == "/v1/messages"
+
+
+def test_python_m_translators_request_refused_exits_2():
+    done = python_m("request", "--to", "anthropic", stdin=json.dumps(body(user("q"), {"type": "item_reference",
+                                                                                     "id": "x"})).encode())
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["error"]["code"] == "unsupported_feature"
+
+
+def test_python_m_translators_stream_reads_the_upstream_from_stdin(tmp_path):
+    request = write(tmp_path, "req.json", body(user("hi")))
+    done = python_m("stream", "--from", "anthropic", "--request", request, "-",
+                    stdin=fixture("anthropic/text_after_tool_result.sse"))
+    assert done.returncode == 0, done.stderr
+    payloads = assert_valid_responses_stream(done.stdout)
+    assert payloads[-1]["type"] == "response.completed"
