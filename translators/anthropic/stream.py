@@ -36,17 +36,25 @@ def _text(value: Any) -> str:
     return value
 
 
+def _count(usage: dict[str, Any], key: str) -> int | None:
+    value = usage.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"usage.{key} is not an integer")
+    return value
+
+
 def usage_event(usage: dict[str, Any]) -> ev.Usage:
     """Anthropic counts cache reads and writes apart from `input_tokens`; Responses counts them in."""
-    cached = usage.get("cache_read_input_tokens")
-    input_tokens = None
-    if "input_tokens" in usage and usage["input_tokens"] is not None:
-        input_tokens = (usage.get("input_tokens") or 0) + (cached or 0) + (
-            usage.get("cache_creation_input_tokens") or 0)
-    counted = input_tokens is not None
-    return ev.Usage(input_tokens=input_tokens, output_tokens=usage.get("output_tokens"),
-                    cached_tokens=(cached or 0) if counted else None,
-                    cache_write_tokens=(usage.get("cache_creation_input_tokens") or 0) if counted else None)
+    uncached = _count(usage, "input_tokens")
+    cached = _count(usage, "cache_read_input_tokens") or 0
+    written = _count(usage, "cache_creation_input_tokens") or 0
+    counted = uncached is not None
+    return ev.Usage(input_tokens=uncached + cached + written if counted else None,
+                    output_tokens=_count(usage, "output_tokens"),
+                    cached_tokens=cached if counted else None,
+                    cache_write_tokens=written if counted else None)
 
 
 def finish_events(stop_reason: str | None) -> list[ev.Event]:

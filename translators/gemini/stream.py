@@ -50,7 +50,7 @@ class GeminiDecoder:
                 self._payload(payload, out)
         if not clean and not self._reader.finished:
             out.append(ev.Note("the Gemini stream was cut off inside its JSON array"))
-        pass
+        out += self._reader.end()
         return out
 
     def _frames(self, data: bytes) -> list[str]:

@@ -111,7 +111,7 @@ class ResponsesEncoder:
         if isinstance(event, ev.Usage):
             for field in ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens", "cache_write_tokens"):
                 value = getattr(event, field)
-                if value is not None:
+                if isinstance(value, int) and not isinstance(value, bool):  # usage must be integers (Codex)
                     self._usage[field] = value
             return
         if self.finished:

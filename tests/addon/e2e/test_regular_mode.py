@@ -4,6 +4,9 @@ has no route to it, so any attempt would fail the test)."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 import time
 from collections.abc import Iterator
 
@@ -13,7 +16,7 @@ import pytest
 
 from tests.addon.e2e.conftest import CLIENT_KEY, CODEX_HEADERS, UPSTREAM_KEY, regular_client
 from tests.addon.e2e.proxy import MitmDump
-from tests.addon.e2e.upstream import Upstream, error, fixture_text, message, stream
+from tests.addon.e2e.upstream import Reply, Upstream, cut, error, fixture_text, message, stream
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -88,3 +91,28 @@ def test_a_flow_the_addon_does_not_match_passes_untouched(regular_proxy: MitmDum
     assert received.headers["authorization"] == f"Bearer {CLIENT_KEY}"
     assert received.headers["chatgpt-account-id"] == "acct-e2e"
     assert response.json()["type"] == "message"  # the upstream's own answer, not translated
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl for an HTTP/2 client")
+@pytest.mark.parametrize(("reply", "last"), [
+    (stream(), "response.completed"),
+    (stream(chunked=False), "response.completed"),
+    (cut(after=5), "response.failed"),
+], ids=["chunked", "content-length", "cut"])
+def test_http2_client_gets_a_complete_stream(regular_proxy: MitmDump, upstream: Upstream,
+                                             reply: Reply, last: str) -> None:
+    """Codex speaks HTTP/2 inside the CONNECT tunnel (tests/support/codex_cli.py); httpx would
+    fall back to HTTP/1.1 here (notes/mitmproxy.md §6), so curl is the h2 client."""
+    upstream.plan(reply)
+    done = subprocess.run(
+        ["curl", "-sS", "--http2", "--max-time", "20", "--proxy", regular_proxy.url,
+         "--cacert", str(regular_proxy.ca_cert), "-w", "\n%{http_version}", "https://api.openai.com/v1/responses",
+         "-H", "content-type: application/json",
+         "-d", json.dumps({"model": "gpt-5.5", "input": "hi", "stream": True})],
+        capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    body, _, version = done.stdout.rpartition("\n")
+    assert version == "2"
+    events = [line.removeprefix("event: ") for line in body.splitlines() if line.startswith("event: ")]
+    assert events[0] == "response.created"
+    assert events[-1] == last

@@ -380,3 +380,12 @@ def test_only_the_packages_own_error_type_escapes_the_decoder(stream):
     kinds = [p["type"] for p in events(out)]
     assert sum(k in ("response.completed", "response.failed", "response.incomplete") for k in kinds) == 1
     assert not any("gateway error" in note for note in translator.report.notes)
+
+
+def test_a_usage_count_that_is_not_an_integer_fails_the_response_cleanly():
+    # Regression: a string output_tokens reached the encoder, whose usage sum raised out of close().
+    translator = stream_translator("anthropic", translation(), new_id=sequential_ids(), clock=lambda: 0)
+    out = translator.feed(sse({"type": "message_delta", "usage": {"output_tokens": "a"}})) + translator.close()
+    payloads = assert_valid_responses_stream(out)
+    assert payloads[-1]["type"] == "response.failed"
+    assert "malformed message_delta" in payloads[-1]["response"]["error"]["message"]

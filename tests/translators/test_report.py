@@ -1,0 +1,64 @@
+"""translators/report.py, errors.py and upstream_errors.py: what could not be carried, and error terms."""
+
+from __future__ import annotations
+
+import pytest
+
+from translators.errors import Refused, UpstreamProtocolError, error_type_for_status
+from translators.report import Report
+from translators.upstream_errors import code_for, text_of
+
+
+def test_dropped_paths_keep_their_order_and_appear_once():
+    report = Report()
+    for path in ("input[3].phase", "text.verbosity", "input[3].phase"):
+        report.drop(path)
+    assert report.dropped == ["input[3].phase", "text.verbosity"]
+
+
+def test_notes_keep_their_order_and_appear_once():
+    report = Report()
+    for text in ("b", "a", "b"):
+        report.note(text)
+    assert report.notes == ["b", "a"]
+
+
+def test_an_empty_report_is_falsy():
+    assert not Report()
+    assert Report(dropped=["x"])
+
+
+@pytest.mark.parametrize(("status", "kind"), [(400, "invalid_request_error"), (401, "authentication_error"),
+                                              (404, "not_found_error"), (418, "invalid_request_error"),
+                                              (429, "rate_limit_error"), (500, "server_error"),
+                                              (529, "server_error")])
+def test_error_types_follow_the_http_status(status, kind):
+    assert error_type_for_status(status) == kind
+
+
+def test_a_refusal_is_a_400_and_an_upstream_protocol_error_a_502():
+    assert Refused("x").status == 400
+    assert UpstreamProtocolError("x").status == 502
+    assert UpstreamProtocolError("x").to_body()["error"]["code"] == "upstream_protocol_error"
+
+
+@pytest.mark.parametrize("message", ["prompt is too long: 210000 tokens > 200000 maximum",
+                                     "This model's maximum context length is 128000 tokens",
+                                     "input is too long for requested model"])
+def test_context_overflow_messages_are_context_length_exceeded(message):
+    assert code_for(400, message) == "context_length_exceeded"
+
+
+@pytest.mark.parametrize(("status", "vendor", "code"), [(529, "overloaded_error", "server_is_overloaded"),
+                                                        (429, None, "rate_limit_exceeded"),
+                                                        (402, "billing_error", "insufficient_quota"),
+                                                        (500, None, "server_error"),
+                                                        (503, None, "server_is_overloaded"),
+                                                        (599, None, "server_error")])
+def test_codes_codex_acts_on(status, vendor, code):
+    assert code_for(status, "something", vendor) == code
+
+
+def test_text_of_cuts_long_bodies_and_decodes_bytes_leniently():
+    assert text_of(b"\xffok") == "\ufffdok"
+    assert len(text_of("x" * 5000)) == 2000
