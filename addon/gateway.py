@@ -125,7 +125,7 @@ class Gateway:
             info["refused"] = exc.message
             self._answer(flow, json_response(exc.status, exc.to_body()))
             return
-        except Exception as exc:
+        except Exception as exc:  # a translator bug must not let the flow go on to OpenAI as sent
             info["error"] = f"gateway could not translate the request: {exc!r}"
             self._answer(flow, error_response(500, "server_error", info["error"]))
             return

@@ -13,6 +13,7 @@ import json
 import os
 import platform
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,16 +64,18 @@ def _meta(quick: bool) -> dict[str, Any]:
             "python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
             "load_before": os.getloadavg()[0], "load_after": None, "quick": quick,
             "mitmproxy": _version("mitmproxy"), "litellm": _version("litellm"),
-            "pyinstrument": _version("pyinstrument")}
+            "pyinstrument": _version("pyinstrument"), "seconds": {}}
 
 
 def _guarded(res: Results, label: str, step: Callable[[], None]) -> None:
     print(f"bench: {label} ...", file=sys.stderr, flush=True)
+    start = time.monotonic()
     try:
         step()
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
         res.errors.append(f"{label}: {exc!r}"[:1000])
+    res.meta["seconds"][label] = round(time.monotonic() - start, 1)
 
 
 def _profiles(res: Results, targets: list[str], budget: Budget) -> None:
@@ -141,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         if name not in args.skip:
             _guarded(res, name, step)
     res.meta["load_after"] = os.getloadavg()[0]
-    print(render(res))
+    print(render(res), flush=True)
     write(res, args.out)
     print(f"\nJSON: {args.out}")
     return 1 if res.errors else 0

@@ -23,7 +23,8 @@ def _dialect(name: str) -> dialects.Dialect:
     try:
         return dialects.get(name)
     except (KeyError, ModuleNotFoundError, AttributeError):
-        raise MalformedRequest(f"unknown target dialect {name!r}; choose one of {', '.join(dialects.DIALECTS)}",
+        choices = ", ".join(dialects.DIALECTS)
+        raise MalformedRequest(f"unknown target dialect {name!r}; choose one of {choices}",
                                code="unknown_dialect") from None
 
 
@@ -146,7 +147,8 @@ def translate_response(source: str, translation: Translation, body: bytes, *,
     return encoder.response()
 
 
-def translate_error(source: str, status: int, body: bytes, headers: dict[str, str] | None = None) -> UpstreamError:
+def translate_error(source: str, status: int, body: bytes,
+                    headers: dict[str, str] | None = None) -> UpstreamError:
     """An upstream HTTP error -> a Responses-shaped error body, status kept, retry-after kept."""
     headers = {k.lower(): v for k, v in (headers or {}).items()}
     try:

@@ -67,7 +67,8 @@ def translate_stream(source: str, request: Any, data: bytes, model: str | None, 
 def cmd_stream(args: argparse.Namespace) -> int:
     try:
         request = _load_json(args.request)
-        return translate_stream(args.source, request, _read(args.file), args.model, sys.stdout.buffer, args.chunk)
+        data = _read(args.file)
+        return translate_stream(args.source, request, data, args.model, sys.stdout.buffer, args.chunk)
     except TranslatorError as exc:
         return _refuse(exc)
 

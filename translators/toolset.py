@@ -86,7 +86,8 @@ def namespace_preamble(namespaces: list[Namespace], toolset: Toolset) -> str | N
     """Namespace descriptions have nowhere else to go once names are flattened."""
     if not namespaces:
         return None
-    lines = ["# Tool namespaces", "Some tools are grouped in namespaces; their names start with the namespace:"]
+    lines = ["# Tool namespaces",
+             "Some tools are grouped in namespaces; their names start with the namespace:"]
     for ns in namespaces:
         lines.append(f"- `{ns.name}`: {ns.description.strip()}")
     return "\n".join(lines)

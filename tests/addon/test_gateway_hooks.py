@@ -477,3 +477,20 @@ def test_connection_error_is_recorded_and_keys_redacted(gateway: Ctx) -> None:
     assert flow.metadata["gateway"]["error"] == "Client disconnected."
     assert flow.comment == "-> anthropic claude-sonnet-4-5 | error: Client disconnected."
     assert flow.request.headers["x-api-key"] == "<redacted>"
+
+
+def test_client_leaving_mid_stream_keeps_both_bodies_so_far(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow()
+    run_request(addon, flow)
+    _answer(flow, 200, b"")
+    addon.responseheaders(flow)
+    raw = (FIXTURES / "text_after_tool_result.sse").read_bytes()
+    sent = flow.response.stream(raw[:700])
+    from mitmproxy import flow as mflow
+
+    flow.error = mflow.Error("Client disconnected.")
+    addon.error(flow)
+    assert flow.metadata["gateway.upstream_response"] == raw[:700]
+    assert flow.response.content == sent
+    assert flow.comment.endswith("| error: Client disconnected.")

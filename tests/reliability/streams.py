@@ -49,14 +49,20 @@ def client_stream(dialect: str, out: bytes) -> list[dict[str, Any]]:
     assert out.decode("utf-8"), "the client stream is not UTF-8"
     if dialect != "responses":
         return assert_valid_responses_stream(out)
-    payloads = events(out)
+    payloads = data_payloads(out)
     kinds = [p["type"] for p in payloads]
     assert sum(k in TERMINAL for k in kinds) == 1 and kinds[-1] in TERMINAL, kinds
     return payloads
 
 
+def data_payloads(out: bytes) -> list[dict[str, Any]]:
+    """The JSON of each `data:` line (for the passthrough, whose `event:` lines are the
+    upstream's own and not necessarily well formed)."""
+    return [json.loads(line[5:]) for line in out.decode().split("\n") if line.startswith("data:")]
+
+
 def terminal_type(out: bytes) -> str:
-    return str(events(out)[-1]["type"])
+    return str(data_payloads(out)[-1]["type"])
 
 
 def text_of(payloads: list[dict[str, Any]]) -> str:

@@ -53,12 +53,22 @@ def _boundaries(rec: Recording) -> list[int]:
     return [m.end() for m in re.finditer(rb"\n\n|\r\n\r\n|,\r?\n|\[|\]", rec.data)]
 
 
+def _sample(points: list[int], count: int) -> list[int]:
+    """`count` of `points`, evenly spread, first and last included (deterministic)."""
+    if len(points) <= count:
+        return points
+    step = (len(points) - 1) / (count - 1)
+    return [points[round(i * step)] for i in range(count)]
+
+
 def split_points(rec: Recording) -> list[int]:
+    """Every byte of a short recording; for a long one, both sides of 40 event boundaries
+    (the first, the last and evenly between) and 100 more positions spread over the stream."""
     size = len(rec.data)
     if size <= EVERY_SPLIT_UP_TO:
         return list(range(1, size))
-    near = {p + d for p in _boundaries(rec) for d in range(-6, 7)}
-    return sorted(p for p in near | set(range(1, size, 29)) if 0 < p < size)
+    near = {p + d for p in _sample(_boundaries(rec), 40) for d in (-2, -1, 0, 1, 2)}
+    return sorted(p for p in near | set(range(1, size, size // 100)) if 0 < p < size)
 
 
 def _run(rec: Recording, chunks: list[bytes]) -> bytes:
@@ -101,8 +111,9 @@ def test_random_multi_splits_give_identical_output(data: st.DataObject) -> None:
 # -- cut streams ----------------------------------------------------------------------------------
 
 def _cut_points(rec: Recording) -> list[int]:
-    points = {p for b in _boundaries(rec) for p in (b - 1, b, b + 1)}
-    points |= set(range(0, len(rec.data), max(1, len(rec.data) // 60)))
+    """Both sides of up to 30 event boundaries and 40 positions spread over the stream."""
+    points = {p for b in _sample(_boundaries(rec), 30) for p in (b - 1, b, b + 1)}
+    points |= set(range(0, len(rec.data), max(1, len(rec.data) // 40)))
     return sorted(p for p in points if 0 <= p < len(rec.data))
 
 

@@ -30,7 +30,7 @@ eof_line: "*** End of File" LF
 """
 """Codex's apply_patch grammar (notes/codex.md §3.2)."""
 
-PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello \"world\" \\ tab\t ✓\n*** End Patch\n"
+PATCH = '*** Begin Patch\n*** Add File: hello.txt\n+hello "world" \\ tab\t ✓\n*** End Patch\n'
 """A patch that parses with APPLY_PATCH_GRAMMAR and needs JSON escaping (quote, backslash, tab, non-ASCII)."""
 
 
@@ -48,6 +48,7 @@ def decoded(request_body: dict[str, Any]) -> tuple[Request, Report]:
 
 
 # -- input items ----------------------------------------------------------------------------------
+
 
 def message(role: str, *texts: str, **extra: Any) -> dict[str, Any]:
     kind = "output_text" if role == "assistant" else "input_text"
@@ -88,14 +89,23 @@ def additional_tools(*tools: dict[str, Any]) -> dict[str, Any]:
 
 # -- tool declarations ----------------------------------------------------------------------------
 
-def function(name: str, description: str = "", properties: dict[str, Any] | None = None,
-             **extra: Any) -> dict[str, Any]:
-    return {"type": "function", "name": name, "description": description, "strict": False,
-            "parameters": {"type": "object", "properties": properties or {}, "additionalProperties": False},
-            **extra}
+
+def function(
+    name: str, description: str = "", properties: dict[str, Any] | None = None, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "name": name,
+        "description": description,
+        "strict": False,
+        "parameters": {"type": "object", "properties": properties or {}, "additionalProperties": False},
+        **extra,
+    }
 
 
-def custom(name: str, description: str = "", definition: str | None = None, syntax: str = "lark") -> dict[str, Any]:
+def custom(
+    name: str, description: str = "", definition: str | None = None, syntax: str = "lark"
+) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "custom", "name": name, "description": description}
     if definition is not None:
         out["format"] = {"type": "grammar", "syntax": syntax, "definition": definition}
@@ -109,7 +119,14 @@ def namespace(name: str, *tools: dict[str, Any], description: str = "") -> dict[
 
 
 def tool_search(description: str = "Search deferred tools.") -> dict[str, Any]:
-    return {"type": "tool_search", "execution": "client", "description": description,
-            "parameters": {"type": "object", "properties": {"query": {"type": "string"},
-                                                            "limit": {"type": "number"}},
-                           "required": ["query"], "additionalProperties": False}}
+    return {
+        "type": "tool_search",
+        "execution": "client",
+        "description": description,
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "limit": {"type": "number"}},
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+    }

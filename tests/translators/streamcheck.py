@@ -29,15 +29,16 @@ def whole(data: bytes) -> list[bytes]:
 
 
 def sized(data: bytes, size: int) -> list[bytes]:
-    return [data[i:i + size] for i in range(0, len(data), size)]
+    return [data[i : i + size] for i in range(0, len(data), size)]
 
 
 def split_at(data: bytes, at: int) -> list[bytes]:
     return [data[:at], data[at:]]
 
 
-def assert_chunking_invariant(source: str, translation: Translation, data: bytes, *,
-                              every_split: bool = True) -> bytes:
+def assert_chunking_invariant(
+    source: str, translation: Translation, data: bytes, *, every_split: bool = True
+) -> bytes:
     """Whole, 7-byte, 1-byte and (optionally) every two-way split give identical bytes."""
     expected = run(source, translation, whole(data))
     assert run(source, translation, sized(data, 7)) == expected
@@ -48,7 +49,9 @@ def assert_chunking_invariant(source: str, translation: Translation, data: bytes
     return expected
 
 
-def assert_splits_invariant(source: str, translation: Translation, data: bytes, points: Iterable[int]) -> None:
+def assert_splits_invariant(
+    source: str, translation: Translation, data: bytes, points: Iterable[int]
+) -> None:
     """A two-way split at each of `points` gives the same bytes as the whole stream."""
     expected = run(source, translation, whole(data))
     for at in points:
@@ -92,8 +95,9 @@ def _event_classes() -> dict[str, type[BaseModel]]:
 
 # Codes Codex acts on in `response.failed` that the SDK's `ResponseError.code` Literal does not list
 # (notes/codex.md §5.3). The SDK itself builds responses with `construct`, which accepts them.
-CODEX_ERROR_CODES = frozenset({"context_length_exceeded", "insufficient_quota", "usage_not_included",
-                               "server_is_overloaded"})
+CODEX_ERROR_CODES = frozenset(
+    {"context_length_exceeded", "insufficient_quota", "usage_not_included", "server_is_overloaded"}
+)
 
 
 def validate_event(payload: dict[str, Any]) -> BaseModel:
@@ -152,7 +156,8 @@ def jsonl_to_sse(raw: bytes) -> bytes:
 def sse(*payloads: dict[str, Any]) -> bytes:
     """Upstream SSE frames named after each payload's `type` (Anthropic's framing, dialects.md §A.5)."""
     return b"".join(
-        f"event: {p['type']}\ndata: {json.dumps(p, ensure_ascii=False)}\n\n".encode() for p in payloads)
+        f"event: {p['type']}\ndata: {json.dumps(p, ensure_ascii=False)}\n\n".encode() for p in payloads
+    )
 
 
 def codex_request(name: str) -> dict[str, Any]:

@@ -27,15 +27,20 @@ from translators.responses.stream import ResponsesEncoder
 
 
 def test_translate_request_returns_path_body_dropped_and_notes():
-    translation = translate_request(body(user("hi"), text={"verbosity": "low"}), "anthropic", "claude-sonnet-4-5")
+    translation = translate_request(
+        body(user("hi"), text={"verbosity": "low"}), "anthropic", "claude-sonnet-4-5"
+    )
     assert isinstance(translation, Translation)
     assert translation.path == "/v1/messages"
     assert isinstance(translation.body, dict)
     assert translation.body["model"] == "claude-sonnet-4-5"
     assert translation.dropped == ["text.verbosity"]
     assert translation.notes == []
-    assert (translation.target, translation.model, translation.client_model) == ("anthropic", "claude-sonnet-4-5",
-                                                                                 "gpt-5.5")
+    assert (translation.target, translation.model, translation.client_model) == (
+        "anthropic",
+        "claude-sonnet-4-5",
+        "gpt-5.5",
+    )
 
 
 def test_translate_request_keeps_the_clients_model_when_none_is_given():
@@ -52,15 +57,23 @@ def test_an_unknown_target_is_refused_with_a_responses_shaped_error():
 def test_a_refused_request_carries_the_error_the_client_should_get():
     with pytest.raises(Refused) as info:
         translate_request(body(user("hi"), {"type": "compaction_trigger"}), "anthropic")
-    assert info.value.to_body() == {"error": {"type": "invalid_request_error", "code": "unsupported_feature",
-                                              "message": info.value.message, "param": "input[1]"}}
+    assert info.value.to_body() == {
+        "error": {
+            "type": "invalid_request_error",
+            "code": "unsupported_feature",
+            "message": info.value.message,
+            "param": "input[1]",
+        }
+    }
 
 
 def test_stream_translator_is_sans_io_feed_and_close():
     translation = translate_request(body(user("hi")), "anthropic")
     translator = stream_translator("anthropic", translation, new_id=sequential_ids(), clock=lambda: 0)
     assert isinstance(translator, StreamTranslator)
-    out = translator.feed(sse({"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 1}}}))
+    out = translator.feed(
+        sse({"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 1}}})
+    )
     out += translator.feed(b"")
     out += translator.close()
     assert translator.finished
@@ -82,9 +95,13 @@ class _Exploding:
 
 def test_a_stream_translator_never_raises_and_ends_with_one_failure():
     report = Report()
-    encoder = ResponsesEncoder(model="m", tools=Translation(target="anthropic", model="m", client_model="m", path="/",
-                                                            body={}).tools,
-                               report=report, new_id=sequential_ids(), clock=lambda: 0)
+    encoder = ResponsesEncoder(
+        model="m",
+        tools=Translation(target="anthropic", model="m", client_model="m", path="/", body={}).tools,
+        report=report,
+        new_id=sequential_ids(),
+        clock=lambda: 0,
+    )
     translator = StreamTranslator(_Exploding(), encoder, report)
     out = translator.feed(b"anything") + translator.feed(b"more") + translator.close()
     payloads = assert_valid_responses_stream(out)
@@ -96,11 +113,15 @@ def test_a_lone_surrogate_from_upstream_does_not_break_the_stream():
     # Regression: `"\ud800"` in a text delta made the SSE encoder raise UnicodeEncodeError out of feed().
     translation = translate_request(body(user("hi")), "anthropic")
     translator = stream_translator("anthropic", translation, new_id=sequential_ids(), clock=lambda: 0)
-    data = (sse({"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 1}}},
-                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
-            + b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
-              b'"delta":{"type":"text_delta","text":"a\\ud800b"}}\n\n'
-            + sse({"type": "content_block_stop", "index": 0}, {"type": "message_stop"}))
+    data = (
+        sse(
+            {"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 1}}},
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        )
+        + b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"text_delta","text":"a\\ud800b"}}\n\n'
+        + sse({"type": "content_block_stop", "index": 0}, {"type": "message_stop"})
+    )
     out = translator.feed(data) + translator.close()
     out.decode("utf-8")  # the client always gets valid UTF-8
     payloads = events(out)
@@ -110,8 +131,16 @@ def test_a_lone_surrogate_from_upstream_does_not_break_the_stream():
 
 def test_translate_response_gives_the_responses_object():
     translation = translate_request(body(user("hi"), stream=False), "anthropic")
-    data = json.dumps({"id": "m", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "hi"}],
-                       "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}}).encode()
+    data = json.dumps(
+        {
+            "id": "m",
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "hi"}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+    ).encode()
     response = translate_response("anthropic", translation, data, new_id=sequential_ids(), clock=lambda: 0)
     assert response["object"] == "response"
     assert response["status"] == "completed"
@@ -120,13 +149,21 @@ def test_translate_response_gives_the_responses_object():
 
 def test_translate_response_passes_a_responses_answer_through():
     translation = translate_request(body(user("hi"), stream=False), "responses")
-    assert translate_response("responses", translation, b'{"id": "resp_1", "output": []}') == {"id": "resp_1",
-                                                                                               "output": []}
+    assert translate_response("responses", translation, b'{"id": "resp_1", "output": []}') == {
+        "id": "resp_1",
+        "output": [],
+    }
 
 
 def test_translate_error_keeps_an_openai_error_body_as_it_is():
-    upstream = {"error": {"type": "invalid_request_error", "code": "context_length_exceeded", "message": "too long",
-                          "param": None}}
+    upstream = {
+        "error": {
+            "type": "invalid_request_error",
+            "code": "context_length_exceeded",
+            "message": "too long",
+            "param": None,
+        }
+    }
     error = translate_error("responses", 400, json.dumps(upstream).encode(), {"Retry-After": "3"})
     assert isinstance(error, UpstreamError)
     assert (error.status, error.body, error.headers) == (400, upstream, {"retry-after": "3"})
@@ -141,7 +178,13 @@ def test_translate_error_shapes_a_plain_text_responses_error():
 def test_the_public_names_are_exported():
     import translators
 
-    for name in ("translate_request", "stream_translator", "translate_response", "translate_error", "Refused"):
+    for name in (
+        "translate_request",
+        "stream_translator",
+        "translate_response",
+        "translate_error",
+        "Refused",
+    ):
         assert name in translators.__all__
 
 

@@ -30,8 +30,9 @@ def test_request_prints_path_body_dropped_and_notes(tmp_path, capsys):
     printed = json.loads(capsys.readouterr().out)
     assert set(printed) == {"path", "body", "dropped", "notes"}
     assert printed["path"] == "/v1/messages"
-    assert printed["body"]["messages"] == [{"role": "user", "content": [
-        {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}]
+    assert printed["body"]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}
+    ]
     assert printed["dropped"] == ["text.verbosity"]
     assert printed["notes"] == []
 
@@ -60,14 +61,23 @@ def test_a_file_that_is_not_json_exits_2_with_an_error(tmp_path, capsys):
 def test_stream_prints_the_responses_sse_the_client_would_receive(tmp_path, capsysbinary):
     request = codex_request("request_lite_functions_namespace.json")
     data = fixture("anthropic/thinking_prompt.sse")
-    code = main(["stream", "--from", "anthropic", "--request", write(tmp_path, "req.json", request),
-                 write(tmp_path, "up.sse", data)])
+    code = main(
+        [
+            "stream",
+            "--from",
+            "anthropic",
+            "--request",
+            write(tmp_path, "req.json", request),
+            write(tmp_path, "up.sse", data),
+        ]
+    )
     assert code == 0
     out = capsysbinary.readouterr().out
     assert_valid_responses_stream(out)
     # the same bytes the API gives with deterministic ids (numbered from 1) and created_at 0
-    translator = stream_translator("anthropic", translate_request(request, "anthropic"), new_id=sequential_ids(),
-                                   clock=lambda: 0)
+    translator = stream_translator(
+        "anthropic", translate_request(request, "anthropic"), new_id=sequential_ids(), clock=lambda: 0
+    )
     assert out == translator.feed(data) + translator.close()
 
 
@@ -88,8 +98,14 @@ def test_an_unknown_dialect_is_a_usage_error():
 
 
 def python_m(*args: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "translators", *args], input=stdin, capture_output=True,
-                          cwd=ROOT, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "translators", *args],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_python_m_translators_request_reads_stdin():
@@ -99,16 +115,27 @@ def test_python_m_translators_request_reads_stdin():
 
 
 def test_python_m_translators_request_refused_exits_2():
-    done = python_m("request", "--to", "anthropic", stdin=json.dumps(body(user("q"), {"type": "item_reference",
-                                                                                     "id": "x"})).encode())
+    done = python_m(
+        "request",
+        "--to",
+        "anthropic",
+        stdin=json.dumps(body(user("q"), {"type": "item_reference", "id": "x"})).encode(),
+    )
     assert done.returncode == 2
     assert json.loads(done.stdout)["error"]["code"] == "unsupported_feature"
 
 
 def test_python_m_translators_stream_reads_the_upstream_from_stdin(tmp_path):
     request = write(tmp_path, "req.json", body(user("hi")))
-    done = python_m("stream", "--from", "anthropic", "--request", request, "-",
-                    stdin=fixture("anthropic/text_after_tool_result.sse"))
+    done = python_m(
+        "stream",
+        "--from",
+        "anthropic",
+        "--request",
+        request,
+        "-",
+        stdin=fixture("anthropic/text_after_tool_result.sse"),
+    )
     assert done.returncode == 0, done.stderr
     payloads = assert_valid_responses_stream(done.stdout)
     assert payloads[-1]["type"] == "response.completed"

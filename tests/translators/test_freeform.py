@@ -21,7 +21,9 @@ def test_the_synthesized_schema_has_one_required_string_argument_named_input():
 
 
 def test_the_description_keeps_the_tools_own_text_and_carries_syntax_and_definition():
-    tool = CustomTool(name="apply_patch", description="Edit files.", syntax="lark", definition=APPLY_PATCH_GRAMMAR)
+    tool = CustomTool(
+        name="apply_patch", description="Edit files.", syntax="lark", definition=APPLY_PATCH_GRAMMAR
+    )
     text = freeform.description(tool)
     assert text.startswith("Edit files.")
     assert "lark grammar" in text
@@ -75,10 +77,14 @@ def test_a_grammar_that_does_not_compile_is_not_blamed_on_the_text():
 def test_codex_apply_patch_grammar_with_zero_width_terminals_checks_real_patches():
     # Regression: lark refuses the zero-width `/(.*)/` terminals of Codex's grammar, and every
     # apply_patch call used to get a "does not parse" note.
-    update = ("*** Begin Patch\n*** Update File: a.py\n@@ def f():\n-    return 1\n+    return 2\n+\n \n"
-              "*** Delete File: b.py\n*** End Patch")
+    update = (
+        "*** Begin Patch\n*** Update File: a.py\n@@ def f():\n-    return 1\n+    return 2\n+\n \n"
+        "*** Delete File: b.py\n*** End Patch"
+    )
     assert freeform.grammar_mismatch("lark", APPLY_PATCH_GRAMMAR, update) is None
-    assert freeform.grammar_mismatch("lark", APPLY_PATCH_GRAMMAR, "*** Begin Patch\n*** End Patch\n") is not None
+    assert (
+        freeform.grammar_mismatch("lark", APPLY_PATCH_GRAMMAR, "*** Begin Patch\n*** End Patch\n") is not None
+    )
 
 
 EXEC_GRAMMAR = r"""

@@ -35,7 +35,10 @@ def test_tools_in_the_functions_namespace_keep_their_plain_names():
 
 
 def test_mcp_namespace_and_underscore_tool_join_the_way_codex_does():
-    assert join_namespace("mcp__codex_apps__calendar", "_create_event") == "mcp__codex_apps__calendar_create_event"
+    assert (
+        join_namespace("mcp__codex_apps__calendar", "_create_event")
+        == "mcp__codex_apps__calendar_create_event"
+    )
 
 
 def test_other_namespaces_join_with_a_double_underscore():
@@ -86,4 +89,6 @@ def test_the_index_maps_a_wire_name_back_to_namespace_and_name():
 
 
 def test_an_unknown_wire_name_comes_back_as_a_plain_function_without_a_namespace():
-    assert ToolIndex().lookup("mystery__tool") == ToolRef(name="mystery__tool", namespace=None, kind="function")
+    assert ToolIndex().lookup("mystery__tool") == ToolRef(
+        name="mystery__tool", namespace=None, kind="function"
+    )

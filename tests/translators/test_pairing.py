@@ -40,16 +40,37 @@ def shape(items) -> list[str]:
 def test_results_follow_the_run_of_assistant_items_that_holds_their_calls_in_call_order():
     items = [user("go"), call("a"), said("and"), call("b"), result("b"), result("a"), user("next")]
     assert shape(pair(items, Report())) == [
-        "user go", "call a", "assistant and", "call b", "result a", "result b", "user next"]
+        "user go",
+        "call a",
+        "assistant and",
+        "call b",
+        "result a",
+        "result b",
+        "user next",
+    ]
 
 
 def test_consecutive_tool_turns_stay_apart():
     # Regression: the second turn's reasoning and call were merged into the first turn, ahead of
     # the first result the model had already seen.
-    items = [user("go"), Reasoning(summary=["s"]), call("a"), result("a"), Reasoning(summary=["t"]), call("b"),
-             result("b")]
+    items = [
+        user("go"),
+        Reasoning(summary=["s"]),
+        call("a"),
+        result("a"),
+        Reasoning(summary=["t"]),
+        call("b"),
+        result("b"),
+    ]
     assert shape(pair(items, Report())) == [
-        "user go", "reasoning", "call a", "result a", "reasoning", "call b", "result b"]
+        "user go",
+        "reasoning",
+        "call a",
+        "result a",
+        "reasoning",
+        "call b",
+        "result b",
+    ]
 
 
 def test_parallel_calls_get_their_results_together_after_the_last_call():

@@ -28,10 +28,18 @@ def test_an_empty_report_is_falsy():
     assert Report(dropped=["x"])
 
 
-@pytest.mark.parametrize(("status", "kind"), [(400, "invalid_request_error"), (401, "authentication_error"),
-                                              (404, "not_found_error"), (418, "invalid_request_error"),
-                                              (429, "rate_limit_error"), (500, "server_error"),
-                                              (529, "server_error")])
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (400, "invalid_request_error"),
+        (401, "authentication_error"),
+        (404, "not_found_error"),
+        (418, "invalid_request_error"),
+        (429, "rate_limit_error"),
+        (500, "server_error"),
+        (529, "server_error"),
+    ],
+)
 def test_error_types_follow_the_http_status(status, kind):
     assert error_type_for_status(status) == kind
 
@@ -42,19 +50,29 @@ def test_a_refusal_is_a_400_and_an_upstream_protocol_error_a_502():
     assert UpstreamProtocolError("x").to_body()["error"]["code"] == "upstream_protocol_error"
 
 
-@pytest.mark.parametrize("message", ["prompt is too long: 210000 tokens > 200000 maximum",
-                                     "This model's maximum context length is 128000 tokens",
-                                     "input is too long for requested model"])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "prompt is too long: 210000 tokens > 200000 maximum",
+        "This model's maximum context length is 128000 tokens",
+        "input is too long for requested model",
+    ],
+)
 def test_context_overflow_messages_are_context_length_exceeded(message):
     assert code_for(400, message) == "context_length_exceeded"
 
 
-@pytest.mark.parametrize(("status", "vendor", "code"), [(529, "overloaded_error", "server_is_overloaded"),
-                                                        (429, None, "rate_limit_exceeded"),
-                                                        (402, "billing_error", "insufficient_quota"),
-                                                        (500, None, "server_error"),
-                                                        (503, None, "server_is_overloaded"),
-                                                        (599, None, "server_error")])
+@pytest.mark.parametrize(
+    ("status", "vendor", "code"),
+    [
+        (529, "overloaded_error", "server_is_overloaded"),
+        (429, None, "rate_limit_exceeded"),
+        (402, "billing_error", "insufficient_quota"),
+        (500, None, "server_error"),
+        (503, None, "server_is_overloaded"),
+        (599, None, "server_error"),
+    ],
+)
 def test_codes_codex_acts_on(status, vendor, code):
     assert code_for(status, "something", vendor) == code
 

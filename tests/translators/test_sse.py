@@ -7,11 +7,13 @@ from hypothesis import strategies as st
 
 from translators.sse import SSEDecoder, SSEEvent, encode_event
 
-SAMPLE = (b"event: a\r\ndata: {\"t\": \"\xc3\xa9\xf0\x9f\xa6\x85\"}\r\n\r\n"
-          b": a comment\n"
-          b"event: b\rdata: one\rdata: two\r\r"
-          b"data:no-space\n\n"
-          b"event: c\ndata: x")
+SAMPLE = (
+    b'event: a\r\ndata: {"t": "\xc3\xa9\xf0\x9f\xa6\x85"}\r\n\r\n'
+    b": a comment\n"
+    b"event: b\rdata: one\rdata: two\r\r"
+    b"data:no-space\n\n"
+    b"event: c\ndata: x"
+)
 
 
 def decode_all(chunks: list[bytes]) -> list[SSEEvent]:
@@ -38,7 +40,7 @@ def test_every_two_way_split_gives_the_same_events():
 
 
 def test_one_byte_at_a_time_gives_the_same_events():
-    assert decode_all([SAMPLE[i:i + 1] for i in range(len(SAMPLE))]) == EXPECTED
+    assert decode_all([SAMPLE[i : i + 1] for i in range(len(SAMPLE))]) == EXPECTED
 
 
 def test_a_multi_byte_character_split_across_chunks_is_not_mangled():
@@ -72,7 +74,8 @@ def test_close_discards_an_event_without_its_closing_blank_line():
 
 def test_encode_event_writes_event_and_compact_data_lines():
     assert encode_event("response.created", {"a": "é", "b": [1]}) == (
-        'event: response.created\ndata: {"a":"é","b":[1]}\n\n'.encode())
+        'event: response.created\ndata: {"a":"é","b":[1]}\n\n'.encode()
+    )
 
 
 @given(st.lists(st.integers(min_value=0, max_value=len(SAMPLE)), max_size=8))

@@ -4,8 +4,19 @@ from __future__ import annotations
 
 import json
 
-from tests.translators.bodies import APPLY_PATCH_GRAMMAR, PATCH, body, custom, custom_call, custom_output, decoded
-from tests.translators.bodies import function, namespace, tool_search, user
+from tests.translators.bodies import (
+    APPLY_PATCH_GRAMMAR,
+    PATCH,
+    body,
+    custom,
+    custom_call,
+    custom_output,
+    decoded,
+    function,
+    namespace,
+    tool_search,
+    user,
+)
 from translators import freeform, toolset
 from translators.ir.request import Namespace, ToolCall
 from translators.naming import DEFAULT_POLICY, ToolRef
@@ -28,8 +39,9 @@ def test_a_freeform_tool_gets_the_one_string_schema_and_maps_back_as_custom():
     tools, _ = build(body(tools=[custom("apply_patch", "Edit.", APPLY_PATCH_GRAMMAR)]))
     (tool,) = tools.tools
     assert tool.parameters == freeform.schema()
-    assert tools.index.lookup("apply_patch") == ToolRef(name="apply_patch", kind="custom", syntax="lark",
-                                                        definition=APPLY_PATCH_GRAMMAR)
+    assert tools.index.lookup("apply_patch") == ToolRef(
+        name="apply_patch", kind="custom", syntax="lark", definition=APPLY_PATCH_GRAMMAR
+    )
 
 
 def test_tool_search_maps_back_as_tool_search():

@@ -143,7 +143,8 @@ def _tool_choice(request: Request, tools: toolset.Toolset, thinking: bool,
     return out if out != {"type": "auto"} else None
 
 
-def _messages(request: Request, tools: toolset.Toolset, thinking: bool, report: Report) -> list[dict[str, Any]]:
+def _messages(request: Request, tools: toolset.Toolset, thinking: bool,
+              report: Report) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
 
     def add(role: str, blocks: list[dict[str, Any]]) -> None:

@@ -23,10 +23,12 @@ def response_events(body: Any, translation: Translation) -> list[ev.Event]:
         if kind == "text":
             out += [ev.TextDelta(index, block.get("text") or ""), ev.TextDone(index)]
         elif kind == "thinking":
-            out += [ev.ReasoningDelta(index, block.get("thinking") or ""), ev.ReasoningDone(index, VendorState(
-                dialect="anthropic", signature=block.get("signature"), text=block.get("thinking") or ""))]
+            thinking = block.get("thinking") or ""
+            state = VendorState(dialect="anthropic", signature=block.get("signature"), text=thinking)
+            out += [ev.ReasoningDelta(index, thinking), ev.ReasoningDone(index, state)]
         elif kind == "redacted_thinking":
-            out.append(ev.ReasoningDone(index, VendorState(dialect="anthropic", redacted=block.get("data") or "")))
+            state = VendorState(dialect="anthropic", redacted=block.get("data") or "")
+            out.append(ev.ReasoningDone(index, state))
         elif kind == "tool_use":
             out += [ev.ToolCallStarted(index, block.get("id") or "", block.get("name") or ""),
                     ev.ToolCallDone(index, json.dumps(block.get("input") or {}, ensure_ascii=False))]

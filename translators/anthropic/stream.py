@@ -137,7 +137,8 @@ class AnthropicDecoder:
             if thinking:
                 out.append(ev.ReasoningDelta(index, thinking))
         elif kind == "redacted_thinking":
-            out.append(ev.ReasoningDone(index, VendorState(dialect="anthropic", redacted=_text(block.get("data")))))
+            state = VendorState(dialect="anthropic", redacted=_text(block.get("data")))
+            out.append(ev.ReasoningDone(index, state))
         elif kind == "tool_use":
             self._tool_input[index] = json.dumps(block["input"]) if block.get("input") else ""
             out.append(ev.ToolCallStarted(index, _text(block.get("id")), _text(block.get("name"))))

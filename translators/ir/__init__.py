@@ -39,9 +39,9 @@ from translators.ir.request import (
 )
 
 __all__ = [
-    "CustomTool", "Event", "Failed", "Finished", "FunctionTool", "HostedTool", "Image", "Item", "LocalShellTool",
-    "Message", "Namespace", "Note", "Part", "Reasoning", "ReasoningConfig", "ReasoningDelta",
-    "ReasoningDone", "Request", "Started", "Text", "TextDelta", "TextDone", "Tool", "ToolCall",
-    "ToolCallDelta", "ToolCallDone", "ToolCallStarted", "ToolChoice", "ToolResult",
+    "CustomTool", "Event", "Failed", "Finished", "FunctionTool", "HostedTool", "Image", "Item",
+    "LocalShellTool", "Message", "Namespace", "Note", "Part", "Reasoning", "ReasoningConfig",
+    "ReasoningDelta", "ReasoningDone", "Request", "Started", "Text", "TextDelta", "TextDone", "Tool",
+    "ToolCall", "ToolCallDelta", "ToolCallDone", "ToolCallStarted", "ToolChoice", "ToolResult",
     "ToolSearchTool", "Unknown", "Usage", "VendorState",
 ]

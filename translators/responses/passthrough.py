@@ -101,10 +101,11 @@ class Passthrough:
         """A `response.failed` the client can parse: a whole Response, numbered after the last
         forwarded event (OpenAI numbers events from 0, one by one)."""
         created = self._created
+        created_at = created.get("created_at")
         response = {
             "id": created.get("id") if isinstance(created.get("id"), str) else "resp_gateway",
             "object": "response",
-            "created_at": created.get("created_at") if isinstance(created.get("created_at"), int | float) else 0,
+            "created_at": created_at if isinstance(created_at, int | float) else 0,
             "status": "failed",
             "model": created.get("model") if isinstance(created.get("model"), str) else self._model,
             "output": [],

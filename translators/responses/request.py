@@ -28,13 +28,15 @@ from translators.responses.tools import ToolCollector, listing
 # other upstream, so consuming them loses nothing the model would see.
 _SILENT_TOP = {"store", "prompt_cache_key", "stream_options", "include", "client_metadata"}
 _REFUSED_TOP = {
-    "previous_response_id": "the gateway is stateless: send the whole history instead of previous_response_id",
+    "previous_response_id":
+        "the gateway is stateless: send the whole history instead of previous_response_id",
     "conversation": "the gateway is stateless: stored conversations cannot be resolved",
     "prompt": "stored prompt templates live on OpenAI's platform and cannot be resolved",
 }
+_ENCRYPTED_COMPACTION = "remote compaction state is encrypted by OpenAI and cannot be sent to another model"
 _REFUSED_ITEMS = {
-    "compaction": "remote compaction state is encrypted by OpenAI and cannot be sent to another model",
-    "compaction_summary": "remote compaction state is encrypted by OpenAI and cannot be sent to another model",
+    "compaction": _ENCRYPTED_COMPACTION,
+    "compaction_summary": _ENCRYPTED_COMPACTION,
     "compaction_trigger": "remote compaction is an OpenAI platform feature; disable remote compaction",
     "item_reference": "item references point into OpenAI's storage, which the gateway cannot read",
 }
@@ -149,7 +151,8 @@ def _tool_choice(value: Any, report: Report) -> ToolChoice:
         return ToolChoice()
     if value in ("none", "required"):
         return ToolChoice(mode=value)
-    if isinstance(value, dict) and value.get("type") in ("function", "custom") and isinstance(value.get("name"), str):
+    named = isinstance(value, dict) and isinstance(value.get("name"), str)
+    if named and value.get("type") in ("function", "custom"):
         namespace = value.get("namespace") if isinstance(value.get("namespace"), str) else None
         return ToolChoice(mode="tool", name=value["name"], namespace=namespace)
     if isinstance(value, dict) and value.get("type") == "allowed_tools":
@@ -327,8 +330,10 @@ class _ItemState:
             return []
         self._unknown_keys(raw, path, {"call_id", "execution", "arguments"})
         args = raw.get("arguments")
-        text = args if isinstance(args, str) else json.dumps(args if args is not None else {}, ensure_ascii=False)
-        return [ToolCall(kind="tool_search", call_id=call_id, name="tool_search", arguments=text, origin=path)]
+        if not isinstance(args, str):
+            args = json.dumps(args if args is not None else {}, ensure_ascii=False)
+        return [ToolCall(kind="tool_search", call_id=call_id, name="tool_search", arguments=args,
+                         origin=path)]
 
     def _output(self, raw: dict[str, Any], path: str, kind: str) -> list[Item]:
         call_id = raw.get("call_id") or (raw.get("id") if kind == "local_shell" else None)
@@ -356,7 +361,8 @@ class _ItemState:
         call_id = raw.get("call_id")
         if not isinstance(call_id, str) or not call_id:
             return []
-        return [ToolResult(kind="tool_search", call_id=call_id, parts=[Text(text=listing(found))], origin=path)]
+        return [ToolResult(kind="tool_search", call_id=call_id, parts=[Text(text=listing(found))],
+                           origin=path)]
 
 
 def _join(parts: list[Part], report: Report) -> str:

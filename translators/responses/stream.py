@@ -22,6 +22,7 @@ from translators.sse import encode_event
 
 # Upstream finish reasons, already normalised by the decoders, -> how the response ends.
 _INCOMPLETE = {"max_output_tokens", "content_filter"}
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens", "cache_write_tokens")
 _FAILED_FINISH = {"context_length_exceeded": "Your input exceeds the context window of this model."}
 # `response.failed` codes the client understands: the ones Codex acts on (notes/codex.md §5.3) and the
 # general ones of the SDK's `ResponseError.code`. Codex retries any other code like server_error, and
@@ -109,7 +110,7 @@ class ResponsesEncoder:
             self.report.note(event.text)
             return
         if isinstance(event, ev.Usage):
-            for field in ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens", "cache_write_tokens"):
+            for field in _USAGE_FIELDS:
                 value = getattr(event, field)
                 if isinstance(value, int) and not isinstance(value, bool):  # usage must be integers (Codex)
                     self._usage[field] = value
@@ -269,7 +270,8 @@ class ResponsesEncoder:
             self._emit("response.function_call_arguments.done", {
                 "item_id": item.item_id, "output_index": item.index, "arguments": args,
                 "name": item.ref.name if item.ref else item.name})
-            self._done(item, {**self._call_head(item, "function_call"), "arguments": args, "status": "completed"})
+            self._done(item, {**self._call_head(item, "function_call"), "arguments": args,
+                              "status": "completed"})
         elif item.kind == "custom":
             raw = freeform.unwrap(args)
             ref = item.ref
@@ -277,7 +279,8 @@ class ResponsesEncoder:
                 self.report.note(f"{ref.name}: the model's input does not parse with its grammar ({problem})")
             self._emit("response.custom_tool_call_input.done", {
                 "item_id": item.item_id, "output_index": item.index, "input": raw})
-            self._done(item, {**self._call_head(item, "custom_tool_call"), "input": raw, "status": "completed"})
+            self._done(item, {**self._call_head(item, "custom_tool_call"), "input": raw,
+                              "status": "completed"})
         elif item.kind == "tool_search":
             body = {"type": "tool_search_call", "id": item.item_id, "call_id": item.call_id,
                     "execution": "client", "arguments": _object(args, self.report), "status": "completed"}

@@ -121,7 +121,8 @@ class ToolCollector:
         if parameters is None:
             parameters = {"type": "object", "properties": {}}
         if not isinstance(parameters, dict):
-            raise MalformedRequest(f"{path}.parameters must be a JSON schema object", param=f"{path}.parameters")
+            raise MalformedRequest(f"{path}.parameters must be a JSON schema object",
+                                   param=f"{path}.parameters")
         for key in decl.keys() - _FUNCTION_KEYS - _SILENT_FUNCTION_KEYS:
             self.report.drop(f"{path}.{key}")
         strict = decl.get("strict")
@@ -151,10 +152,12 @@ class ToolCollector:
             return
         parameters = decl.get("parameters")
         if not isinstance(parameters, dict):
-            parameters = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
+            parameters = {"type": "object", "properties": {"query": {"type": "string"}},
+                          "required": ["query"]}
         for key in decl.keys() - {"type", "execution", "description", "parameters"}:
             self.report.drop(f"{path}.{key}")
-        self._put(ToolSearchTool(description=_text(decl.get("description")), parameters=parameters, origin=path))
+        self._put(ToolSearchTool(description=_text(decl.get("description")), parameters=parameters,
+                                 origin=path))
 
 
 def _name(decl: dict[str, Any], path: str) -> str:

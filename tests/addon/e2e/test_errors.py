@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import openai
 import pytest
 
 from tests.addon.e2e.conftest import StartProxy, reverse_client
 from tests.addon.e2e.proxy import MitmDump
-from tests.addon.e2e.upstream import Upstream, cut, error, message
+from tests.addon.e2e.upstream import Upstream, cut, error, message, stream
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -98,4 +99,14 @@ def test_refused_request_is_a_400_and_never_reaches_the_upstream(client: openai.
     assert caught.value.body["type"] == "invalid_request_error"
     assert "compaction" in caught.value.body["message"]
     assert upstream.received == []
+    _next_flow_is_served(client, upstream)
+
+
+def test_client_leaving_mid_stream_does_not_stop_the_proxy(proxy: MitmDump, client: openai.OpenAI,
+                                                           upstream: Upstream) -> None:
+    upstream.plan(stream(delay=0.1))
+    with httpx.stream("POST", f"{proxy.url}/v1/responses", timeout=15,
+                      json={"model": "gpt-5.5", "input": "hi", "stream": True}) as response:
+        first = next(response.iter_raw())
+    assert first.startswith(b"event: response.created")
     _next_flow_is_served(client, upstream)

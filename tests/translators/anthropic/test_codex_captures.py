@@ -8,8 +8,16 @@ from __future__ import annotations
 from tests.translators.streamcheck import codex_request
 from translators import translate_request
 
-LITE_FUNCTIONS = ["exec_command", "write_stdin", "request_user_input", "apply_patch", "view_image", "get_goal",
-                  "create_goal", "update_goal"]
+LITE_FUNCTIONS = [
+    "exec_command",
+    "write_stdin",
+    "request_user_input",
+    "apply_patch",
+    "view_image",
+    "get_goal",
+    "create_goal",
+    "update_goal",
+]
 
 
 def lite_request_with_history() -> dict:
@@ -42,7 +50,9 @@ def test_the_lite_request_reaches_anthropic_with_every_tool():
 def test_every_history_call_is_followed_by_its_result():
     request = lite_request_with_history()
     messages = translate_request(request, "anthropic").body["messages"]
-    patches = {item["call_id"]: item["input"] for item in request["input"] if item["type"] == "custom_tool_call"}
+    patches = {
+        item["call_id"]: item["input"] for item in request["input"] if item["type"] == "custom_tool_call"
+    }
     assert [(m["role"], [b["type"] for b in m["content"]]) for m in messages] == [
         ("user", ["text", "text"]),
         ("assistant", ["tool_use"]),
@@ -72,7 +82,8 @@ def test_the_developer_messages_are_the_system_prompt_and_the_settings_carry_ove
     body = translate_request(request, "anthropic").body
     assert [b["text"] for b in body["system"]] == [
         request["input"][1]["content"][0]["text"],
-        "\n".join(part["text"] for part in request["input"][2]["content"])]
+        "\n".join(part["text"] for part in request["input"][2]["content"]),
+    ]
     assert body["model"] == "claude-sonnet-4-5"
     assert body["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
     assert "client_metadata" not in body

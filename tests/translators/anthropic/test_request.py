@@ -36,8 +36,12 @@ def anthropic(request_body, model=None):
 
 def thinking_item(signature=SIGNATURE, text=THINKING, **extra):
     state = VendorState(dialect="anthropic", signature=signature, text=text)
-    return {"type": "reasoning", "summary": [{"type": "summary_text", "text": text}],
-            "encrypted_content": vendor_state.encode(state), **extra}
+    return {
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": text}],
+        "encrypted_content": vendor_state.encode(state),
+        **extra,
+    }
 
 
 def blocks(message):
@@ -45,6 +49,7 @@ def blocks(message):
 
 
 # -- envelope -------------------------------------------------------------------------------------
+
 
 def test_the_request_goes_to_v1_messages_with_anthropic_version_2023_06_01():
     translation = anthropic(body(user("hi")))
@@ -72,6 +77,7 @@ def test_max_tokens_is_always_present_since_anthropic_requires_it():
 
 # -- system and messages --------------------------------------------------------------------------
 
+
 def test_developer_messages_and_instructions_are_the_system_blocks():
     translation = anthropic(body(developer("base"), developer("perms"), user("hi"), instructions="instr"))
     assert [b["text"] for b in translation.body["system"]] == ["instr", "base", "perms"]
@@ -80,10 +86,17 @@ def test_developer_messages_and_instructions_are_the_system_blocks():
 
 
 def test_namespace_descriptions_go_into_the_system_prompt_but_codex_filler_does_not():
-    translation = anthropic(body(user("hi"), tools=[
-        namespace("multi_agent_v1", function("spawn_agent"), description="Tools for spawning sub-agents."),
-        namespace("clock", function("sleep"), description="Tools in the clock namespace."),
-    ]))
+    translation = anthropic(
+        body(
+            user("hi"),
+            tools=[
+                namespace(
+                    "multi_agent_v1", function("spawn_agent"), description="Tools for spawning sub-agents."
+                ),
+                namespace("clock", function("sleep"), description="Tools in the clock namespace."),
+            ],
+        )
+    )
     system = "\n".join(b["text"] for b in translation.body["system"])
     assert "Tools for spawning sub-agents." in system
     assert "multi_agent_v1" in system
@@ -97,13 +110,19 @@ def test_no_system_key_without_system_text():
 def test_consecutive_same_role_items_merge_into_one_turn():
     translation = anthropic(body(user("a"), user("b"), assistant("c"), assistant("d"), user("e")))
     assert [(m["role"], [b["text"] for b in m["content"]]) for m in translation.body["messages"]] == [
-        ("user", ["a", "b"]), ("assistant", ["c", "d"]), ("user", ["e"])]
+        ("user", ["a", "b"]),
+        ("assistant", ["c", "d"]),
+        ("user", ["e"]),
+    ]
 
 
 def test_a_later_developer_message_is_sent_as_user_text_in_place():
     translation = anthropic(body(user("a"), assistant("b"), developer("now read-only"), user("c")))
     assert [(m["role"], [b["text"] for b in m["content"]]) for m in translation.body["messages"]] == [
-        ("user", ["a"]), ("assistant", ["b"]), ("user", ["now read-only", "c"])]
+        ("user", ["a"]),
+        ("assistant", ["b"]),
+        ("user", ["now read-only", "c"]),
+    ]
 
 
 def test_an_assistant_phase_has_no_anthropic_equivalent_and_is_reported():
@@ -119,15 +138,24 @@ def test_the_newest_block_is_a_cache_breakpoint():
 
 # -- tools ----------------------------------------------------------------------------------------
 
+
 def test_function_tools_become_anthropic_tools_with_input_schema():
     tool = function("exec_command", "Run.", {"cmd": {"type": "string"}})
     translation = anthropic(body(user("hi"), tools=[tool]))
-    assert translation.body["tools"] == [{"name": "exec_command", "description": "Run.",
-                                          "input_schema": tool["parameters"], "cache_control": {"type": "ephemeral"}}]
+    assert translation.body["tools"] == [
+        {
+            "name": "exec_command",
+            "description": "Run.",
+            "input_schema": tool["parameters"],
+            "cache_control": {"type": "ephemeral"},
+        }
+    ]
 
 
 def test_a_freeform_tool_becomes_one_required_string_input_with_the_grammar_in_the_description():
-    translation = anthropic(body(user("hi"), tools=[custom("apply_patch", "Edit files.", APPLY_PATCH_GRAMMAR)]))
+    translation = anthropic(
+        body(user("hi"), tools=[custom("apply_patch", "Edit files.", APPLY_PATCH_GRAMMAR)])
+    )
     tool = translation.body["tools"][0]
     assert tool["name"] == "apply_patch"
     assert tool["input_schema"]["required"] == ["input"]
@@ -145,6 +173,31 @@ def test_client_tool_search_becomes_a_function_tool():
     assert translation.body["tools"][0]["input_schema"] == tool["parameters"]
 
 
+def test_tools_a_tool_search_output_loaded_are_declared_to_anthropic():
+    translation = anthropic(
+        body(
+            user("spawn a helper"),
+            {
+                "type": "tool_search_call",
+                "call_id": "ts1",
+                "execution": "client",
+                "arguments": {"query": "agent"},
+            },
+            {
+                "type": "tool_search_output",
+                "call_id": "ts1",
+                "execution": "client",
+                "status": "completed",
+                "tools": [namespace("multi_agent_v1", function("spawn_agent", "Spawn.", defer_loading=True))],
+            },
+            tools=[tool_search()],
+        )
+    )
+    assert [t["name"] for t in translation.body["tools"]] == ["tool_search", "multi_agent_v1__spawn_agent"]
+    use, result = translation.body["messages"][1]["content"][0], translation.body["messages"][2]["content"][0]
+    assert (use["name"], use["input"], result["tool_use_id"]) == ("tool_search", {"query": "agent"}, "ts1")
+
+
 def test_hosted_web_search_is_dropped_and_reported():
     translation = anthropic(body(user("hi"), tools=[function("f"), {"type": "web_search"}]))
     assert [t["name"] for t in translation.body["tools"]] == ["f"]
@@ -152,12 +205,21 @@ def test_hosted_web_search_is_dropped_and_reported():
 
 
 def test_namespaced_tools_are_flattened_and_map_back():
-    translation = anthropic(body(user("hi"), additional_tools(
-        namespace("functions", function("exec_command")),
-        namespace("mcp__codex_apps__calendar", function("_create_event")),
-        namespace("clock", function("sleep")))))
+    translation = anthropic(
+        body(
+            user("hi"),
+            additional_tools(
+                namespace("functions", function("exec_command")),
+                namespace("mcp__codex_apps__calendar", function("_create_event")),
+                namespace("clock", function("sleep")),
+            ),
+        )
+    )
     assert [t["name"] for t in translation.body["tools"]] == [
-        "exec_command", "mcp__codex_apps__calendar_create_event", "clock__sleep"]
+        "exec_command",
+        "mcp__codex_apps__calendar_create_event",
+        "clock__sleep",
+    ]
     back = translation.tools.lookup("mcp__codex_apps__calendar_create_event")
     assert (back.namespace, back.name) == ("mcp__codex_apps__calendar", "_create_event")
     assert translation.tools.lookup("exec_command").namespace is None
@@ -165,8 +227,14 @@ def test_namespaced_tools_are_flattened_and_map_back():
 
 def test_tool_names_stay_within_64_characters_and_history_calls_use_the_same_name():
     ns, name = "mcp__a_rather_long_server_name_here", "a_rather_long_tool_name_as_well_x"
-    translation = anthropic(body(user("hi"), function_call("c1", name, "{}", namespace=ns), function_output("c1", "ok"),
-                                 tools=[namespace(ns, function(name))]))
+    translation = anthropic(
+        body(
+            user("hi"),
+            function_call("c1", name, "{}", namespace=ns),
+            function_output("c1", "ok"),
+            tools=[namespace(ns, function(name))],
+        )
+    )
     wire = translation.body["tools"][0]["name"]
     assert len(wire) == 64
     assert translation.body["messages"][1]["content"][0]["name"] == wire
@@ -186,13 +254,22 @@ def test_a_parameters_schema_without_object_root_is_wrapped_in_an_object():
 
 # -- tool_choice ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("choice", "expected"), [
-    ("none", {"type": "none"}),
-    ("required", {"type": "any"}),
-    ({"type": "function", "name": "sleep", "namespace": "clock"}, {"type": "tool", "name": "clock__sleep"}),
-])
+
+@pytest.mark.parametrize(
+    ("choice", "expected"),
+    [
+        ("none", {"type": "none"}),
+        ("required", {"type": "any"}),
+        (
+            {"type": "function", "name": "sleep", "namespace": "clock"},
+            {"type": "tool", "name": "clock__sleep"},
+        ),
+    ],
+)
 def test_tool_choice_maps_to_anthropic(choice, expected):
-    translation = anthropic(body(user("hi"), tool_choice=choice, tools=[namespace("clock", function("sleep"))]))
+    translation = anthropic(
+        body(user("hi"), tool_choice=choice, tools=[namespace("clock", function("sleep"))])
+    )
     assert translation.body["tool_choice"] == expected
 
 
@@ -206,81 +283,140 @@ def test_parallel_tool_calls_false_disables_parallel_tool_use():
 
 
 def test_a_forced_tool_choice_turns_thinking_off():
-    translation = anthropic(body(user("hi"), tool_choice="required", reasoning={"effort": "high"},
-                                 tools=[function("f")]))
+    translation = anthropic(
+        body(user("hi"), tool_choice="required", reasoning={"effort": "high"}, tools=[function("f")])
+    )
     assert "thinking" not in translation.body
     assert "reasoning.effort" in translation.dropped
 
 
 def test_tool_choice_naming_an_undeclared_tool_is_reported():
-    translation = anthropic(body(user("hi"), tool_choice={"type": "function", "name": "ghost"},
-                                 tools=[function("f")]))
+    translation = anthropic(
+        body(user("hi"), tool_choice={"type": "function", "name": "ghost"}, tools=[function("f")])
+    )
     assert "tool_choice" not in translation.body
     assert "tool_choice" in translation.dropped
 
 
 # -- history: calls, results, thinking ------------------------------------------------------------
 
+
 def test_a_tool_call_and_its_result_are_tool_use_then_tool_result_first_in_the_next_user_turn():
-    translation = anthropic(body(user("q"), assistant("calling"), function_call("call_1", "f", '{"a": 1}'),
-                                 function_output("call_1", "done"), user("thanks"), tools=[function("f")]))
+    translation = anthropic(
+        body(
+            user("q"),
+            assistant("calling"),
+            function_call("call_1", "f", '{"a": 1}'),
+            function_output("call_1", "done"),
+            user("thanks"),
+            tools=[function("f")],
+        )
+    )
     messages = translation.body["messages"]
-    assert messages[1] == {"role": "assistant", "content": [
-        {"type": "text", "text": "calling"},
-        {"type": "tool_use", "id": "call_1", "name": "f", "input": {"a": 1}}]}
+    assert messages[1] == {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "calling"},
+            {"type": "tool_use", "id": "call_1", "name": "f", "input": {"a": 1}},
+        ],
+    }
     assert blocks(messages[2]) == ["tool_result", "text"]
     assert messages[2]["content"][0]["tool_use_id"] == "call_1"
     assert messages[2]["content"][0]["content"] == [{"type": "text", "text": "done"}]
 
 
 def test_parallel_results_come_first_in_call_order_before_any_user_text():
-    translation = anthropic(body(user("q"), function_call("a", "f"), function_call("b", "f"), user("wait"),
-                                 function_output("b", "B"), function_output("a", "A"), tools=[function("f")]))
+    translation = anthropic(
+        body(
+            user("q"),
+            function_call("a", "f"),
+            function_call("b", "f"),
+            user("wait"),
+            function_output("b", "B"),
+            function_output("a", "A"),
+            tools=[function("f")],
+        )
+    )
     turn = translation.body["messages"][2]
     assert [b.get("tool_use_id") or b["text"] for b in turn["content"]] == ["a", "b", "wait"]
 
 
 def test_a_call_id_anthropic_rejects_is_rewritten_the_same_way_on_both_sides():
-    translation = anthropic(body(user("q"), function_call("call.1:x", "f"), function_output("call.1:x", "ok"),
-                                 tools=[function("f")]))
+    translation = anthropic(
+        body(
+            user("q"),
+            function_call("call.1:x", "f"),
+            function_output("call.1:x", "ok"),
+            tools=[function("f")],
+        )
+    )
     use = translation.body["messages"][1]["content"][0]
     result = translation.body["messages"][2]["content"][0]
     assert use["id"] == result["tool_use_id"] == "call_1_x"
 
 
 def test_a_custom_tool_call_in_history_is_a_tool_use_with_its_raw_text_as_input():
-    translation = anthropic(body(user("q"), custom_call("p1", "apply_patch", PATCH), custom_output("p1", "Exit code: 0"),
-                                 tools=[custom("apply_patch", definition=APPLY_PATCH_GRAMMAR)]))
+    translation = anthropic(
+        body(
+            user("q"),
+            custom_call("p1", "apply_patch", PATCH),
+            custom_output("p1", "Exit code: 0"),
+            tools=[custom("apply_patch", definition=APPLY_PATCH_GRAMMAR)],
+        )
+    )
     assert translation.body["messages"][1]["content"][0]["input"] == {"input": PATCH}
 
 
 def test_history_arguments_that_are_not_json_are_sent_wrapped_and_noted():
-    translation = anthropic(body(user("q"), function_call("c", "f", "{broken"), function_output("c", "x"),
-                                 tools=[function("f")]))
+    translation = anthropic(
+        body(user("q"), function_call("c", "f", "{broken"), function_output("c", "x"), tools=[function("f")])
+    )
     assert translation.body["messages"][1]["content"][0]["input"] == {"arguments": "{broken"}
     assert any("input[1]" in note for note in translation.notes)
 
 
 def test_a_tool_output_image_goes_into_the_tool_result():
     png = base64.b64encode(b"\x89PNG\r\n").decode()
-    translation = anthropic(body(user("q"), function_call("c", "view_image"), function_output("c", [
-        {"type": "input_text", "text": "here"}, {"type": "input_image", "image_url": f"data:image/png;base64,{png}"}]),
-        tools=[function("view_image")]))
+    translation = anthropic(
+        body(
+            user("q"),
+            function_call("c", "view_image"),
+            function_output(
+                "c",
+                [
+                    {"type": "input_text", "text": "here"},
+                    {"type": "input_image", "image_url": f"data:image/png;base64,{png}"},
+                ],
+            ),
+            tools=[function("view_image")],
+        )
+    )
     assert translation.body["messages"][2]["content"][0]["content"] == [
         {"type": "text", "text": "here"},
-        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}]
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}},
+    ]
 
 
 def test_an_empty_tool_output_still_gives_a_tool_result():
-    translation = anthropic(body(user("q"), function_call("c", "f"), function_output("c", ""), tools=[function("f")]))
+    translation = anthropic(
+        body(user("q"), function_call("c", "f"), function_output("c", ""), tools=[function("f")])
+    )
     result = translation.body["messages"][2]["content"][0]
     assert result["type"] == "tool_result"
     assert result["content"][0]["text"]
 
 
 def test_thinking_is_replayed_byte_exact_before_the_tool_use_it_belongs_to():
-    translation = anthropic(body(user("q"), thinking_item(), function_call("c", "f"), function_output("c", "ok"),
-                                 reasoning={"effort": "medium"}, tools=[function("f")]))
+    translation = anthropic(
+        body(
+            user("q"),
+            thinking_item(),
+            function_call("c", "f"),
+            function_output("c", "ok"),
+            reasoning={"effort": "medium"},
+            tools=[function("f")],
+        )
+    )
     turn = translation.body["messages"][1]
     assert turn["content"][0] == {"type": "thinking", "thinking": THINKING, "signature": SIGNATURE}
     assert blocks(turn) == ["thinking", "tool_use"]
@@ -290,21 +426,45 @@ def test_thinking_is_replayed_byte_exact_before_the_tool_use_it_belongs_to():
 def test_redacted_thinking_is_replayed_as_it_came():
     state = VendorState(dialect="anthropic", redacted="EqkEopaque==")
     item = {"type": "reasoning", "summary": [], "encrypted_content": vendor_state.encode(state)}
-    translation = anthropic(body(user("q"), item, function_call("c", "f"), function_output("c", "ok"),
-                                 reasoning={"effort": "low"}, tools=[function("f")]))
-    assert translation.body["messages"][1]["content"][0] == {"type": "redacted_thinking", "data": "EqkEopaque=="}
+    translation = anthropic(
+        body(
+            user("q"),
+            item,
+            function_call("c", "f"),
+            function_output("c", "ok"),
+            reasoning={"effort": "low"},
+            tools=[function("f")],
+        )
+    )
+    assert translation.body["messages"][1]["content"][0] == {
+        "type": "redacted_thinking",
+        "data": "EqkEopaque==",
+    }
 
 
 def test_reasoning_anthropic_cannot_read_is_dropped_and_reported():
-    translation = anthropic(body(user("q"), {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA"},
-                                 assistant("hi"), reasoning={"effort": "medium"}))
+    translation = anthropic(
+        body(
+            user("q"),
+            {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA"},
+            assistant("hi"),
+            reasoning={"effort": "medium"},
+        )
+    )
     assert "input[1]" in translation.dropped
     assert blocks(translation.body["messages"][1]) == ["text"]
 
 
 def test_thinking_is_turned_off_when_the_open_tool_turn_has_no_signed_thinking():
-    translation = anthropic(body(user("q"), function_call("c", "f"), function_output("c", "ok"),
-                                 reasoning={"effort": "medium"}, tools=[function("f")]))
+    translation = anthropic(
+        body(
+            user("q"),
+            function_call("c", "f"),
+            function_output("c", "ok"),
+            reasoning={"effort": "medium"},
+            tools=[function("f")],
+        )
+    )
     assert "thinking" not in translation.body
     assert any("thinking turned off" in note for note in translation.notes)
 
@@ -318,8 +478,11 @@ def test_thinking_blocks_are_not_sent_when_thinking_is_off():
 
 # -- reasoning effort and sampling ----------------------------------------------------------------
 
-@pytest.mark.parametrize(("effort", "budget"), [("minimal", 1024), ("low", 2048), ("medium", 8192),
-                                                ("high", 16384), ("xhigh", 24576)])
+
+@pytest.mark.parametrize(
+    ("effort", "budget"),
+    [("minimal", 1024), ("low", 2048), ("medium", 8192), ("high", 16384), ("xhigh", 24576)],
+)
 def test_reasoning_effort_sets_the_thinking_budget(effort, budget):
     translation = anthropic(body(user("q"), reasoning={"effort": effort}))
     assert translation.body["thinking"] == {"type": "enabled", "budget_tokens": budget}
@@ -338,8 +501,13 @@ def test_the_thinking_budget_stays_below_max_tokens():
 
 
 def test_a_configuration_update_changes_the_thinking_budget():
-    translation = anthropic(body(user("q"), {"type": "configuration_update", "reasoning": {"effort": "low"}},
-                                 reasoning={"effort": "high"}))
+    translation = anthropic(
+        body(
+            user("q"),
+            {"type": "configuration_update", "reasoning": {"effort": "low"}},
+            reasoning={"effort": "high"},
+        )
+    )
     assert translation.body["thinking"]["budget_tokens"] == 2048
 
 
@@ -369,17 +537,41 @@ def test_verbosity_has_no_anthropic_equivalent_and_is_reported():
 
 # -- images ---------------------------------------------------------------------------------------
 
+
 def test_a_data_url_image_becomes_a_base64_source():
     data = base64.b64encode(b"\xff\xd8\xff\xe0jpeg").decode()
-    translation = anthropic(body({"type": "message", "role": "user", "content": [
-        {"type": "input_image", "image_url": f"data:image/jpeg;base64,{data}"}, {"type": "input_text", "text": "?"}]}))
+    translation = anthropic(
+        body(
+            {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {"type": "input_image", "image_url": f"data:image/jpeg;base64,{data}"},
+                    {"type": "input_text", "text": "?"},
+                ],
+            }
+        )
+    )
     assert translation.body["messages"][0]["content"][0] == {
-        "type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": data}}
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/jpeg", "data": data},
+    }
 
 
 def test_an_http_image_becomes_a_url_source_and_a_detail_is_reported():
-    translation = anthropic(body({"type": "message", "role": "user", "content": [
-        {"type": "input_image", "image_url": "https://example.com/a.png", "detail": "high"}]}))
-    assert translation.body["messages"][0]["content"][0]["source"] == {"type": "url",
-                                                                       "url": "https://example.com/a.png"}
+    translation = anthropic(
+        body(
+            {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {"type": "input_image", "image_url": "https://example.com/a.png", "detail": "high"}
+                ],
+            }
+        )
+    )
+    assert translation.body["messages"][0]["content"][0]["source"] == {
+        "type": "url",
+        "url": "https://example.com/a.png",
+    }
     assert "input[0].content[0].detail" in translation.dropped

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.translators.bodies import additional_tools, body, function, namespace, user
+from tests.translators.bodies import additional_tools, body, function, namespace, tool_search, user
 from tests.translators.streamcheck import (
     DATA,
     assert_chunking_invariant,
@@ -18,8 +18,8 @@ from tests.translators.streamcheck import (
     events,
     fixture,
     run,
-    sse,
     split_at,
+    sse,
 )
 from translators import stream_translator, translate_request, vendor_state
 from translators.ids import sequential_ids
@@ -30,10 +30,22 @@ LONG_NS, LONG_NAME = "mcp__a_rather_long_server_name_here", "a_rather_long_tool_
 
 def translation():
     """A request declaring the tools the recordings call, plus a namespaced and a too-long one."""
-    return translate_request(body(user("hi"), additional_tools(
-        namespace("functions", function("pelican_name_generator"), function("get_exchange_rate"), function("json")),
-        namespace("clock", function("sleep")),
-        namespace(LONG_NS, function(LONG_NAME)))), "anthropic")
+    return translate_request(
+        body(
+            user("hi"),
+            additional_tools(
+                namespace(
+                    "functions",
+                    function("pelican_name_generator"),
+                    function("get_exchange_rate"),
+                    function("json"),
+                ),
+                namespace("clock", function("sleep")),
+                namespace(LONG_NS, function(LONG_NAME)),
+            ),
+        ),
+        "anthropic",
+    )
 
 
 def reference(data: bytes) -> tuple[list[dict], dict]:
@@ -64,17 +76,32 @@ def reference(data: bytes) -> tuple[list[dict], dict]:
         if b["type"] == "text":
             items.append({"type": "message", "text": b["text"]})
         elif b["type"] == "thinking":
-            items.append({"type": "reasoning", "summary": b["thinking"], "signature": b["signature"],
-                          "thinking": b["thinking"]})
+            items.append(
+                {
+                    "type": "reasoning",
+                    "summary": b["thinking"],
+                    "signature": b["signature"],
+                    "thinking": b["thinking"],
+                }
+            )
         elif b["type"] == "redacted_thinking":
             items.append({"type": "reasoning", "summary": "", "redacted": b["data"]})
         elif b["type"] == "tool_use":
-            items.append({"type": "function_call", "call_id": b["id"], "name": b["name"],
-                          "arguments": json.loads(b["_json"] or "{}")})
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": b["id"],
+                    "name": b["name"],
+                    "arguments": json.loads(b["_json"] or "{}"),
+                }
+            )
     cache = usage.get("cache_read_input_tokens", 0) + usage.get("cache_creation_input_tokens", 0)
-    return items, {"input_tokens": usage["input_tokens"] + cache, "output_tokens": usage["output_tokens"],
-                   "total_tokens": usage["input_tokens"] + cache + usage["output_tokens"],
-                   "cached_tokens": usage.get("cache_read_input_tokens", 0)}
+    return items, {
+        "input_tokens": usage["input_tokens"] + cache,
+        "output_tokens": usage["output_tokens"],
+        "total_tokens": usage["input_tokens"] + cache + usage["output_tokens"],
+        "cached_tokens": usage.get("cache_read_input_tokens", 0),
+    }
 
 
 def seen(items: list[dict]) -> list[dict]:
@@ -89,11 +116,23 @@ def seen(items: list[dict]) -> list[dict]:
             if state.redacted:
                 out.append({"type": "reasoning", "summary": summary, "redacted": state.redacted})
             else:
-                out.append({"type": "reasoning", "summary": summary, "signature": state.signature,
-                            "thinking": state.text})
+                out.append(
+                    {
+                        "type": "reasoning",
+                        "summary": summary,
+                        "signature": state.signature,
+                        "thinking": state.text,
+                    }
+                )
         elif item["type"] == "function_call":
-            out.append({"type": "function_call", "call_id": item["call_id"], "name": item["name"],
-                        "arguments": json.loads(item["arguments"])})
+            out.append(
+                {
+                    "type": "function_call",
+                    "call_id": item["call_id"],
+                    "name": item["name"],
+                    "arguments": json.loads(item["arguments"]),
+                }
+            )
     return out
 
 
@@ -113,8 +152,9 @@ def test_a_recorded_stream_gives_the_same_bytes_whole_in_7_byte_and_1_byte_chunk
     every = len(data) <= EVERY_SPLIT_UP_TO
     assert_chunking_invariant("anthropic", translation(), data, every_split=every)
     if not every:
-        assert_splits_invariant("anthropic", translation(), data,
-                                [*range(1, HEAD), *range(len(data) - TAIL, len(data))])
+        assert_splits_invariant(
+            "anthropic", translation(), data, [*range(1, HEAD), *range(len(data) - TAIL, len(data))]
+        )
 
 
 @pytest.mark.parametrize("name", RECORDED)
@@ -130,9 +170,12 @@ def test_a_recorded_stream_gives_the_items_and_usage_it_records(name):
     payloads = events(run("anthropic", translation(), [data]))
     assert seen(done_items(payloads)) == items
     got = payloads[-1]["response"]["usage"]
-    assert {"input_tokens": got["input_tokens"], "output_tokens": got["output_tokens"],
-            "total_tokens": got["total_tokens"],
-            "cached_tokens": got["input_tokens_details"]["cached_tokens"]} == usage
+    assert {
+        "input_tokens": got["input_tokens"],
+        "output_tokens": got["output_tokens"],
+        "total_tokens": got["total_tokens"],
+        "cached_tokens": got["input_tokens_details"]["cached_tokens"],
+    } == usage
 
 
 def test_a_multi_byte_character_split_between_chunks_arrives_whole():
@@ -147,44 +190,82 @@ def test_server_tool_blocks_are_reported_and_not_forwarded():
     translator = stream_translator("anthropic", translation(), new_id=sequential_ids(), clock=lambda: 0)
     out = translator.feed(fixture("anthropic/text_server_tool_then_tool_use.sse")) + translator.close()
     assert [i["type"] for i in done_items(events(out))] == ["message", "message", "function_call"]
-    assert translator.report.dropped == ["output.content_block.server_tool_use",
-                                         "output.content_block.tool_search_tool_result"]
+    assert translator.report.dropped == [
+        "output.content_block.server_tool_use",
+        "output.content_block.tool_search_tool_result",
+    ]
 
 
 def test_recorded_tool_calls_without_arguments_get_an_empty_object():
-    items = done_items(events(run("anthropic", translation(), [fixture("anthropic/parallel_tool_use_no_args.sse")])))
+    items = done_items(
+        events(run("anthropic", translation(), [fixture("anthropic/parallel_tool_use_no_args.sse")]))
+    )
     assert [(i["name"], i["arguments"]) for i in items] == [("pelican_name_generator", "{}")] * 2
 
 
 # -- every event type, hand-built (shapes from notes/dialects.md §A.5) -----------------------------
 
+
 def start(input_tokens=10, cache_read=0, cache_write=0):
-    return {"type": "message_start", "message": {
-        "id": "msg_up", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
-        "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "cache_read_input_tokens": cache_read,
-                  "cache_creation_input_tokens": cache_write, "output_tokens": 1}}}
+    return {
+        "type": "message_start",
+        "message": {
+            "id": "msg_up",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": input_tokens,
+                "cache_read_input_tokens": cache_read,
+                "cache_creation_input_tokens": cache_write,
+                "output_tokens": 1,
+            },
+        },
+    }
 
 
 def text_block(index, *pieces):
-    return [{"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
-            *[{"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}}
-              for p in pieces],
-            {"type": "content_block_stop", "index": index}]
+    return [
+        {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+        *[
+            {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}}
+            for p in pieces
+        ],
+        {"type": "content_block_stop", "index": index},
+    ]
 
 
 def tool_block(index, call_id, name, *fragments):
-    return [{"type": "content_block_start", "index": index,
-             "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}}},
-            *[{"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": f}}
-              for f in fragments],
-            {"type": "content_block_stop", "index": index}]
+    return [
+        {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}},
+        },
+        *[
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": f},
+            }
+            for f in fragments
+        ],
+        {"type": "content_block_stop", "index": index},
+    ]
 
 
 def end(stop_reason="end_turn", output_tokens=5):
-    return [{"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-             "usage": {"output_tokens": output_tokens}},
-            {"type": "message_stop"}]
+    return [
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": output_tokens},
+        },
+        {"type": "message_stop"},
+    ]
 
 
 def translate(*payloads, raw: bytes = b"") -> tuple[list[dict], object]:
@@ -200,7 +281,9 @@ def test_text_deltas_make_one_message():
 
 
 def test_input_json_deltas_are_the_function_call_arguments():
-    payloads, _ = translate(start(), *tool_block(0, "toolu_1", "sleep", "", '{"sec', 'onds": 2}'), *end("tool_use"))
+    payloads, _ = translate(
+        start(), *tool_block(0, "toolu_1", "sleep", "", '{"sec', 'onds": 2}'), *end("tool_use")
+    )
     deltas = [p["delta"] for p in payloads if p["type"] == "response.function_call_arguments.delta"]
     assert deltas == ['{"sec', 'onds": 2}']
     assert done_items(payloads)[0]["arguments"] == '{"seconds": 2}'
@@ -223,14 +306,31 @@ def test_a_streamed_call_to_a_cut_name_returns_with_namespace_and_original_name(
 def test_thinking_and_signature_deltas_make_a_reasoning_item_that_carries_both():
     payloads, _ = translate(
         start(),
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "",
-                                                                      "signature": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Let me "}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "think."}},
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "thinking_delta", "thinking": "Let me "},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "thinking_delta", "thinking": "think."},
+        },
         {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "EqQBCg=="}},
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "signature_delta", "signature": "EqQBCg=="},
+        },
         {"type": "content_block_stop", "index": 0},
-        *text_block(1, "Answer."), *end())
+        *text_block(1, "Answer."),
+        *end(),
+    )
     reasoning, message = done_items(payloads)
     assert reasoning["summary"] == [{"type": "summary_text", "text": "Let me think."}]
     state = vendor_state.decode(reasoning["encrypted_content"])
@@ -241,16 +341,23 @@ def test_thinking_and_signature_deltas_make_a_reasoning_item_that_carries_both()
 def test_pings_anywhere_change_nothing():
     ping = {"type": "ping"}
     plain = sse(start(), *text_block(0, "a", "b"), *end())
-    pinged = sse(ping, start(), ping, *text_block(0, "a")[:2], ping, *text_block(0, "a", "b")[2:], ping, *end(), ping)
+    pinged = sse(
+        ping, start(), ping, *text_block(0, "a")[:2], ping, *text_block(0, "a", "b")[2:], ping, *end(), ping
+    )
     assert run("anthropic", translation(), [pinged]) == run("anthropic", translation(), [plain])
 
 
 def test_usage_counts_cache_reads_and_writes_as_input():
-    payloads, _ = translate(start(input_tokens=10, cache_read=1000, cache_write=200), *text_block(0, "x"),
-                            *end(output_tokens=7))
+    payloads, _ = translate(
+        start(input_tokens=10, cache_read=1000, cache_write=200), *text_block(0, "x"), *end(output_tokens=7)
+    )
     assert payloads[-1]["response"]["usage"] == {
-        "input_tokens": 1210, "input_tokens_details": {"cached_tokens": 1000, "cache_write_tokens": 200},
-        "output_tokens": 7, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 1217}
+        "input_tokens": 1210,
+        "input_tokens_details": {"cached_tokens": 1000, "cache_write_tokens": 200},
+        "output_tokens": 7,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 1217,
+    }
 
 
 def test_stop_reason_tool_use_completes_the_response_without_end_turn():
@@ -282,9 +389,14 @@ def test_stop_reason_pause_turn_completes_with_a_note():
     assert any("pause_turn" in n for n in report.notes)
 
 
-@pytest.mark.parametrize(("error_type", "code"), [("overloaded_error", "server_is_overloaded"),
-                                                   ("rate_limit_error", "rate_limit_exceeded"),
-                                                   ("api_error", "server_error")])
+@pytest.mark.parametrize(
+    ("error_type", "code"),
+    [
+        ("overloaded_error", "server_is_overloaded"),
+        ("rate_limit_error", "rate_limit_exceeded"),
+        ("api_error", "server_error"),
+    ],
+)
 def test_a_mid_stream_error_event_fails_the_response_once(error_type, code):
     error = {"type": "error", "error": {"type": error_type, "message": "Overloaded"}}
     payloads, _ = translate(start(), *text_block(0, "partial")[:2], error)
@@ -293,17 +405,21 @@ def test_a_mid_stream_error_event_fails_the_response_once(error_type, code):
 
 
 def test_an_unknown_event_type_is_reported_dropped():
-    payloads, report = translate(start(), {"type": "content_block_teleport", "index": 0}, *text_block(0, "x"),
-                                 *end())
+    payloads, report = translate(
+        start(), {"type": "content_block_teleport", "index": 0}, *text_block(0, "x"), *end()
+    )
     assert payloads[-1]["type"] == "response.completed"
     assert report.dropped == ["stream.content_block_teleport"]
 
 
 def test_an_unknown_delta_type_is_reported_dropped():
-    payloads, report = translate(start(), *text_block(0, "x")[:2],
-                                 {"type": "content_block_delta", "index": 0,
-                                  "delta": {"type": "citations_delta", "citation": {}}},
-                                 *text_block(0, "x")[2:], *end())
+    _, report = translate(
+        start(),
+        *text_block(0, "x")[:2],
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "citations_delta", "citation": {}}},
+        *text_block(0, "x")[2:],
+        *end(),
+    )
     assert report.dropped == ["output.delta.citations_delta"]
 
 
@@ -331,34 +447,67 @@ def test_feeding_after_close_and_closing_twice_add_nothing():
 @given(st.binary(max_size=300), st.integers(min_value=1, max_value=50))
 def test_arbitrary_bytes_never_raise_and_end_with_exactly_one_terminal_event(junk, size):
     data = sse(start()) + junk
-    out = run("anthropic", translation(), [data[i:i + size] for i in range(0, len(data), size)])
+    out = run("anthropic", translation(), [data[i : i + size] for i in range(0, len(data), size)])
     kinds = [p["type"] for p in events(out)]
     assert sum(k in ("response.completed", "response.failed", "response.incomplete") for k in kinds) == 1
 
 
 # -- robustness -----------------------------------------------------------------------------------
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                                max_size=3), max_leaves=8)
-EVENT_TYPES = ["message_start", "content_block_start", "content_block_delta", "content_block_stop",
-               "message_delta", "message_stop", "ping", "error"]
-BLOCK = st.fixed_dictionaries({"type": st.sampled_from(["text", "thinking", "tool_use", "redacted_thinking", "x"])},
-                              optional={"text": JSON, "thinking": JSON, "id": JSON, "name": JSON, "input": JSON,
-                                        "data": JSON})
-DELTA = st.fixed_dictionaries({"type": st.sampled_from(["text_delta", "input_json_delta", "thinking_delta",
-                                                        "signature_delta", "x"])},
-                              optional={"text": JSON, "partial_json": JSON, "thinking": JSON, "signature": JSON})
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+EVENT_TYPES = [
+    "message_start",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+    "message_delta",
+    "message_stop",
+    "ping",
+    "error",
+]
+BLOCK = st.fixed_dictionaries(
+    {"type": st.sampled_from(["text", "thinking", "tool_use", "redacted_thinking", "x"])},
+    optional={"text": JSON, "thinking": JSON, "id": JSON, "name": JSON, "input": JSON, "data": JSON},
+)
+DELTA = st.fixed_dictionaries(
+    {"type": st.sampled_from(["text_delta", "input_json_delta", "thinking_delta", "signature_delta", "x"])},
+    optional={"text": JSON, "partial_json": JSON, "thinking": JSON, "signature": JSON},
+)
 COUNT = st.one_of(st.integers(0, 10**6), JSON)
-USAGE = st.fixed_dictionaries({}, optional={"input_tokens": COUNT, "output_tokens": COUNT,
-                                            "cache_read_input_tokens": COUNT, "cache_creation_input_tokens": COUNT})
-MESSAGE_DELTA = st.fixed_dictionaries({}, optional={"stop_reason": st.one_of(st.sampled_from(
-    ["end_turn", "tool_use", "max_tokens", "refusal", "pause_turn"]), JSON)})
-EVENT = st.fixed_dictionaries({"type": st.sampled_from(EVENT_TYPES)}, optional={
-    "index": st.one_of(st.integers(0, 2), JSON), "content_block": st.one_of(BLOCK, JSON),
-    "delta": st.one_of(DELTA, MESSAGE_DELTA, JSON), "usage": st.one_of(USAGE, JSON),
-    "message": st.one_of(st.fixed_dictionaries({}, optional={"id": JSON, "model": JSON, "usage": USAGE}), JSON),
-    "error": st.one_of(st.fixed_dictionaries({}, optional={"type": JSON, "message": JSON}), JSON)})
+USAGE = st.fixed_dictionaries(
+    {},
+    optional={
+        "input_tokens": COUNT,
+        "output_tokens": COUNT,
+        "cache_read_input_tokens": COUNT,
+        "cache_creation_input_tokens": COUNT,
+    },
+)
+MESSAGE_DELTA = st.fixed_dictionaries(
+    {},
+    optional={
+        "stop_reason": st.one_of(
+            st.sampled_from(["end_turn", "tool_use", "max_tokens", "refusal", "pause_turn"]), JSON
+        )
+    },
+)
+EVENT = st.fixed_dictionaries(
+    {"type": st.sampled_from(EVENT_TYPES)},
+    optional={
+        "index": st.one_of(st.integers(0, 2), JSON),
+        "content_block": st.one_of(BLOCK, JSON),
+        "delta": st.one_of(DELTA, MESSAGE_DELTA, JSON),
+        "usage": st.one_of(USAGE, JSON),
+        "message": st.one_of(
+            st.fixed_dictionaries({}, optional={"id": JSON, "model": JSON, "usage": USAGE}), JSON
+        ),
+        "error": st.one_of(st.fixed_dictionaries({}, optional={"type": JSON, "message": JSON}), JSON),
+    },
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -385,7 +534,36 @@ def test_only_the_packages_own_error_type_escapes_the_decoder(stream):
 def test_a_usage_count_that_is_not_an_integer_fails_the_response_cleanly():
     # Regression: a string output_tokens reached the encoder, whose usage sum raised out of close().
     translator = stream_translator("anthropic", translation(), new_id=sequential_ids(), clock=lambda: 0)
-    out = translator.feed(sse({"type": "message_delta", "usage": {"output_tokens": "a"}})) + translator.close()
+    out = (
+        translator.feed(sse({"type": "message_delta", "usage": {"output_tokens": "a"}})) + translator.close()
+    )
     payloads = assert_valid_responses_stream(out)
     assert payloads[-1]["type"] == "response.failed"
     assert "malformed message_delta" in payloads[-1]["response"]["error"]["message"]
+
+
+def test_an_upstream_call_to_tool_search_is_a_client_tool_search_call_without_argument_deltas():
+    request = body(user("find a calendar tool"), tools=[tool_search()])
+    translator = stream_translator(
+        "anthropic", translate_request(request, "anthropic"), new_id=sequential_ids(), clock=lambda: 0
+    )
+    out = (
+        translator.feed(
+            sse(
+                start(),
+                *tool_block(0, "toolu_s", "tool_search", '{"query": "cal', 'endar"}'),
+                *end("tool_use"),
+            )
+        )
+        + translator.close()
+    )
+    payloads = assert_valid_responses_stream(out)
+    assert not any("arguments" in p["type"] for p in payloads)
+    (item,) = done_items(payloads)
+    assert item["type"] == "tool_search_call"
+    assert item["id"].startswith("tsc_")
+    assert (item["execution"], item["call_id"], item["arguments"]) == (
+        "client",
+        "toolu_s",
+        {"query": "calendar"},
+    )

@@ -21,7 +21,13 @@ OURS = vendor_state.encode(VendorState(dialect="anthropic", signature="sig", tex
 
 
 def test_a_body_with_nothing_to_change_goes_upstream_untouched():
-    request = body(user("hi"), tools=[custom("apply_patch", definition=APPLY_PATCH_GRAMMAR)], store=False)
+    request = body(
+        user("hi"),
+        tools=[custom("apply_patch", definition=APPLY_PATCH_GRAMMAR)],
+        store=False,
+        text={"verbosity": "low"},
+        service_tier="flex",
+    )
     original = copy.deepcopy(request)
     translation = translate_request(request, "responses")
     assert translation.path == "/responses"
@@ -51,15 +57,18 @@ def test_a_model_override_replaces_the_model():
 
 
 def test_reasoning_state_written_for_another_vendor_is_stripped_and_reported():
-    request = body(user("q"),
-                   {"type": "reasoning", "summary": [{"type": "summary_text", "text": "s"}], "encrypted_content": OURS},
-                   {"type": "reasoning", "summary": [], "encrypted_content": OURS},
-                   {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA-openai"},
-                   tools=[namespace("clock", function("sleep"))])
+    request = body(
+        user("q"),
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "s"}], "encrypted_content": OURS},
+        {"type": "reasoning", "summary": [], "encrypted_content": OURS},
+        {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA-openai"},
+        tools=[namespace("clock", function("sleep"))],
+    )
     translation = translate_request(request, "responses")
     assert translation.body["input"][1:] == [
         {"type": "reasoning", "summary": [{"type": "summary_text", "text": "s"}]},
-        {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA-openai"}]
+        {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA-openai"},
+    ]
     assert translation.dropped == ["input[1].encrypted_content", "input[2].encrypted_content"]
 
 
@@ -75,15 +84,18 @@ def test_a_recorded_codex_stream_passes_through_in_any_chunking():
 
 
 def test_events_after_the_terminal_event_and_done_markers_are_not_forwarded():
-    data = (b'data: {"type":"response.completed","response":{"id":"r"}}\n\n'
-            b'data: {"type":"response.output_text.delta","delta":"late"}\n\ndata: [DONE]\n\n')
+    data = (
+        b'data: {"type":"response.completed","response":{"id":"r"}}\n\n'
+        b'data: {"type":"response.output_text.delta","delta":"late"}\n\ndata: [DONE]\n\n'
+    )
     assert run("responses", translation(), [data]) == (
-        b'event: response.completed\ndata: {"type":"response.completed","response":{"id":"r"}}\n\n')
+        b'event: response.completed\ndata: {"type":"response.completed","response":{"id":"r"}}\n\n'
+    )
 
 
 def test_a_stream_cut_before_its_terminal_event_ends_with_one_valid_failed_event():
     data = fixture("codex/answer_text_ok.sse")
-    cut = data[:data.index(b"event: response.completed")]
+    cut = data[: data.index(b"event: response.completed")]
     payloads = events(run("responses", translation(), [cut]))
     assert [p["type"] for p in payloads].count("response.failed") == 1
     assert payloads[-1]["type"] == "response.failed"

@@ -47,69 +47,148 @@ def test_a_developer_message_after_the_conversation_started_stays_in_place_as_sy
 
 
 def test_an_assistant_message_keeps_its_phase():
-    request, report = decoded(body(user("hi"), assistant("working on it", phase="commentary", status="completed")))
-    assert request.items[1] == Message(role="assistant", parts=[Text(text="working on it")], phase="commentary",
-                                       origin="input[1]")
+    request, report = decoded(
+        body(user("hi"), assistant("working on it", phase="commentary", status="completed"))
+    )
+    assert request.items[1] == Message(
+        role="assistant", parts=[Text(text="working on it")], phase="commentary", origin="input[1]"
+    )
     assert report.dropped == []
 
 
+def test_ids_status_and_codex_turn_metadata_on_replayed_items_are_bookkeeping():
+    _, report = decoded(
+        body(
+            user("q"),
+            assistant(
+                "a", id="msg_1", status="completed", internal_chat_message_metadata_passthrough={"turn": 1}
+            ),
+        )
+    )
+    assert report.dropped == []
+
+
+def test_an_unknown_field_on_an_item_is_reported():
+    _, report = decoded(body(user("q"), assistant("a", sparkle=True)))
+    assert report.dropped == ["input[1].sparkle"]
+
+
 def test_an_input_image_part_is_an_image():
-    request, _ = decoded(body({"type": "message", "role": "user", "content": [
-        {"type": "input_text", "text": "look"}, {"type": "input_image", "image_url": PNG, "detail": "high"}]}))
-    assert request.items[0].parts == [Text(text="look"), Image(url=PNG, detail="high", origin="input[0].content[1]")]
+    request, _ = decoded(
+        body(
+            {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": "look"},
+                    {"type": "input_image", "image_url": PNG, "detail": "high"},
+                ],
+            }
+        )
+    )
+    assert request.items[0].parts == [
+        Text(text="look"),
+        Image(url=PNG, detail="high", origin="input[0].content[1]"),
+    ]
 
 
 def test_an_audio_part_is_reported_dropped():
-    request, report = decoded(body({"type": "message", "role": "user", "content": [
-        {"type": "input_text", "text": "hear"}, {"type": "input_audio", "audio_url": "data:audio/wav;base64,AA=="}]}))
+    request, report = decoded(
+        body(
+            {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": "hear"},
+                    {"type": "input_audio", "audio_url": "data:audio/wav;base64,AA=="},
+                ],
+            }
+        )
+    )
     assert request.items[0].parts == [Text(text="hear")]
     assert report.dropped == ["input[0].content[1]"]
 
 
 def test_an_agent_message_is_a_user_turn_with_its_text():
-    request, _ = decoded(body({"type": "agent_message", "author": "/root/worker", "recipient": "/root",
-                               "content": [{"type": "input_text", "text": "done: 3 files"}]}))
+    request, _ = decoded(
+        body(
+            {
+                "type": "agent_message",
+                "author": "/root/worker",
+                "recipient": "/root",
+                "content": [{"type": "input_text", "text": "done: 3 files"}],
+            }
+        )
+    )
     assert request.items == [Message(role="user", parts=[Text(text="done: 3 files")], origin="input[0]")]
 
 
 def test_reasoning_written_by_this_gateway_carries_its_vendor_state():
     state = VendorState(dialect="anthropic", signature="sig==", text="think")
-    request, _ = decoded(body(user("q"), {"type": "reasoning", "summary": [{"type": "summary_text", "text": "s"}],
-                                          "encrypted_content": vendor_state.encode(state)}))
+    request, _ = decoded(
+        body(
+            user("q"),
+            {
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": "s"}],
+                "encrypted_content": vendor_state.encode(state),
+            },
+        )
+    )
     assert request.items[1] == Reasoning(summary=["s"], state=state, origin="input[1]")
 
 
 def test_openai_encrypted_reasoning_is_kept_opaque():
-    request, _ = decoded(body(user("q"), {"type": "reasoning", "summary": [], "content": None,
-                                          "encrypted_content": "gAAAAB-openai"}))
+    request, _ = decoded(
+        body(
+            user("q"),
+            {"type": "reasoning", "summary": [], "content": None, "encrypted_content": "gAAAAB-openai"},
+        )
+    )
     assert request.items[1] == Reasoning(opaque="gAAAAB-openai", origin="input[1]")
 
 
 def test_a_function_call_and_its_string_output():
-    request, _ = decoded(body(user("q"), function_call("c1", "exec_command", '{"cmd":"ls"}'),
-                              function_output("c1", "a.txt")))
+    request, _ = decoded(
+        body(user("q"), function_call("c1", "exec_command", '{"cmd":"ls"}'), function_output("c1", "a.txt"))
+    )
     assert request.items[1:] == [
-        ToolCall(kind="function", call_id="c1", name="exec_command", arguments='{"cmd":"ls"}', origin="input[1]"),
+        ToolCall(
+            kind="function", call_id="c1", name="exec_command", arguments='{"cmd":"ls"}', origin="input[1]"
+        ),
         ToolResult(kind="function", call_id="c1", parts=[Text(text="a.txt")], origin="input[2]"),
     ]
 
 
 def test_a_namespaced_function_call_keeps_its_namespace():
-    request, _ = decoded(body(user("q"), function_call("c1", "sleep", "{}", namespace="clock"),
-                              function_output("c1", "slept")))
+    request, _ = decoded(
+        body(user("q"), function_call("c1", "sleep", "{}", namespace="clock"), function_output("c1", "slept"))
+    )
     assert request.items[1].namespace == "clock"
 
 
 def test_a_tool_output_array_of_input_text_and_input_image():
-    request, _ = decoded(body(user("q"), function_call("c1", "view_image", '{"path":"a.png"}'),
-                              function_output("c1", [{"type": "input_text", "text": "the image:"},
-                                                     {"type": "input_image", "image_url": PNG}])))
+    request, _ = decoded(
+        body(
+            user("q"),
+            function_call("c1", "view_image", '{"path":"a.png"}'),
+            function_output(
+                "c1",
+                [{"type": "input_text", "text": "the image:"}, {"type": "input_image", "image_url": PNG}],
+            ),
+        )
+    )
     assert request.items[2].parts == [Text(text="the image:"), Image(url=PNG, origin="input[2].output[1]")]
 
 
 def test_a_custom_tool_call_keeps_its_raw_input_and_output():
-    request, _ = decoded(body(user("q"), custom_call("p1", "apply_patch", PATCH, id="ctc_1", status="completed"),
-                              custom_output("p1", [{"type": "input_text", "text": "Exit code: 0"}])))
+    request, _ = decoded(
+        body(
+            user("q"),
+            custom_call("p1", "apply_patch", PATCH, id="ctc_1", status="completed"),
+            custom_output("p1", [{"type": "input_text", "text": "Exit code: 0"}]),
+        )
+    )
     assert request.items[1:] == [
         ToolCall(kind="custom", call_id="p1", name="apply_patch", arguments=PATCH, origin="input[1]"),
         ToolResult(kind="custom", call_id="p1", parts=[Text(text="Exit code: 0")], origin="input[2]"),
@@ -118,22 +197,49 @@ def test_a_custom_tool_call_keeps_its_raw_input_and_output():
 
 def test_a_local_shell_call_is_paired_with_its_output():
     action = {"type": "exec", "command": ["ls", "-la"], "timeout_ms": 1000, "working_directory": "/w"}
-    request, _ = decoded(body(
-        user("q"),
-        {"type": "local_shell_call", "id": "lsh_1", "call_id": "sh1", "status": "completed", "action": action},
-        {"type": "function_call_output", "call_id": "sh1", "output": "total 0"}))
+    request, _ = decoded(
+        body(
+            user("q"),
+            {
+                "type": "local_shell_call",
+                "id": "lsh_1",
+                "call_id": "sh1",
+                "status": "completed",
+                "action": action,
+            },
+            {"type": "function_call_output", "call_id": "sh1", "output": "total 0"},
+        )
+    )
     call, result = request.items[1:]
     assert (call.kind, call.call_id, call.name) == ("local_shell", "sh1", "local_shell")
-    assert json.loads(call.arguments) == {"command": ["ls", "-la"], "timeout_ms": 1000, "working_directory": "/w"}
+    assert json.loads(call.arguments) == {
+        "command": ["ls", "-la"],
+        "timeout_ms": 1000,
+        "working_directory": "/w",
+    }
     assert (result.kind, result.call_id, result.parts) == ("local_shell", "sh1", [Text(text="total 0")])
 
 
 def test_a_tool_search_call_and_its_output_are_a_call_and_a_result():
-    request, _ = decoded(body(
-        user("q"),
-        {"type": "tool_search_call", "call_id": "ts1", "execution": "client", "status": "completed",
-         "arguments": {"query": "calendar", "limit": 2}},
-        {"type": "tool_search_output", "call_id": "ts1", "execution": "client", "status": "completed", "tools": []}))
+    request, _ = decoded(
+        body(
+            user("q"),
+            {
+                "type": "tool_search_call",
+                "call_id": "ts1",
+                "execution": "client",
+                "status": "completed",
+                "arguments": {"query": "calendar", "limit": 2},
+            },
+            {
+                "type": "tool_search_output",
+                "call_id": "ts1",
+                "execution": "client",
+                "status": "completed",
+                "tools": [],
+            },
+        )
+    )
     call, result = request.items[1:]
     assert (call.kind, call.call_id, call.name) == ("tool_search", "ts1", "tool_search")
     assert json.loads(call.arguments) == {"query": "calendar", "limit": 2}
@@ -141,10 +247,15 @@ def test_a_tool_search_call_and_its_output_are_a_call_and_a_result():
 
 
 def test_the_last_configuration_update_sets_the_reasoning_effort():
-    request, report = decoded(body(
-        user("q"), {"type": "configuration_update", "reasoning": {"effort": "low"}},
-        user("again"), {"type": "configuration_update", "reasoning": {"effort": "high"}},
-        reasoning={"effort": "medium"}))
+    request, report = decoded(
+        body(
+            user("q"),
+            {"type": "configuration_update", "reasoning": {"effort": "low"}},
+            user("again"),
+            {"type": "configuration_update", "reasoning": {"effort": "high"}},
+            reasoning={"effort": "medium"},
+        )
+    )
     assert request.reasoning.effort == "high"
     assert [i.type for i in request.items] == ["message", "message"]
     assert report.dropped == []
@@ -170,7 +281,9 @@ def test_a_function_call_without_call_id_is_dropped_and_reported():
 
 @pytest.mark.parametrize("kind", ["web_search_call", "image_generation_call"])
 def test_hosted_tool_calls_in_history_are_dropped_and_reported(kind):
-    request, report = decoded(body(user("q"), {"type": kind, "id": "x1", "status": "completed"}, user("next")))
+    request, report = decoded(
+        body(user("q"), {"type": kind, "id": "x1", "status": "completed"}, user("next"))
+    )
     assert [i.parts[0].text for i in request.items] == ["q", "next"]
     assert report.dropped == ["input[1]"]
 

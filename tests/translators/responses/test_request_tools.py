@@ -26,8 +26,11 @@ from translators.ir.request import (
 )
 
 CATALOG = [
-    namespace("functions", function("exec_command", "Run a command."), custom("apply_patch", "Edit files.",
-                                                                              APPLY_PATCH_GRAMMAR)),
+    namespace(
+        "functions",
+        function("exec_command", "Run a command."),
+        custom("apply_patch", "Edit files.", APPLY_PATCH_GRAMMAR),
+    ),
     namespace("clock", function("sleep", "Sleep."), description="Time tools."),
     tool_search(),
 ]
@@ -35,8 +38,16 @@ CATALOG = [
 
 def signature(tools) -> list[tuple]:
     """What a tool is, without where it was declared."""
-    return [(type(t).__name__, t.namespace, t.name, getattr(t, "description", None), getattr(t, "definition", None))
-            for t in tools]
+    return [
+        (
+            type(t).__name__,
+            t.namespace,
+            t.name,
+            getattr(t, "description", None),
+            getattr(t, "definition", None),
+        )
+        for t in tools
+    ]
 
 
 def names(tools) -> list[tuple[str | None, str]]:
@@ -57,15 +68,30 @@ def test_the_functions_namespace_adds_no_namespace_to_its_tools():
 
 def test_tools_in_another_namespace_keep_it():
     request, _ = decoded(body(additional_tools(*CATALOG)))
-    assert FunctionTool(name="sleep", namespace="clock", description="Sleep.", strict=False,
-                        parameters={"type": "object", "properties": {}, "additionalProperties": False},
-                        origin="input[0].tools[1].tools[0]") in request.tools
+    assert (
+        FunctionTool(
+            name="sleep",
+            namespace="clock",
+            description="Sleep.",
+            strict=False,
+            parameters={"type": "object", "properties": {}, "additionalProperties": False},
+            origin="input[0].tools[1].tools[0]",
+        )
+        in request.tools
+    )
 
 
 def test_a_custom_tool_keeps_its_grammar():
     request, _ = decoded(body(tools=[custom("apply_patch", "Edit files.", APPLY_PATCH_GRAMMAR)]))
-    assert request.tools == [CustomTool(name="apply_patch", description="Edit files.", syntax="lark",
-                                        definition=APPLY_PATCH_GRAMMAR, origin="tools[0]")]
+    assert request.tools == [
+        CustomTool(
+            name="apply_patch",
+            description="Edit files.",
+            syntax="lark",
+            definition=APPLY_PATCH_GRAMMAR,
+            origin="tools[0]",
+        )
+    ]
 
 
 def test_a_custom_tool_with_a_regex_grammar_keeps_the_regex():
@@ -88,25 +114,49 @@ def test_local_shell_is_a_local_shell_tool():
 
 def test_hosted_web_search_is_kept_as_a_hosted_tool_for_the_encoder_to_judge():
     request, _ = decoded(body(tools=[{"type": "web_search", "external_web_access": False}]))
-    assert request.tools == [HostedTool(name="web_search", raw={"type": "web_search", "external_web_access": False},
-                                        origin="tools[0]")]
+    assert request.tools == [
+        HostedTool(
+            name="web_search", raw={"type": "web_search", "external_web_access": False}, origin="tools[0]"
+        )
+    ]
 
 
 def test_top_level_tools_come_first_then_additional_tools_and_tool_search_outputs_in_input_order():
-    request, _ = decoded(body(
-        additional_tools(function("second")),
-        {"type": "tool_search_call", "call_id": "ts1", "execution": "client", "arguments": {"query": "x"}},
-        {"type": "tool_search_output", "call_id": "ts1", "execution": "client", "status": "completed",
-         "tools": [namespace("mcp__srv", function("third"), description="A server.")]},
-        additional_tools(function("fourth")),
-        tools=[function("first")]))
-    assert names(request.tools) == [(None, "first"), (None, "second"), ("mcp__srv", "third"), (None, "fourth")]
+    request, _ = decoded(
+        body(
+            additional_tools(function("second")),
+            {
+                "type": "tool_search_call",
+                "call_id": "ts1",
+                "execution": "client",
+                "arguments": {"query": "x"},
+            },
+            {
+                "type": "tool_search_output",
+                "call_id": "ts1",
+                "execution": "client",
+                "status": "completed",
+                "tools": [namespace("mcp__srv", function("third"), description="A server.")],
+            },
+            additional_tools(function("fourth")),
+            tools=[function("first")],
+        )
+    )
+    assert names(request.tools) == [
+        (None, "first"),
+        (None, "second"),
+        ("mcp__srv", "third"),
+        (None, "fourth"),
+    ]
 
 
 def test_a_later_declaration_of_the_same_name_replaces_the_earlier_one_in_place():
-    request, _ = decoded(body(
-        additional_tools(function("b", "new b"), function("d")),
-        tools=[function("a"), function("b", "old b"), function("c")]))
+    request, _ = decoded(
+        body(
+            additional_tools(function("b", "new b"), function("d")),
+            tools=[function("a"), function("b", "old b"), function("c")],
+        )
+    )
     assert names(request.tools) == [(None, "a"), (None, "b"), (None, "c"), (None, "d")]
     assert request.tools[1].description == "new b"
 
@@ -117,12 +167,20 @@ def test_the_same_name_in_two_namespaces_is_two_tools():
 
 
 def test_namespace_descriptions_are_kept_but_codex_filler_is_not():
-    request, _ = decoded(body(tools=[
-        namespace("clock", function("sleep"), description="Tools in the clock namespace."),
-        namespace("multi_agent_v1", function("spawn_agent"), description="Tools for spawning sub-agents."),
-        namespace("empty", function("noop"), description=""),
-    ]))
-    assert request.namespaces == [Namespace(name="multi_agent_v1", description="Tools for spawning sub-agents.")]
+    request, _ = decoded(
+        body(
+            tools=[
+                namespace("clock", function("sleep"), description="Tools in the clock namespace."),
+                namespace(
+                    "multi_agent_v1", function("spawn_agent"), description="Tools for spawning sub-agents."
+                ),
+                namespace("empty", function("noop"), description=""),
+            ]
+        )
+    )
+    assert request.namespaces == [
+        Namespace(name="multi_agent_v1", description="Tools for spawning sub-agents.")
+    ]
 
 
 def test_defer_loading_is_consumed_silently():
@@ -137,13 +195,31 @@ def test_an_unknown_tool_field_is_reported():
 
 
 def test_tools_listed_in_a_tool_search_output_become_callable_and_the_result_names_them():
-    request, _ = decoded(body(
-        user("spawn a helper"),
-        {"type": "tool_search_call", "call_id": "ts1", "execution": "client", "arguments": {"query": "agent"}},
-        {"type": "tool_search_output", "call_id": "ts1", "execution": "client", "status": "completed",
-         "tools": [namespace("multi_agent_v1", function("spawn_agent", "Spawn a sub-agent.", defer_loading=True),
-                             description="Sub-agents.")]},
-        tools=[tool_search()]))
+    request, _ = decoded(
+        body(
+            user("spawn a helper"),
+            {
+                "type": "tool_search_call",
+                "call_id": "ts1",
+                "execution": "client",
+                "arguments": {"query": "agent"},
+            },
+            {
+                "type": "tool_search_output",
+                "call_id": "ts1",
+                "execution": "client",
+                "status": "completed",
+                "tools": [
+                    namespace(
+                        "multi_agent_v1",
+                        function("spawn_agent", "Spawn a sub-agent.", defer_loading=True),
+                        description="Sub-agents.",
+                    )
+                ],
+            },
+            tools=[tool_search()],
+        )
+    )
     assert ("multi_agent_v1", "spawn_agent") in names(request.tools)
     result = next(i for i in request.items if isinstance(i, ToolResult))
     assert result.call_id == "ts1"
@@ -153,13 +229,28 @@ def test_tools_listed_in_a_tool_search_output_become_callable_and_the_result_nam
 def test_a_tool_search_output_that_lists_known_tools_again_still_names_them():
     # Regression: the listing only named tools that were new to the request, so a second search
     # that found the same namespace told the model "No tools matched this search."
-    found = namespace("multi_agent_v1", function("spawn_agent", "Spawn a sub-agent."), description="Sub-agents.")
-    request, _ = decoded(body(
-        {"type": "tool_search_call", "call_id": "ts1", "execution": "client", "arguments": {"query": "agent"}},
-        {"type": "tool_search_output", "call_id": "ts1", "execution": "client", "tools": [found]},
-        {"type": "tool_search_call", "call_id": "ts2", "execution": "client", "arguments": {"query": "spawn"}},
-        {"type": "tool_search_output", "call_id": "ts2", "execution": "client", "tools": [found]},
-        tools=[tool_search()]))
+    found = namespace(
+        "multi_agent_v1", function("spawn_agent", "Spawn a sub-agent."), description="Sub-agents."
+    )
+    request, _ = decoded(
+        body(
+            {
+                "type": "tool_search_call",
+                "call_id": "ts1",
+                "execution": "client",
+                "arguments": {"query": "agent"},
+            },
+            {"type": "tool_search_output", "call_id": "ts1", "execution": "client", "tools": [found]},
+            {
+                "type": "tool_search_call",
+                "call_id": "ts2",
+                "execution": "client",
+                "arguments": {"query": "spawn"},
+            },
+            {"type": "tool_search_output", "call_id": "ts2", "execution": "client", "tools": [found]},
+            tools=[tool_search()],
+        )
+    )
     results = [i for i in request.items if isinstance(i, ToolResult)]
     assert [r.call_id for r in results] == ["ts1", "ts2"]
     assert all("multi_agent_v1.spawn_agent" in r.parts[0].text for r in results)
@@ -167,9 +258,17 @@ def test_a_tool_search_output_that_lists_known_tools_again_still_names_them():
 
 
 def test_a_tool_search_output_with_no_tools_says_so():
-    request, _ = decoded(body(
-        {"type": "tool_search_call", "call_id": "ts1", "execution": "client", "arguments": {"query": "x"}},
-        {"type": "tool_search_output", "call_id": "ts1", "execution": "client", "tools": []},
-        tools=[tool_search()]))
+    request, _ = decoded(
+        body(
+            {
+                "type": "tool_search_call",
+                "call_id": "ts1",
+                "execution": "client",
+                "arguments": {"query": "x"},
+            },
+            {"type": "tool_search_output", "call_id": "ts1", "execution": "client", "tools": []},
+            tools=[tool_search()],
+        )
+    )
     result = next(i for i in request.items if isinstance(i, ToolResult))
     assert result.parts == [Text(text="No tools matched this search.")]

@@ -16,8 +16,16 @@ CLIENT_METADATA = {"session_id": "s", "x-codex-installation-id": "i", "x-codex-t
 
 
 def test_sampling_limits_and_reasoning_are_carried():
-    request, report = decoded(body(user("q"), temperature=0.2, top_p=0.9, max_output_tokens=500,
-                                   parallel_tool_calls=False, reasoning={"effort": "high", "summary": "detailed"}))
+    request, report = decoded(
+        body(
+            user("q"),
+            temperature=0.2,
+            top_p=0.9,
+            max_output_tokens=500,
+            parallel_tool_calls=False,
+            reasoning={"effort": "high", "summary": "detailed"},
+        )
+    )
     assert (request.temperature, request.top_p, request.max_output_tokens) == (0.2, 0.9, 500)
     assert request.parallel_tool_calls is False
     assert request.reasoning == ReasoningConfig(effort="high", summary="detailed")
@@ -32,29 +40,45 @@ def test_verbosity_is_carried_in_the_ir():
 
 def test_a_json_schema_text_format_is_the_output_schema():
     schema = {"type": "object", "properties": {"a": {"type": "string"}}}
-    request, _ = decoded(body(user("q"), text={"format": {"type": "json_schema", "name": "out", "strict": True,
-                                                          "schema": schema}}))
+    request, _ = decoded(
+        body(
+            user("q"),
+            text={"format": {"type": "json_schema", "name": "out", "strict": True, "schema": schema}},
+        )
+    )
     assert request.output_schema == {"name": "out", "schema": schema, "strict": True}
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    ("auto", ToolChoice()),
-    ("none", ToolChoice(mode="none")),
-    ("required", ToolChoice(mode="required")),
-    ({"type": "function", "name": "exec_command"}, ToolChoice(mode="tool", name="exec_command")),
-    ({"type": "custom", "name": "apply_patch"}, ToolChoice(mode="tool", name="apply_patch")),
-    ({"type": "function", "name": "sleep", "namespace": "clock"}, ToolChoice(mode="tool", name="sleep",
-                                                                            namespace="clock")),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("auto", ToolChoice()),
+        ("none", ToolChoice(mode="none")),
+        ("required", ToolChoice(mode="required")),
+        ({"type": "function", "name": "exec_command"}, ToolChoice(mode="tool", name="exec_command")),
+        ({"type": "custom", "name": "apply_patch"}, ToolChoice(mode="tool", name="apply_patch")),
+        (
+            {"type": "function", "name": "sleep", "namespace": "clock"},
+            ToolChoice(mode="tool", name="sleep", namespace="clock"),
+        ),
+    ],
+)
 def test_tool_choice_is_decoded(value, expected):
     request, _ = decoded(body(user("q"), tool_choice=value))
     assert request.tool_choice == expected
 
 
-@pytest.mark.parametrize("field", ["store", "prompt_cache_key", "stream_options", "include", "client_metadata"])
+@pytest.mark.parametrize(
+    "field", ["store", "prompt_cache_key", "stream_options", "include", "client_metadata"]
+)
 def test_storage_cache_and_bookkeeping_fields_are_not_reported(field):
-    value = {"store": False, "prompt_cache_key": "k", "stream_options": {"include_obfuscation": False},
-             "include": ["reasoning.encrypted_content"], "client_metadata": CLIENT_METADATA}[field]
+    value = {
+        "store": False,
+        "prompt_cache_key": "k",
+        "stream_options": {"include_obfuscation": False},
+        "include": ["reasoning.encrypted_content"],
+        "client_metadata": CLIENT_METADATA,
+    }[field]
     _, report = decoded(body(user("q"), **{field: value}))
     assert report.dropped == []
 

@@ -20,7 +20,10 @@ def tools() -> ToolIndex:
     index = ToolIndex()
     index.add("exec_command", ToolRef(name="exec_command"))
     index.add("clock__sleep", ToolRef(name="sleep", namespace="clock"))
-    index.add("apply_patch", ToolRef(name="apply_patch", kind="custom", syntax="lark", definition=APPLY_PATCH_GRAMMAR))
+    index.add(
+        "apply_patch",
+        ToolRef(name="apply_patch", kind="custom", syntax="lark", definition=APPLY_PATCH_GRAMMAR),
+    )
     index.add("exec", ToolRef(name="exec", kind="custom"))
     index.add("tool_search", ToolRef(name="tool_search", kind="tool_search"))
     index.add("local_shell", ToolRef(name="local_shell", kind="local_shell"))
@@ -29,8 +32,9 @@ def tools() -> ToolIndex:
 
 def encode(*stream: ev.Event, finish: bool = True) -> tuple[list[dict], Report]:
     report = Report()
-    encoder = ResponsesEncoder(model="gpt-5.5", tools=tools(), report=report, new_id=sequential_ids(),
-                               clock=lambda: 1_700_000_000)
+    encoder = ResponsesEncoder(
+        model="gpt-5.5", tools=tools(), report=report, new_id=sequential_ids(), clock=lambda: 1_700_000_000
+    )
     out = encoder.encode(list(stream))
     if finish:
         out += encoder.finish()
@@ -45,14 +49,30 @@ END = [ev.Finished("stop")]
 
 
 def test_a_text_answer_is_the_full_event_sequence_numbered_from_zero():
-    payloads, _ = encode(ev.Started("msg_up"), ev.TextDelta(0, "Hel"), ev.TextDelta(0, "lo"), ev.TextDone(0), *END)
+    payloads, _ = encode(
+        ev.Started("msg_up"), ev.TextDelta(0, "Hel"), ev.TextDelta(0, "lo"), ev.TextDone(0), *END
+    )
     assert kinds(payloads) == [
-        "response.created", "response.output_item.added", "response.content_part.added",
-        "response.output_text.delta", "response.output_text.delta", "response.output_text.done",
-        "response.content_part.done", "response.output_item.done", "response.completed"]
+        "response.created",
+        "response.output_item.added",
+        "response.content_part.added",
+        "response.output_text.delta",
+        "response.output_text.delta",
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
     assert [p["sequence_number"] for p in payloads] == list(range(len(payloads)))
-    assert done_items(payloads) == [{"type": "message", "id": "msg_2", "role": "assistant", "status": "completed",
-                                     "content": [{"type": "output_text", "text": "Hello", "annotations": []}]}]
+    assert done_items(payloads) == [
+        {
+            "type": "message",
+            "id": "msg_2",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "Hello", "annotations": []}],
+        }
+    ]
 
 
 def test_the_completed_response_has_an_id_the_output_and_no_end_turn():
@@ -66,11 +86,19 @@ def test_the_completed_response_has_an_id_the_output_and_no_end_turn():
 
 
 def test_usage_counts_cached_and_reasoning_tokens_and_totals():
-    payloads, _ = encode(ev.Usage(input_tokens=100, cached_tokens=60, cache_write_tokens=30, output_tokens=1),
-                         ev.TextDelta(0, "x"), ev.Usage(output_tokens=20, reasoning_tokens=5), *END)
+    payloads, _ = encode(
+        ev.Usage(input_tokens=100, cached_tokens=60, cache_write_tokens=30, output_tokens=1),
+        ev.TextDelta(0, "x"),
+        ev.Usage(output_tokens=20, reasoning_tokens=5),
+        *END,
+    )
     assert payloads[-1]["response"]["usage"] == {
-        "input_tokens": 100, "input_tokens_details": {"cached_tokens": 60, "cache_write_tokens": 30},
-        "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 5}, "total_tokens": 120}
+        "input_tokens": 100,
+        "input_tokens_details": {"cached_tokens": 60, "cache_write_tokens": 30},
+        "output_tokens": 20,
+        "output_tokens_details": {"reasoning_tokens": 5},
+        "total_tokens": 120,
+    }
 
 
 def test_without_any_usage_the_usage_is_null_not_partial():
@@ -80,11 +108,18 @@ def test_without_any_usage_the_usage_is_null_not_partial():
 
 def test_thinking_becomes_a_reasoning_item_whose_encrypted_content_carries_the_signature():
     state = VendorState(dialect="anthropic", signature="sig/+=", text="I think")
-    payloads, _ = encode(ev.ReasoningDelta(0, "I "), ev.ReasoningDelta(0, "think"), ev.ReasoningDone(0, state), *END)
+    payloads, _ = encode(
+        ev.ReasoningDelta(0, "I "), ev.ReasoningDelta(0, "think"), ev.ReasoningDone(0, state), *END
+    )
     assert kinds(payloads)[1:-1] == [
-        "response.output_item.added", "response.reasoning_summary_part.added",
-        "response.reasoning_summary_text.delta", "response.reasoning_summary_text.delta",
-        "response.reasoning_summary_text.done", "response.reasoning_summary_part.done", "response.output_item.done"]
+        "response.output_item.added",
+        "response.reasoning_summary_part.added",
+        "response.reasoning_summary_text.delta",
+        "response.reasoning_summary_text.delta",
+        "response.reasoning_summary_text.done",
+        "response.reasoning_summary_part.done",
+        "response.output_item.done",
+    ]
     item = done_items(payloads)[0]
     assert item["summary"] == [{"type": "summary_text", "text": "I think"}]
     assert vendor_state.decode(item["encrypted_content"]) == state
@@ -100,18 +135,36 @@ def test_redacted_thinking_is_a_reasoning_item_with_only_encrypted_content():
 
 
 def test_a_function_call_streams_its_arguments_under_the_clients_name():
-    payloads, _ = encode(ev.ToolCallStarted(0, "toolu_1", "exec_command"), ev.ToolCallDelta(0, '{"cmd":'),
-                         ev.ToolCallDelta(0, '"ls"}'), ev.ToolCallDone(0), ev.Finished("tool_calls"))
+    payloads, _ = encode(
+        ev.ToolCallStarted(0, "toolu_1", "exec_command"),
+        ev.ToolCallDelta(0, '{"cmd":'),
+        ev.ToolCallDelta(0, '"ls"}'),
+        ev.ToolCallDone(0),
+        ev.Finished("tool_calls"),
+    )
     assert kinds(payloads)[1:-1] == [
-        "response.output_item.added", "response.function_call_arguments.delta",
-        "response.function_call_arguments.delta", "response.function_call_arguments.done",
-        "response.output_item.done"]
-    assert done_items(payloads) == [{"type": "function_call", "id": "fc_2", "call_id": "toolu_1",
-                                     "name": "exec_command", "arguments": '{"cmd":"ls"}', "status": "completed"}]
+        "response.output_item.added",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        "response.output_item.done",
+    ]
+    assert done_items(payloads) == [
+        {
+            "type": "function_call",
+            "id": "fc_2",
+            "call_id": "toolu_1",
+            "name": "exec_command",
+            "arguments": '{"cmd":"ls"}',
+            "status": "completed",
+        }
+    ]
 
 
 def test_a_namespaced_call_returns_with_namespace_and_original_name():
-    payloads, _ = encode(ev.ToolCallStarted(0, "toolu_1", "clock__sleep"), ev.ToolCallDone(0, '{"s":1}'), *END)
+    payloads, _ = encode(
+        ev.ToolCallStarted(0, "toolu_1", "clock__sleep"), ev.ToolCallDone(0, '{"s":1}'), *END
+    )
     item = done_items(payloads)[0]
     assert (item["name"], item["namespace"]) == ("sleep", "clock")
     added = next(p for p in payloads if p["type"] == "response.output_item.added")
@@ -125,15 +178,27 @@ def test_a_call_with_no_arguments_gets_an_empty_object():
 
 def test_a_freeform_call_comes_back_as_custom_tool_call_with_raw_text_deltas():
     arguments = json.dumps({"input": PATCH})
-    fragments = [arguments[i:i + 5] for i in range(0, len(arguments), 5)]
-    payloads, report = encode(ev.ToolCallStarted(0, "toolu_p", "apply_patch"),
-                              *[ev.ToolCallDelta(0, f) for f in fragments], ev.ToolCallDone(0), *END)
+    fragments = [arguments[i : i + 5] for i in range(0, len(arguments), 5)]
+    payloads, report = encode(
+        ev.ToolCallStarted(0, "toolu_p", "apply_patch"),
+        *[ev.ToolCallDelta(0, f) for f in fragments],
+        ev.ToolCallDone(0),
+        *END,
+    )
     assert not any(k.startswith("response.function_call_arguments") for k in kinds(payloads))
     deltas = [p["delta"] for p in payloads if p["type"] == "response.custom_tool_call_input.delta"]
     assert "".join(deltas) == PATCH
     assert next(p for p in payloads if p["type"] == "response.custom_tool_call_input.done")["input"] == PATCH
-    assert done_items(payloads) == [{"type": "custom_tool_call", "id": "ctc_2", "call_id": "toolu_p",
-                                     "name": "apply_patch", "input": PATCH, "status": "completed"}]
+    assert done_items(payloads) == [
+        {
+            "type": "custom_tool_call",
+            "id": "ctc_2",
+            "call_id": "toolu_p",
+            "name": "apply_patch",
+            "input": PATCH,
+            "status": "completed",
+        }
+    ]
     assert report.notes == []
 
 
@@ -144,25 +209,40 @@ def test_freeform_arguments_that_do_not_parse_pass_through_verbatim():
 
 def test_a_grammar_mismatch_adds_a_note_and_never_alters_the_text():
     text = "rm -rf / # not a patch"
-    payloads, report = encode(ev.ToolCallStarted(0, "t", "apply_patch"),
-                              ev.ToolCallDone(0, json.dumps({"input": text})), *END)
+    payloads, report = encode(
+        ev.ToolCallStarted(0, "t", "apply_patch"), ev.ToolCallDone(0, json.dumps({"input": text})), *END
+    )
     assert done_items(payloads)[0]["input"] == text
     assert len(report.notes) == 1
     assert "apply_patch" in report.notes[0]
 
 
 def test_a_tool_search_call_is_client_executed_with_object_arguments_and_no_deltas():
-    payloads, _ = encode(ev.ToolCallStarted(0, "toolu_s", "tool_search"), ev.ToolCallDelta(0, '{"query":'),
-                         ev.ToolCallDelta(0, '"calendar","limit":2}'), ev.ToolCallDone(0), *END)
+    payloads, _ = encode(
+        ev.ToolCallStarted(0, "toolu_s", "tool_search"),
+        ev.ToolCallDelta(0, '{"query":'),
+        ev.ToolCallDelta(0, '"calendar","limit":2}'),
+        ev.ToolCallDone(0),
+        *END,
+    )
     assert kinds(payloads)[1:-1] == ["response.output_item.added", "response.output_item.done"]
     item = done_items(payloads)[0]
-    assert item == {"type": "tool_search_call", "id": "tsc_2", "call_id": "toolu_s", "execution": "client",
-                    "arguments": {"query": "calendar", "limit": 2}, "status": "completed"}
+    assert item == {
+        "type": "tool_search_call",
+        "id": "tsc_2",
+        "call_id": "toolu_s",
+        "execution": "client",
+        "arguments": {"query": "calendar", "limit": 2},
+        "status": "completed",
+    }
 
 
 def test_a_local_shell_call_carries_an_exec_action():
-    payloads, _ = encode(ev.ToolCallStarted(0, "toolu_l", "local_shell"),
-                         ev.ToolCallDone(0, '{"command":["ls","-l"],"timeout_ms":5}'), *END)
+    payloads, _ = encode(
+        ev.ToolCallStarted(0, "toolu_l", "local_shell"),
+        ev.ToolCallDone(0, '{"command":["ls","-l"],"timeout_ms":5}'),
+        *END,
+    )
     item = done_items(payloads)[0]
     assert item["type"] == "local_shell_call"
     assert item["call_id"] == "toolu_l"
@@ -178,8 +258,14 @@ def test_an_unknown_tool_name_comes_back_as_a_plain_function_call():
 
 
 def test_items_are_numbered_by_output_index_in_the_order_they_open():
-    payloads, _ = encode(ev.ReasoningDone(0, VendorState(dialect="anthropic", redacted="r")), ev.TextDelta(1, "a"),
-                         ev.TextDone(1), ev.ToolCallStarted(2, "t", "exec_command"), ev.ToolCallDone(2, "{}"), *END)
+    payloads, _ = encode(
+        ev.ReasoningDone(0, VendorState(dialect="anthropic", redacted="r")),
+        ev.TextDelta(1, "a"),
+        ev.TextDone(1),
+        ev.ToolCallStarted(2, "t", "exec_command"),
+        ev.ToolCallDone(2, "{}"),
+        *END,
+    )
     assert [p["output_index"] for p in payloads if p["type"] == "response.output_item.done"] == [0, 1, 2]
 
 
@@ -221,8 +307,10 @@ def test_an_overload_failure_keeps_the_code_codex_acts_on():
 def test_a_code_neither_codex_nor_the_sdk_knows_is_sent_as_server_error_with_the_code_in_the_message():
     # Regression: `upstream_protocol_error` failed the openai SDK's ResponseError.code validation.
     payloads, _ = encode(ev.Failed("upstream_protocol_error", "garbage from upstream"))
-    assert payloads[-1]["response"]["error"] == {"code": "server_error",
-                                                 "message": "upstream_protocol_error: garbage from upstream"}
+    assert payloads[-1]["response"]["error"] == {
+        "code": "server_error",
+        "message": "upstream_protocol_error: garbage from upstream",
+    }
 
 
 def test_a_stream_that_never_finished_gets_exactly_one_failed_event():
@@ -233,7 +321,9 @@ def test_a_stream_that_never_finished_gets_exactly_one_failed_event():
 
 def test_finishing_twice_emits_nothing_more():
     report = Report()
-    encoder = ResponsesEncoder(model="m", tools=ToolIndex(), report=report, new_id=sequential_ids(), clock=lambda: 0)
+    encoder = ResponsesEncoder(
+        model="m", tools=ToolIndex(), report=report, new_id=sequential_ids(), clock=lambda: 0
+    )
     first = encoder.encode([ev.Finished("stop")]) + encoder.finish()
     assert encoder.finish() == b""
     assert encoder.encode([ev.TextDelta(0, "late")]) == b""

@@ -1,0 +1,50 @@
+"""addon/flowinfo.py: the one-line comment, the mark, and usage read back from what the client got."""
+
+from __future__ import annotations
+
+import json
+
+from addon import flowinfo
+
+
+def test_summary_names_upstream_and_model_then_what_went_wrong() -> None:
+    info = {"upstream": "anthropic", "model": "claude-sonnet-4-5", "refused": "no", "error": "boom",
+            "dropped": ["input.reasoning", "text.verbosity"], "notes": ["a", "b"]}
+    assert flowinfo.summary(info) == ("-> anthropic claude-sonnet-4-5 | refused: no | error: boom"
+                                      " | dropped: input.reasoning, text.verbosity | notes: 2")
+
+
+def test_summary_of_a_clean_flow_is_just_the_route() -> None:
+    assert flowinfo.summary({"upstream": "chat", "model": "deepseek-chat", "dropped": [], "notes": []}) == (
+        "-> chat deepseek-chat")
+
+
+def test_notes_alone_do_not_mark_a_flow() -> None:
+    assert not flowinfo.lost_something({"dropped": [], "notes": ["no upstream key"]})
+    assert flowinfo.lost_something({"dropped": ["text.verbosity"]})
+    assert flowinfo.lost_something({"error": "upstream 429"})
+
+
+def test_merge_keeps_order_and_drops_duplicates() -> None:
+    info = {"dropped": ["a"], "notes": ["x"]}
+    flowinfo.merge(info, ["b", "a"], ["x", "y"])
+    assert info == {"dropped": ["a", "b"], "notes": ["x", "y"]}
+
+
+def test_usage_of_a_response_object() -> None:
+    assert flowinfo.usage_of(json.dumps({"object": "response", "usage": {"input_tokens": 3}}).encode()) == {
+        "input_tokens": 3}
+
+
+def test_usage_of_a_stream_comes_from_its_terminal_event() -> None:
+    stream = (b'event: response.created\ndata: {"response":{"usage":null}}\n\n'
+              b'event: response.completed\ndata: {"type":"response.completed","response":'
+              b'{"usage":{"input_tokens":5,"output_tokens":2}}}\n\n')
+    assert flowinfo.usage_of(stream) == {"input_tokens": 5, "output_tokens": 2}
+
+
+def test_usage_of_anything_else_is_none() -> None:
+    assert flowinfo.usage_of(b"") is None
+    assert flowinfo.usage_of(b"{not json") is None
+    assert flowinfo.usage_of(b"event: response.failed\ndata: {broken\n\n") is None
+    assert flowinfo.usage_of(b'{"error": {"message": "x"}}') is None
