@@ -132,7 +132,18 @@ class Gateway:
         flow.metadata["gateway.translation"] = translation.model_dump(mode="json", exclude={"body"})
         info.update(model=translation.model, url=route.base_url + translation.path)
         flowinfo.merge(info, translation.dropped, translation.notes)
-        self._retarget(flow, route, translation)
+        # a failure past this point leaves a half-rewritten request (new URL, client headers):
+        # it is answered here and never sent
+        try:
+            self._retarget(flow, route, translation)
+        except TranslatorError as exc:  # e.g. no AWS credentials for Bedrock
+            info["error"] = exc.message
+            self._answer(flow, json_response(exc.status, exc.to_body()))
+            return
+        except Exception as exc:
+            info["error"] = f"gateway could not address the upstream: {exc!r}"
+            self._answer(flow, error_response(500, "server_error", info["error"]))
+            return
         if not await self._upstream_reachable(flow):
             message = f"cannot reach the {route.dialect} upstream at {route.base_url}"
             info["error"] = message

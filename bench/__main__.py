@@ -17,6 +17,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from bench import peer_litellm, profile, proxy, requests, streams
 from bench.fixtures import long_answer, recorded
 from bench.report import Results, render, write
 from bench.workloads import TARGET_MODELS, long_request, small_request
-from translators import translate_request
+from translators import Translation, translate_request
 
 STEPS = ("requests", "streams", "proxy", "peer", "profile")
 
@@ -45,7 +46,7 @@ class Budget:
 
 
 FULL = Budget(request_samples={"small": 200, "long": 40}, peer_request_samples={"small": 60, "long": 12},
-              stream_samples=100, peer_stream_samples=10, long_deltas=2000, proxy_deltas=2000, proxy_turns=3,
+              stream_samples=100, peer_stream_samples=10, long_deltas=2000, proxy_deltas=2000, proxy_turns=5,
               profile_seconds=1.5)
 QUICK = Budget(request_samples={"small": 10, "long": 3}, peer_request_samples={"small": 3, "long": 1},
                stream_samples=3, peer_stream_samples=1, long_deltas=200, proxy_deltas=200, proxy_turns=1,
@@ -78,23 +79,27 @@ def _guarded(res: Results, label: str, step: Callable[[], None]) -> None:
     res.meta["seconds"][label] = round(time.monotonic() - start, 1)
 
 
+def _translate_all(dialect: str, translation: Translation, streams_chunks: list[tuple[bytes, ...]]) -> None:
+    for chunks in streams_chunks:
+        streams.translate(dialect, translation, chunks)
+
+
 def _profiles(res: Results, targets: list[str], budget: Budget) -> None:
     small, long = small_request(), long_request()
     jobs: list[tuple[str, Callable[[], object]]] = []
     if "anthropic" in targets:
         jobs.append(("request small -> anthropic", lambda: requests.ours(small, "anthropic")))
-    jobs += [(f"request long -> {t}", lambda t=t: requests.ours(long, t)) for t in targets]
+    jobs += [(f"request long -> {t}", partial(requests.ours, long, t)) for t in targets]
     for dialect in targets:
         translation = translate_request(json.loads(small), dialect, TARGET_MODELS[dialect])
         found, _ = recorded(dialect)
         if found:
             jobs.append((f"stream {dialect} recorded ({len(found)})",
-                         lambda d=dialect, tr=translation, ss=found: [
-                             streams.translate(d, tr, s.chunks) for s in ss]))
+                         partial(_translate_all, dialect, translation, [s.chunks for s in found])))
         if dialect == "anthropic":
             answer = long_answer(budget.long_deltas)
             jobs.append((f"stream anthropic synthetic ({answer.events} events)",
-                         lambda tr=translation, a=answer: streams.translate("anthropic", tr, a.chunks)))
+                         partial(streams.translate, "anthropic", translation, answer.chunks)))
     res.profiles += [profile.profile(label, fn, budget.profile_seconds) for label, fn in jobs]
 
 

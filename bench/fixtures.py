@@ -11,6 +11,7 @@ import json
 import os
 import re
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,5 +165,5 @@ def long_answer(deltas: int) -> Stream:
                   tuple(p for c in chunks for p in _sse_payloads(c)))
 
 
-def _anthropic_event(payload: dict[str, object]) -> bytes:
+def _anthropic_event(payload: Mapping[str, object]) -> bytes:
     return f"event: {payload['type']}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n".encode()

@@ -84,7 +84,7 @@ class LitellmPeer:
 
     # -- request ----------------------------------------------------------------------------------
     def prepare(self, raw: bytes) -> Prepared:
-        body = dict(self._hoist(json.loads(raw), drop_params=True))
+        body: dict[str, Any] = dict(self._hoist(json.loads(raw), drop_params=True))
         searched = self._bridge_tool_search(body["input"], body.get("tools"), ())
         if searched.bridged:
             body = {**body, "input": searched.input, "tools": list(searched.tools)}

@@ -7,7 +7,9 @@ body), against the floor: `json.loads` + `json.dumps` of the same bytes, in the 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 
 from bench.peer_litellm import LitellmPeer
 from bench.timing import interleaved
@@ -94,8 +96,8 @@ def run(targets: list[str], samples: dict[str, int], peer: LitellmPeer | None,
         shape = describe(raw)
         for target in targets:
             out = ours(raw, target)
-            contenders = {"ours": lambda raw=raw, target=target: ours(raw, target),
-                          "floor": lambda raw=raw: floor(raw)}
+            contenders: dict[str, Callable[[], object]] = {"ours": partial(ours, raw, target),
+                                                           "floor": partial(floor, raw)}
             counts = {"ours": samples[workload], "floor": samples[workload]}
             peer_out = None
             if peer is not None and target == "anthropic":
@@ -104,7 +106,7 @@ def run(targets: list[str], samples: dict[str, int], peer: LitellmPeer | None,
                 except Exception as exc:
                     notes.append(f"peer request ({workload}) failed: {exc!r}"[:300])
                 else:
-                    contenders["peer"] = lambda raw=raw, peer=peer: peer.request(raw)
+                    contenders["peer"] = partial(peer.request, raw)
                     counts["peer"] = peer_samples[workload]
             timings = interleaved(contenders, counts)
             ours_t, floor_t, peer_t = timings["ours"], timings["floor"], timings.get("peer")

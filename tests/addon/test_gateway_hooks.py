@@ -130,34 +130,41 @@ def test_request_is_retargeted_to_the_upstream_and_asks_for_identity(gateway: Ct
     assert json.loads(flow.request.content)["model"] == "claude-sonnet-4-5"
 
 
-def _fake_translation(target: str, path: str) -> Any:
-    def translate(body: dict[str, Any], dialect: str, model: str | None) -> Translation:
-        return Translation(target=target, model=model or body["model"], client_model=body["model"],
-                           path=path, body={"model": model, "messages": []})
-    return translate
-
-
 @pytest.mark.parametrize(("dialect", "env", "header", "value"), [
     ("anthropic", "ANTHROPIC_API_KEY", "x-api-key", "k-anthropic-0123456789"),
     ("chat", "DEEPSEEK_API_KEY", "authorization", "Bearer k-chat-0123456789"),
     ("gemini", "GEMINI_API_KEY", "x-goog-api-key", "k-gemini-0123456789"),
+    ("bedrock", "AWS_BEARER_TOKEN_BEDROCK", "authorization", "Bearer k-bedrock-0123456789"),
 ])
 def test_client_credentials_never_reach_another_vendor_and_the_key_comes_from_the_env(
         gateway: Ctx, listener: str, monkeypatch: pytest.MonkeyPatch,
         dialect: str, env: str, header: str, value: str) -> None:
     addon, tctx = gateway
-    if dialect != "anthropic":  # only the dialect's request shape is faked; auth is the addon's
-        monkeypatch.setattr(gateway_module, "translate_request", _fake_translation(dialect, "/v1/x"))
     monkeypatch.setenv(env, value.removeprefix("Bearer "))
     tctx.configure(addon, gateway_upstream=dialect, gateway_base_url=listener)
     flow = client_flow(headers=CODEX_HEADERS)
     run_request(addon, flow)
+    assert flow.response is None, flow.response and flow.response.text
     headers = {k.lower(): v for k, v in flow.request.headers.items()}
     assert headers[header] == value
     assert CLIENT_KEY not in json.dumps(headers)
     for name in CODEX_HEADERS:
         assert name not in headers
     assert not [name for name in headers if name.startswith(("x-codex", "openai-", "chatgpt-"))]
+
+
+def test_upstream_auth_failure_is_answered_and_the_request_never_leaves(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    addon, tctx = gateway
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "k-bedrock-0123456789")
+    # a Bedrock API key is only ever sent over HTTPS (or to loopback)
+    tctx.configure(addon, gateway_upstream="bedrock", gateway_base_url="http://bedrock.example")
+    flow = client_flow(headers=CODEX_HEADERS)
+    run_request(addon, flow)
+    assert flow.response.status_code == 401
+    assert flow.response.json()["error"]["code"] == "missing_credentials"
+    assert "HTTPS" in flow.metadata["gateway"]["error"]
+    assert CLIENT_KEY not in json.dumps(dict(flow.request.headers))
 
 
 def test_upstream_key_comes_from_the_variable_named_by_gateway_key_env(
@@ -191,6 +198,25 @@ def test_responses_upstream_that_is_not_openai_gets_no_client_credentials(
     assert flow.request.headers["authorization"] == "Bearer k-local-responses-0123"
     for name in CODEX_HEADERS:
         assert name not in flow.request.headers
+
+
+def test_openai_upstream_keeps_the_client_credentials_when_no_key_is_set(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    addon, tctx = gateway
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+    async def reachable(self: Gateway, flow: http.HTTPFlow) -> bool:
+        return True  # no network here; api.openai.com is only addressed, never contacted
+
+    monkeypatch.setattr(Gateway, "_upstream_reachable", reachable)
+    tctx.configure(addon, gateway_upstream="responses", gateway_base_url="", gateway_model="")
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True,
+                        "client_metadata": {"installation_id": "inst-42"}}, headers=CODEX_HEADERS)
+    run_request(addon, flow)
+    assert flow.request.url == CLIENT_URL
+    assert flow.request.headers["authorization"] == f"Bearer {CLIENT_KEY}"
+    assert flow.request.headers["chatgpt-account-id"] == "acct-1234"
+    assert b"inst-42" not in flow.request.content
 
 
 def test_client_metadata_is_not_sent_upstream(gateway: Ctx) -> None:

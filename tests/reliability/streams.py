@@ -49,20 +49,34 @@ def client_stream(dialect: str, out: bytes) -> list[dict[str, Any]]:
     assert out.decode("utf-8"), "the client stream is not UTF-8"
     if dialect != "responses":
         return assert_valid_responses_stream(out)
-    payloads = data_payloads(out)
-    kinds = [p["type"] for p in payloads]
+    payloads = data_payloads(out, strict=False)
+    kinds = [p["type"] for p in payloads if isinstance(p, dict) and isinstance(p.get("type"), str)]
     assert sum(k in TERMINAL for k in kinds) == 1 and kinds[-1] in TERMINAL, kinds
     return payloads
 
 
-def data_payloads(out: bytes) -> list[dict[str, Any]]:
+def data_payloads(out: bytes, *, strict: bool = True) -> list[Any]:
     """The JSON of each `data:` line (for the passthrough, whose `event:` lines are the
-    upstream's own and not necessarily well formed)."""
-    return [json.loads(line[5:]) for line in out.decode().split("\n") if line.startswith("data:")]
+    upstream's own and not necessarily well formed). Not strict: lines that are not JSON are
+    skipped (the passthrough forwards them, see test_passthrough_never_forwards_...)."""
+    out_payloads = []
+    for line in out.decode().split("\n"):
+        if line.startswith("data:"):
+            try:
+                out_payloads.append(json.loads(line[5:]))
+            except ValueError:
+                if strict:
+                    raise
+    return out_payloads
 
 
 def terminal_type(out: bytes) -> str:
     return str(data_payloads(out)[-1]["type"])
+
+
+def deltas(payloads: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Every streamed piece the client got, of any kind (text, reasoning, arguments)."""
+    return [(p["type"], p["delta"]) for p in payloads if p["type"].endswith(".delta")]
 
 
 def text_of(payloads: list[dict[str, Any]]) -> str:

@@ -24,7 +24,9 @@ from tests.reliability.budget import STREAM_FUZZ, STREAM_SPLITS, fuzz
 from tests.reliability.recorded import DECODER_DIALECTS, Recording, recordings, recordings_of, translation_for
 from tests.reliability.streams import (
     client_stream,
+    data_payloads,
     decode,
+    deltas,
     dumps,
     sized,
     split,
@@ -161,14 +163,40 @@ def _bad_json_variants(rec: Recording) -> list[tuple[int, bytes]]:
             for bad in (b'{"type": broken', b"{", b"\xff\xfe", b'{"a":1}}', b"[1,2")]
 
 
-@pytest.mark.parametrize("rec", SSE, ids=_ids(SSE))
+SSE_DECODED = [r for r in SSE if r.dialect != "responses"]
+
+
+@pytest.mark.parametrize("rec", SSE_DECODED, ids=_ids(SSE_DECODED))
 def test_bad_json_in_a_data_line_ends_with_one_failed_event(rec: Recording) -> None:
-    for at, broken in _bad_json_variants(rec):
-        translator = stream_translator(rec.dialect, translation_for(rec.dialect))
+    for _, broken in _bad_json_variants(rec):
+        for chunks in ([broken], sized(broken, 1)):
+            translator = stream_translator(rec.dialect, translation_for(rec.dialect))
+            out = b"".join(translator.feed(c) for c in chunks) + translator.close()
+            payloads = client_stream(rec.dialect, out)
+            if payloads[-1]["type"] != "response.failed":
+                assert translator.report.notes or translator.report.dropped, "a bad line went unreported"
+
+
+@pytest.mark.parametrize("rec", SSE_DECODED, ids=_ids(SSE_DECODED))
+def test_events_before_a_bad_line_in_the_same_chunk_still_reach_the_client(rec: Recording) -> None:
+    """A network chunk often holds several events. When one of them is broken, the ones before
+    it were good and must reach the client as they do when they arrive in chunks of their own:
+    the output must not depend on where the chunks break (STYLE.md §4)."""
+    at, broken = _bad_json_variants(rec)[0]
+    bytewise = _run(rec, sized(broken, 1))
+    assert deltas(client_stream(rec.dialect, bytewise)) == deltas(client_stream(rec.dialect, _run(rec, [rec.data[:at]]))
+                                                                  [:-1])
+    assert _run(rec, [broken]) == bytewise
+
+
+@pytest.mark.parametrize("rec", recordings_of("responses"), ids=_ids(recordings_of("responses")))
+def test_passthrough_never_forwards_a_data_line_that_is_not_json(rec: Recording) -> None:
+    """The openai SDK parses every `data:` line and raises on one that is not JSON (Codex skips
+    it); the passthrough must drop it with a note, or end the response with response.failed."""
+    for _, broken in _bad_json_variants(rec):
+        translator = stream_translator("responses", translation_for("responses"))
         out = translator.feed(broken) + translator.close()
-        payloads = client_stream(rec.dialect, out)
-        before = client_stream(rec.dialect, _run(rec, [rec.data[:at]]))
-        assert text_of(payloads).startswith(text_of(before)), "what came before the bad line is kept"
+        payloads = data_payloads(out)  # raises on a forwarded non-JSON line
         if payloads[-1]["type"] != "response.failed":
             assert translator.report.notes or translator.report.dropped, "a bad line went unreported"
 
@@ -182,10 +210,12 @@ _UNKNOWN = {
 }
 
 
-def _after_first_event(rec: Recording) -> int:
+def _finishing_event_start(rec: Recording) -> int:
+    """Where the event that finishes the answer begins (an event put there is still read)."""
     if rec.framing == "eventstream":
-        return frame_offsets(rec.data)[1]
-    return re.search(rb"\n\n|\r\n\r\n", rec.data).end()  # type: ignore[union-attr]
+        return max(o for o in frame_offsets(rec.data) if o <= rec.finish_at)
+    ends = [m.end() for m in re.finditer(rb"\n\n|\r\n\r\n", rec.data[:rec.finish_at])]
+    return ends[-1] if ends else 0
 
 
 @pytest.mark.parametrize("rec", SSE + recordings_of("bedrock"), ids=_ids(SSE + recordings_of("bedrock")))
@@ -195,7 +225,7 @@ def test_unknown_event_type_is_reported_and_the_stream_goes_on(rec: Recording) -
                                 ":message-type": "event"}, dumps({"a": 1}))
     else:
         unknown = _UNKNOWN[rec.dialect]
-    at = _after_first_event(rec)
+    at = _finishing_event_start(rec)
     translator = stream_translator(rec.dialect, translation_for(rec.dialect))
     out = translator.feed(rec.data[:at] + unknown + rec.data[at:]) + translator.close()
     payloads = client_stream(rec.dialect, out)

@@ -139,3 +139,15 @@ def test_python_m_translators_stream_reads_the_upstream_from_stdin(tmp_path):
     assert done.returncode == 0, done.stderr
     payloads = assert_valid_responses_stream(done.stdout)
     assert payloads[-1]["type"] == "response.completed"
+
+
+def test_capture_replays_a_recorded_folder_deterministically(capsysbinary):
+    folder = ROOT / "captures" / "codex-say-hi-anthropic"
+    if not folder.is_dir():
+        pytest.skip("no capture folder in this checkout")
+    assert main(["capture", str(folder)]) == 0
+    first = capsysbinary.readouterr().out
+    assert main(["capture", str(folder)]) == 0
+    assert capsysbinary.readouterr().out == first
+    payloads = assert_valid_responses_stream(first)
+    assert payloads[-1]["type"] == "response.completed"

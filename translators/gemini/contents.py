@@ -5,7 +5,7 @@ Roles are `user` and `model` only: assistant items become `model` turns, everyth
 same-role items share one turn, so the responses to a parallel set of calls travel together.
 
 Thought signatures come back from the client inside reasoning items (`VendorState`, see
-`stream.py`) and are put back where Gemini produced them:
+`chunks.py`) and are put back where Gemini produced them:
 - a signature with `call_ids` goes on the `functionCall` part of that call (for a parallel set
   only the first call ever had one; the others stay without, as Gemini sent them);
 - a signature without `call_ids` was on a text part: it goes on the model text part written just

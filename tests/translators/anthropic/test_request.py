@@ -423,6 +423,35 @@ def test_thinking_is_replayed_byte_exact_before_the_tool_use_it_belongs_to():
     assert translation.body["thinking"]["type"] == "enabled"
 
 
+def test_two_consecutive_tool_turns_with_thinking_stay_two_turns():
+    # Regression (pairing): the second turn's thinking and tool_use were merged into the first
+    # assistant turn, after a tool_use whose result the model had already seen.
+    translation = anthropic(
+        body(
+            user("q"),
+            thinking_item(signature="sig1", text="first"),
+            function_call("a", "f"),
+            function_output("a", "A"),
+            thinking_item(signature="sig2", text="second"),
+            function_call("b", "f"),
+            function_output("b", "B"),
+            reasoning={"effort": "medium"},
+            tools=[function("f")],
+        )
+    )
+    turns = [
+        (m["role"], [b.get("signature") or b.get("id") or b.get("tool_use_id") for b in m["content"]])
+        for m in translation.body["messages"][1:]
+    ]
+    assert turns == [
+        ("assistant", ["sig1", "a"]),
+        ("user", ["a"]),
+        ("assistant", ["sig2", "b"]),
+        ("user", ["b"]),
+    ]
+    assert translation.body["thinking"]["type"] == "enabled"
+
+
 def test_redacted_thinking_is_replayed_as_it_came():
     state = VendorState(dialect="anthropic", redacted="EqkEopaque==")
     item = {"type": "reasoning", "summary": [], "encrypted_content": vendor_state.encode(state)}

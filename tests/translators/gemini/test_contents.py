@@ -108,3 +108,8 @@ def test_unsigned_calls_of_earlier_turns_get_no_placeholder() -> None:
 def test_unsigned_calls_get_no_placeholder_before_gemini_3() -> None:
     body, _ = gemini_body(user("go"), fcall("a"), fout("a"), tools=TOOLS, model="gemini-2.5-pro")
     assert "thoughtSignature" not in model_parts(body)[0]
+
+
+def test_text_signature_never_moves_to_a_later_turn() -> None:
+    body, _ = gemini_body(user("q"), signed(SIG), user("thanks"), assistant("Later answer."), user("ok"))
+    assert model_parts(body) == [{"text": "Later answer."}]
