@@ -51,3 +51,22 @@ def redact_request(headers: Any) -> None:
     for name in list(headers.keys()):
         if name.lower() in _SECRET_HEADERS:
             headers[name] = "<redacted>"
+
+
+def env_aws_region() -> str | None:
+    """The region the AWS tools read from the environment (botocore itself reads only
+    AWS_DEFAULT_REGION; the SDKs and the CLI also honour AWS_REGION, which wins)."""
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+def aws_region(option: str, url: str) -> str | None:
+    """The region a Bedrock request is signed for: the `gateway_aws_region` option, else the one
+    in a `bedrock-runtime.{region}.amazonaws.com` host, else the environment's. None lets the
+    signer fall back to the AWS profile's configured region."""
+    from translators.bedrock.auth import region_from_url
+
+    return option.strip() or region_from_url(url) or env_aws_region()

@@ -7,6 +7,7 @@ from typing import Any
 
 from mitmproxy import http
 
+from addon import auth, flowinfo
 from translators.errors import error_type_for_status
 
 
@@ -22,3 +23,13 @@ def json_response(status: int, body: dict[str, Any], headers: dict[str, str] | N
 
 def error_response(status: int, code: str, message: str, param: str | None = None) -> http.Response:
     return json_response(status, error_body(status, code, message, param))
+
+
+def answer(flow: http.HTTPFlow, response: http.Response) -> None:
+    """The proxy answers a gateway flow itself. The `response` hook still runs for it, so the
+    flow is marked done (never read as an upstream answer), and the request headers are
+    redacted now, since they may already carry the upstream key."""
+    flow.response = response
+    flow.metadata["gateway.done"] = True
+    auth.redact_request(flow.request.headers)
+    flowinfo.describe(flow)

@@ -29,6 +29,14 @@ def lost_something(info: dict[str, Any]) -> bool:
     return bool(info.get("dropped") or info.get("refused") or info.get("error"))
 
 
+def describe(flow: Any) -> None:
+    """Comment and mark of a gateway flow from its `flow.metadata["gateway"]`."""
+    info = flow.metadata[KEY]
+    flow.comment = summary(info)
+    if lost_something(info):
+        flow.marked = MARK
+
+
 def merge(info: dict[str, Any], dropped: list[str], notes: list[str]) -> None:
     info["dropped"] = list(dict.fromkeys([*info.get("dropped", []), *dropped]))
     info["notes"] = list(dict.fromkeys([*info.get("notes", []), *notes]))

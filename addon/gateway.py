@@ -9,10 +9,9 @@ auth, streaming hookup, metadata.
 
 from __future__ import annotations
 
-import asyncio
 import json
+import re
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ if _ROOT not in sys.path:  # loaded by path with `-s addon/gateway.py`: make the
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
 from addon import auth, cutoff, flowinfo, recording, views  # noqa: E402
-from addon.errors import error_response, json_response  # noqa: E402
+from addon.errors import answer, error_response, json_response  # noqa: E402
 from addon.routing import DEFAULT_MATCH, Route, RouteError, Router, from_options, from_toml  # noqa: E402
 from addon.streaming import StreamHook  # noqa: E402
 from translators import (  # noqa: E402
@@ -36,15 +35,17 @@ from translators import (  # noqa: E402
     translate_response,
 )
 
-_REACHABLE_TTL = 10.0
 _FRAMING_HEADERS = ("content-length", "host", "content-encoding", "transfer-encoding")
 """Client headers that describe the client's own body and connection, never the one re-sent."""
+_AWS_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
+_MAX_ERROR_MESSAGE = 4000
+_EVENTSTREAM = "application/vnd.amazon.eventstream"
+"""What Bedrock's ConverseStream answers with (botocore itself sends no accept header)."""
 
 
 class Gateway:
     def __init__(self) -> None:
         self.router = Router(routes=())
-        self._reachable: dict[tuple[str, int], float] = {}
 
     # -- options ----------------------------------------------------------------------------
     def load(self, loader: Any) -> None:
@@ -65,6 +66,10 @@ class Gateway:
                           "target_model, key_env); overrides the single-route options.")
         loader.add_option("gateway_capture_dir", str, "",
                           "Write a redacted capture folder per translated flow here.")
+        loader.add_option("gateway_aws_region", str, "",
+                          "AWS region Bedrock requests are signed for; empty: the region in a "
+                          "bedrock-runtime.{region}.amazonaws.com base URL, else $AWS_REGION or "
+                          "$AWS_DEFAULT_REGION.")
 
     def configure(self, updated: set[str]) -> None:
         o = ctx.options
@@ -76,9 +81,15 @@ class Gateway:
             o.update(connection_strategy="lazy")
         if not any(name.startswith("gateway_") for name in updated):
             return
+        region = o.gateway_aws_region.strip()
+        if region and not _AWS_REGION.match(region):
+            raise exceptions.OptionsError(f"gateway_aws_region {region!r} is not an AWS region: "
+                                          "write e.g. us-east-1, or leave it empty")
+        aws_region = region or auth.env_aws_region()
         try:
-            routes = from_toml(o.gateway_config) if o.gateway_config else from_options(
-                o.gateway_upstream, o.gateway_base_url, o.gateway_model, o.gateway_key_env)
+            routes = from_toml(o.gateway_config, aws_region=aws_region) if o.gateway_config else from_options(
+                o.gateway_upstream, o.gateway_base_url, o.gateway_model, o.gateway_key_env,
+                aws_region=aws_region)
         except RouteError as exc:
             raise exceptions.OptionsError(str(exc)) from None
         match = tuple(p.strip() for p in o.gateway_match if p.strip())
@@ -99,11 +110,31 @@ class Gateway:
             flow.response = error_response(426, "websocket_unsupported",
                                            "this gateway speaks HTTP/SSE only; falling back is expected")
 
-    async def request(self, flow: http.HTTPFlow) -> None:
-        if flow.response or flow.error or flowinfo.KEY in flow.metadata:
-            return  # answered already, or translated before (replayed / loaded flow)
+    def request(self, flow: http.HTTPFlow) -> None:
+        if flow.response or flow.error:
+            return
+        if flowinfo.KEY in flow.metadata:
+            if flow.is_replay == "request" and flow.live:
+                self._guarded(flow, self._replay)  # mitmweb's Replay, `mitmdump -C saved.flow`
+            return  # otherwise translated before (a loaded flow): never twice
         if flow.request.method != "POST" or not self._matched(flow):
             return
+        self._guarded(flow, self._intercept)
+
+    def _guarded(self, flow: http.HTTPFlow, step: Any) -> None:
+        """Fail closed: an exception escaping a hook would make mitmproxy log it and send the
+        flow on as it stands, i.e. untranslated to OpenAI with the client's credentials, or
+        half-rewritten. A flow this addon took on is answered instead."""
+        try:
+            step(flow)
+        except Exception as exc:
+            message = f"gateway could not handle the request: {exc!r}"[:500]
+            info = flow.metadata.setdefault(flowinfo.KEY, {"upstream": "-", "model": None, "dropped": [],
+                                                           "notes": []})
+            info["error"] = message
+            answer(flow, error_response(500, "server_error", message))
+
+    def _intercept(self, flow: http.HTTPFlow) -> None:
         try:
             # Codex may send zstd (notes/mitmproxy.md §8.4). Read it decoded but leave the body
             # as sent until the flow is ours: an unrouted request goes on untouched.
@@ -111,23 +142,63 @@ class Gateway:
         except (ValueError, UnicodeDecodeError) as exc:
             flow.response = error_response(400, "invalid_json", f"the request body is not JSON: {exc}")
             return
+        except RecursionError:  # not a ValueError: Python's parser gives up past ~1000 levels
+            flow.response = error_response(400, "invalid_json", "the request body is nested too deeply")
+            return
+        self._translate(flow, body, flow.request.get_text(strict=False) or "")
+
+    def _replay(self, flow: http.HTTPFlow) -> None:
+        """A saved gateway flow sent again. Its request is the rewritten one, stale (old options)
+        and with `<redacted>` keys; what the client sent is in the metadata, so the flow is
+        translated afresh from that, with the current options, and its answer translated again.
+        `flow.backup()` (done by the replay) keeps the old flow for mitmweb's Revert."""
+        client_request = flow.metadata.get("gateway.client_request")
+        stale = [k for k in flow.metadata if k == flowinfo.KEY or k.startswith("gateway.")]
+        for key in stale:
+            if key != "gateway.client_request":  # the views show it, whatever happens next
+                del flow.metadata[key]
+        if flow.marked == flowinfo.MARK:
+            flow.marked = ""
+        for name, value in list(flow.request.headers.items()):
+            if value == "<redacted>":  # a saved secret is gone; never send the placeholder
+                flow.request.headers.pop(name, None)
+        try:
+            body = json.loads(client_request or "")
+        except (ValueError, RecursionError):
+            body = None
+        if not isinstance(body, dict):
+            self._refuse_replay(flow, None, "the saved flow holds no client request to translate again")
+            return
+        self._translate(flow, body, client_request or "", replay=True)
+
+    def _refuse_replay(self, flow: http.HTTPFlow, client_model: object, message: str) -> None:
+        flow.metadata[flowinfo.KEY] = {"upstream": "-", "model": client_model, "client_model": client_model,
+                                       "dropped": [], "notes": [], "error": f"replay: {message}"}
+        answer(flow, error_response(400, "replay_failed", message))
+
+    def _translate(self, flow: http.HTTPFlow, body: Any, client_text: str, replay: bool = False) -> None:
         client_model = body.get("model") if isinstance(body, dict) else None
         route = self.router.route(client_model if isinstance(client_model, str) else "")
         if route is None:
+            if replay:
+                self._refuse_replay(flow, client_model, f"no gateway route for model {client_model!r} "
+                                                        "under the current options")
             return  # no route for this model: leave the flow untouched
         info: dict[str, Any] = {"upstream": route.dialect, "model": route.model or client_model,
                                 "client_model": client_model, "dropped": [], "notes": []}
+        if replay:
+            info["notes"].append("replayed: translated again from the saved client request")
         flow.metadata[flowinfo.KEY] = info
-        flow.metadata["gateway.client_request"] = flow.request.get_text(strict=False) or ""
+        flow.metadata["gateway.client_request"] = client_text
         try:
             translation = translate_request(body, route.dialect, route.model)
         except TranslatorError as exc:
             info["refused"] = exc.message
-            self._answer(flow, json_response(exc.status, exc.to_body()))
+            answer(flow, json_response(exc.status, exc.to_body()))
             return
         except Exception as exc:  # a translator bug must not let the flow go on to OpenAI as sent
             info["error"] = f"gateway could not translate the request: {exc!r}"
-            self._answer(flow, error_response(500, "server_error", info["error"]))
+            answer(flow, error_response(500, "server_error", info["error"]))
             return
         flow.metadata["gateway.translation"] = translation.model_dump(mode="json", exclude={"body"})
         info.update(model=translation.model, url=route.base_url + translation.path)
@@ -138,25 +209,13 @@ class Gateway:
             self._retarget(flow, route, translation)
         except TranslatorError as exc:  # e.g. no AWS credentials for Bedrock
             info["error"] = exc.message
-            self._answer(flow, json_response(exc.status, exc.to_body()))
+            answer(flow, json_response(exc.status, exc.to_body()))
             return
         except Exception as exc:
             info["error"] = f"gateway could not address the upstream: {exc!r}"
-            self._answer(flow, error_response(500, "server_error", info["error"]))
-            return
-        if not await self._upstream_reachable(flow):
-            message = f"cannot reach the {route.dialect} upstream at {route.base_url}"
-            info["error"] = message
-            self._answer(flow, error_response(502, "upstream_unreachable", message))
-
-    def _answer(self, flow: http.HTTPFlow, response: http.Response) -> None:
-        """The proxy answers itself. `response` still runs for this flow, so it is marked done
-        (never read as an upstream answer), and the request headers are redacted now, since
-        they may already carry the upstream key and nothing will be sent."""
-        flow.response = response
-        flow.metadata["gateway.done"] = True
-        auth.redact_request(flow.request.headers)
-        self._describe(flow)
+            answer(flow, error_response(500, "server_error", info["error"]))
+        # An upstream that cannot be reached is answered by the HTTP layer (cutoff.py), with the
+        # same Responses-shaped 502, when the connection attempt fails.
 
     def _retarget(self, flow: http.HTTPFlow, route: Route, translation: Translation) -> None:
         content = json.dumps(translation.body, ensure_ascii=False).encode()
@@ -168,14 +227,21 @@ class Gateway:
             headers = auth.clean_headers(dict(flow.request.headers))
         headers.update(translation.headers)
         headers["content-type"] = "application/json"
-        headers["accept"] = "text/event-stream" if translation.stream else "application/json"
+        if not translation.stream:
+            headers["accept"] = "application/json"
+        elif route.dialect == "bedrock":
+            headers["accept"] = _EVENTSTREAM
+        else:
+            headers["accept"] = "text/event-stream"
         headers["accept-encoding"] = "identity"  # the stream callable gets raw bytes
         flow.request.url = route.base_url + translation.path
         url = flow.request.url
         if route.dialect == "bedrock":
             from translators.bedrock import auth as bedrock_auth
 
-            headers.update(bedrock_auth.sign("POST", url, headers, content,
+            # signed last, over the final URL, headers and body bytes; nothing changes after
+            region = auth.aws_region(ctx.options.gateway_aws_region, url)
+            headers.update(bedrock_auth.sign("POST", url, headers, content, region=region,
                                              bearer_token=auth.read_key(route.key_env)))
         else:
             key = auth.read_key(route.key_env)
@@ -189,24 +255,6 @@ class Gateway:
         for name, value in headers.items():
             flow.request.headers[name] = value
         flow.request.content = content
-
-    async def _upstream_reachable(self, flow: http.HTTPFlow) -> bool:
-        """mitmproxy answers an unreachable server with an HTML 502 the client cannot read
-        (notes/mitmproxy.md §8.9), so the addon checks first and answers in Responses shape.
-        Replays never connect, and a reachable answer is remembered for a few seconds."""
-        if ctx.options.server_replay or (flow.is_replay == "request" and not ctx.options.server):
-            return True
-        address = (flow.request.host, flow.request.port)
-        now = time.monotonic()
-        if self._reachable.get(address, 0.0) > now:
-            return True
-        try:
-            _, writer = await asyncio.wait_for(asyncio.open_connection(*address), timeout=5)
-        except (OSError, TimeoutError):
-            return False
-        writer.close()
-        self._reachable[address] = now + _REACHABLE_TTL
-        return True
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         translation = self._translation(flow)
@@ -243,16 +291,21 @@ class Gateway:
                 # these headers after this hook to decide whether a close-delimited body is over
                 flow.response.headers.pop("content-length", None)
             self._collect(info, hook.translator.report, hook.error)
-        elif flow.response.status_code >= 400:
-            self._translate_error(flow, translation, info)
         else:
-            self._translate_whole(flow, translation, info)
+            try:
+                if flow.response.status_code >= 400:
+                    self._translate_error(flow, translation, info)
+                else:
+                    self._translate_whole(flow, translation, info)
+            except Exception as exc:  # the client still gets an answer in its own dialect
+                info["error"] = f"gateway could not translate the upstream's answer: {exc!r}"[:500]
+                flow.response = error_response(502, "upstream_protocol_error", info["error"])
         if usage := flowinfo.usage_of(flow.response.content or b""):
             info["usage"] = usage
         auth.redact_request(flow.request.headers)
         if ctx.options.gateway_capture_dir:
             recording.write(Path(ctx.options.gateway_capture_dir), flow)
-        self._describe(flow)
+        flowinfo.describe(flow)
 
     def error(self, flow: http.HTTPFlow) -> None:
         if flowinfo.KEY in flow.metadata:
@@ -264,7 +317,7 @@ class Gateway:
                 flow.response.content = bytes(hook.client)
             flow.metadata[flowinfo.KEY]["error"] = flow.error.msg if flow.error else "connection error"
             auth.redact_request(flow.request.headers)
-            self._describe(flow)
+            flowinfo.describe(flow)
 
     # -- whole bodies -----------------------------------------------------------------------
     def _translate_error(self, flow: http.HTTPFlow, translation: Translation, info: dict[str, Any]) -> None:
@@ -273,7 +326,11 @@ class Gateway:
         flow.metadata["gateway.upstream_response"] = raw
         error = translate_error(translation.target, flow.response.status_code, raw,
                                 dict(flow.response.headers))
-        info["error"] = f"upstream {error.status}: {error.body['error'].get('message', '')}"[:300]
+        message = str(error.body["error"].get("message") or "")
+        if len(message) > _MAX_ERROR_MESSAGE:  # an upstream may say megabytes; the client needs the gist
+            error.body["error"]["message"] = (f"{message[:_MAX_ERROR_MESSAGE]}... "
+                                              f"({len(message) - _MAX_ERROR_MESSAGE} more characters)")
+        info["error"] = f"upstream {error.status}: {message}"[:300]
         flow.response = json_response(error.status, error.body, error.headers)
 
     def _translate_whole(self, flow: http.HTTPFlow, translation: Translation, info: dict[str, Any]) -> None:
@@ -314,13 +371,6 @@ class Gateway:
         flowinfo.merge(info, report.dropped, report.notes)
         if error:
             info["error"] = f"gateway: {error}"
-
-    @staticmethod
-    def _describe(flow: http.HTTPFlow) -> None:
-        info = flow.metadata[flowinfo.KEY]
-        flow.comment = flowinfo.summary(info)
-        if flowinfo.lost_something(info):
-            flow.marked = flowinfo.MARK
 
 
 cutoff.install()

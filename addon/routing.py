@@ -96,9 +96,17 @@ def parse_models(spec: str) -> list[tuple[str, str | None]]:
     return pairs
 
 
-def from_options(upstream: str, base_url: str, model: str, key_env: str) -> list[Route]:
+def default_base_url(dialect: str, aws_region: str | None = None) -> str:
+    """The dialect's public API; Bedrock's in the configured region when there is one."""
+    if dialect == "bedrock" and aws_region:
+        return f"https://bedrock-runtime.{aws_region}.amazonaws.com"
+    return DEFAULT_BASE_URL[dialect]
+
+
+def from_options(upstream: str, base_url: str, model: str, key_env: str, *,
+                 aws_region: str | None = None) -> list[Route]:
     dialect = check_dialect(upstream)
-    url = check_base_url(base_url or DEFAULT_BASE_URL[dialect])
+    url = check_base_url(base_url or default_base_url(dialect, aws_region))
     env = key_env or DEFAULT_KEY_ENV[dialect]
     return [Route(pattern, dialect, url, target, env) for pattern, target in parse_models(model)]
 
@@ -108,7 +116,7 @@ _ROUTE_KEYS = {"model": "gpt-5*", "upstream": "anthropic", "base_url": "https://
 """The keys of a `[[route]]` table, with an example value each (for error messages)."""
 
 
-def from_toml(path: str) -> list[Route]:
+def from_toml(path: str, *, aws_region: str | None = None) -> list[Route]:
     """Routes from a TOML file: `[[route]]` tables with `model` (a pattern, default `*`),
     `upstream`, optional `base_url`, `target_model`, `key_env`; first match wins."""
     try:
@@ -137,7 +145,7 @@ def from_toml(path: str) -> list[Route]:
         routes.append(Route(
             pattern=entry.get("model", "*"),
             dialect=dialect,
-            base_url=check_base_url(entry.get("base_url") or DEFAULT_BASE_URL[dialect]),
+            base_url=check_base_url(entry.get("base_url") or default_base_url(dialect, aws_region)),
             model=entry.get("target_model") or None,
             key_env=entry.get("key_env") or DEFAULT_KEY_ENV[dialect],
         ))

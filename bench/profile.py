@@ -3,10 +3,15 @@
 Self time is the time in a function's own code (C calls it makes that pyinstrument does not see as
 frames included); total time counts every call below it once per call path (no double counting
 under recursion).
+
+The garbage collector is off while profiling: the profiler's own samples grow the heap, and the
+collections that triggers would land, whole, on whichever function happened to allocate (a 2 ms
+"hotspot" in a function that costs 10 µs). Measured apart, collection costs 2-5% of a request.
 """
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,13 +50,18 @@ def profile(label: str, fn: Callable[[], object], seconds: float, top: int = 8) 
     fn()  # warm caches and imports outside the profile
     profiler = Profiler(interval=0.0002, async_mode="disabled")
     calls = 0
-    profiler.start()
-    start = time.perf_counter()
-    while calls == 0 or time.perf_counter() - start < seconds:
-        fn()
-        calls += 1
-    elapsed = time.perf_counter() - start
-    session = profiler.stop()
+    gc.collect()
+    gc.disable()
+    try:
+        profiler.start()
+        start = time.perf_counter()
+        while calls == 0 or time.perf_counter() - start < seconds:
+            fn()
+            calls += 1
+        elapsed = time.perf_counter() - start
+        session = profiler.stop()
+    finally:
+        gc.enable()
     root = session.root_frame()
     if root is None:
         return Profile(label, calls, elapsed * 1e3 / calls, [])

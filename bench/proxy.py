@@ -6,6 +6,8 @@ local upstream streaming a long Anthropic answer, turns alternating in one run.
 - plain: `--mode reverse:http://127.0.0.1:UP --set stream_large_bodies=1`; the client gets the
   upstream's bytes as they come (without `stream_large_bodies` mitmproxy would buffer the whole
   answer, notes/mitmproxy.md §2, which is no baseline for a streaming proxy).
+- hook: like plain, but with `-s bench/identity_addon.py`: the same bytes through an identity stream
+  callable, to split what any callable costs in mitmproxy from what the gateway itself adds.
 
 Latency per event: client read time minus the upstream's stamp in that event. CPU per turn: utime +
 stime of the mitmdump process (/proc/<pid>/stat) across the turn.
@@ -33,6 +35,8 @@ from bench.workloads import REPO, TARGET_MODELS, small_request
 
 MITMDUMP = Path(sys.executable).parent / "mitmdump"
 ADDON = REPO / "addon" / "gateway.py"
+IDENTITY = Path(__file__).resolve().parent / "identity_addon.py"
+MODES = ("plain", "hook", "addon")
 _TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 
 
@@ -52,6 +56,7 @@ class ProxyResult:
     interval_ms: float
     turns: int
     plain: ModeResult
+    hook: ModeResult
     addon: ModeResult
 
     @property
@@ -69,6 +74,11 @@ class ProxyResult:
     @property
     def added_cpu_us_per_event(self) -> float:
         return (self.addon.cpu_ms_per_turn - self.plain.cpu_ms_per_turn) * 1e3 / self.deltas
+
+    @property
+    def hook_cpu_us_per_event(self) -> float:
+        """What an identity stream callable alone adds over plain passthrough."""
+        return (self.hook.cpu_ms_per_turn - self.plain.cpu_ms_per_turn) * 1e3 / self.deltas
 
 
 class Mitmdump:
@@ -120,6 +130,8 @@ def _proxies(up_port: int) -> Iterator[dict[str, Mitmdump]]:
         try:
             started["plain"] = Mitmdump(["--mode", f"reverse:http://127.0.0.1:{up_port}",
                                          "--set", "stream_large_bodies=1"], f"{tmp}/plain")
+            started["hook"] = Mitmdump(["--mode", f"reverse:http://127.0.0.1:{up_port}", "-s", str(IDENTITY)],
+                                       f"{tmp}/hook")
             started["addon"] = Mitmdump(["--mode", "reverse:https://api.openai.com", "-s", str(ADDON),
                                          "--set", "gateway_upstream=anthropic",
                                          "--set", f"gateway_base_url=http://127.0.0.1:{up_port}",
@@ -144,14 +156,13 @@ async def _measure(deltas: int, interval_ms: float, turns: int, warmup: int) -> 
     await upstream.start()
     body = small_request()
     timeout_s = 30 + deltas * interval_ms / 1e3 * 5
-    samples: dict[str, list[int]] = {"plain": [], "addon": []}
-    cpu: dict[str, float] = {"plain": 0.0, "addon": 0.0}
-    wall: dict[str, int] = {"plain": 0, "addon": 0}
+    samples: dict[str, list[int]] = {mode: [] for mode in MODES}
+    cpu: dict[str, float] = dict.fromkeys(MODES, 0.0)
+    wall: dict[str, int] = dict.fromkeys(MODES, 0)
     try:
         with _proxies(upstream.port) as proxies:
             for i in range(warmup + turns):
-                order = ("plain", "addon") if i % 2 == 0 else ("addon", "plain")
-                for mode in order:
+                for mode in MODES[i % 3:] + MODES[:i % 3]:  # rotate who goes first
                     proxy = proxies[mode]
                     before = proxy.cpu_s()
                     result = await turn(proxy.port, body, timeout_s)
@@ -170,8 +181,8 @@ async def _measure(deltas: int, interval_ms: float, turns: int, warmup: int) -> 
                           cpu_ms_per_turn=cpu[mode] * 1e3 / turns, wall_ms_per_turn=wall[mode] / 1e6 / turns,
                           events_seen=len(lat))
 
-    return ProxyResult(deltas=deltas, interval_ms=interval_ms, turns=turns,
-                       plain=mode_result("plain"), addon=mode_result("addon"))
+    return ProxyResult(deltas=deltas, interval_ms=interval_ms, turns=turns, plain=mode_result("plain"),
+                       hook=mode_result("hook"), addon=mode_result("addon"))
 
 
 def run(deltas: int, interval_ms: float, turns: int, warmup: int = 1) -> ProxyResult:

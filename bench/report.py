@@ -70,11 +70,12 @@ def proxy_table(p: ProxyResult) -> str:
     head = ["mode", "", "latency median µs", "latency p95 µs", "CPU ms/turn", "wall ms/turn", "events seen"]
     rows = [[name, "", _fmt(m.latency_us_median), _fmt(m.latency_us_p95), _fmt(m.cpu_ms_per_turn),
              _fmt(m.wall_ms_per_turn), str(m.events_seen)]
-            for name, m in (("plain", p.plain), ("addon", p.addon))]
+            for name, m in (("plain", p.plain), ("hook", p.hook), ("addon", p.addon))]
     added = (f"addon adds {p.added_latency_us:+.1f} µs per event "
              f"(median; p95 {p.added_latency_us_p95:+.1f} µs), "
              f"CPU ×{p.cpu_ratio:.2f} per turn ({100 * (p.cpu_ratio - 1):+.0f}%, "
-             f"{p.added_cpu_us_per_event:+.1f} µs CPU per event)")
+             f"{p.added_cpu_us_per_event:+.1f} µs CPU per event, of which an identity stream callable "
+             f"alone costs {p.hook_cpu_us_per_event:+.1f} µs)")
     return _table(head, rows) + "\n" + added
 
 
@@ -178,7 +179,8 @@ def to_json(res: Results) -> dict[str, Any]:
         "proxy": None if p is None else {
             **asdict(p), "added_latency_us": p.added_latency_us,
             "added_latency_us_p95": p.added_latency_us_p95,
-            "cpu_ratio": p.cpu_ratio, "added_cpu_us_per_event": p.added_cpu_us_per_event},
+            "cpu_ratio": p.cpu_ratio, "added_cpu_us_per_event": p.added_cpu_us_per_event,
+            "hook_cpu_us_per_event": p.hook_cpu_us_per_event},
         "targets": [asdict(v) for v in verdicts(res)],
         "profiles": [asdict(pr) for pr in res.profiles],
         "notes": res.notes,

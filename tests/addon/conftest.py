@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 from collections.abc import Iterator
@@ -22,7 +21,7 @@ CLIENT_KEY = "sk-proj-client-secret-0123456789"
 
 @pytest.fixture
 def listener() -> Iterator[str]:
-    """A reachable upstream base URL: a listening socket (the preflight only connects)."""
+    """A reachable upstream base URL: a listening socket (nothing is ever sent to it here)."""
     with socket.create_server(("127.0.0.1", 0)) as server:
         yield f"http://127.0.0.1:{server.getsockname()[1]}"
 
@@ -64,7 +63,7 @@ def client_flow(body: Any = None, *, url: str = CLIENT_URL, method: str = "POST"
 
 def run_request(addon: Gateway, flow: http.HTTPFlow) -> None:
     addon.requestheaders(flow)
-    asyncio.run(addon.request(flow))
+    addon.request(flow)
 
 
 def sse_events(data: bytes) -> list[dict[str, Any]]:

@@ -55,3 +55,36 @@ def test_redact_replaces_every_secret_header() -> None:
     assert headers["accept"] == "*/*"
     for name in ("authorization", "x-api-key", "cookie", "x-goog-api-key", "chatgpt-account-id"):
         assert headers[name] == "<redacted>"
+
+
+BEDROCK_URL = "https://bedrock-runtime.ap-south-1.amazonaws.com/model/m/converse-stream"
+
+
+@pytest.fixture
+def no_region(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    return monkeypatch
+
+
+def test_aws_region_option_wins_over_the_url_and_the_environment(no_region: pytest.MonkeyPatch) -> None:
+    no_region.setenv("AWS_REGION", "eu-west-3")
+    assert auth.aws_region("us-west-2", BEDROCK_URL) == "us-west-2"
+
+
+def test_aws_region_of_a_bedrock_host_wins_over_the_environment(no_region: pytest.MonkeyPatch) -> None:
+    no_region.setenv("AWS_REGION", "eu-west-3")
+    assert auth.aws_region("", BEDROCK_URL) == "ap-south-1"
+
+
+def test_aws_region_of_another_host_is_aws_region_then_aws_default_region(
+        no_region: pytest.MonkeyPatch) -> None:
+    no_region.setenv("AWS_DEFAULT_REGION", "eu-north-1")
+    assert auth.aws_region("", "http://127.0.0.1:8080/model/m/converse") == "eu-north-1"
+    no_region.setenv("AWS_REGION", "eu-west-3")
+    assert auth.aws_region("", "http://127.0.0.1:8080/model/m/converse") == "eu-west-3"
+
+
+def test_no_aws_region_anywhere_is_none(no_region: pytest.MonkeyPatch) -> None:
+    """The signer then falls back to the AWS profile's region (or says what to set)."""
+    assert auth.aws_region("", "http://127.0.0.1:8080/model/m/converse") is None

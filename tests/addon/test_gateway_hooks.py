@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from mitmproxy.test import taddons
 
 from addon import gateway as gateway_module
 from addon.gateway import Gateway
+from addon.routing import Router
 from addon.streaming import StreamHook
 from tests.addon.conftest import CLIENT_KEY, CLIENT_URL, UPSTREAM_KEY, client_flow, run_request, sse_events
 from translators import Translation
@@ -204,11 +206,6 @@ def test_openai_upstream_keeps_the_client_credentials_when_no_key_is_set(
         gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
     addon, tctx = gateway
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-
-    async def reachable(self: Gateway, flow: http.HTTPFlow) -> bool:
-        return True  # no network here; api.openai.com is only addressed, never contacted
-
-    monkeypatch.setattr(Gateway, "_upstream_reachable", reachable)
     tctx.configure(addon, gateway_upstream="responses", gateway_base_url="", gateway_model="")
     flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True,
                         "client_metadata": {"installation_id": "inst-42"}}, headers=CODEX_HEADERS)
@@ -272,19 +269,46 @@ def test_translator_crash_is_answered_500_and_never_sent(gateway: Ctx,
     assert "KeyError" in flow.metadata["gateway"]["error"]
 
 
-def test_unreachable_upstream_is_a_responses_shaped_502(gateway: Ctx, dead_url: str) -> None:
+def test_request_to_an_unreachable_upstream_is_sent_without_probing_it(
+        gateway: Ctx, dead_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No pre-flight connect: the HTTP layer's own connection failure is answered (cutoff.py)."""
     addon, tctx = gateway
     tctx.configure(addon, gateway_base_url=dead_url)
+
+    def no_connect(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the addon opened a connection itself")
+
+    monkeypatch.setattr(asyncio, "open_connection", no_connect)
     flow = client_flow()
     run_request(addon, flow)
-    assert flow.response.status_code == 502
-    addon.responseheaders(flow)
-    addon.response(flow)  # runs for answers set in `request` too: must not be re-translated
-    error = flow.response.json()["error"]
-    assert (error["type"], error["code"]) == ("server_error", "upstream_unreachable")
-    assert dead_url in error["message"]
-    assert flow.comment.startswith("-> anthropic claude-sonnet-4-5 | error: cannot reach")
-    assert flow.request.headers["x-api-key"] == "<redacted>"
+    assert flow.response is None
+    assert flow.request.url == f"{dead_url}/v1/messages"
+
+
+def test_request_nested_too_deep_for_the_json_parser_is_answered_400(gateway: Ctx) -> None:
+    """json.loads raises RecursionError (not a ValueError) past about a thousand levels."""
+    addon, _ = gateway
+    flow = client_flow(b'{"model": "gpt-5.5", "input": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    run_request(addon, flow)
+    assert flow.response.status_code == 400
+    assert flow.response.json()["error"]["code"] == "invalid_json"
+
+
+def test_any_failure_in_the_request_hook_answers_instead_of_forwarding(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception escaping the hook would send the flow on as it stands (to OpenAI)."""
+    addon, _ = gateway
+
+    def broken(*args: Any) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(Router, "route", broken)
+    flow = client_flow()
+    run_request(addon, flow)
+    assert flow.response.status_code == 500
+    assert "RuntimeError('boom')" in flow.response.json()["error"]["message"]
+    assert flow.request.url == CLIENT_URL
+    assert flow.request.headers["authorization"] == "<redacted>"
 
 
 # -- what the user sees ------------------------------------------------------------------------
@@ -492,6 +516,32 @@ def test_upstream_context_overflow_becomes_context_length_exceeded(gateway: Ctx)
     assert response.json()["error"]["code"] == "context_length_exceeded"
 
 
+def test_huge_upstream_error_message_is_cut_for_the_client(gateway: Ctx) -> None:
+    addon, _ = gateway
+    response = _error(addon, 400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                               "message": "too long " * 200_000}})
+    message = response.json()["error"]["message"]
+    assert len(response.content) < 8 * 1024
+    assert message.endswith("more characters)") and "too long too long" in message
+
+
+def test_answer_the_gateway_cannot_translate_is_a_502_in_responses_shape(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    addon, _ = gateway
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(gateway_module, "translate_response", broken)
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": False})
+    run_request(addon, flow)
+    _answer(flow, 200, b"{}", {"content-type": "application/json"})
+    addon.response(flow)
+    assert flow.response.status_code == 502
+    assert flow.response.json()["error"]["code"] == "upstream_protocol_error"
+    assert flow.request.headers["x-api-key"] == "<redacted>"
+
+
 def test_connection_error_is_recorded_and_keys_redacted(gateway: Ctx) -> None:
     addon, _ = gateway
     flow = client_flow()
@@ -520,3 +570,81 @@ def test_client_leaving_mid_stream_keeps_both_bodies_so_far(gateway: Ctx) -> Non
     assert flow.metadata["gateway.upstream_response"] == raw[:700]
     assert flow.response.content == sent
     assert flow.comment.endswith("| error: Client disconnected.")
+
+
+# -- Bedrock: region, accept, event stream ---------------------------------------------------------
+
+BEDROCK_FIXTURES = Path("/work/shared/fixtures/bedrock")
+
+
+@pytest.fixture
+def aws_keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """SigV4 keys from the environment only: no bearer key, no profile files, a fresh session."""
+    from translators.bedrock.auth import default_session
+
+    for name in ("AWS_BEARER_TOKEN_BEDROCK", "AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDTESTHOOKS0000001")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "hooks-test-secret")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-central-1")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
+    default_session.cache_clear()
+    yield
+    default_session.cache_clear()
+
+
+def _bedrock(tctx: taddons.context, addon: Gateway, listener: str, **options: str) -> None:
+    tctx.configure(addon, gateway_upstream="bedrock", gateway_base_url=listener,
+                   gateway_model="us.anthropic.claude-sonnet-4-5-20250929-v1:0", **options)
+
+
+def test_bedrock_request_is_signed_for_the_region_option(gateway: Ctx, listener: str, aws_keys: None) -> None:
+    addon, tctx = gateway
+    _bedrock(tctx, addon, listener, gateway_aws_region="us-west-2")
+    flow = client_flow()
+    run_request(addon, flow)
+    assert flow.response is None
+    assert "/us-west-2/bedrock/aws4_request" in flow.request.headers["authorization"]
+
+
+def test_bedrock_request_is_signed_for_the_environments_region_without_the_option(
+        gateway: Ctx, listener: str, aws_keys: None) -> None:
+    addon, tctx = gateway
+    _bedrock(tctx, addon, listener)
+    flow = client_flow()
+    run_request(addon, flow)
+    assert "/eu-central-1/bedrock/aws4_request" in flow.request.headers["authorization"]
+
+
+def test_bedrock_stream_asks_for_an_event_stream(gateway: Ctx, listener: str, aws_keys: None) -> None:
+    addon, tctx = gateway
+    _bedrock(tctx, addon, listener)
+    flow = client_flow()
+    run_request(addon, flow)
+    assert flow.request.path.endswith("/converse-stream")
+    assert flow.request.headers["accept"] == "application/vnd.amazon.eventstream"
+
+
+def test_bedrock_whole_answer_asks_for_json(gateway: Ctx, listener: str, aws_keys: None) -> None:
+    addon, tctx = gateway
+    _bedrock(tctx, addon, listener)
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": False})
+    run_request(addon, flow)
+    assert flow.request.path.endswith("/converse")
+    assert flow.request.headers["accept"] == "application/json"
+
+
+def test_bedrock_event_stream_answer_is_streamed_as_responses_sse(gateway: Ctx, listener: str,
+                                                                  aws_keys: None) -> None:
+    addon, tctx = gateway
+    _bedrock(tctx, addon, listener)
+    flow = client_flow()
+    run_request(addon, flow)
+    _answer(flow, 200, b"", {"content-type": "application/vnd.amazon.eventstream"})
+    raw = (BEDROCK_FIXTURES / "converse_stream_text.eventstream").read_bytes()
+    sent = _stream_through(addon, flow, [raw[i:i + 7] for i in range(0, len(raw), 7)])
+    assert flow.response.headers["content-type"] == "text/event-stream"
+    events = sse_events(b"".join(sent))
+    assert (events[0]["type"], events[-1]["type"]) == ("response.created", "response.completed")
+    assert flow.metadata["gateway.upstream_response"] == raw

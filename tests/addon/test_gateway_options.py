@@ -19,6 +19,7 @@ from addon.gateway import Gateway
     ("gateway_key_env", "MY_UPSTREAM_KEY"),
     ("gateway_match", ["/v1/responses"]),
     ("gateway_capture_dir", "/tmp/captures"),
+    ("gateway_aws_region", "eu-west-1"),
 ])
 def test_every_option_is_settable(name: str, value: object) -> None:
     gateway = Gateway()
@@ -50,6 +51,7 @@ def test_model_patterns_choose_the_upstream_model() -> None:
     ({"gateway_base_url": "api.anthropic.com"}, "write e.g. https://api.anthropic.com"),
     ({"gateway_model": "gpt-5*=claude-sonnet-4-5,claude-haiku-4-5"}, "is not pattern=model: write e.g."),
     ({"gateway_match": [" "]}, "gateway_match is empty: write e.g. api.openai.com/v1/responses"),
+    ({"gateway_aws_region": "Frankfurt"}, "is not an AWS region: write e.g. us-east-1, or leave it empty"),
 ])
 def test_bad_value_is_an_options_error_that_says_what_to_write(options: dict, says: str) -> None:
     gateway = Gateway()
@@ -100,3 +102,19 @@ def test_connection_strategy_set_back_to_eager_later_is_forced_to_lazy_again() -
         tctx.configure(gateway, gateway_upstream="anthropic")
         tctx.options.update(connection_strategy="eager")
         assert tctx.options.connection_strategy == "lazy"
+
+
+def test_bedrock_default_base_url_follows_the_region_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_REGION", "eu-west-3")
+    gateway = Gateway()
+    with taddons.context(gateway) as tctx:
+        tctx.configure(gateway, gateway_upstream="bedrock", gateway_aws_region="ap-northeast-1")
+        assert gateway.router.route("gpt-5.5").base_url == "https://bedrock-runtime.ap-northeast-1.amazonaws.com"
+
+
+def test_bedrock_default_base_url_follows_aws_region(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_REGION", "eu-west-3")
+    gateway = Gateway()
+    with taddons.context(gateway) as tctx:
+        tctx.configure(gateway, gateway_upstream="bedrock")
+        assert gateway.router.route("gpt-5.5").base_url == "https://bedrock-runtime.eu-west-3.amazonaws.com"

@@ -183,3 +183,20 @@ def test_match_pattern_starting_with_slash_takes_any_host() -> None:
     router = Router(routes=(), match=("/v1/responses",))
     assert router.matches("127.0.0.1", "/v1/responses")
     assert not router.matches("127.0.0.1", "/v2/responses")
+
+
+def test_bedrock_default_base_url_is_us_east_1_without_a_region() -> None:
+    (route,) = from_options("bedrock", "", "", "")
+    assert (route.base_url, route.key_env) == ("https://bedrock-runtime.us-east-1.amazonaws.com",
+                                               "AWS_BEARER_TOKEN_BEDROCK")
+
+
+def test_bedrock_default_base_url_is_in_the_configured_region(tmp_path: Path) -> None:
+    (route,) = from_options("bedrock", "", "", "", aws_region="eu-central-1")
+    (toml_route,) = from_toml(_toml(tmp_path, '[[route]]\nupstream = "bedrock"\n'), aws_region="eu-central-1")
+    assert route.base_url == toml_route.base_url == "https://bedrock-runtime.eu-central-1.amazonaws.com"
+
+
+def test_a_bedrock_base_url_given_is_kept_whatever_the_region() -> None:
+    (route,) = from_options("bedrock", "http://127.0.0.1:8080", "", "", aws_region="eu-central-1")
+    assert route.base_url == "http://127.0.0.1:8080"

@@ -78,7 +78,7 @@ def test_peer_benchmark() -> None:
 @pytest.mark.timeout(120)
 def test_proxy_benchmark() -> None:
     result = proxy.run(deltas=30, interval_ms=1.0, turns=1, warmup=0)
-    assert result.plain.events_seen == result.addon.events_seen == 30
+    assert result.plain.events_seen == result.hook.events_seen == result.addon.events_seen == 30
     assert result.addon.cpu_ms_per_turn >= 0 and result.plain.latency_us_median > 0
 
 

@@ -10,24 +10,62 @@ framing and into the event handlers, where type confusion lives).
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Any
 
 from hypothesis import strategies as st
 
 from tests.reliability.recorded import Recording, recordings_of
 
-json_leaf = (st.none() | st.booleans() | st.integers(-(2**70), 2**70)
-             | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12)
-             | st.sampled_from(["", "end_turn", "tool_use", "STOP", "text", "0", "-1", "null"]))
-json_values = st.recursive(json_leaf, lambda inner: st.lists(inner, max_size=3)
-                           | st.dictionaries(st.text(max_size=8) | st.sampled_from(
-                               ["type", "index", "delta", "text", "id", "name", "content", "parts"]),
-                               inner, max_size=3), max_leaves=8)
+json_leaf = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)
+    | st.sampled_from(["", "end_turn", "tool_use", "STOP", "text", "0", "-1", "null"])
+)
+json_values = st.recursive(
+    json_leaf,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.text(max_size=8)
+            | st.sampled_from(["type", "index", "delta", "text", "id", "name", "content", "parts"]),
+            inner,
+            max_size=3,
+        )
+    ),
+    max_leaves=8,
+)
 
-GARBAGE = [b"\xff\xfe\xfd", b"\x00", b"\r", b"\n", b"\n\n", b"\r\n\r\n", b"data: ", b"data: {\n\n",
-           b"data: [DONE]\n\n", b"event: error\n", b"data: null\n\n", b"data: []\n\n", b'data: "x"\n\n',
-           b":comment\n", b"[", b"]", b",", b"{", b"}", b'"', b"\\", b"\x00\x00\x00\x10\x00\x00\x00\x00",
-           b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98"]
+GARBAGE = [
+    b"\xff\xfe\xfd",
+    b"\x00",
+    b"\r",
+    b"\n",
+    b"\n\n",
+    b"\r\n\r\n",
+    b"data: ",
+    b"data: {\n\n",
+    b"data: [DONE]\n\n",
+    b"event: error\n",
+    b"data: null\n\n",
+    b"data: []\n\n",
+    b'data: "x"\n\n',
+    b":comment\n",
+    b"[",
+    b"]",
+    b",",
+    b"{",
+    b"}",
+    b'"',
+    b"\\",
+    b"\x00\x00\x00\x10\x00\x00\x00\x00",
+    b"\xc3",
+    b"\xe2\x82",
+    b"\xf0\x9f\x98",
+]
 
 
 def _known_types(dialect: str) -> list[str]:
@@ -108,10 +146,10 @@ def byte_level(draw: st.DrawFn, data: bytes) -> bytes:
             junk = draw(st.sampled_from(GARBAGE) | st.binary(min_size=1, max_size=24))
             data = data[:at] + junk + data[at:]
         elif action == "delete":
-            data = data[:at] + data[at + draw(st.integers(1, 64)):]
+            data = data[:at] + data[at + draw(st.integers(1, 64)) :]
         elif action == "overwrite":
             junk = draw(st.binary(min_size=1, max_size=8))
-            data = data[:at] + junk + data[at + len(junk):]
+            data = data[:at] + junk + data[at + len(junk) :]
         else:
             end = at + draw(st.integers(1, 200))
             data = data[:end] + data[at:end] + data[end:]
@@ -135,4 +173,4 @@ def chunking(draw: st.DrawFn, data: bytes) -> list[bytes]:
     points = draw(st.lists(st.integers(1, max(1, len(data) - 1)), max_size=12))
     cuts = sorted({p for p in points if 0 < p < len(data)})
     bounds = [0, *cuts, len(data)]
-    return [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+    return [data[a:b] for a, b in itertools.pairwise(bounds) if b > a]

@@ -27,21 +27,42 @@ DONE = b"data: [DONE]\n\n"
 
 # dialect -> (folder/file, framing); `.jsonl` files hold one data payload per line (vercel/ai).
 _SOURCES: dict[str, list[str]] = {
-    "anthropic": ["anthropic/parallel_tool_use_no_args.sse", "anthropic/redacted_thinking.sse",
-                  "anthropic/text_after_tool_result.sse", "anthropic/text_server_tool_then_tool_use.sse",
-                  "anthropic/text_then_tool_use.jsonl", "anthropic/thinking_prompt.sse",
-                  "anthropic/thinking_signature_text.jsonl", "anthropic/thinking_then_text.sse"],
-    "chat": ["openai_chat/parallel_tool_calls.sse", "openai_chat/tool_call_fragmented_args.sse",
-             "openai_chat/tool_call_single.sse", "deepseek/reasoning_content_stream.sse",
-             "deepseek/reasoning_then_tool_call.jsonl"],
-    "gemini": ["gemini/json_array_function_call_signature.json", "gemini/json_array_function_call_with_id.json",
-               "gemini/sse_function_call_gemini2.sse", "gemini/sse_function_call_thought_signature.sse",
-               "gemini/sse_text_after_function_response.sse", "gemini/text_with_trailing_signature_part.jsonl",
-               "gemini/vertex_thought_then_streamed_args.jsonl"],
-    "bedrock": ["bedrock/converse_stream_reasoning.eventstream", "bedrock/converse_stream_text.eventstream",
-                "bedrock/converse_stream_tool_use.eventstream"],
-    "responses": ["openai_responses/function_call_gpt4o.sse", "openai_responses/function_call_gpt5_reasoning.sse",
-                  "deepseek/responses_api_function_call.sse"],
+    "anthropic": [
+        "anthropic/parallel_tool_use_no_args.sse",
+        "anthropic/redacted_thinking.sse",
+        "anthropic/text_after_tool_result.sse",
+        "anthropic/text_server_tool_then_tool_use.sse",
+        "anthropic/text_then_tool_use.jsonl",
+        "anthropic/thinking_prompt.sse",
+        "anthropic/thinking_signature_text.jsonl",
+        "anthropic/thinking_then_text.sse",
+    ],
+    "chat": [
+        "openai_chat/parallel_tool_calls.sse",
+        "openai_chat/tool_call_fragmented_args.sse",
+        "openai_chat/tool_call_single.sse",
+        "deepseek/reasoning_content_stream.sse",
+        "deepseek/reasoning_then_tool_call.jsonl",
+    ],
+    "gemini": [
+        "gemini/json_array_function_call_signature.json",
+        "gemini/json_array_function_call_with_id.json",
+        "gemini/sse_function_call_gemini2.sse",
+        "gemini/sse_function_call_thought_signature.sse",
+        "gemini/sse_text_after_function_response.sse",
+        "gemini/text_with_trailing_signature_part.jsonl",
+        "gemini/vertex_thought_then_streamed_args.jsonl",
+    ],
+    "bedrock": [
+        "bedrock/converse_stream_reasoning.eventstream",
+        "bedrock/converse_stream_text.eventstream",
+        "bedrock/converse_stream_tool_use.eventstream",
+    ],
+    "responses": [
+        "openai_responses/function_call_gpt4o.sse",
+        "openai_responses/function_call_gpt5_reasoning.sse",
+        "deepseek/responses_api_function_call.sse",
+    ],
 }
 DECODER_DIALECTS = ("anthropic", "chat", "gemini", "bedrock")
 """Dialects with a stream decoder in `translators.dialect` (`responses` is a passthrough)."""
@@ -57,8 +78,19 @@ _FINISH_MARKER = {
 }
 
 # Names the recordings call, declared so the request side has them (any name works either way).
-_TOOL_NAMES = ("get_capital", "get_country", "get_product_name", "get_weather", "weather", "json",
-               "pelican_name_generator", "multiply", "read_theme", "read_screen", "get_weather_forecast")
+_TOOL_NAMES = (
+    "get_capital",
+    "get_country",
+    "get_product_name",
+    "get_weather",
+    "weather",
+    "json",
+    "pelican_name_generator",
+    "multiply",
+    "read_theme",
+    "read_screen",
+    "get_weather_forecast",
+)
 
 
 @dataclass(frozen=True)
@@ -89,9 +121,12 @@ class Recording:
 
 def encode(framing: str, payloads: list[Any], *, done: bool = False, crlf: bool = False) -> bytes:
     if framing == "eventstream":
-        return b"".join(encode_frame({k: str(v) for k, v in headers.items()},
-                                     json.dumps(payload, ensure_ascii=False).encode())
-                        for headers, payload in payloads)
+        return b"".join(
+            encode_frame(
+                {k: str(v) for k, v in headers.items()}, json.dumps(payload, ensure_ascii=False).encode()
+            )
+            for headers, payload in payloads
+        )
     if framing == "json-array":
         return ("[" + ",\r\n".join(json.dumps(p, ensure_ascii=False) for p in payloads) + "]").encode()
     out = []
@@ -127,8 +162,9 @@ def _load(dialect: str, relative: str) -> Recording:
     if relative.endswith(".jsonl"):
         payloads = [json.loads(line) for line in raw.splitlines() if line.strip()]
         framing = "named-sse" if dialect in ("anthropic", "responses") else "data-sse"
-        return Recording(dialect, name, encode(framing, payloads, done=dialect == "chat"), framing,
-                         tuple(payloads))
+        return Recording(
+            dialect, name, encode(framing, payloads, done=dialect == "chat"), framing, tuple(payloads)
+        )
     framing = "named-sse" if dialect in ("anthropic", "responses") else "data-sse"
     return Recording(dialect, name, raw, framing, tuple(_sse_payloads(raw)), crlf=b"\r\n" in raw)
 
@@ -143,14 +179,26 @@ def recordings_of(*dialects: str) -> list[Recording]:
 
 
 def request_body(stream: bool = True) -> dict[str, Any]:
-    tools = [{"type": "function", "name": n, "description": f"{n} tool",
-              "parameters": {"type": "object", "properties": {}}} for n in _TOOL_NAMES]
+    tools = [
+        {
+            "type": "function",
+            "name": n,
+            "description": f"{n} tool",
+            "parameters": {"type": "object", "properties": {}},
+        }
+        for n in _TOOL_NAMES
+    ]
     return {"model": "gpt-5.5", "input": "hello", "tools": tools, "stream": stream}
 
 
 @cache
 def translation_for(dialect: str) -> Translation:
     """One fixed translation per dialect: the stream side needs its tool index and model."""
-    model = {"anthropic": "claude-sonnet-4-5", "chat": "deepseek-chat", "gemini": "gemini-2.5-flash",
-             "bedrock": "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "responses": "gpt-5.5"}[dialect]
+    model = {
+        "anthropic": "claude-sonnet-4-5",
+        "chat": "deepseek-chat",
+        "gemini": "gemini-2.5-flash",
+        "bedrock": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "responses": "gpt-5.5",
+    }[dialect]
     return translate_request(request_body(), dialect, model)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable
 from typing import Any
 
-from tests.translators.streamcheck import TERMINAL, assert_valid_responses_stream, events
+from tests.translators.streamcheck import TERMINAL, assert_valid_responses_stream
 from translators import Translation, TranslatorError, stream_translator
 from translators import dialect as dialects
 from translators.ids import sequential_ids
@@ -22,7 +23,9 @@ def translate(dialect: str, translation: Translation, chunks: Iterable[bytes]) -
     return b"".join(out)
 
 
-def decode(dialect: str, translation: Translation, chunks: Iterable[bytes]) -> tuple[list[ev.Event], list[str]]:
+def decode(
+    dialect: str, translation: Translation, chunks: Iterable[bytes]
+) -> tuple[list[ev.Event], list[str]]:
     """A dialect decoder called directly, the way StreamTranslator calls it: every chunk, then
     close(), going on after a TranslatorError. Returns the events and the errors' codes; any
     other exception propagates (that is what the property tests look for)."""
@@ -86,11 +89,11 @@ def text_of(payloads: list[dict[str, Any]]) -> str:
 def split(data: bytes, points: Iterable[int]) -> list[bytes]:
     cuts = sorted({p for p in points if 0 < p < len(data)})
     bounds = [0, *cuts, len(data)]
-    return [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    return [data[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def sized(data: bytes, size: int) -> list[bytes]:
-    return [data[i:i + size] for i in range(0, len(data), size)]
+    return [data[i : i + size] for i in range(0, len(data), size)]
 
 
 def sse_data_lines(data: bytes) -> list[tuple[int, int]]:
@@ -100,7 +103,7 @@ def sse_data_lines(data: bytes) -> list[tuple[int, int]]:
     while (found := data.find(b"data:", at)) >= 0:
         end = data.find(b"\n", found)
         end = len(data) if end < 0 else end
-        start = found + 5 + (data[found + 5:found + 6] == b" ")
+        start = found + 5 + (data[found + 5 : found + 6] == b" ")
         value = data[start:end].rstrip(b"\r")
         if value.strip() != b"[DONE]":
             out.append((start, start + len(value)))

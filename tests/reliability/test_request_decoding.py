@@ -26,7 +26,12 @@ from translators import Refused, Translation, translate_request
 
 TARGETS = ("anthropic", "chat", "gemini", "bedrock", "responses")
 _CALLS = {"function_call", "custom_tool_call"}
-_OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output"}
+_OUTPUTS = {
+    "function_call_output",
+    "custom_tool_call_output",
+    "local_shell_call_output",
+    "tool_search_output",
+}
 
 
 def translate(body: Any, target: str, model: str | None) -> Translation | Refused:
@@ -64,6 +69,7 @@ def assert_sendable(target: str, t: Translation) -> None:
 
 
 # -- accounting for the well-formed family --------------------------------------------------------
+
 
 def _declared(body: dict[str, Any]) -> dict[tuple[str | None, str], str]:
     """(namespace, name) -> path of every well-formed non-hosted declaration (the last one wins)."""
@@ -113,11 +119,15 @@ def assert_accounted(body: dict[str, Any], target: str, t: Translation) -> None:
     calls = []
     for i, item in enumerate(items):
         kind = item.get("type") if isinstance(item, dict) else None
-        if kind in _CALLS and item["call_id"] and item["name"] and not _dropped(t, f"input[{i}]"):
-            calls.append(item["call_id"])
-        elif kind == "local_shell_call" and not _dropped(t, f"input[{i}]"):
-            calls.append(item["call_id"])
-        elif kind == "tool_search_call" and item["execution"] == "client" and not _dropped(t, f"input[{i}]"):
+        if (
+            (kind in _CALLS and item["call_id"] and item["name"] and not _dropped(t, f"input[{i}]"))
+            or (kind == "local_shell_call" and not _dropped(t, f"input[{i}]"))
+            or (
+                kind == "tool_search_call"
+                and item["execution"] == "client"
+                and not _dropped(t, f"input[{i}]")
+            )
+        ):
             calls.append(item["call_id"])
     upstream_calls = upstream.history_calls(target, t.body)
     assert len(upstream_calls) == len(calls), f"history calls {calls} became {upstream_calls} upstream"
@@ -128,11 +138,13 @@ def assert_accounted(body: dict[str, Any], target: str, t: Translation) -> None:
 
 # -- the properties -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("target", TARGETS)
 @fuzz(REQUEST_FUZZ)
 @given(body=gen.codex_like(), data=st.data())
 def test_codex_like_request_is_translated_with_every_input_accounted_for_or_refused(
-        target: str, body: dict[str, Any], data: st.DataObject) -> None:
+    target: str, body: dict[str, Any], data: st.DataObject
+) -> None:
     result = translate(body, target, data.draw(st.sampled_from(gen.MODELS[target]), label="model"))
     if isinstance(result, Refused):
         assert_responses_shaped_400(result)
@@ -148,7 +160,8 @@ def test_codex_like_request_is_translated_with_every_input_accounted_for_or_refu
 @example(body={"model": 5}, data=None)
 @example(body={"model": "m", "input": {"type": "message"}}, data=None)
 def test_any_request_is_a_sendable_translation_or_a_responses_shaped_400(
-        target: str, body: Any, data: st.DataObject | None) -> None:
+    target: str, body: Any, data: st.DataObject | None
+) -> None:
     model = data.draw(st.sampled_from(gen.MODELS[target]), label="model") if data else gen.MODELS[target][0]
     result = translate(body, target, model)
     if isinstance(result, Refused):
@@ -158,6 +171,7 @@ def test_any_request_is_a_sendable_translation_or_a_responses_shaped_400(
 
 
 # -- edges the strategies reach rarely, pinned ------------------------------------------------------
+
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_huge_input_is_translated_whole(target: str) -> None:
@@ -169,10 +183,20 @@ def test_huge_input_is_translated_whole(target: str) -> None:
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("depth", [200, 600])
 def test_deeply_nested_arguments_and_schemas_translate_or_refuse(target: str, depth: int) -> None:
-    body = {"model": "gpt-5.5", "tools": [{"type": "function", "name": "deep", "parameters": gen.deep_object(depth)}],
-            "input": [{"type": "function_call", "call_id": "c1", "name": "deep", "arguments": gen.deep_arguments(depth)},
-                      {"type": "function_call_output", "call_id": "c1", "output": "ok"}],
-            "text": {"format": {"type": "json_schema", "name": "o", "schema": gen.deep_object(depth)}}}
+    body = {
+        "model": "gpt-5.5",
+        "tools": [{"type": "function", "name": "deep", "parameters": gen.deep_object(depth)}],
+        "input": [
+            {
+                "type": "function_call",
+                "call_id": "c1",
+                "name": "deep",
+                "arguments": gen.deep_arguments(depth),
+            },
+            {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+        ],
+        "text": {"format": {"type": "json_schema", "name": "o", "schema": gen.deep_object(depth)}},
+    }
     result = translate(body, target, gen.MODELS[target][0])
     if isinstance(result, Refused):
         assert_responses_shaped_400(result)
@@ -189,3 +213,33 @@ def test_many_calls_with_one_call_id_reach_upstream_once_answered_once(target: s
     t = translate_request(body, target, gen.MODELS[target][0])
     assert_sendable(target, t)
     assert Counter(c[0] for c in upstream.history_calls(target, t.body)).most_common(1)[0][1] == 1
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t != "responses"])
+@pytest.mark.parametrize(
+    "ids",
+    [("call.1", "call_1"), ("call 1", "call:1"), ("a" * 80 + "1", "a" * 80 + "2")],
+    ids=["dot-underscore", "space-colon", "long-common-prefix"],
+)
+def test_call_ids_that_differ_only_in_punctuation_stay_distinct_upstream(
+    target: str, ids: tuple[str, str]
+) -> None:
+    """Vendors restrict call id characters, so ids from another vendor are rewritten; two
+    different ids must not become one (two tool_use blocks with one id, and results that can
+    no longer be told apart, are a 400 upstream)."""
+    items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": "go"}]
+    for n, call_id in enumerate(ids):
+        items += [
+            {
+                "type": "function_call",
+                "call_id": call_id,
+                "name": "exec_command",
+                "arguments": f'{{"n":{n}}}',
+            },
+            {"type": "function_call_output", "call_id": call_id, "output": f"out {n}"},
+        ]
+    t = translate_request({"model": "gpt-5.5", "input": items}, target, gen.MODELS[target][0])
+    calls = upstream.history_calls(target, t.body)
+    assert len(calls) == 2
+    assert calls[0][0] != calls[1][0] or (target == "gemini" and calls[0][0] is None)
+    assert_sendable(target, t)

@@ -29,7 +29,6 @@ from tests.reliability.streams import (
     deltas,
     dumps,
     sized,
-    split,
     sse_data_lines,
     terminal_type,
     text_of,
@@ -79,6 +78,7 @@ def _run(rec: Recording, chunks: list[bytes]) -> bytes:
 
 # -- recorded streams: chunking never changes the output ---------------------------------------
 
+
 @pytest.mark.parametrize("rec", ALL, ids=_ids(ALL))
 def test_recorded_stream_gives_identical_output_however_it_is_split(rec: Recording) -> None:
     expected = _run(rec, [rec.data])
@@ -91,8 +91,11 @@ def test_recorded_stream_gives_identical_output_however_it_is_split(rec: Recordi
         assert _run(rec, [rec.data[:at], rec.data[at:]]) == expected, f"split at byte {at}"
 
 
-@pytest.mark.parametrize("rec", [r for r in ALL if r.dialect in DECODER_DIALECTS],
-                         ids=_ids([r for r in ALL if r.dialect in DECODER_DIALECTS]))
+@pytest.mark.parametrize(
+    "rec",
+    [r for r in ALL if r.dialect in DECODER_DIALECTS],
+    ids=_ids([r for r in ALL if r.dialect in DECODER_DIALECTS]),
+)
 def test_recorded_stream_decoder_events_do_not_depend_on_chunking(rec: Recording) -> None:
     translation = translation_for(rec.dialect)
     whole, errors = decode(rec.dialect, translation, [rec.data])
@@ -112,6 +115,7 @@ def test_random_multi_splits_give_identical_output(data: st.DataObject) -> None:
 
 # -- cut streams ----------------------------------------------------------------------------------
 
+
 def _cut_points(rec: Recording) -> list[int]:
     """Both sides of up to 30 event boundaries and 40 positions spread over the stream."""
     points = {p for b in _sample(_boundaries(rec), 30) for p in (b - 1, b, b + 1)}
@@ -129,6 +133,7 @@ def test_truncated_stream_ends_with_exactly_one_terminal_event_failed_if_unfinis
 
 
 # -- garbage, invalid UTF-8, bad JSON, unknown events, bad frames ----------------------------------
+
 
 @fuzz(STREAM_SPLITS)
 @given(st.data())
@@ -149,7 +154,7 @@ def test_invalid_utf8_in_a_data_line_is_replaced_or_fails_once(rec: Recording) -
     match = _TEXT_VALUE.search(rec.data, rec.data.find(b"data:"))
     if match is None:
         pytest.skip("no string value to corrupt")
-    broken = rec.data[:match.end()] + b"\xff\xfe\xc3(" + rec.data[match.end():]
+    broken = rec.data[: match.end()] + b"\xff\xfe\xc3(" + rec.data[match.end() :]
     out = _run(rec, [broken])
     payloads = client_stream(rec.dialect, out)  # the client still gets valid UTF-8
     if payloads[-1]["type"] == "response.completed":
@@ -159,8 +164,10 @@ def test_invalid_utf8_in_a_data_line_is_replaced_or_fails_once(rec: Recording) -
 def _bad_json_variants(rec: Recording) -> list[tuple[int, bytes]]:
     lines = sse_data_lines(rec.data)
     middle = lines[len(lines) // 2]
-    return [(middle[0], rec.data[:middle[0]] + bad + rec.data[middle[1]:])
-            for bad in (b'{"type": broken', b"{", b"\xff\xfe", b'{"a":1}}', b"[1,2")]
+    return [
+        (middle[0], rec.data[: middle[0]] + bad + rec.data[middle[1] :])
+        for bad in (b'{"type": broken', b"{", b"\xff\xfe", b'{"a":1}}', b"[1,2")
+    ]
 
 
 SSE_DECODED = [r for r in SSE if r.dialect != "responses"]
@@ -184,8 +191,9 @@ def test_events_before_a_bad_line_in_the_same_chunk_still_reach_the_client(rec: 
     the output must not depend on where the chunks break (STYLE.md §4)."""
     at, broken = _bad_json_variants(rec)[0]
     bytewise = _run(rec, sized(broken, 1))
-    assert deltas(client_stream(rec.dialect, bytewise)) == deltas(client_stream(rec.dialect, _run(rec, [rec.data[:at]]))
-                                                                  [:-1])
+    assert deltas(client_stream(rec.dialect, bytewise)) == deltas(
+        client_stream(rec.dialect, _run(rec, [rec.data[:at]]))[:-1]
+    )
     assert _run(rec, [broken]) == bytewise
 
 
@@ -201,11 +209,26 @@ def test_passthrough_never_forwards_a_data_line_that_is_not_json(rec: Recording)
             assert translator.report.notes or translator.report.dropped, "a bad line went unreported"
 
 
+@pytest.mark.parametrize("rec", recordings_of("responses"), ids=_ids(recordings_of("responses")))
+def test_passthrough_ends_on_the_payload_type_not_on_the_event_line(rec: Recording) -> None:
+    """Clients read each event's `type` from its JSON (Codex, the openai SDK); an `event:` line
+    that says something else must not make the passthrough miss the terminal event and then
+    add a response.failed after a response.completed."""
+    at = rec.data.index(b"event: response.completed")
+    broken = (
+        rec.data[:at] + b"event: response.c\xc3mpleted" + rec.data[at + len(b"event: response.completed") :]
+    )
+    payloads = data_payloads(_run(rec, [broken]))
+    kinds = [p["type"] for p in payloads]
+    assert kinds.count("response.completed") + kinds.count("response.failed") == 1, kinds[-3:]
+
+
 _UNKNOWN = {
     "anthropic": b'event: content_block_mystery\ndata: {"type":"content_block_mystery","index":0}\n\n',
     "chat": b'data: {"id":"x","object":"chat.completion.mystery","choices":[],"mystery":{"a":1}}\n\n',
-    "gemini": (b'data: {"candidates":[{"content":{"role":"model","parts":[{"mysteryPart":{"a":1}}]},'
-               b'"index":0}]}\n\n'),
+    "gemini": (
+        b'data: {"candidates":[{"content":{"role":"model","parts":[{"mysteryPart":{"a":1}}]},"index":0}]}\n\n'
+    ),
     "responses": b'event: response.mystery\ndata: {"type":"response.mystery","sequence_number":1}\n\n',
 }
 
@@ -214,15 +237,17 @@ def _finishing_event_start(rec: Recording) -> int:
     """Where the event that finishes the answer begins (an event put there is still read)."""
     if rec.framing == "eventstream":
         return max(o for o in frame_offsets(rec.data) if o <= rec.finish_at)
-    ends = [m.end() for m in re.finditer(rb"\n\n|\r\n\r\n", rec.data[:rec.finish_at])]
+    ends = [m.end() for m in re.finditer(rb"\n\n|\r\n\r\n", rec.data[: rec.finish_at])]
     return ends[-1] if ends else 0
 
 
 @pytest.mark.parametrize("rec", SSE + recordings_of("bedrock"), ids=_ids(SSE + recordings_of("bedrock")))
 def test_unknown_event_type_is_reported_and_the_stream_goes_on(rec: Recording) -> None:
     if rec.dialect == "bedrock":
-        unknown = encode_frame({":event-type": "mysteryEvent", ":content-type": "application/json",
-                                ":message-type": "event"}, dumps({"a": 1}))
+        unknown = encode_frame(
+            {":event-type": "mysteryEvent", ":content-type": "application/json", ":message-type": "event"},
+            dumps({"a": 1}),
+        )
     else:
         unknown = _UNKNOWN[rec.dialect]
     at = _finishing_event_start(rec)
@@ -244,7 +269,12 @@ def test_bedrock_frame_with_a_bad_crc_ends_with_one_failed_event(rec: Recording,
     offsets = frame_offsets(rec.data)
     start = offsets[len(offsets) // 2]
     end = offsets[len(offsets) // 2 + 1]
-    flip = {"message_crc": end - 1, "prelude_crc": start + 11, "payload": end - 8, "headers_length": start + 7}[where]
+    flip = {
+        "message_crc": end - 1,
+        "prelude_crc": start + 11,
+        "payload": end - 8,
+        "headers_length": start + 7,
+    }[where]
     broken = bytearray(rec.data)
     broken[flip] ^= 0x5A
     for chunks in ([bytes(broken)], sized(bytes(broken), 1), [bytes(broken[:flip]), bytes(broken[flip:])]):
@@ -256,6 +286,7 @@ def test_bedrock_frame_with_a_bad_crc_ends_with_one_failed_event(rec: Recording,
 
 
 # -- properties: only our own error type escapes, the public translator never raises ---------------
+
 
 @pytest.mark.parametrize("dialect", DECODER_DIALECTS)
 @fuzz(STREAM_FUZZ)
@@ -272,7 +303,8 @@ def test_only_translator_errors_escape_a_dialect_decoder(dialect: str, data: st.
 @fuzz(STREAM_FUZZ)
 @given(data=st.data())
 def test_public_stream_translator_never_raises_and_ends_with_one_terminal_event(
-        dialect: str, data: st.DataObject) -> None:
+    dialect: str, data: st.DataObject
+) -> None:
     rec, broken = data.draw(mutations.broken_stream(dialect), label="stream")
     chunks = data.draw(mutations.chunking(broken), label="chunks")
     client_stream(dialect, _run(rec, chunks))

@@ -32,7 +32,10 @@ def tool_names(target: str, body: dict[str, Any]) -> list[str]:
     if target == "anthropic":
         return [t["name"] for t in body.get("tools", [])]
     if target == "chat":
-        return [t["function"]["name"] if t["type"] == "function" else t["custom"]["name"] for t in body.get("tools", [])]
+        return [
+            t["function"]["name"] if t["type"] == "function" else t["custom"]["name"]
+            for t in body.get("tools", [])
+        ]
     if target == "gemini":
         return [d["name"] for t in body.get("tools", []) for d in t.get("functionDeclarations", [])]
     if target == "bedrock":
@@ -51,7 +54,9 @@ def chosen_tool(target: str, body: dict[str, Any]) -> str | None:
             return (choice.get("function") or choice.get("custom") or {}).get("name")
         return None
     if target == "gemini":
-        names = ((body.get("toolConfig") or {}).get("functionCallingConfig") or {}).get("allowedFunctionNames")
+        names = ((body.get("toolConfig") or {}).get("functionCallingConfig") or {}).get(
+            "allowedFunctionNames"
+        )
         return names[0] if names else None
     if target == "bedrock":
         tool = ((body.get("toolConfig") or {}).get("toolChoice") or {}).get("tool")
@@ -61,7 +66,10 @@ def chosen_tool(target: str, body: dict[str, Any]) -> str | None:
 
 # -- turns: [(role, [call (id, name)], [result id or name])] --------------------------------------
 
-def _turns(target: str, body: dict[str, Any]) -> list[tuple[str, list[tuple[str | None, str]], list[str | None]]]:
+
+def _turns(
+    target: str, body: dict[str, Any]
+) -> list[tuple[str, list[tuple[str | None, str]], list[str | None]]]:
     turns: list[tuple[str, list[tuple[str | None, str]], list[str | None]]] = []
     if target in ("anthropic", "bedrock"):
         for message in body["messages"]:
@@ -84,14 +92,23 @@ def _turns(target: str, body: dict[str, Any]) -> list[tuple[str, list[tuple[str 
                 else:
                     turns.append(("tool", [], [message["tool_call_id"]]))
                 continue
-            calls = [(c["id"], (c.get("function") or c.get("custom"))["name"]) for c in message.get("tool_calls", [])]
+            calls = [
+                (c["id"], (c.get("function") or c.get("custom"))["name"])
+                for c in message.get("tool_calls", [])
+            ]
             turns.append((message["role"], calls, []))
     elif target == "gemini":
         for content in body["contents"]:
-            calls = [(p["functionCall"].get("id"), p["functionCall"]["name"]) for p in content["parts"]
-                     if "functionCall" in p]
-            results = [p["functionResponse"].get("id") or "name:" + p["functionResponse"]["name"]
-                       for p in content["parts"] if "functionResponse" in p]
+            calls = [
+                (p["functionCall"].get("id"), p["functionCall"]["name"])
+                for p in content["parts"]
+                if "functionCall" in p
+            ]
+            results = [
+                p["functionResponse"].get("id") or "name:" + p["functionResponse"]["name"]
+                for p in content["parts"]
+                if "functionResponse" in p
+            ]
             turns.append((content["role"], calls, results))
     else:
         raise ValueError(target)
@@ -109,13 +126,14 @@ def check_pairing(target: str, body: dict[str, Any]) -> None:
     assert not [i for i, n in Counter(ids).items() if n > 1], f"{target}: a call id is used twice: {ids}"
     for call_id in ids:
         assert CALL_ID[target].match(call_id), f"{target}: call id {call_id!r} has the wrong shape"
-    for n, (role, calls, results) in enumerate(turns):
+    for n, (_role, calls, results) in enumerate(turns):
         previous = turns[n - 1] if n else None
         if results:
             assert previous is not None and previous[1], f"{target}: turn {n} answers no call: {results}"
             expected = [cid if cid is not None else "name:" + name for cid, name in previous[1]]
-            assert Counter(results) == Counter(expected), \
+            assert Counter(results) == Counter(expected), (
                 f"{target}: turn {n} results {results} do not answer the calls {previous[1]}"
+            )
         if calls:
             following = turns[n + 1] if n + 1 < len(turns) else None
             assert following is not None and following[2], f"{target}: calls of turn {n} are never answered"
@@ -126,8 +144,11 @@ def check_pairing(target: str, body: dict[str, Any]) -> None:
 def _results_first(target: str, body: dict[str, Any]) -> None:
     """Anthropic: tool results come first in their user message, text after them."""
     for n, message in enumerate(body["messages"]):
-        kinds = ["result" if (b.get("type") == "tool_result" or "toolResult" in b) else "other"
-                 for b in message["content"] if not (isinstance(b, dict) and "cachePoint" in b)]
+        kinds = [
+            "result" if (b.get("type") == "tool_result" or "toolResult" in b) else "other"
+            for b in message["content"]
+            if not (isinstance(b, dict) and "cachePoint" in b)
+        ]
         if "result" in kinds:
             first_other = kinds.index("other") if "other" in kinds else len(kinds)
             assert "result" not in kinds[first_other:], f"{target}: message {n} has text before a tool result"

@@ -19,6 +19,7 @@ Rules:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from translators.errors import UpstreamProtocolError
@@ -75,8 +76,10 @@ class _StreamedCall:
 class ChunkReader:
     """State across the chunks of one answer: open items, the streamed call, last usage."""
 
-    def __init__(self, seed: str) -> None:
-        self._seed = seed
+    def __init__(self, seed: str | Callable[[], str]) -> None:
+        # a callable is computed only when Gemini gives neither a call id nor a responseId (rare):
+        # hashing the whole request per stream would cost more than the stream itself
+        self._seed = seed if callable(seed) else (lambda: seed)
         """Stands in for the response id in made-up call ids when Gemini sends none."""
         self._response_id: str | None = None
         self._started = False
@@ -200,7 +203,7 @@ class ChunkReader:
         self._calls += 1
         self._saw_call = True
         call_id = call.get("id") if isinstance(call.get("id"), str) and call["id"] else calls.synthesized_id(
-            self._response_id or self._seed, self._calls)
+            self._response_id or self._seed(), self._calls)
         if signature is not None:
             self._signature(signature, [call_id], out)
         else:

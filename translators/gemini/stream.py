@@ -6,25 +6,33 @@ JSON array, `framing.py`) is chosen by the first bytes; the chunks are read by `
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from translators.errors import UpstreamProtocolError
 from translators.gemini import framing
 from translators.gemini.chunks import ChunkReader
 from translators.ir import events as ev
-from translators.naming import fnv1a_32
 from translators.translation import Translation
 
 
-def seed_for(translation: Translation) -> str:
+def seed_for(translation: Translation) -> Callable[[], str]:
     """A stand-in response id for made-up call ids, fixed by the request (so output is
-    reproducible) and different on every turn (each turn's history is longer)."""
-    return "r" + fnv1a_32(json.dumps(translation.body, sort_keys=True, ensure_ascii=False))
+    reproducible) and different on every turn (each turn's history is longer). Lazy and cached."""
+
+    @functools.cache
+    def seed() -> str:
+        body = json.dumps(translation.body, sort_keys=True, ensure_ascii=False).encode()
+        return "r" + hashlib.sha1(body, usedforsecurity=False).hexdigest()[:8]
+
+    return seed
 
 
 class GeminiDecoder:
-    def __init__(self, seed: str) -> None:
+    def __init__(self, seed: str | Callable[[], str]) -> None:
         self._reader = ChunkReader(seed)
         self._framing: framing.Framing | None = None
         self._head = b""

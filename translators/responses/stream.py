@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from translators import freeform, vendor_state
@@ -34,12 +35,14 @@ _CLIENT_CODES = frozenset({"server_error", "rate_limit_exceeded", "invalid_promp
 class _Open:
     """One output item being streamed."""
 
-    __slots__ = ("call_id", "chunks", "index", "item_id", "kind", "name", "opened", "ref", "streamer")
+    __slots__ = ("call_id", "chunks", "head", "index", "item_id", "kind", "name", "opened", "ref", "streamer")
 
     def __init__(self, kind: str, index: int, item_id: str) -> None:
         self.kind = kind
         self.index = index
         self.item_id = item_id
+        self.head = f'{{"item_id":{encode_basestring(item_id)},"output_index":{index},'
+        """The JSON prefix every delta event of this item starts with (see `_emit_delta`)."""
         self.chunks: list[str] = []
         self.ref: ToolRef | None = None
         self.call_id = ""
@@ -147,6 +150,17 @@ class ResponsesEncoder:
         self._seq += 1
         self._out.append(encode_event(event_type, payload))
 
+    def _emit_delta(self, event_type: str, item: _Open, fields: str) -> None:
+        """Delta events are most of a stream: written from a template rather than a dict.
+
+        The bytes are exactly those `_emit` would write for the same payload (same key order,
+        same string escaping as `json` with ensure_ascii=False); bench/ measured the dict path at
+        about twice the cost of parsing the upstream event.
+        """
+        data = f'{item.head}{fields},"type":"{event_type}","sequence_number":{self._seq}}}'
+        self._seq += 1
+        self._out.append(f"event: {event_type}\ndata: {data}\n\n".encode("utf-8", "backslashreplace"))
+
     def _start(self) -> None:
         self._started = True
         self._emit("response.created", {"response": self.response()})
@@ -171,9 +185,8 @@ class ResponsesEncoder:
         if not text:
             return
         item.chunks.append(text)
-        self._emit("response.output_text.delta", {
-            "item_id": item.item_id, "output_index": item.index, "content_index": 0, "delta": text,
-            "logprobs": []})
+        self._emit_delta("response.output_text.delta", item,
+                         f'"content_index":0,"delta":{encode_basestring(text)},"logprobs":[]')
 
     def _close_message(self, item: _Open) -> None:
         text = "".join(item.chunks)
@@ -205,8 +218,8 @@ class ResponsesEncoder:
                 "item_id": item.item_id, "output_index": item.index, "summary_index": 0,
                 "part": {"type": "summary_text", "text": ""}})
         item.chunks.append(text)
-        self._emit("response.reasoning_summary_text.delta", {
-            "item_id": item.item_id, "output_index": item.index, "summary_index": 0, "delta": text})
+        self._emit_delta("response.reasoning_summary_text.delta", item,
+                         f'"summary_index":0,"delta":{encode_basestring(text)}')
 
     def _reasoning_done(self, key: object, state: Any) -> None:
         item = self._open_reasoning(key)
@@ -252,13 +265,13 @@ class ResponsesEncoder:
             return
         item.chunks.append(fragment)
         if item.kind == "function":
-            self._emit("response.function_call_arguments.delta", {
-                "item_id": item.item_id, "output_index": item.index, "delta": fragment})
+            self._emit_delta("response.function_call_arguments.delta", item,
+                             f'"delta":{encode_basestring(fragment)}')
         elif item.kind == "custom" and item.streamer is not None:
             text = item.streamer.feed(fragment)
             if text:
-                self._emit("response.custom_tool_call_input.delta", {
-                    "item_id": item.item_id, "output_index": item.index, "delta": text})
+                self._emit_delta("response.custom_tool_call_input.delta", item,
+                                 f'"delta":{encode_basestring(text)}')
 
     def _call_done(self, key: object, arguments: str | None) -> None:
         item = self._open.get(key)

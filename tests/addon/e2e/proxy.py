@@ -23,7 +23,7 @@ _LISTENING = re.compile(r"listening at (?:http://)?127\.0\.0\.1:(\d+)")
 
 class MitmDump:
     def __init__(self, confdir: Path, *, mode: str | None = None, options: Mapping[str, str] | None = None,
-                 args: Sequence[str] = (), env: Mapping[str, str] | None = None) -> None:
+                 args: Sequence[str] = (), env: Mapping[str, str | None] | None = None) -> None:
         self.confdir = confdir
         self.command = [str(MITMDUMP), "--listen-host", "127.0.0.1", "-p", "0",
                         "--set", f"confdir={confdir}", "-s", str(ROOT / "addon" / "gateway.py")]
@@ -32,7 +32,9 @@ class MitmDump:
         for name, value in (options or {}).items():
             self.command += ["--set", f"{name}={value}"]
         self.command += list(args)
-        self.env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+        # a None value removes the variable (e.g. a credential the test must not inherit)
+        merged = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+        self.env = {name: value for name, value in merged.items() if value is not None}
         self.output: list[str] = []
         self.port = 0
         self._ready = threading.Event()

@@ -1,11 +1,17 @@
 """Every failure reaches the SDK as a Responses-shaped error, and the proxy serves the next flow.
 
 One reverse-mode proxy for the module, routed with a TOML file: `gpt-dead*` goes to a port
-nothing listens on, everything else to the local upstream.
+nothing listens on, `gpt-later*` to a port a test brings up later, `gpt-tls*` to the local
+upstream over https (which it does not speak), everything else to the local upstream.
+The addon does not probe upstreams: these answers come from the HTTP layer (addon/cutoff.py).
 """
 
 from __future__ import annotations
 
+import json
+import shutil
+import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,15 +21,27 @@ import pytest
 
 from tests.addon.e2e.conftest import StartProxy, reverse_client
 from tests.addon.e2e.proxy import MitmDump
-from tests.addon.e2e.upstream import Upstream, cut, error, message, stream
+from tests.addon.e2e.upstream import Reply, Upstream, cut, error, message, stream
 
 pytestmark = pytest.mark.timeout(90)
 
 
 @pytest.fixture(scope="module")
-def proxy(start_proxy: StartProxy, module_dir: Path, upstream_server: Upstream, dead_url: str) -> MitmDump:
+def later_port() -> int:
+    """A port nothing listens on until a test starts an upstream there."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        return server.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def proxy(start_proxy: StartProxy, module_dir: Path, upstream_server: Upstream, dead_url: str,
+          later_port: int) -> MitmDump:
     routes = module_dir / "routes.toml"
+    tls_url = upstream_server.url.replace("http://", "https://")
     routes.write_text(f'[[route]]\nmodel = "gpt-dead*"\nupstream = "anthropic"\nbase_url = "{dead_url}"\n'
+                      f'[[route]]\nmodel = "gpt-later*"\nupstream = "anthropic"\n'
+                      f'base_url = "http://127.0.0.1:{later_port}"\n'
+                      f'[[route]]\nmodel = "gpt-tls*"\nupstream = "anthropic"\nbase_url = "{tls_url}"\n'
                       f'[[route]]\nupstream = "anthropic"\nbase_url = "{upstream_server.url}"\n'
                       'target_model = "claude-haiku-4-5"\n')
     return start_proxy("errors", "reverse:https://api.openai.com", gateway_config=str(routes))
@@ -80,6 +98,77 @@ def test_unreachable_upstream_is_a_responses_shaped_502(client: openai.OpenAI, u
     assert caught.value.body["code"] == "upstream_unreachable"
     assert dead_url in caught.value.body["message"]
     _next_flow_is_served(client, upstream)
+
+
+def test_upstream_back_again_is_used_on_the_same_client_connection(proxy: MitmDump,
+                                                                   later_port: int) -> None:
+    """mitmproxy remembers a failed server connection and fails every later request to it on
+    the same client connection; the gateway's 502 keeps that connection open, so the failure
+    must be forgotten (cutoff.py) or the client could never recover without reconnecting."""
+    body = {"model": "gpt-later-1", "input": "hi"}
+    with httpx.Client(timeout=15) as http:
+        down = http.post(f"{proxy.url}/v1/responses", json=body)
+        first_connection = down.extensions["network_stream"].get_extra_info("client_addr")
+        assert (down.status_code, down.json()["error"]["code"]) == (502, "upstream_unreachable")
+        with Upstream(port=later_port) as later:
+            later.plan(message("back again"))
+            up = http.post(f"{proxy.url}/v1/responses", json=body)
+            assert up.extensions["network_stream"].get_extra_info("client_addr") == first_connection
+    assert up.status_code == 200, up.text
+    assert up.json()["output"][0]["content"][0]["text"] == "back again"
+
+
+def test_upstream_tls_handshake_failure_is_a_responses_shaped_502(client: openai.OpenAI,
+                                                                  upstream: Upstream) -> None:
+    with pytest.raises(openai.APIStatusError) as caught:
+        client.responses.create(model="gpt-tls-1", input="hi", stream=True)
+    assert caught.value.status_code == 502
+    assert caught.value.body["code"] == "upstream_unreachable"
+    assert "TLS" in caught.value.body["message"]
+    _next_flow_is_served(client, upstream)
+
+
+def test_upstream_closing_without_an_answer_is_a_responses_shaped_502(client: openai.OpenAI,
+                                                                     upstream: Upstream) -> None:
+    upstream.plan(Reply("close"))
+    with pytest.raises(openai.APIStatusError) as caught:
+        client.responses.create(model="gpt-5.5", input="hi", stream=True)
+    assert caught.value.status_code == 502
+    assert caught.value.body["code"] == "upstream_error"
+    assert "server closed connection" in caught.value.body["message"]
+    _next_flow_is_served(client, upstream)
+
+
+def test_upstream_breaking_off_a_whole_answer_is_a_responses_shaped_502(client: openai.OpenAI,
+                                                                       upstream: Upstream) -> None:
+    upstream.plan(Reply("cut_body", body=message("never complete").body))
+    with pytest.raises(openai.APIStatusError) as caught:
+        client.responses.create(model="gpt-5.5", input="hi", stream=False)
+    assert caught.value.status_code == 502
+    assert caught.value.body["code"] == "upstream_error"
+    _next_flow_is_served(client, upstream)
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl for an HTTP/2 client")
+def test_http2_client_gets_responses_shaped_502s_and_keeps_its_connection(proxy: MitmDump,
+                                                                         upstream: Upstream) -> None:
+    """Three requests on one HTTP/2 connection (TLS to the reverse proxy): unreachable, TLS
+    failure, then a normal stream."""
+    command = ["curl", "-sS", "--max-time", "20"]
+    for model in ("gpt-dead-1", "gpt-tls-1", "gpt-5.5"):
+        if model != "gpt-dead-1":
+            command.append("--next")
+        command += ["-k", "--http2", "-w", "\n@@ %{http_version} %{response_code} %{num_connects}\n",
+                    f"https://127.0.0.1:{proxy.port}/v1/responses", "-H", "content-type: application/json",
+                    "-d", json.dumps({"model": model, "input": "hi", "stream": True})]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    parts = done.stdout.split("\n@@ ")
+    results = [part.split("\n", 1)[0].split() for part in parts[1:]]
+    assert results == [["2", "502", "1"], ["2", "502", "0"], ["2", "200", "0"]]
+    assert [json.loads(parts[i].rsplit("\n", 1)[-1] if i else parts[0])["error"]["code"]
+            for i in (0, 1)] == ["upstream_unreachable", "upstream_unreachable"]
+    assert "event: response.completed" in parts[2]
 
 
 def test_stream_cut_mid_way_ends_with_response_failed(client: openai.OpenAI, upstream: Upstream) -> None:

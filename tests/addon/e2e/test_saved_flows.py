@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -14,6 +15,8 @@ from mitmproxy import http, io
 from tests.addon.e2e.conftest import CLIENT_KEY, UPSTREAM_KEY, StartProxy, reverse_client
 from tests.addon.e2e.proxy import MITMDUMP, ROOT, MitmDump
 from tests.addon.e2e.upstream import Upstream, error, sse_events
+
+REPLAY_KEY = "sk-ant-e2e-replay-key-0123456789"
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -100,3 +103,28 @@ def test_loading_the_saved_flows_again_translates_nothing_twice(saved: Path, tmp
     assert [f.response.content for f in after] == [f.response.content for f in before]
     assert [f.comment for f in after] == [f.comment for f in before]
     assert [f.metadata["gateway"] for f in after] == [f.metadata["gateway"] for f in before]
+
+
+def test_replaying_the_saved_flows_translates_them_again_with_the_current_options(
+        saved: Path, tmp_path: Path, upstream: Upstream) -> None:
+    """`mitmdump -C saved.flows` (what mitmweb's Replay does per flow): each request is
+    translated again from the client's own request, with today's model and key, never sent as
+    saved with its `<redacted>` key; each answer is translated again."""
+    out = tmp_path / "replayed.flows"
+    options = {"confdir": f"{tmp_path}/conf", "server": "false", "gateway_upstream": "anthropic",
+               "gateway_base_url": upstream.url, "gateway_model": "claude-sonnet-4-5"}
+    command = [str(MITMDUMP), "-q", "-s", str(ROOT / "addon" / "gateway.py"), "-C", str(saved),
+               "-w", str(out)]
+    for name, value in options.items():
+        command += ["--set", f"{name}={value}"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "ANTHROPIC_API_KEY": REPLAY_KEY})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [r.headers["x-api-key"] for r in upstream.received] == [REPLAY_KEY] * 3  # the refused one stays
+    assert [r.json["model"] for r in upstream.received] == ["claude-sonnet-4-5"] * 3
+    replayed = _flows(out)
+    assert [f.response.status_code for f in replayed] == [200, 200, 200, 400]
+    assert replayed[0].response.json()["output"][0]["content"][0]["text"] == "Hello from the local upstream."
+    assert b"event: response.completed" in replayed[1].response.content
+    assert all(f.metadata["gateway"]["model"] == "claude-sonnet-4-5" for f in replayed)
+    assert REPLAY_KEY.encode() not in out.read_bytes()

@@ -13,7 +13,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -53,7 +53,7 @@ class Reply:
     """What to answer one request with."""
 
     kind: str
-    """stream | json | error | cut"""
+    """stream | json | error | cut | close (no answer at all) | cut_body (half a JSON body)"""
     status: int = 200
     fixture: str = DEFAULT_FIXTURE
     body: bytes = b""
@@ -64,6 +64,9 @@ class Reply:
     """For `cut`: whole events sent before the connection is dropped (mid-event)."""
     chunked: bool = True
     """False: the stream goes out with a content-length (which the proxy must not pass on)."""
+    chunks: tuple[bytes, ...] = ()
+    """For `stream`: these body chunks instead of the Anthropic fixture's (any dialect)."""
+    content_type: str = "text/event-stream"
 
 
 def stream(fixture: str = DEFAULT_FIXTURE, delay: float = 0.03, chunked: bool = True) -> Reply:
@@ -86,6 +89,19 @@ def error(status: int, kind: str, text: str, headers: dict[str, str] | None = No
 
 def cut(after: int = 4, fixture: str = DEFAULT_FIXTURE) -> Reply:
     return Reply("cut", fixture=fixture, cut_after=after)
+
+
+def raw_stream(chunks: list[bytes], content_type: str = "text/event-stream", delay: float = 0.03,
+               cut_after: int = 0) -> Reply:
+    """Any dialect's stream, already split into the chunks to send; `cut_after` > 0 sends only
+    that many chunks, then half a chunk, then drops the connection."""
+    return Reply("cut" if cut_after else "stream", chunks=tuple(chunks), content_type=content_type,
+                 delay=delay, cut_after=cut_after)
+
+
+def json_reply(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
+    return Reply("json" if status < 400 else "error", status=status, body=json.dumps(body).encode(),
+                 headers={"content-type": "application/json", **(headers or {})})
 
 
 @dataclass
@@ -126,6 +142,20 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_POST
 
     def _answer(self, reply: Reply, received: Received) -> None:
+        if reply.kind == "close":  # the request was read; the connection goes away unanswered
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if reply.kind == "cut_body":
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(reply.body)))
+            self.end_headers()
+            self.wfile.write(reply.body[: len(reply.body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         if reply.kind in ("json", "error"):
             self.send_response(reply.status)
             for name, value in reply.headers.items():
@@ -137,7 +167,7 @@ class _Handler(BaseHTTPRequestHandler):
             received.finished = time.monotonic()
             return
         self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-type", reply.content_type)
         self.send_header("cache-control", "no-cache")
         if not reply.chunked:
             chunks = list(self._chunks(reply))
@@ -169,6 +199,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     @staticmethod
     def _chunks(reply: Reply) -> Iterator[bytes]:
+        if reply.chunks:
+            yield from reply.chunks[: reply.cut_after] if reply.kind == "cut" else reply.chunks
+            return
         events = sse_events(reply.fixture)
         if reply.kind == "cut":
             events = events[: reply.cut_after]
@@ -182,19 +215,28 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, owner: Upstream) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, owner: Upstream, port: int) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.owner = owner
 
 
-class Upstream:
-    """`with Upstream() as up:` -> `up.url`, `up.plan(reply, ...)`, `up.received`."""
+Guard = Callable[[Received], "Reply | None"]
 
-    def __init__(self) -> None:
+
+class Upstream:
+    """`with Upstream() as up:` -> `up.url`, `up.plan(reply, ...)`, `up.received`.
+
+    `guard(received)` may turn a request away (e.g. a bad signature) before any plan is used;
+    `default(received)` answers when nothing is planned (default: Anthropic replies)."""
+
+    def __init__(self, port: int = 0, guard: Guard | None = None,
+                 default: Callable[[Received], Reply] | None = None) -> None:
         self._lock = threading.Lock()
         self._plans: list[Reply] = []
         self._received: list[Received] = []
-        self._server = _Server(self)
+        self.guard = guard
+        self._default = default
+        self._server = _Server(self, port)
         self._thread = threading.Thread(target=self._server.serve_forever, name="upstream", daemon=True)
 
     def __enter__(self) -> Upstream:
@@ -231,8 +273,12 @@ class Upstream:
             self._received.append(received)
 
     def _next(self, received: Received) -> Reply:
+        if self.guard is not None and (refused := self.guard(received)) is not None:
+            return refused
         with self._lock:
             if self._plans:
                 return self._plans.pop(0)
+        if self._default is not None:
+            return self._default(received)
         wants_stream = isinstance(received.json, dict) and received.json.get("stream")
         return stream() if wants_stream else message()

@@ -1,0 +1,143 @@
+"""Shared fixtures of the reliability suite: local upstreams that misbehave, and real mitmdump with
+the gateway in front of them, one route per dialect (by client model prefix), so one proxy
+serves every fault and every dialect.
+
+Everything stays on 127.0.0.1: the upstreams listen there, the gateway routes there, and
+`offline_guard.py` answers 599 to any flow that would still leave the machine.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import openai
+import pytest
+
+from tests.addon.e2e.proxy import MitmDump
+from tests.reliability.fault_upstream import FaultUpstream, GarbageServer
+
+GUARD = Path(__file__).with_name("offline_guard.py")
+MEMORY_PROBE = Path(__file__).with_name("memory_probe.py")
+CLIENT_KEY = "sk-proj-reliability-CLIENT-key-0123456789abcdef"
+ACCOUNT_ID = "acct-reliability-CHATGPT-account-9f8e7d"
+COOKIE = "__Secure-next-auth.session-token=reliability-COOKIE-5a4b3c"
+CLIENT_HEADERS = {
+    "chatgpt-account-id": ACCOUNT_ID,
+    "cookie": COOKIE,
+    "originator": "codex_exec",
+    "x-codex-turn-metadata": '{"turn":1}',
+}
+UPSTREAM_KEYS = {
+    "RELIABILITY_ANTHROPIC_KEY": "sk-ant-api03-reliability-UPSTREAM-anthropic-0123456789",
+    "RELIABILITY_CHAT_KEY": "sk-reliability-UPSTREAM-deepseek-0123456789abcdef",
+    "RELIABILITY_GEMINI_KEY": "AIzaSyReliabilityUPSTREAMgemini0123456789",
+    "AWS_BEARER_TOKEN_BEDROCK": "ABSKReliabilityUPSTREAMbedrockToken0123456789",
+    "RELIABILITY_OPENAI_KEY": "sk-proj-reliability-UPSTREAM-openai-compatible-0123456789",
+}
+DIALECTS = ("anthropic", "chat", "gemini", "bedrock")
+_ROUTE = {
+    "anthropic": ("claude-sonnet-4-5", "RELIABILITY_ANTHROPIC_KEY", ""),
+    "chat": ("deepseek-chat", "RELIABILITY_CHAT_KEY", "/v1"),
+    "gemini": ("gemini-2.5-flash", "RELIABILITY_GEMINI_KEY", ""),
+    "bedrock": ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "AWS_BEARER_TOKEN_BEDROCK", ""),
+    "responses": ("gpt-5.5", "RELIABILITY_OPENAI_KEY", "/v1"),
+}
+
+
+def free_port() -> int:
+    """A port nothing listens on (connection refused)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        return int(server.getsockname()[1])
+
+
+def routes_toml(upstream_url: str, *, refused_url: str, garbage_url: str, plain_http_url: str) -> str:
+    """Client model `<dialect>-...` goes to that dialect at the local upstream; `refused-...`,
+    `garbage-...` and `plainhttp-...` go (as Anthropic) where the connection or TLS fails."""
+    lines = []
+    for dialect, (model, key_env, suffix) in _ROUTE.items():
+        lines += [
+            "[[route]]",
+            f'model = "{dialect}-*"',
+            f'upstream = "{dialect}"',
+            f'base_url = "{upstream_url}{suffix}"',
+            f'target_model = "{model}"',
+            f'key_env = "{key_env}"',
+            "",
+        ]
+    for prefix, url in (("refused", refused_url), ("garbage", garbage_url), ("plainhttp", plain_http_url)):
+        lines += [
+            "[[route]]",
+            f'model = "{prefix}-*"',
+            'upstream = "anthropic"',
+            f'base_url = "{url}"',
+            'target_model = "claude-sonnet-4-5"',
+            'key_env = "RELIABILITY_ANTHROPIC_KEY"',
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def start_gateway(
+    confdir: Path,
+    routes: Path,
+    *,
+    mode: str = "reverse:https://api.openai.com",
+    args: tuple[str, ...] = (),
+    options: dict[str, str] | None = None,
+    scripts: tuple[Path, ...] = (),
+    env: dict[str, str] | None = None,
+) -> MitmDump:
+    """mitmdump with the gateway, then `scripts`, then the offline guard (last, so it sees each
+    request as the others left it)."""
+    loaded = [arg for script in (*scripts, GUARD) for arg in ("-s", str(script))]
+    return MitmDump(
+        confdir,
+        mode=mode,
+        options={"gateway_config": str(routes), **(options or {})},
+        args=[*loaded, *args],
+        env={**UPSTREAM_KEYS, **(env or {})},
+    )
+
+
+def sdk(proxy: MitmDump, **headers: str) -> openai.OpenAI:
+    """The official SDK pointed at the reverse proxy, as Codex is with `openai_base_url`."""
+    return openai.OpenAI(
+        base_url=f"{proxy.url}/v1",
+        api_key=CLIENT_KEY,
+        max_retries=0,
+        timeout=30,
+        default_headers={**CLIENT_HEADERS, **headers},
+    )
+
+
+@pytest.fixture(scope="module")
+def fault_upstream() -> Iterator[FaultUpstream]:
+    with FaultUpstream() as upstream:
+        yield upstream
+
+
+@pytest.fixture(scope="module")
+def garbage_server() -> Iterator[GarbageServer]:
+    with GarbageServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def gateway(
+    tmp_path_factory: pytest.TempPathFactory, fault_upstream: FaultUpstream, garbage_server: GarbageServer
+) -> Iterator[MitmDump]:
+    """One mitmdump for a whole test module; each test checks the next flow still works."""
+    tmp = tmp_path_factory.mktemp("gateway")
+    routes = tmp / "routes.toml"
+    routes.write_text(
+        routes_toml(
+            fault_upstream.url,
+            refused_url=f"http://127.0.0.1:{free_port()}",
+            garbage_url=f"https://127.0.0.1:{garbage_server.port}",
+            plain_http_url=f"https://127.0.0.1:{fault_upstream.port}",
+        )
+    )
+    with start_gateway(tmp / "conf", routes, args=("-w", str(tmp / "flows.mitm"))) as proxy:
+        yield proxy

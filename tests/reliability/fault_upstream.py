@@ -1,0 +1,402 @@
+"""A local upstream that misbehaves on request: a threaded HTTP/1.1 server on 127.0.0.1:0.
+
+It speaks every dialect the gateway targets, telling them apart by the request path, and by
+default answers a stream request with that dialect's recorded stream (`recorded.py`), sent as
+chunked transfer encoding one event per chunk. `plan(fault)` makes the next request misbehave:
+
+- `slow_start`: wait before the status line; `stall`: stop for a while after some events;
+- `cut`: send some events, half of the next, then drop the connection (RST);
+- `status`: an HTTP error in the dialect's own error shape, with extra headers (retry-after);
+- `huge`: a well-formed stream whose text is megabytes long; `huge_error`: a big HTML 500.
+
+`GarbageServer` answers every connection with bytes that are neither HTTP nor TLS.
+The faulty server and the existing fake upstreams (`tests/support/fake_upstream.py`,
+`tests/addon/e2e/upstream.py`) share no code: those script well-formed answers; this one breaks
+the framing itself.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import struct
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.reliability.recorded import Recording, recordings_of
+from tests.translators.bedrock.frames import encode_frame, frame_offsets
+
+STREAMS = {
+    "anthropic": "text_after_tool_result.sse",
+    "chat": "tool_call_single.sse",
+    "gemini": "sse_text_after_function_response.sse",
+    "bedrock": "converse_stream_text.eventstream",
+    "responses": "function_call_gpt4o.sse",
+}
+"""The recorded stream each dialect answers with when nothing is planned."""
+CONTENT_TYPE = {
+    "anthropic": "text/event-stream",
+    "chat": "text/event-stream",
+    "gemini": "text/event-stream",
+    "bedrock": "application/vnd.amazon.eventstream",
+    "responses": "text/event-stream",
+}
+
+
+def dialect_of(path: str) -> str:
+    if path.startswith("/v1/messages"):
+        return "anthropic"
+    if "/chat/completions" in path:
+        return "chat"
+    if ":streamGenerateContent" in path or ":generateContent" in path:
+        return "gemini"
+    if path.startswith("/model/"):
+        return "bedrock"
+    if path.split("?")[0].endswith("/responses"):
+        return "responses"
+    return "unknown"
+
+
+def recording(dialect: str) -> Recording:
+    return next(r for r in recordings_of(dialect) if r.name == STREAMS[dialect])
+
+
+def events(dialect: str) -> list[bytes]:
+    """The dialect's default recorded stream cut into whole events (frames for Bedrock)."""
+    data = recording(dialect).data
+    if dialect == "bedrock":
+        offsets = [*frame_offsets(data), len(data)]
+        return [data[a:b] for a, b in itertools.pairwise(offsets)]
+    sep = b"\r\n\r\n" if b"\r\n\r\n" in data else b"\n\n"
+    return [block + sep for block in data.split(sep) if block.strip()]
+
+
+WHOLE = {
+    "anthropic": {
+        "id": "msg_whole",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "Hello whole."}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 3, "output_tokens": 2},
+    },
+    "chat": {
+        "id": "chatcmpl-whole",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "deepseek-chat",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "Hello whole."}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+    },
+    "gemini": {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": "Hello whole."}]},
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 2, "totalTokenCount": 5},
+    },
+    "bedrock": {
+        "output": {"message": {"role": "assistant", "content": [{"text": "Hello whole."}]}},
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 3, "outputTokens": 2, "totalTokens": 5},
+        "metrics": {"latencyMs": 1},
+    },
+    "responses": {
+        "id": "resp_whole",
+        "object": "response",
+        "created_at": 1,
+        "status": "completed",
+        "model": "gpt-5.5",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "Hello whole.", "annotations": []}],
+            }
+        ],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "error": None,
+        "incomplete_details": None,
+        "usage": {
+            "input_tokens": 3,
+            "output_tokens": 2,
+            "total_tokens": 5,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    },
+}
+"""The whole (non-streamed) answer of each dialect."""
+
+
+def wants_stream(dialect: str, path: str, body: Any) -> bool:
+    if dialect == "gemini":
+        return ":streamGenerateContent" in path
+    if dialect == "bedrock":
+        return path.endswith("/converse-stream")
+    return isinstance(body, dict) and bool(body.get("stream"))
+
+
+def error_body(dialect: str, status: int, message: str) -> tuple[dict[str, str], bytes]:
+    """An error in the dialect's own shape (notes/dialects.md §A.6, §B.4, §C.7, §D.6)."""
+    if dialect == "anthropic":
+        kind = {429: "rate_limit_error", 529: "overloaded_error", 500: "api_error"}.get(
+            status, "invalid_request_error"
+        )
+        return {}, json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+    if dialect == "gemini":
+        state = {429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE", 500: "INTERNAL"}.get(
+            status, "INVALID_ARGUMENT"
+        )
+        return {}, json.dumps({"error": {"code": status, "message": message, "status": state}}).encode()
+    if dialect == "bedrock":
+        kind = {
+            429: "ThrottlingException",
+            503: "ServiceUnavailableException",
+            500: "InternalServerException",
+        }.get(status, "ValidationException")
+        return {
+            "x-amzn-errortype": f"{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/"
+        }, json.dumps({"message": message}).encode()
+    kind = {429: "rate_limit_exceeded", 500: "server_error"}.get(status, "invalid_request_error")
+    return {}, json.dumps({"error": {"message": message, "type": kind, "code": kind}}).encode()
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str
+    """stream | slow_start | stall | cut | status | huge | huge_error (and `whole`: the default
+    answer to a request that did not ask for a stream)"""
+    seconds: float = 0.0
+    after: int = 2
+    """Events sent before a stall or a cut."""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    message: str = "upstream says no"
+    size: int = 0
+    """Bytes of text for `huge`, of body for `huge_error`."""
+
+
+@dataclass
+class Received:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        received = Received(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        fault = self.server.owner._take(received)
+        if (
+            fault.kind == "stream"
+            and dialect_of(self.path) in WHOLE
+            and not wants_stream(
+                dialect_of(self.path), self.path, received.json if body.startswith(b"{") else None
+            )
+        ):
+            fault = Fault("whole")
+        try:
+            self._answer(dialect_of(self.path), fault)
+        except OSError:
+            self.close_connection = True
+
+    do_GET = do_POST
+
+    def _answer(self, dialect: str, fault: Fault) -> None:
+        if fault.kind == "slow_start":
+            time.sleep(fault.seconds)
+        if fault.kind == "status":
+            headers, body = error_body(dialect, fault.status, fault.message)
+            self._whole(fault.status, {"content-type": "application/json", **headers, **fault.headers}, body)
+            return
+        if fault.kind == "huge_error":
+            body = b"<html><body>" + b"overloaded " * (fault.size // 11) + b"</body></html>"
+            self._whole(500, {"content-type": "text/html"}, body)
+            return
+        if fault.kind == "whole":
+            self._whole(200, {"content-type": "application/json"}, json.dumps(WHOLE[dialect]).encode())
+            return
+        if dialect == "unknown":
+            self._whole(200, {"content-type": "application/json"}, json.dumps({"path": self.path}).encode())
+            return
+        chunks = events(dialect) if fault.kind != "huge" else _huge_stream(dialect, fault.size)
+        self.send_response(200)
+        self.send_header("content-type", CONTENT_TYPE.get(dialect, "text/event-stream"))
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for i, chunk in enumerate(chunks):
+            if fault.kind == "stall" and i == fault.after:
+                time.sleep(fault.seconds)
+            if fault.kind == "cut" and i == fault.after:
+                half = chunk[: len(chunk) // 2]
+                self.wfile.write(b"%x\r\n%s" % (len(chunk), half))  # announced whole, sent half
+                self.wfile.flush()
+                # RST, not FIN: the connection dies as a crashed upstream's would
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.close_connection = True
+                return
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _whole(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+
+def _huge_stream(dialect: str, size: int) -> Iterator[bytes]:
+    """The default stream with `size` bytes of extra text in 64 KB deltas, before the finish."""
+    piece = "0123456789abcdef" * 4096
+    base = events(dialect)
+    if dialect == "anthropic":
+        yield from base[:3]  # message_start, content_block_start, ping
+        for _ in range(size // len(piece)):
+            delta = {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": piece},
+            }
+            yield f"event: content_block_delta\ndata: {json.dumps(delta)}\n\n".encode()
+        yield from base[3:]
+    elif dialect == "bedrock":
+        yield base[0]
+        for _ in range(size // len(piece)):
+            payload = json.dumps({"contentBlockIndex": 0, "delta": {"text": piece}, "p": "abc"}).encode()
+            yield encode_frame(
+                {
+                    ":event-type": "contentBlockDelta",
+                    ":content-type": "application/json",
+                    ":message-type": "event",
+                },
+                payload,
+            )
+        yield from base[1:]
+    else:
+        raise ValueError(f"no huge stream for {dialect}")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, owner: FaultUpstream) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.owner = owner
+
+
+class FaultUpstream:
+    """`with FaultUpstream() as up:` -> `up.url`, `up.plan(Fault(...))`, `up.received`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._plans: list[Fault] = []
+        self._received: list[Received] = []
+        self._server = _Server(self)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fault-upstream", daemon=True)
+
+    def __enter__(self) -> FaultUpstream:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def plan(self, *faults: Fault) -> None:
+        with self._lock:
+            self._plans.extend(faults)
+
+    @property
+    def received(self) -> list[Received]:
+        with self._lock:
+            return list(self._received)
+
+    def _take(self, received: Received) -> Fault:
+        with self._lock:
+            self._received.append(received)
+            return self._plans.pop(0) if self._plans else Fault("stream")
+
+
+class GarbageServer:
+    """Accepts connections and answers each with bytes that are neither HTTP nor a TLS record."""
+
+    def __init__(self, reply: bytes = b"\x00\xffgarbage, not TLS\r\n\r\n" * 4) -> None:
+        self._reply = reply
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._sock.settimeout(0.2)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="garbage-upstream", daemon=True)
+        self.connections = 0
+
+    def __enter__(self) -> GarbageServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._sock.close()
+
+    @property
+    def port(self) -> int:
+        return int(self._sock.getsockname()[1])
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            self.connections += 1
+            with conn:
+                conn.settimeout(1)
+                try:
+                    conn.recv(4096)
+                    conn.sendall(self._reply)
+                except OSError:
+                    pass

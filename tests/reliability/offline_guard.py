@@ -1,0 +1,36 @@
+"""mitmdump script for the reliability suite: no connection may leave the machine.
+
+`server_connect` runs before mitmproxy opens (or resolves) any upstream connection, whatever
+the addons did or failed to do before it: a connection to anything but loopback is refused there
+and logged. That is the hard stop; it holds even when the gateway's own `request` hook raised
+and the flow went on untranslated. `request` (this script is loaded after `addon/gateway.py`)
+also answers such a flow with a 599, so a test can tell "blocked by the guard" from a real reply.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from mitmproxy import http
+from mitmproxy.proxy import server_hooks
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+MARK = "offline-guard blocked"
+
+
+class OfflineGuard:
+    def request(self, flow: http.HTTPFlow) -> None:
+        if flow.response is None and flow.request.host not in LOOPBACK:
+            logging.warning(f"{MARK} {flow.request.method} {flow.request.pretty_url}")
+            flow.response = http.Response.make(
+                599, f"{MARK}: {flow.request.pretty_url}".encode(), {"content-type": "text/plain"}
+            )
+
+    def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
+        address = data.server.address
+        if address is not None and address[0] not in LOOPBACK:
+            logging.warning(f"{MARK} a connection to {address[0]}:{address[1]}")
+            data.server.error = f"{MARK}: {address[0]} is not loopback"
+
+
+addons = [OfflineGuard()]
