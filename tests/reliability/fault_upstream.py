@@ -181,8 +181,8 @@ def error_body(dialect: str, status: int, message: str) -> tuple[dict[str, str],
 @dataclass(frozen=True)
 class Fault:
     kind: str
-    """stream | slow_start | stall | cut | status | huge | huge_error (and `whole`: the default
-    answer to a request that did not ask for a stream)"""
+    """stream | slow_start | stall | cut | status | body | huge | huge_error (and `whole`: the
+    default answer to a request that did not ask for a stream)"""
     seconds: float = 0.0
     after: int = 2
     """Events sent before a stall or a cut."""
@@ -191,6 +191,8 @@ class Fault:
     message: str = "upstream says no"
     size: int = 0
     """Bytes of text for `huge`, of body for `huge_error`."""
+    body: bytes = b""
+    """For `body`: sent as it is, with `status`, `headers` and a JSON content type."""
 
 
 @dataclass
@@ -238,6 +240,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault.kind == "status":
             headers, body = error_body(dialect, fault.status, fault.message)
             self._whole(fault.status, {"content-type": "application/json", **headers, **fault.headers}, body)
+            return
+        if fault.kind == "body":
+            self._whole(fault.status, {"content-type": "application/json", **fault.headers}, fault.body)
             return
         if fault.kind == "huge_error":
             body = b"<html><body>" + b"overloaded " * (fault.size // 11) + b"</body></html>"

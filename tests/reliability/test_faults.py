@@ -179,6 +179,42 @@ def test_overloaded_keeps_its_status_and_says_server_is_overloaded(
     assert_next_flow_works(gateway, dialect)
 
 
+ODD_ERROR_BODIES = {
+    "message-not-a-string": b'{"type":"error","error":{"type":"rate_limit_error","message":5}}',
+    "nested-too-deep": b"[" * 100_000 + b"]" * 100_000,
+    "html": b"<html><body>Too Many Requests</body></html>",
+    "empty": b"",
+}
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("body", ODD_ERROR_BODIES.values(), ids=ODD_ERROR_BODIES.keys())
+def test_429_with_an_odd_error_body_keeps_its_status_and_retry_after(
+    gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str, body: bytes
+) -> None:
+    """Codex retries a 429 after its retry-after (notes/codex.md §5.3): whatever the body says,
+    the status and the header must reach it, in a Responses-shaped body."""
+    fault_upstream.plan(Fault("body", status=429, headers={"retry-after": "3"}, body=body))
+    response = raw_turn(gateway, f"{dialect}-odd-429")
+    assert_responses_error(response, 429, "rate_limit_exceeded")
+    assert response.headers.get("retry-after") == "3"
+    assert_next_flow_works(gateway, dialect)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_whole_answer_the_translator_cannot_read_is_a_responses_shaped_error(
+    gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str
+) -> None:
+    fault_upstream.plan(Fault("body", status=200, body=b'{"content": [{"type": "text", "text": [null]}]}'))
+    response = raw_turn(gateway, f"{dialect}-odd-whole", stream=False)
+    if response.status_code == 200:
+        assert response.json()["object"] == "response"
+        assert response.json()["status"] in ("completed", "incomplete", "failed")
+    else:
+        assert_responses_error(response, response.status_code)
+    assert_next_flow_works(gateway, dialect)
+
+
 # -- connection and TLS failures --------------------------------------------------------------------
 
 

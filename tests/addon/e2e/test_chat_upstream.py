@@ -170,3 +170,22 @@ def test_upstream_429_keeps_status_retry_after_and_message(client: openai.OpenAI
     assert caught.value.response.headers["retry-after"] == "7"
     assert caught.value.body["code"] == "rate_limit_exceeded"
     assert "Rate limit reached for requests" in caught.value.body["message"]
+
+
+# -- DeepSeek's own Responses endpoint (gateway_upstream=responses, not OpenAI) ----------------------
+
+def test_deepseek_responses_endpoint_passes_through_with_deepseeks_key(start_proxy: StartProxy,
+                                                                      upstream: Upstream) -> None:
+    proxy = start_proxy("deepseek-responses", "reverse:https://api.openai.com",
+                        env={"DEEPSEEK_API_KEY": CHAT_KEY}, gateway_upstream="responses",
+                        gateway_base_url=upstream.url, gateway_model="deepseek-v4-flash",
+                        gateway_key_env="DEEPSEEK_API_KEY")
+    upstream.plan(_stream("deepseek/responses_api_function_call.sse"))
+    with reverse_client(proxy) as sdk, sdk.responses.stream(
+            model="gpt-5.5", input="weather?", tools=[_tool("get_weather", city="string")]) as stream_:
+        final = stream_.get_final_response()
+    assert [item.type for item in final.output] == ["reasoning", "function_call"]
+    (received,) = upstream.received
+    assert received.path == "/responses"
+    assert received.headers["authorization"] == f"Bearer {CHAT_KEY}"
+    assert not set(CODEX_HEADERS) & set(received.headers)
