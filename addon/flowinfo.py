@@ -4,6 +4,7 @@ flow), a one-line comment and a mark (both shown in mitmweb, notes/mitmproxy.md 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 KEY = "gateway"
@@ -19,10 +20,22 @@ def summary(info: dict[str, Any]) -> str:
     if info.get("error"):
         parts.append(f"error: {info['error']}")
     if info.get("dropped"):
-        parts.append("dropped: " + ", ".join(info["dropped"]))
+        parts.append("dropped: " + ", ".join(collapse(info["dropped"])))
     if info.get("notes"):
         parts.append(f"notes: {len(info['notes'])}")
     return " | ".join(parts)
+
+
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def collapse(paths: list[str]) -> list[str]:
+    """One line for a long history: `input[3].phase, input[9].phase` reads `input[*].phase x2`.
+    The metadata keeps every exact path; only the comment is shortened."""
+    groups: dict[str, list[str]] = {}
+    for path in paths:
+        groups.setdefault(_INDEX.sub("[*]", path), []).append(path)
+    return [same[0] if len(same) == 1 else f"{key} x{len(same)}" for key, same in groups.items()]
 
 
 def lost_something(info: dict[str, Any]) -> bool:

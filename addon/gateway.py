@@ -46,6 +46,9 @@ _EVENTSTREAM = "application/vnd.amazon.eventstream"
 class Gateway:
     def __init__(self) -> None:
         self.router = Router(routes=())
+        self._live: dict[str, Translation] = {}
+        """The translation of each flow in flight. The metadata copy leaves the upstream body out
+        (it is the flow's request already), but decoders may read it (Gemini's call-id seed)."""
 
     # -- options ----------------------------------------------------------------------------
     def load(self, loader: Any) -> None:
@@ -201,6 +204,7 @@ class Gateway:
             answer(flow, error_response(500, "server_error", info["error"]))
             return
         flow.metadata["gateway.translation"] = translation.model_dump(mode="json", exclude={"body"})
+        self._live[flow.id] = translation
         info.update(model=translation.model, url=route.base_url + translation.path)
         flowinfo.merge(info, translation.dropped, translation.notes)
         # a failure past this point leaves a half-rewritten request (new URL, client headers):
@@ -276,6 +280,7 @@ class Gateway:
 
     def response(self, flow: http.HTTPFlow) -> None:
         translation = self._translation(flow)
+        self._live.pop(flow.id, None)
         if translation is None or flow.response is None or "gateway.done" in flow.metadata:
             return
         flow.metadata["gateway.done"] = True
@@ -308,6 +313,7 @@ class Gateway:
         flowinfo.describe(flow)
 
     def error(self, flow: http.HTTPFlow) -> None:
+        self._live.pop(flow.id, None)
         if flowinfo.KEY in flow.metadata:
             hook = flow.response.stream if flow.response is not None else None
             if isinstance(hook, StreamHook) and flow.response is not None:
@@ -359,12 +365,19 @@ class Gateway:
         self._collect(info, report, None)
 
     # -- bookkeeping ------------------------------------------------------------------------
-    @staticmethod
-    def _translation(flow: http.HTTPFlow) -> Translation | None:
+    def _translation(self, flow: http.HTTPFlow) -> Translation | None:
+        live = self._live.get(flow.id)
+        if live is not None:
+            return live
         data = flow.metadata.get("gateway.translation")
         if data is None:
             return None
-        return Translation.model_validate({**data, "body": {}})
+        # a loaded or replayed flow: its upstream body is the flow's request
+        try:
+            body = json.loads(flow.request.get_content(strict=False) or b"{}")
+        except ValueError:
+            body = {}
+        return Translation.model_validate({**data, "body": body if isinstance(body, dict) else {}})
 
     @staticmethod
     def _collect(info: dict[str, Any], report: Any, error: str | None) -> None:

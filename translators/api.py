@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from translators import dialect as dialects
-from translators.errors import MalformedRequest, TranslatorError
+from translators.errors import MalformedRequest, TranslatorError, error_type_for_status
 from translators.ids import IdFactory, random_ids
 from translators.ir import events as ev
 from translators.report import Report
@@ -140,11 +140,15 @@ def translate_response(source: str, translation: Translation, body: bytes, *,
         events = dialect.response_events(parsed, translation)
     except TranslatorError as exc:
         events = [ev.Failed(exc.code, exc.message)]
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        # RecursionError: json.loads on absurdly nested JSON; still just an unreadable answer
         events = [ev.Failed("upstream_protocol_error", f"the upstream's answer could not be read: {exc}")]
     encoder.encode(events)
     encoder.finish("upstream answer had no finish")
     return encoder.response()
+
+
+MAX_ERROR_MESSAGE = 4000
 
 
 def translate_error(source: str, status: int, body: bytes,
@@ -153,7 +157,7 @@ def translate_error(source: str, status: int, body: bytes,
     headers = {k.lower(): v for k, v in (headers or {}).items()}
     try:
         parsed: Any = json.loads(body) if body else None
-    except ValueError:
+    except (ValueError, RecursionError):
         parsed = None
     if source == "responses" and isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
         out = parsed
@@ -163,8 +167,9 @@ def translate_error(source: str, status: int, body: bytes,
         else:
             info = _dialect(source).error_info(status, parsed if parsed is not None else text_of(body))
             message, code = info.message, info.code
-        from translators.errors import error_type_for_status
-
+        if len(message) > MAX_ERROR_MESSAGE:
+            # an upstream may answer a megabyte of HTML; the client needs the gist, not the page
+            message = message[:MAX_ERROR_MESSAGE] + f"... ({len(message)} characters)"
         out = {"error": {"type": error_type_for_status(status), "code": code,
                          "message": f"{source} upstream returned {status}: {message}", "param": None}}
     keep = {k: headers[k] for k in ("retry-after", "retry-after-ms") if k in headers}

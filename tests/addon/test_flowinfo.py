@@ -48,3 +48,16 @@ def test_usage_of_anything_else_is_none() -> None:
     assert flowinfo.usage_of(b"{not json") is None
     assert flowinfo.usage_of(b"event: response.failed\ndata: {broken\n\n") is None
     assert flowinfo.usage_of(b'{"error": {"message": "x"}}') is None
+
+
+def test_the_comment_counts_a_field_dropped_from_many_history_items_once() -> None:
+    info = {"upstream": "anthropic", "model": "claude-sonnet-4-5",
+            "dropped": ["tools[9]", "input[3].phase", "input[7].phase", "input[12].phase", "text.verbosity"]}
+    assert flowinfo.summary(info) == (
+        "-> anthropic claude-sonnet-4-5 | dropped: tools[9], input[*].phase x3, text.verbosity")
+
+
+def test_the_metadata_keeps_every_exact_dropped_path() -> None:
+    info: dict = {"dropped": []}
+    flowinfo.merge(info, ["input[3].phase", "input[7].phase"], [])
+    assert info["dropped"] == ["input[3].phase", "input[7].phase"]

@@ -191,3 +191,16 @@ def test_the_public_names_are_exported():
 def test_a_dialect_function_tool_named_like_a_namespace_is_still_found():
     translation = translate_request(body(user("hi"), tools=[function("clock__sleep")]), "anthropic")
     assert translation.tools.lookup("clock__sleep").namespace is None
+
+
+def test_an_upstream_error_page_of_a_megabyte_reaches_the_client_cut_short() -> None:
+    huge = json.dumps({"type": "error", "error": {"type": "api_error", "message": "x" * 1_000_000}})
+    error = translate_error("anthropic", 502, huge.encode())
+    assert error.status == 502
+    assert len(error.body["error"]["message"]) < 5000
+
+
+def test_an_absurdly_nested_whole_answer_ends_as_a_failed_response() -> None:
+    translation = translate_request({"model": "m", "input": "hi"}, "anthropic")
+    answer = translate_response("anthropic", translation, b"[" * 100_000 + b"]" * 100_000)
+    assert answer["status"] == "failed"
