@@ -17,22 +17,16 @@ from pathlib import Path
 
 from bench.workloads import REPO
 
-SHARED = Path(os.environ.get("BENCH_FIXTURES", "/work/shared/fixtures"))
-"""Recorded streams outside the repo (or $BENCH_FIXTURES), used only for a dialect the repo's test
-data holds none of."""
+DATA = Path(os.environ.get("BENCH_FIXTURES", str(REPO / "tests" / "data")))
+"""The recorded streams (the repo's test data, or $BENCH_FIXTURES)."""
 
-FIXTURE_DIRS: dict[str, tuple[tuple[Path, ...], tuple[Path, ...]]] = {
-    "anthropic": ((REPO / "tests/translators/data/anthropic", REPO / "tests/translators/anthropic/data"),
-                  (SHARED / "anthropic",)),
-    "chat": ((REPO / "tests/translators/chat/data", REPO / "tests/translators/data/openai_chat",
-              REPO / "tests/translators/data/deepseek"),
-             (SHARED / "openai_chat", SHARED / "deepseek")),
-    "gemini": ((REPO / "tests/translators/gemini/data", REPO / "tests/translators/data/gemini"),
-               (SHARED / "gemini",)),
-    "bedrock": ((REPO / "tests/translators/bedrock/data", REPO / "tests/translators/data/bedrock"),
-                (SHARED / "bedrock",)),
+FIXTURE_DIRS: dict[str, tuple[Path, ...]] = {
+    "anthropic": (DATA / "anthropic",),
+    "chat": (DATA / "openai_chat", DATA / "deepseek"),
+    "gemini": (DATA / "gemini",),
+    "bedrock": (DATA / "bedrock",),
 }
-"""Per dialect: the repo's folders, then the shared ones."""
+
 _SSE_BREAK = re.compile(rb"(?<=\r\n\r\n)|(?<=\n\n)")
 _SSE_EOL = {"anthropic": b"\n\n", "chat": b"\n\n", "gemini": b"\r\n\r\n"}
 
@@ -58,19 +52,19 @@ class Stream:
 def recorded(dialect: str) -> tuple[list[Stream], list[str]]:
     """The recorded streams of one dialect, and notes on files left out."""
     notes: list[str] = []
-    for folders in FIXTURE_DIRS[dialect]:
-        files = sorted(f for folder in folders if folder.is_dir() for f in folder.iterdir() if f.is_file())
-        streams = []
-        for path in files:
-            stream = _load(dialect, path)
-            if stream is None:
-                if path.suffix != ".md":
-                    notes.append(f"{dialect}: {path.name} left out (not an SSE or event-stream body)")
-            else:
-                streams.append(stream)
-        if streams:
-            return streams, notes
-    return [], [*notes, f"{dialect}: no recorded streams found"]
+    folders = FIXTURE_DIRS[dialect]
+    files = sorted(f for folder in folders if folder.is_dir() for f in folder.iterdir() if f.is_file())
+    streams = []
+    for path in files:
+        stream = _load(dialect, path)
+        if stream is None:
+            if path.suffix != ".md":
+                notes.append(f"{dialect}: {path.name} left out (not an SSE or event-stream body)")
+        else:
+            streams.append(stream)
+    if not streams:
+        notes.append(f"{dialect}: no recorded streams found")
+    return streams, notes
 
 
 def _load(dialect: str, path: Path) -> Stream | None:

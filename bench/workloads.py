@@ -1,7 +1,7 @@
 """Codex requests to translate: a real capture (small) and a long synthesized session.
 
 The long session is built deterministically from the shapes in the real captures
-(tests/translators/data/codex, notes/codex.md §2-§4): the real system prompt, skills and
+(tests/data/codex, notes/codex.md §2-§4): the real system prompt, skills and
 environment messages, the real tool declarations (plus the code-mode freeform `exec` tool and
 MCP-style namespaces whose parameter schemas are taken from the real functions), then turns of
 reasoning, commentary, exec_command / apply_patch / namespaced calls with their outputs, two
@@ -20,7 +20,7 @@ from translators.ir.request import VendorState
 from translators.vendor_state import encode as encode_state
 
 REPO = Path(__file__).resolve().parent.parent
-CODEX_DIR = REPO / "tests" / "translators" / "data" / "codex"
+CODEX_DIR = REPO / "tests" / "data" / "codex"
 SMALL_CAPTURE = "request_classic_gpt55.json"
 
 TARGET_MODELS = {

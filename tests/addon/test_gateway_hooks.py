@@ -6,7 +6,6 @@ import asyncio
 import io
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,10 +19,11 @@ from addon.gateway import Gateway
 from addon.routing import Router
 from addon.streaming import StreamHook
 from tests.addon.conftest import CLIENT_KEY, CLIENT_URL, UPSTREAM_KEY, client_flow, run_request, sse_events
+from tests.data import DATA
 from translators import Translation
 
 Ctx = tuple[Gateway, taddons.context]
-FIXTURES = Path("/work/shared/fixtures/anthropic")
+FIXTURES = (DATA / "anthropic")
 CODEX_HEADERS = {
     "cookie": "__Secure-next-auth.session-token=abc",
     "chatgpt-account-id": "acct-1234",
@@ -574,7 +574,7 @@ def test_client_leaving_mid_stream_keeps_both_bodies_so_far(gateway: Ctx) -> Non
 
 # -- Bedrock: region, accept, event stream ---------------------------------------------------------
 
-BEDROCK_FIXTURES = Path("/work/shared/fixtures/bedrock")
+BEDROCK_FIXTURES = (DATA / "bedrock")
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 import pytest
 from mitmproxy import http
@@ -15,9 +14,10 @@ from mitmproxy.test import taddons
 from addon.gateway import Gateway
 from addon.streaming import StreamHook
 from tests.addon.conftest import CLIENT_URL, client_flow, run_request, sse_events
+from tests.data import DATA
 
 Ctx = tuple[Gateway, taddons.context]
-ANTHROPIC = Path("/work/shared/fixtures/anthropic/text_after_tool_result.sse")
+ANTHROPIC = (DATA / "anthropic" / "text_after_tool_result.sse")
 NEW_KEY = "sk-ant-new-upstream-key-0123456789"
 
 

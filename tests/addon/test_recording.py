@@ -11,9 +11,10 @@ from mitmproxy import http
 from addon import recording
 from addon.gateway import Gateway
 from tests.addon.conftest import UPSTREAM_KEY, client_flow, run_request
+from tests.data import DATA
 
 Ctx = tuple[Gateway, object]
-RAW = (Path("/work/shared/fixtures/anthropic") / "text_after_tool_result.sse").read_bytes()
+RAW = ((DATA / "anthropic") / "text_after_tool_result.sse").read_bytes()
 BODY = {"model": "gpt-5.5", "input": "hi", "stream": True, "prompt_cache_key": "0198-thread-id",
         "client_metadata": {"installation_id": "inst-42"}, "user": "user-42"}
 

@@ -13,10 +13,11 @@ from mitmproxy import http, io
 from addon import replay
 from addon.gateway import Gateway
 from tests.addon.conftest import client_flow, run_request
+from tests.data import DATA
 
 ROOT = Path(__file__).resolve().parents[2]
 CAPTURE = ROOT / "captures" / "codex-say-hi-anthropic"
-RAW = (Path("/work/shared/fixtures/anthropic") / "text_after_tool_result.sse").read_bytes()
+RAW = ((DATA / "anthropic") / "text_after_tool_result.sse").read_bytes()
 
 
 def _offline_env(tmp_path: Path) -> dict[str, str]:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 
 from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
 
 from addon.streaming import StreamHook
 from tests.addon.conftest import sse_events
+from tests.data import DATA
 from translators import stream_translator, translate_request
 
-RAW = (Path("/work/shared/fixtures/anthropic") / "text_after_tool_result.sse").read_bytes()
+RAW = ((DATA / "anthropic") / "text_after_tool_result.sse").read_bytes()
 EVENTS = TypeAdapter(ResponseStreamEvent)
 
 

@@ -356,6 +356,11 @@ class FaultUpstream:
         with self._lock:
             self._plans.extend(faults)
 
+    def clear(self) -> None:
+        """Forget faults planned but not met (a test that failed before its request)."""
+        with self._lock:
+            self._plans.clear()
+
     @property
     def received(self) -> list[Received]:
         with self._lock:

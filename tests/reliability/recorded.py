@@ -1,4 +1,4 @@
-"""Every recorded upstream stream in /work/shared/fixtures, as the bytes its upstream sent, plus an
+"""Every recorded upstream stream in tests/data, as the bytes its upstream sent, plus an
 independent reading of it (payloads and framing) so fuzzers can mutate the content and write the
 same framing back. Nothing here uses the code under test to read a recording.
 
@@ -15,14 +15,14 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any
 
+from tests.data import DATA
 from tests.translators.bedrock.frames import decode as decode_frames
 from tests.translators.bedrock.frames import encode_frame
 from translators import Translation, translate_request
 
-FIXTURES = Path("/work/shared/fixtures")
+FIXTURES = DATA
 DONE = b"data: [DONE]\n\n"
 
 # dialect -> (folder/file, framing); `.jsonl` files hold one data payload per line (vercel/ai).

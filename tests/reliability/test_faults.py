@@ -29,6 +29,12 @@ pytestmark = pytest.mark.timeout(120)
 HUGE = 8 * 1024 * 1024
 
 
+@pytest.fixture(autouse=True)
+def _no_leftover_faults(fault_upstream: FaultUpstream) -> Iterator[None]:
+    yield
+    fault_upstream.clear()
+
+
 def expected_text(dialect: str) -> str:
     """What the client reads from the dialect's default recorded stream, offline."""
     return text_of(

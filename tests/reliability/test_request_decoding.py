@@ -243,3 +243,36 @@ def test_call_ids_that_differ_only_in_punctuation_stay_distinct_upstream(
     assert len(calls) == 2
     assert calls[0][0] != calls[1][0] or (target == "gemini" and calls[0][0] is None)
     assert_sendable(target, t)
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t != "responses"])
+@pytest.mark.parametrize("kind", [{}, [], {"a": 1}], ids=["empty-object", "array", "object"])
+def test_input_item_whose_type_is_not_a_string_is_a_responses_shaped_400(target: str, kind: Any) -> None:
+    """Found by test_any_request_...: `{"type": {}}` made `kind in _REFUSED_ITEMS` raise TypeError
+    (unhashable) out of translate_request."""
+    body = {"model": "gpt-5.5", "input": [{"type": kind, "call_id": "c1", "output": "x"}]}
+    result = translate(body, target, gen.MODELS[target][0])
+    assert isinstance(result, Refused)
+    assert_responses_shaped_400(result)
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t != "responses"])
+def test_tool_choice_naming_a_tool_only_seen_in_history_is_not_sent_as_a_forced_choice(target: str) -> None:
+    """Found by test_codex_like_...: the tool is called in the history but not declared, so the
+    upstream has no such tool to force (OpenAI, Anthropic, Gemini and Bedrock answer 400); the
+    translators already drop a tool_choice whose tool is unknown, but a history call made it
+    look known."""
+    body = {
+        "model": "gpt-5.5",
+        "tool_choice": {"type": "function", "name": "exec_command"},
+        "tools": [{"type": "function", "name": "read_file"}],
+        "input": [
+            {"type": "message", "role": "user", "content": "go"},
+            {"type": "function_call", "call_id": "c1", "name": "exec_command", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "done"},
+        ],
+    }
+    t = translate_request(body, target, gen.MODELS[target][0])
+    assert upstream.chosen_tool(target, t.body) in (None, *upstream.tool_names(target, t.body))
+    if upstream.chosen_tool(target, t.body) is None:
+        assert "tool_choice" in t.dropped

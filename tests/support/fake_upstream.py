@@ -9,9 +9,9 @@ callable) really sees the chunks one by one.
 The server is dialect-neutral. The answer builders below it are not:
 
 - Anthropic Messages SSE (``anthropic_text``, ``anthropic_tool_use``), shaped like the real recordings in
-  ``/work/shared/fixtures/anthropic/*.sse`` (padding and ``ping`` events included);
+  ``tests/data/anthropic/*.sse`` (padding and ``ping`` events included);
 - OpenAI Responses SSE (``responses_text``, ``responses_custom_tool_call``), the shape Codex parses
-  (``/work/shared/codex/answer_*.sse``), used to exercise Codex without the gateway.
+  (``tests/data/codex/answer_*.sse``), used to exercise Codex without the gateway.
 
 Other dialects can add their own builders and reuse the server unchanged.
 """

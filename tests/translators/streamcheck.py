@@ -6,11 +6,11 @@ import json
 import typing
 from collections.abc import Iterable
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
+from tests.data import DATA as SHARED_DATA
 from translators import Translation, stream_translator
 from translators.ids import sequential_ids
 
@@ -132,11 +132,11 @@ def terminal(payloads: list[dict[str, Any]]) -> dict[str, Any]:
 
 # -- recorded data and hand-built upstream streams ------------------------------------------------
 
-DATA = Path(__file__).parent / "data"
+DATA = SHARED_DATA
 
 
 def fixture(relative: str) -> bytes:
-    """A recorded file under tests/translators/data/ (provenance in data/SOURCES.md); `.jsonl`
+    """A recorded file under tests/data/ (provenance in data/SOURCES.md); `.jsonl`
     recordings (one payload per line, vercel/ai style) come back as SSE frames."""
     raw = (DATA / relative).read_bytes()
     if relative.endswith(".jsonl"):

@@ -1,7 +1,7 @@
 """Recorded streams of the other dialects, cut into the chunks a local upstream sends, what a
 client must read from them, and the SigV4 check of a local Bedrock.
 
-Fixtures: `/work/shared/fixtures/{openai_chat,deepseek,gemini,bedrock}` (provenance in SOURCES.md).
+Fixtures: `tests/data/{openai_chat,deepseek,gemini,bedrock}` (provenance in SOURCES.md).
 Every event (SSE) or frame (event stream) is sent in two pieces, so the translator must join
 partial events; Bedrock frames are split inside their 12-byte prelude.
 """
@@ -14,7 +14,6 @@ import hmac
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from botocore.auth import SigV4Auth
@@ -23,8 +22,9 @@ from botocore.credentials import Credentials
 from botocore.eventstream import EventStreamBuffer
 
 from tests.addon.e2e.upstream import Received, Reply, json_reply
+from tests.data import DATA
 
-FIXTURES = Path("/work/shared/fixtures")
+FIXTURES = DATA
 EVENTSTREAM = "application/vnd.amazon.eventstream"
 
 

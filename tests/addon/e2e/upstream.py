@@ -1,6 +1,6 @@
 """A local provider for end-to-end tests: a threaded HTTP/1.1 server on 127.0.0.1:0.
 
-It replays recorded provider streams (`/work/shared/fixtures/anthropic/*.sse`) with real chunked
+It replays recorded provider streams (`tests/data/anthropic/*.sse`) with real chunked
 transfer encoding, one flush per chunk and a small delay between chunks, so a proxy that buffers
 the body is caught by timing. Every request is recorded. Replies are planned per request with
 `plan()`; without a plan, a streaming request gets `stream()` of the default fixture and a
@@ -16,10 +16,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
-FIXTURES = Path("/work/shared/fixtures/anthropic")
+from tests.data import DATA
+
+FIXTURES = (DATA / "anthropic")
 DEFAULT_FIXTURE = "text_after_tool_result.sse"
 """Plain text turn, `end_turn` (claude-haiku-4-5, simonw/llm-anthropic)."""
 TOOL_FIXTURE = "parallel_tool_use_no_args.sse"

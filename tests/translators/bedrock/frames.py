@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import struct
 import zlib
-from pathlib import Path
 from typing import Any
 
 from botocore.eventstream import EventStreamBuffer
 
-FIXTURES = Path("/work/shared/fixtures/bedrock")
+from tests.data import DATA
+
+FIXTURES = (DATA / "bedrock")
 STRING_HEADER = 7
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
+from tests.data import CODEX
 from translators import Translation, translate_request
 from translators.ir.request import VendorState
 from translators.vendor_state import encode as encode_state
 
-CODEX = Path("/work/shared/codex")
 CLAUDE = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 NOVA = "us.amazon.nova-micro-v1:0"
 OLD_CLAUDE = "anthropic.claude-3-5-sonnet-20240620-v1:0"

@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
+from tests.data import DATA as SHARED_DATA
 from tests.translators.streamcheck import assert_valid_responses_stream, run, whole
 from translators import Translation, translate_request
 from translators.chat.stream import ChatDecoder
 from translators.ir import events as ev
 
-DATA = Path(__file__).parent / "data"
+DATA = SHARED_DATA
 DONE = b"data: [DONE]\n\n"
 
 
 def recorded(name: str) -> bytes:
     """A recorded stream; `.jsonl` lines become `data:` frames ended by `[DONE]` (data/SOURCES.md)."""
-    raw = (DATA / name).read_bytes()
+    raw = next(p for p in (DATA / "openai_chat" / name, DATA / "deepseek" / name) if p.exists()).read_bytes()
     if name.endswith(".jsonl"):
         return b"".join(b"data: " + line + b"\n\n" for line in raw.splitlines() if line.strip()) + DONE
     return raw

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
+from tests.data import DATA as SHARED_DATA
 from translators import Translation, translate_request
 from translators.gemini.chunks import ChunkReader
 from translators.gemini.stream import GeminiDecoder
 from translators.ir import events as ev
 from translators.report import Report
 
-DATA = Path(__file__).parent / "data"
+DATA = SHARED_DATA / "gemini"
 MODEL = "gemini-3-pro-preview"
 
 RECORDED = (
