@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from translators import dialect as dialects
-from translators.errors import MalformedRequest, TranslatorError, error_type_for_status
+from translators.errors import MalformedRequest, TranslatorError, UpstreamProtocolError, error_type_for_status
 from translators.ids import IdFactory, random_ids
 from translators.ir import events as ev
 from translators.report import Report
@@ -87,6 +87,8 @@ class StreamTranslator:
     def _guard(self, step: Callable[..., list[ev.Event]], *args: Any) -> list[ev.Event]:
         try:
             return step(*args)
+        except UpstreamProtocolError as exc:
+            return [*exc.decoded, ev.Failed(exc.code, exc.message)]
         except TranslatorError as exc:
             return [ev.Failed(exc.code, exc.message)]
         except Exception as exc:  # the client must get a terminal event, not a hung stream
@@ -143,7 +145,11 @@ def translate_response(source: str, translation: Translation, body: bytes, *,
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
         # RecursionError: json.loads on absurdly nested JSON; still just an unreadable answer
         events = [ev.Failed("upstream_protocol_error", f"the upstream's answer could not be read: {exc}")]
-    encoder.encode(events)
+    try:
+        encoder.encode(events)
+    except Exception as exc:  # this boundary returns a Responses object, never a foreign error
+        report.note(f"gateway error while reading the upstream's answer: {exc!r}")
+        encoder.finish(f"the upstream's answer could not be read: {exc}")
     encoder.finish("upstream answer had no finish")
     return encoder.response()
 
@@ -165,8 +171,11 @@ def translate_error(source: str, status: int, body: bytes,
         if source == "responses":
             message, code = text_of(body) or f"upstream answered {status}", code_for(status, text_of(body))
         else:
-            info = _dialect(source).error_info(status, parsed if parsed is not None else text_of(body))
-            message, code = info.message, info.code
+            try:
+                info = _dialect(source).error_info(status, parsed if parsed is not None else text_of(body))
+                message, code = info.message, info.code
+            except Exception:  # an odd error body must not cost the client its status and retry-after
+                message, code = text_of(body), code_for(status, text_of(body))
         if len(message) > MAX_ERROR_MESSAGE:
             # an upstream may answer a megabyte of HTML; the client needs the gist, not the page
             message = message[:MAX_ERROR_MESSAGE] + f"... ({len(message)} characters)"

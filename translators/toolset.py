@@ -30,9 +30,19 @@ class Toolset:
     tools: list[JsonTool]
     index: ToolIndex
     names: dict[tuple[str | None, str], str]
+    offered: frozenset[tuple[str | None, str]] = frozenset()
+    """The tools declared to the upstream (names also holds tools only seen in history calls)."""
 
     def wire(self, namespace: str | None, name: str) -> str:
         return self.names[(_ns(namespace), name)]
+
+    def offered_wire(self, namespace: str | None, name: str) -> str:
+        """The wire name of a tool the upstream is offered; KeyError for one it is not: a
+        forced choice of an undeclared tool is an upstream 400."""
+        key = (_ns(namespace), name)
+        if key not in self.offered:
+            raise KeyError(key)
+        return self.names[key]
 
 
 def _ns(namespace: str | None) -> str | None:
@@ -64,7 +74,7 @@ def build(request: Request, policy: NamePolicy, report: Report) -> Toolset:
             wire = names[(_ns(item.namespace), item.name)]
             if wire not in index.by_wire:
                 index.add(wire, ToolRef(name=item.name, namespace=_ns(item.namespace), kind=item.kind))
-    return Toolset(tools, index, names)
+    return Toolset(tools, index, names, frozenset(keys[: len(declared)]))
 
 
 def call_input(call: ToolCall, report: Report) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -84,12 +83,6 @@ def deltas(payloads: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 def text_of(payloads: list[dict[str, Any]]) -> str:
     return "".join(p.get("delta", "") for p in payloads if p["type"] == "response.output_text.delta")
-
-
-def split(data: bytes, points: Iterable[int]) -> list[bytes]:
-    cuts = sorted({p for p in points if 0 < p < len(data)})
-    bounds = [0, *cuts, len(data)]
-    return [data[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def sized(data: bytes, size: int) -> list[bytes]:

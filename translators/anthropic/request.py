@@ -11,7 +11,7 @@ from typing import Any
 
 from translators import toolset
 from translators.ir.request import Image, Message, Part, Reasoning, Request, Text, ToolCall, ToolResult
-from translators.naming import NamePolicy
+from translators.naming import NamePolicy, fnv1a_32
 from translators.report import Report
 from translators.translation import Encoded
 
@@ -23,13 +23,17 @@ THINKING_BUDGET = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, 
 # Models that predate extended thinking answer 400 to a `thinking` block.
 _NO_THINKING = re.compile(r"claude-(instant|2|3-(haiku|opus|sonnet)|3-5)", re.IGNORECASE)
 _TOOL_ID = re.compile(r"[^A-Za-z0-9_-]")
+_TOOL_ID_OK = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _CACHE = {"type": "ephemeral"}
 
 
 def tool_use_id(call_id: str) -> str:
-    """Anthropic ids match `^[a-zA-Z0-9_-]+$`; ids from other vendors may not. The same mapping on
-    both sides keeps tool_use and tool_result paired."""
-    return _TOOL_ID.sub("_", call_id) or "call"
+    """Anthropic ids match `^[a-zA-Z0-9_-]+$`; ids from other vendors may not. A valid id passes
+    unchanged; any other gets a stable hash of the original, so `call.1` and `call:1` stay two
+    calls. The same mapping on both sides keeps tool_use and tool_result paired."""
+    if _TOOL_ID_OK.fullmatch(call_id):
+        return call_id
+    return f"{_TOOL_ID.sub('_', call_id)[:48]}_{fnv1a_32(call_id)}"
 
 
 def encode(request: Request, model: str, report: Report) -> Encoded:
@@ -132,7 +136,7 @@ def _tool_choice(request: Request, tools: toolset.Toolset, thinking: bool,
         out: dict[str, Any] = {"type": "any"}
     elif choice.mode == "tool" and choice.name:
         try:
-            out = {"type": "tool", "name": tools.wire(choice.namespace, choice.name)}
+            out = {"type": "tool", "name": tools.offered_wire(choice.namespace, choice.name)}
         except KeyError:
             report.drop("tool_choice")
             out = {"type": "auto"}

@@ -43,8 +43,9 @@ def response_events(body: Any, translation: Translation) -> list[ev.Event]:
 def error_info(status: int, body: Any) -> ErrorInfo:
     """`{"type":"error","error":{"type","message"}}`; anything else is kept as text."""
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        kind = body["error"].get("type") or "error"
+        kind = str(body["error"].get("type") or "error")
         message = body["error"].get("message") or ""
+        message = message if isinstance(message, str) else json.dumps(message)
         return ErrorInfo(code_for(status, message, kind), f"{kind}: {message}")
     text = text_of(body)
     return ErrorInfo(code_for(status, text), text or f"HTTP {status}")

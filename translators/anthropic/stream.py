@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from translators import decoding
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import VendorState
@@ -79,10 +80,7 @@ class AnthropicDecoder:
         self._done = False
 
     def feed(self, data: bytes) -> list[ev.Event]:
-        out: list[ev.Event] = []
-        for sse in self._sse.feed(data):
-            self._event(sse.data, out)
-        return out
+        return decoding.each((sse.data for sse in self._sse.feed(data)), self._event)
 
     def close(self) -> list[ev.Event]:
         out: list[ev.Event] = []

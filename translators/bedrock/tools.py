@@ -71,7 +71,7 @@ def _tool_choice(request: Request, tools: toolset.Toolset, report: Report) -> di
         return {"any": {}}
     if choice.mode == "tool" and choice.name:
         try:
-            return {"tool": {"name": tools.wire(choice.namespace, choice.name)}}
+            return {"tool": {"name": tools.offered_wire(choice.namespace, choice.name)}}
         except KeyError:
             report.drop("tool_choice")
     return None  # auto is Bedrock's default

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from translators import decoding
 from translators.chat.choice import Choice
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
@@ -67,10 +68,7 @@ class ChatDecoder:
         self._done = False
 
     def feed(self, data: bytes) -> list[ev.Event]:
-        out: list[ev.Event] = []
-        for sse in self._sse.feed(data):
-            self._data(sse.data, out)
-        return out
+        return decoding.each((sse.data for sse in self._sse.feed(data)), self._data)
 
     def close(self) -> list[ev.Event]:
         out: list[ev.Event] = []

@@ -67,7 +67,7 @@ def tool_choice(request: Request, tools: toolset.Toolset, target: Target,
         return choice.mode
     if choice.mode == "tool" and choice.name:
         try:
-            wire = tools.wire(choice.namespace, choice.name)
+            wire = tools.offered_wire(choice.namespace, choice.name)
         except KeyError:
             report.drop("tool_choice")
             return None

@@ -79,7 +79,7 @@ def _tool_config(request: Request, tools: toolset.Toolset, report: Report) -> di
     out: dict[str, Any] = {"mode": mode}
     if choice.mode == "tool":
         try:
-            out["allowedFunctionNames"] = [tools.wire(choice.namespace, choice.name or "")]
+            out["allowedFunctionNames"] = [tools.offered_wire(choice.namespace, choice.name or "")]
         except KeyError:
             report.drop("tool_choice")
             return None

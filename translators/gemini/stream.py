@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from translators import decoding
 from translators.errors import UpstreamProtocolError
 from translators.gemini import framing
 from translators.gemini.chunks import ChunkReader
@@ -41,10 +42,7 @@ class GeminiDecoder:
     def feed(self, data: bytes) -> list[ev.Event]:
         if self._closed:
             return []
-        out: list[ev.Event] = []
-        for payload in self._frames(data):
-            self._payload(payload, out)
-        return out
+        return decoding.each(self._frames(data), self._payload)
 
     def close(self) -> list[ev.Event]:
         if self._closed:

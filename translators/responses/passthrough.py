@@ -75,27 +75,26 @@ class Passthrough:
         for event in events:
             if self.finished or event.data == "[DONE]":
                 continue
-            name = event.event
-            if name == "message":
-                name = _type_of(event.data)
+            try:
+                payload = json.loads(event.data)
+            except (ValueError, RecursionError):
+                payload = None
+            name = payload.get("type") if isinstance(payload, dict) else None
+            if not isinstance(name, str):
+                # the openai SDK raises on such a line: report it, keep the stream readable
+                self._report.drop(f"output.event[{self._forwarded}]")
+                continue
+            # the payload's own type decides, not the `event:` line (a mangled event line must
+            # not end the stream early)
             if name in _TERMINAL:
                 self.finished = True
-            elif name == "response.created":
-                self._remember(event.data)
+            elif name == "response.created" and isinstance(payload.get("response"), dict):
+                self._created = payload["response"]
             self._forwarded += 1
             # every line of a multi-line data field needs its own `data: ` prefix (WHATWG §9.2.6)
             lines = "".join(f"data: {line}\n" for line in event.data.split("\n"))
             out.append(f"event: {name}\n{lines}\n".encode())
         return b"".join(out)
-
-    def _remember(self, data: str) -> None:
-        """The response id and creation time, so a synthesized failure names the same response."""
-        try:
-            response = json.loads(data).get("response")
-        except (ValueError, AttributeError):
-            return
-        if isinstance(response, dict):
-            self._created = response
 
     def _failed(self, message: str) -> bytes:
         """A `response.failed` the client can parse: a whole Response, numbered after the last
@@ -118,14 +117,6 @@ class Passthrough:
         }
         return encode_event("response.failed", {"type": "response.failed", "sequence_number": self._forwarded,
                                                 "response": response})
-
-
-def _type_of(data: str) -> str:
-    start = data.find('"type"')
-    if start < 0:
-        return "message"
-    rest = data[start + 6:].lstrip(" :")
-    return rest[1:rest.find('"', 1)] if rest.startswith('"') else "message"
 
 
 def response_events(body: Any, translation: Translation) -> list[ev.Event]:

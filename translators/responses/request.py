@@ -183,6 +183,8 @@ class _ItemState:
             if not isinstance(raw, dict):
                 raise MalformedRequest(f"{path} must be an object", param=path)
             kind = raw.get("type", "message" if "role" in raw else None)
+            if not isinstance(kind, str):
+                raise MalformedRequest(f"{path}.type must be a string", param=f"{path}.type")
             handler = getattr(self, f"_item_{kind}", None) if isinstance(kind, str) else None
             if kind in _REFUSED_ITEMS:
                 raise UnsupportedFeature(f"{path}: {kind}: {_REFUSED_ITEMS[kind]}", param=path)

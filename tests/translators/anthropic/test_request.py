@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 
 import pytest
 
@@ -352,7 +353,32 @@ def test_a_call_id_anthropic_rejects_is_rewritten_the_same_way_on_both_sides():
     )
     use = translation.body["messages"][1]["content"][0]
     result = translation.body["messages"][2]["content"][0]
-    assert use["id"] == result["tool_use_id"] == "call_1_x"
+    assert use["id"] == result["tool_use_id"]
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", use["id"])
+    assert use["id"].startswith("call_1_x_")
+
+
+def test_call_ids_that_differ_only_in_punctuation_stay_two_calls():
+    translation = anthropic(
+        body(
+            user("q"),
+            function_call("call.1", "f"),
+            function_call("call:1", "f"),
+            function_output("call.1", "a"),
+            function_output("call:1", "b"),
+            tools=[function("f")],
+        )
+    )
+    uses = [b["id"] for b in translation.body["messages"][1]["content"] if b["type"] == "tool_use"]
+    results = [b["tool_use_id"] for b in translation.body["messages"][2]["content"]]
+    assert len(set(uses)) == 2
+    assert results == uses
+
+
+def test_a_valid_call_id_reaches_anthropic_unchanged():
+    translation = anthropic(body(user("q"), function_call("toolu_01A-b_c", "f"),
+                                 function_output("toolu_01A-b_c", "ok"), tools=[function("f")]))
+    assert translation.body["messages"][1]["content"][0]["id"] == "toolu_01A-b_c"
 
 
 def test_a_custom_tool_call_in_history_is_a_tool_use_with_its_raw_text_as_input():
