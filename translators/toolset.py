@@ -24,6 +24,15 @@ class JsonTool:
     strict: bool | None
     origin: str
 
+    @property
+    def object_schema(self) -> dict[str, Any]:
+        """The parameters with an object at the root, which Anthropic and Bedrock require
+        (notes/dialects.md §A.2 `input_schema`, §D.2 `inputSchema.json`)."""
+        if self.parameters.get("type") == "object":
+            return self.parameters
+        rest = {k: v for k, v in self.parameters.items() if k != "type"}
+        return {"type": "object", "properties": {}, **rest}
+
 
 @dataclass(slots=True)
 class Toolset:
@@ -90,6 +99,16 @@ def call_input(call: ToolCall, report: Report) -> dict[str, Any]:
         return value
     report.note(f"{call.origin}: arguments were not a JSON object; sent wrapped as {{\"arguments\": ...}}")
     return {"arguments": value}
+
+
+def system_texts(request: Request, tools: Toolset) -> list[str]:
+    """The system prompt every JSON-only target gets: the client's instructions and opening
+    developer messages, then the namespace descriptions."""
+    texts = [t for t in request.system if t.strip()]
+    preamble = namespace_preamble(request.namespaces, tools)
+    if preamble:
+        texts.append(preamble)
+    return texts
 
 
 def namespace_preamble(namespaces: list[Namespace], toolset: Toolset) -> str | None:

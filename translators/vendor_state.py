@@ -35,3 +35,11 @@ def decode(encrypted: str | None) -> VendorState | None:
 
 def is_ours(encrypted: str | None) -> bool:
     return bool(encrypted) and encrypted.startswith(MARKER)  # type: ignore[union-attr]
+
+
+def replayable(state: VendorState | None, dialect: str) -> VendorState | None:
+    """Reasoning a vendor will take back: its own, signed or redacted. A signature covers the
+    exact text and model it came from, so another vendor's (or an unsigned) one is never sent."""
+    if state is None or state.dialect != dialect or not (state.signature or state.redacted):
+        return None
+    return state

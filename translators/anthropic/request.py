@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from translators import toolset
+from translators import toolset, vendor_state
 from translators.ir.request import Image, Message, Part, Reasoning, Request, Text, ToolCall, ToolResult
 from translators.naming import NamePolicy, fnv1a_32
 from translators.report import Report
@@ -105,22 +105,16 @@ def _thinking(request: Request, model: str, max_tokens: int, report: Report) -> 
 
 
 def _system(request: Request, tools: toolset.Toolset) -> list[dict[str, Any]]:
-    texts = [t for t in request.system if t.strip()]
-    preamble = toolset.namespace_preamble(request.namespaces, tools)
-    if preamble:
-        texts.append(preamble)
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": t} for t in toolset.system_texts(request, tools)]
     if blocks:
         blocks[-1]["cache_control"] = _CACHE
     return blocks
 
 
 def _tool(tool: toolset.JsonTool, report: Report) -> dict[str, Any]:
-    schema = tool.parameters if tool.parameters.get("type") == "object" else {
-        "type": "object", "properties": {}, **{k: v for k, v in tool.parameters.items() if k != "type"}}
     if tool.strict:
         report.drop(f"{tool.origin}.strict")
-    out: dict[str, Any] = {"name": tool.wire, "input_schema": schema}
+    out: dict[str, Any] = {"name": tool.wire, "input_schema": tool.object_schema}
     if tool.description:
         out["description"] = tool.description
     return out
@@ -182,14 +176,12 @@ def _messages(request: Request, tools: toolset.Toolset, thinking: bool,
 
 
 def _thinking_block(item: Reasoning) -> dict[str, Any] | None:
-    state = item.state
-    if state is None or state.dialect != "anthropic":
+    state = vendor_state.replayable(item.state, "anthropic")
+    if state is None:
         return None
     if state.redacted:
         return {"type": "redacted_thinking", "data": state.redacted}
-    if state.signature:
-        return {"type": "thinking", "thinking": state.text or "", "signature": state.signature}
-    return None
+    return {"type": "thinking", "thinking": state.text or "", "signature": state.signature}
 
 
 def _parts(parts: list[Part], report: Report) -> list[dict[str, Any]]:

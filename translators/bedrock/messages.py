@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from translators import toolset
+from translators import toolset, vendor_state
 from translators.ir.request import Image, Message, Part, Reasoning, Request, Text, ToolCall, ToolResult
 from translators.naming import fnv1a_32
 from translators.report import Report
@@ -74,15 +74,12 @@ def build(request: Request, tools: toolset.Toolset, thinking: bool, report: Repo
 
 def reasoning_block(item: Reasoning) -> dict[str, Any] | None:
     """Only Bedrock's own signed reasoning can be replayed: the signature covers the exact text."""
-    state = item.state
-    if state is None or state.dialect != "bedrock":
+    state = vendor_state.replayable(item.state, "bedrock")
+    if state is None:
         return None
     if state.redacted:
         return {"reasoningContent": {"redactedContent": state.redacted}}
-    if state.signature:
-        text = {"text": state.text or "", "signature": state.signature}
-        return {"reasoningContent": {"reasoningText": text}}
-    return None
+    return {"reasoningContent": {"reasoningText": {"text": state.text or "", "signature": state.signature}}}
 
 
 def _parts(parts: list[Part], report: Report, *, images: bool) -> list[dict[str, Any]]:

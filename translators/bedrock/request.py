@@ -88,11 +88,7 @@ def _thinking(request: Request, caps: Capabilities, max_tokens: int | None,
 
 
 def _system(request: Request, tools: toolset.Toolset, caps: Capabilities) -> list[dict[str, Any]]:
-    texts = [t for t in request.system if t.strip()]
-    preamble = toolset.namespace_preamble(request.namespaces, tools)
-    if preamble:
-        texts.append(preamble)
-    blocks: list[dict[str, Any]] = [{"text": t} for t in texts]
+    blocks: list[dict[str, Any]] = [{"text": t} for t in toolset.system_texts(request, tools)]
     if blocks and caps.cache_points:
         # tools come before the system prompt in Claude's cache prefix: one point covers both
         blocks.append(dict(_CACHE_POINT))

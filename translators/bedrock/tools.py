@@ -48,12 +48,10 @@ def tool_config(request: Request, tools: toolset.Toolset, report: Report) -> dic
 
 
 def _spec(tool: toolset.JsonTool, report: Report) -> dict[str, Any]:
-    schema = tool.parameters if tool.parameters.get("type") == "object" else {
-        "type": "object", "properties": {}, **{k: v for k, v in tool.parameters.items() if k != "type"}}
     if tool.strict:
         # ToolSpecification has `strict`, but which models honour it is not documented (§D.2)
         report.drop(f"{tool.origin}.strict")
-    spec: dict[str, Any] = {"name": tool.wire, "inputSchema": {"json": schema}}
+    spec: dict[str, Any] = {"name": tool.wire, "inputSchema": {"json": tool.object_schema}}
     if tool.description:
         spec["description"] = tool.description
     return {"toolSpec": spec}

@@ -48,10 +48,7 @@ class _Writer:
         self.tool_images: list[dict[str, Any]] = []
 
     def write(self) -> list[dict[str, Any]]:
-        system = [t for t in self.request.system if t.strip()]
-        preamble = toolset.namespace_preamble(self.request.namespaces, self.tools)
-        if preamble:
-            system.append(preamble)
+        system = toolset.system_texts(self.request, self.tools)
         if system:
             # one leading system message: chat templates of self-hosted models (vLLM, SGLang)
             # often accept a system message only at index 0

@@ -54,11 +54,7 @@ def encode(request: Request, model: str, report: Report) -> Encoded:
 
 
 def _system(request: Request, tools: toolset.Toolset) -> list[str]:
-    texts = [t for t in request.system if t.strip()]
-    preamble = toolset.namespace_preamble(request.namespaces, tools)
-    if preamble:
-        texts.append(preamble)
-    return texts
+    return toolset.system_texts(request, tools)
 
 
 def _declaration(tool: toolset.JsonTool, report: Report) -> dict[str, Any]:
