@@ -26,6 +26,7 @@ from tests.support.codex_cli import (
     REPO_ROOT,
     CodexRun,
     MitmDump,
+    codex_mitmdump,
     custom_provider_setup,
     openai_provider_setup,
     run_codex_exec,
@@ -119,7 +120,7 @@ def black_hole() -> Iterator[FakeUpstream]:
 def gateway(tmp_path: Path, upstream: FakeUpstream, mode: str | None) -> MitmDump:
     if not GATEWAY_ADDON.exists():
         pytest.fail(f"{GATEWAY_ADDON} does not exist yet")
-    return MitmDump(
+    return codex_mitmdump(
         tmp_path / "mitm",
         mode=mode,
         scripts=[GATEWAY_ADDON],

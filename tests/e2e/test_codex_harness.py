@@ -23,6 +23,7 @@ from tests.support.codex_cli import (
     CLIENT_API_KEY,
     CodexRun,
     MitmDump,
+    codex_mitmdump,
     custom_provider_setup,
     openai_provider_setup,
     run_codex_exec,
@@ -166,7 +167,8 @@ addons = [Retarget()]
 def retarget_proxy(tmp_path: Path, upstream: FakeUpstream, mode: str | None) -> MitmDump:
     addon = tmp_path / "retarget.py"
     addon.write_text(RETARGET_ADDON)
-    return MitmDump(tmp_path / "mitm", mode=mode, scripts=[addon], options={"harness_upstream": upstream.url})
+    return codex_mitmdump(tmp_path / "mitm", mode=mode, scripts=[addon],
+                          options={"harness_upstream": upstream.url})
 
 
 @pytest.mark.codex

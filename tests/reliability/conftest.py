@@ -15,8 +15,8 @@ from pathlib import Path
 import openai
 import pytest
 
-from tests.addon.e2e.proxy import MitmDump
 from tests.reliability.fault_upstream import FaultUpstream, GarbageServer
+from tests.support.mitmdump import MitmDump
 
 GUARD = Path(__file__).with_name("offline_guard.py")
 MEMORY_PROBE = Path(__file__).with_name("memory_probe.py")

@@ -25,7 +25,6 @@ import openai
 import pytest
 from mitmproxy import io as mitmio
 
-from tests.addon.e2e.proxy import MitmDump
 from tests.reliability.conftest import (
     ACCOUNT_ID,
     CLIENT_HEADERS,
@@ -38,6 +37,7 @@ from tests.reliability.conftest import (
     start_gateway,
 )
 from tests.reliability.fault_upstream import Fault, FaultUpstream, dialect_of
+from tests.support.mitmdump import MitmDump
 
 pytestmark = pytest.mark.timeout(180)
 

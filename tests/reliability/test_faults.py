@@ -18,12 +18,12 @@ import httpx
 import openai
 import pytest
 
-from tests.addon.e2e.proxy import MitmDump
 from tests.reliability.conftest import CLIENT_KEY, DIALECTS, free_port, routes_toml, sdk, start_gateway
 from tests.reliability.fault_upstream import Fault, FaultUpstream, events, recording
 from tests.reliability.offline_guard import MARK as GUARD_MARK
 from tests.reliability.recorded import translation_for
 from tests.reliability.streams import client_stream, text_of, translate
+from tests.support.mitmdump import MitmDump
 
 pytestmark = pytest.mark.timeout(120)
 HUGE = 8 * 1024 * 1024
@@ -61,7 +61,7 @@ def assert_next_flow_works(proxy: MitmDump, dialect: str = "anthropic") -> None:
     assert "".join(e.delta for e in events_ if e.type == "response.output_text.delta") == expected_text(
         dialect
     )
-    assert proxy._process is not None and proxy._process.poll() is None, "mitmdump died"
+    assert proxy.returncode is None, "mitmdump died"
 
 
 def assert_responses_error(response: httpx.Response, status: int, code: str | None = None) -> dict[str, Any]:

@@ -23,12 +23,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.addon.e2e.proxy import MitmDump
 from tests.reliability.conftest import DIALECTS, MEMORY_PROBE, free_port, routes_toml, sdk, start_gateway
 from tests.reliability.fault_upstream import dialect_of
 from tests.reliability.memory_probe import PATH as PROBE_PATH
 from tests.support import fake_upstream
 from tests.support.fake_upstream import SSE_HEADERS, FakeUpstream, Reply, anthropic_tool_use
+from tests.support.mitmdump import MitmDump
 from tests.translators.bedrock.frames import event as bedrock_event
 
 pytestmark = pytest.mark.timeout(240)
@@ -199,9 +199,8 @@ def one_turn(proxy: MitmDump, dialect: str, n: int) -> str | None:
 def memory(proxy: MitmDump) -> dict[str, float]:
     """Flows alive and VmRSS (MB) of mitmdump after a full collection, and VmRSS before it;
     the probe's RSS is checked against /proc/<pid>/status read from here."""
-    assert proxy._process is not None
     response = httpx.get(f"{proxy.url}{PROBE_PATH}", timeout=10)
-    status = Path(f"/proc/{proxy._process.pid}/status").read_text()
+    status = Path(f"/proc/{proxy.pid}/status").read_text()
     outside = int(re.search(r"VmRSS:\s+(\d+) kB", status)[1]) / 1024  # type: ignore[index]
     probe = response.json()
     assert abs(probe["rss_mb"] - outside) < 20, (probe, outside)

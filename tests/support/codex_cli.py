@@ -69,17 +69,14 @@ import contextlib
 import fcntl
 import json
 import os
-import re
 import signal
 import subprocess
-import sys
-import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any, NamedTuple
+
+from tests.support.mitmdump import MitmDump
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CODEX_VERSION = "0.169.0"
@@ -402,130 +399,11 @@ OFFLINE_BLOCK_LIST: tuple[str, ...] = (
     r"#!(~d ^127\.0\.0\.1$ | (~m POST & ~u api\.openai\.com/v1/responses))#404",
     r"#~m GET & ~u api\.openai\.com/v1/responses#426",
 )
-_LISTENING = re.compile(r"listening at 127\.0\.0\.1:(\d+)")
-_STARTUP_ERROR = "Error logged during startup"
-_SERVER_CONNECT = re.compile(r"server connect (\S+?):\d+")
-STARTUP_GRACE = 1.0
 
 
-def mitmdump_binary() -> Path:
-    return Path(sys.executable).parent / "mitmdump"
+def codex_mitmdump(confdir: Path, **kwargs: Any) -> MitmDump:
+    """mitmdump with the offline safety net: everything but POST api.openai.com/v1/responses and
+    loopback is answered locally, so Codex's start-up calls never leave the machine."""
+    kwargs.setdefault("block_list", OFFLINE_BLOCK_LIST)
+    return MitmDump(confdir, **kwargs)
 
-
-class MitmDump:
-    """``mitmdump`` as a subprocess on 127.0.0.1, an ephemeral port and a private ``confdir``.
-
-    Output is drained continuously (a full pipe would block the proxy) and kept in ``output``.
-    """
-
-    def __init__(
-        self,
-        confdir: Path,
-        *,
-        mode: str | None = None,
-        scripts: Sequence[Path] = (),
-        options: Mapping[str, str] | None = None,
-        block_list: Sequence[str] = OFFLINE_BLOCK_LIST,
-        env: Mapping[str, str] | None = None,
-        startup_timeout: float = 60.0,
-    ) -> None:
-        self.confdir = confdir
-        self.command = [
-            str(mitmdump_binary()),
-            "--listen-host",
-            "127.0.0.1",
-            "-p",
-            "0",
-            "--set",
-            f"confdir={confdir}",
-            "--set",
-            "connection_strategy=lazy",
-        ]
-        if mode:
-            self.command += ["--mode", mode]
-        for script in scripts:
-            self.command += ["-s", str(script)]
-        for rule in block_list:
-            self.command += ["--set", f"block_list={rule}"]
-        for name, value in (options or {}).items():
-            self.command += ["--set", f"{name}={value}"]
-        self.env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
-        self.startup_timeout = startup_timeout
-        self.output: list[str] = []
-        self.port = 0
-        self._ready = threading.Event()
-        self._process: subprocess.Popen[str] | None = None
-
-    def __enter__(self) -> MitmDump:
-        self.confdir.mkdir(parents=True, exist_ok=True)
-        self._process = subprocess.Popen(
-            self.command,
-            cwd=REPO_ROOT,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        threading.Thread(target=self._drain, name="mitmdump-output", daemon=True).start()
-        deadline = time.monotonic() + self.startup_timeout
-        while not self._ready.wait(0.1):
-            if self._process.poll() is not None or time.monotonic() > deadline:
-                self._fail_start()
-        # A script that fails to load is reported *after* "listening at", then mitmdump exits ("Error logged
-        # during startup, exiting..."). Catch that here instead of letting Codex retry a dead port.
-        grace_end = time.monotonic() + STARTUP_GRACE
-        while time.monotonic() < grace_end:
-            if self._process.poll() is not None or _STARTUP_ERROR in self.log:
-                self._fail_start()
-            time.sleep(0.05)
-        return self
-
-    def _fail_start(self) -> None:
-        self._stop()
-        raise RuntimeError(f"mitmdump did not start: {' '.join(self.command)}\n{self.log}")
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self._stop()
-
-    def _drain(self) -> None:
-        assert self._process is not None and self._process.stdout is not None
-        for line in self._process.stdout:
-            self.output.append(line)
-            if not self._ready.is_set() and (match := _LISTENING.search(line)):
-                self.port = int(match[1])
-                self._ready.set()
-
-    def _stop(self) -> None:
-        if self._process is None or self._process.poll() is not None:
-            return
-        # SIGINT is mitmdump's graceful shutdown (flushes -w files, exit code 0).
-        self._process.send_signal(signal.SIGINT)
-        try:
-            self._process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait(timeout=5)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ca_cert(self) -> Path:
-        """The CA that clients must trust in regular (CONNECT) mode; generated at start-up."""
-        return self.confdir / "mitmproxy-ca-cert.pem"
-
-    @property
-    def returncode(self) -> int | None:
-        return None if self._process is None else self._process.poll()
-
-    @property
-    def log(self) -> str:
-        return "".join(self.output)
-
-    def upstream_hosts(self) -> set[str]:
-        """Every host mitmdump opened a server connection to (from its "server connect" log lines)."""
-        return set(_SERVER_CONNECT.findall(self.log))

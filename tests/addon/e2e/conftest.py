@@ -18,8 +18,8 @@ import httpx
 import openai
 import pytest
 
-from tests.addon.e2e.proxy import MitmDump
 from tests.addon.e2e.upstream import Upstream
+from tests.support.mitmdump import MitmDump
 
 UPSTREAM_KEY = "sk-ant-e2e-upstream-secret-0123456789"
 CLIENT_KEY = "sk-proj-e2e-client-secret-0123456789"

@@ -26,8 +26,8 @@ from tests.addon.e2e.providers import (
     bedrock_text,
     eventstream_chunks,
 )
-from tests.addon.e2e.proxy import MitmDump
 from tests.addon.e2e.upstream import Received, Reply, Upstream, json_reply, raw_stream
+from tests.support.mitmdump import MitmDump
 from translators.bedrock.auth import sign
 
 pytestmark = pytest.mark.timeout(90)

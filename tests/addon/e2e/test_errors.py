@@ -20,8 +20,8 @@ import openai
 import pytest
 
 from tests.addon.e2e.conftest import StartProxy, reverse_client
-from tests.addon.e2e.proxy import MitmDump
 from tests.addon.e2e.upstream import Reply, Upstream, cut, error, message, stream
+from tests.support.mitmdump import MitmDump
 
 pytestmark = pytest.mark.timeout(90)
 

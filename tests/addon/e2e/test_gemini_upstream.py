@@ -14,8 +14,8 @@ import pytest
 
 from tests.addon.e2e.conftest import CLIENT_KEY, StartProxy, reverse_client
 from tests.addon.e2e.providers import gemini_parts, gemini_text, sse_chunks
-from tests.addon.e2e.proxy import MitmDump
 from tests.addon.e2e.upstream import Received, Reply, Upstream, json_reply, raw_stream
+from tests.support.mitmdump import MitmDump
 
 pytestmark = pytest.mark.timeout(90)
 

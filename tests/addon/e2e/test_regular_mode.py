@@ -15,8 +15,8 @@ import openai
 import pytest
 
 from tests.addon.e2e.conftest import CLIENT_KEY, CODEX_HEADERS, UPSTREAM_KEY, regular_client
-from tests.addon.e2e.proxy import MitmDump
 from tests.addon.e2e.upstream import Reply, Upstream, cut, error, fixture_text, message, stream
+from tests.support.mitmdump import MitmDump
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -11,8 +11,8 @@ import pytest
 from mitmproxy.net import encoding
 
 from tests.addon.e2e.conftest import CLIENT_KEY, CODEX_HEADERS, UPSTREAM_KEY, UPSTREAM_MODEL
-from tests.addon.e2e.proxy import MitmDump
 from tests.addon.e2e.upstream import TOOL_FIXTURE, Upstream, fixture_text, message, stream
+from tests.support.mitmdump import MitmDump
 
 pytestmark = pytest.mark.timeout(90)
 

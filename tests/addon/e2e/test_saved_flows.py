@@ -13,8 +13,8 @@ import pytest
 from mitmproxy import http, io
 
 from tests.addon.e2e.conftest import CLIENT_KEY, UPSTREAM_KEY, StartProxy, reverse_client
-from tests.addon.e2e.proxy import MITMDUMP, ROOT, MitmDump
 from tests.addon.e2e.upstream import Upstream, error, sse_events
+from tests.support.mitmdump import MITMDUMP, ROOT, MitmDump
 
 REPLAY_KEY = "sk-ant-e2e-replay-key-0123456789"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.addon.e2e.proxy import MITMDUMP, ROOT
+from tests.support.mitmdump import MITMDUMP, ROOT
 
 pytestmark = pytest.mark.timeout(90)
 
