@@ -72,7 +72,7 @@ class SSEDecoder:
 
     @property
     def pending(self) -> bool:
-        """True when bytes of an incomplete event are held (used to detect truncation)."""
+        """True when bytes of an incomplete event are held."""
         return bool(self._buffer or self._data)
 
     def _line(self, raw: bytes, events: list[SSEEvent]) -> None:
@@ -108,7 +108,3 @@ def encode_event(event_type: str, payload: dict[str, Any]) -> bytes:
     `\\ud800` it came as, so the client still gets valid UTF-8 and the same string.
     """
     return f"event: {event_type}\ndata: {_dumps(payload)}\n\n".encode("utf-8", "backslashreplace")
-
-
-def dumps(payload: Any) -> str:
-    return _dumps(payload)

@@ -105,13 +105,13 @@ def system_texts(request: Request, tools: Toolset) -> list[str]:
     """The system prompt every JSON-only target gets: the client's instructions and opening
     developer messages, then the namespace descriptions."""
     texts = [t for t in request.system if t.strip()]
-    preamble = namespace_preamble(request.namespaces, tools)
+    preamble = namespace_preamble(request.namespaces)
     if preamble:
         texts.append(preamble)
     return texts
 
 
-def namespace_preamble(namespaces: list[Namespace], toolset: Toolset) -> str | None:
+def namespace_preamble(namespaces: list[Namespace]) -> str | None:
     """Namespace descriptions have nowhere else to go once names are flattened."""
     if not namespaces:
         return None

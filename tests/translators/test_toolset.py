@@ -79,10 +79,9 @@ def test_call_input_wraps_arguments_that_are_not_an_object_and_notes_it():
 
 
 def test_the_namespace_preamble_lists_each_namespace_with_its_description():
-    tools, _ = build(body(tools=[namespace("clock", function("sleep"))]))
-    preamble = toolset.namespace_preamble([Namespace(name="clock", description="Time tools. ")], tools)
+    preamble = toolset.namespace_preamble([Namespace(name="clock", description="Time tools. ")])
     assert "`clock`: Time tools." in preamble
-    assert toolset.namespace_preamble([], tools) is None
+    assert toolset.namespace_preamble([]) is None
 
 
 def test_the_tool_description_of_a_freeform_tool_is_json_safe():

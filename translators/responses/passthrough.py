@@ -14,6 +14,7 @@ from translators import vendor_state
 from translators.errors import MalformedRequest
 from translators.ir import events as ev
 from translators.report import Report
+from translators.responses.stream import response_object
 from translators.sse import SSEDecoder, SSEEvent, encode_event
 from translators.translation import Encoded, Translation
 
@@ -101,20 +102,13 @@ class Passthrough:
         forwarded event (OpenAI numbers events from 0, one by one)."""
         created = self._created
         created_at = created.get("created_at")
-        response = {
-            "id": created.get("id") if isinstance(created.get("id"), str) else "resp_gateway",
-            "object": "response",
-            "created_at": created_at if isinstance(created_at, int | float) else 0,
-            "status": "failed",
-            "model": created.get("model") if isinstance(created.get("model"), str) else self._model,
-            "output": [],
-            "parallel_tool_calls": True,
-            "tool_choice": "auto",
-            "tools": [],
-            "error": {"code": "server_error", "message": message},
-            "incomplete_details": None,
-            "usage": None,
-        }
+        response = response_object(
+            created.get("id") if isinstance(created.get("id"), str) else "resp_gateway",
+            created_at if isinstance(created_at, int | float) else 0,
+            "failed",
+            created.get("model") if isinstance(created.get("model"), str) else self._model,
+            [],
+            error={"code": "server_error", "message": message})
         return encode_event("response.failed", {"type": "response.failed", "sequence_number": self._forwarded,
                                                 "response": response})
 

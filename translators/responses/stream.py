@@ -88,21 +88,8 @@ class ResponsesEncoder:
 
     def response(self) -> dict[str, Any]:
         """The Responses object as it stands (the body of a non-streamed answer)."""
-        body: dict[str, Any] = {
-            "id": self.response_id,
-            "object": "response",
-            "created_at": self.created_at,
-            "status": self.status,
-            "model": self.model,
-            "output": self.output,
-            "parallel_tool_calls": True,
-            "tool_choice": "auto",
-            "tools": [],
-            "error": self.error,
-            "incomplete_details": self.incomplete,
-            "usage": self._usage_body(),
-        }
-        return body
+        return response_object(self.response_id, self.created_at, self.status, self.model, self.output,
+                               error=self.error, incomplete=self.incomplete, usage=self._usage_body())
 
     # -- dispatch ---------------------------------------------------------------------------
     def _handle(self, event: ev.Event) -> None:
@@ -370,6 +357,27 @@ class ResponsesEncoder:
             "output_tokens_details": {"reasoning_tokens": u.get("reasoning_tokens") or 0},
             "total_tokens": input_tokens + output_tokens,
         }
+
+
+def response_object(response_id: str, created_at: float, status: str, model: str,
+                    output: list[dict[str, Any]], *, error: dict[str, Any] | None = None,
+                    incomplete: dict[str, Any] | None = None,
+                    usage: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A whole Responses object: every field the `openai` SDK's `Response` requires."""
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": created_at,
+        "status": status,
+        "model": model,
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "error": error,
+        "incomplete_details": incomplete,
+        "usage": usage,
+    }
 
 
 def _object(text: str, report: Report) -> dict[str, Any]:
