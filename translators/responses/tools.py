@@ -19,12 +19,6 @@ from translators.ir.request import (
 from translators.naming import DEFAULT_NAMESPACE
 from translators.report import Report
 
-HOSTED_TYPES = frozenset({
-    "web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11",
-    "file_search", "image_generation", "code_interpreter", "computer_use_preview", "computer_use",
-    "mcp", "shell", "apply_patch",
-})
-
 LOCAL_SHELL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -90,9 +84,9 @@ class ToolCollector:
             self._tool_search(decl, path)
         elif kind == "local_shell":
             self._put(LocalShellTool(parameters=LOCAL_SHELL_SCHEMA, origin=path))
-        elif kind in HOSTED_TYPES:
-            self._put(HostedTool(name=kind, raw=decl, origin=path))
         else:
+            # every other type is a tool OpenAI runs itself (web_search, file_search,
+            # image_generation, code_interpreter, computer_use, mcp, shell, apply_patch...)
             self._put(HostedTool(name=kind, raw=decl, origin=path))
 
     def _put(self, tool: Tool) -> None:
