@@ -19,6 +19,9 @@ from translators.ir.request import (
 from translators.naming import DEFAULT_NAMESPACE
 from translators.report import Report
 
+_HOSTED = "\x00hosted"
+"""The key space of hosted tools in the collector (no namespace can be named so)."""
+
 LOCAL_SHELL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -90,8 +93,11 @@ class ToolCollector:
             self._put(HostedTool(name=kind, raw=decl, origin=path))
 
     def _put(self, tool: Tool) -> None:
-        self._tools[(tool.namespace, tool.name)] = tool
-        self._declared.append((tool.namespace, tool.name))
+        # a hosted tool lives apart from client tools: a function called `web_search` and the
+        # hosted web_search are two tools, and neither may silently replace the other
+        key = (_HOSTED, tool.name) if isinstance(tool, HostedTool) else (tool.namespace, tool.name)
+        self._tools[key] = tool
+        self._declared.append(key)
 
     def _namespace(self, decl: dict[str, Any], path: str) -> None:
         name = decl.get("name")

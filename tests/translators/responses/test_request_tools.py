@@ -272,3 +272,9 @@ def test_a_tool_search_output_with_no_tools_says_so():
     )
     result = next(i for i in request.items if isinstance(i, ToolResult))
     assert result.parts == [Text(text="No tools matched this search.")]
+
+
+def test_a_function_named_like_a_hosted_tool_is_not_replaced_by_it():
+    request, _ = decoded(body(tools=[function("web_search", "Search my notes."), {"type": "web_search"}]))
+    kinds = [(type(t).__name__, t.name) for t in request.tools]
+    assert kinds == [("FunctionTool", "web_search"), ("HostedTool", "web_search")]
