@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from translators import toolset, vendor_state
+from translators import claude, toolset, vendor_state
 from translators.ir.request import Image, Message, Part, Reasoning, Request, Text, ToolCall, ToolResult
 from translators.naming import NamePolicy, fnv1a_32
 from translators.report import Report
@@ -17,11 +17,6 @@ from translators.translation import Encoded
 
 API_VERSION = "2023-06-01"
 NAMES = NamePolicy(max_length=64)
-DEFAULT_MAX_TOKENS = 32000
-# Thinking budget per Responses effort; Anthropic needs >= 1024 and < max_tokens (§A.2).
-THINKING_BUDGET = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 24576}
-# Models that predate extended thinking answer 400 to a `thinking` block.
-_NO_THINKING = re.compile(r"claude-(instant|2|3-(haiku|opus|sonnet)|3-5)", re.IGNORECASE)
 _TOOL_ID = re.compile(r"[^A-Za-z0-9_-]")
 _TOOL_ID_OK = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _CACHE = {"type": "ephemeral"}
@@ -38,8 +33,8 @@ def tool_use_id(call_id: str) -> str:
 
 def encode(request: Request, model: str, report: Report) -> Encoded:
     tools = toolset.build(request, NAMES, report)
-    max_tokens = request.max_output_tokens or DEFAULT_MAX_TOKENS
-    thinking = _thinking(request, model, max_tokens, report)
+    max_tokens = request.max_output_tokens or claude.DEFAULT_MAX_TOKENS
+    thinking = claude.thinking(request, not claude.OLD_CLAUDE.search(model), max_tokens, report)
     messages = _messages(request, tools, thinking is not None, report)
     if thinking is not None and _unsigned_tool_turn(messages):
         # Anthropic rejects a thinking request whose open tool turn has no signed thinking
@@ -78,30 +73,6 @@ def encode(request: Request, model: str, report: Report) -> Encoded:
     _cache_last_message(messages)
     return Encoded(path="/v1/messages", body=body, tools=tools.index,
                    headers={"anthropic-version": API_VERSION, "content-type": "application/json"})
-
-
-def _thinking(request: Request, model: str, max_tokens: int, report: Report) -> dict[str, Any] | None:
-    effort = request.reasoning.effort
-    budget = THINKING_BUDGET.get(effort or "")
-    if budget is None:
-        if effort not in (None, "none"):
-            report.drop("reasoning.effort")
-        if request.reasoning.summary not in (None, "none"):
-            report.drop("reasoning.summary")
-        return None
-    if _NO_THINKING.search(model):
-        report.drop("reasoning.effort")
-        return None
-    if request.tool_choice.mode in ("required", "tool"):
-        report.note("thinking turned off: Anthropic allows forced tool choice only without thinking")
-        report.drop("reasoning.effort")
-        return None
-    budget = min(budget, max_tokens - 1024)
-    if budget < 1024:
-        report.note("thinking turned off: max_output_tokens leaves no room for a 1024-token budget")
-        report.drop("reasoning.effort")
-        return None
-    return {"type": "enabled", "budget_tokens": budget}
 
 
 def _system(request: Request, tools: toolset.Toolset) -> list[dict[str, Any]]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from translators.claude import OLD_CLAUDE
+
 _CLAUDE = re.compile(r"anthropic\.claude|(^|[./])claude-", re.IGNORECASE)
-# Claude models older than 3.7 have neither extended thinking nor Converse prompt caching.
-_OLD_CLAUDE = re.compile(r"claude-(instant|v2|2|3-(haiku|opus|sonnet)|3-5)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,5 +27,6 @@ class Capabilities:
 
 def capabilities(model_id: str) -> Capabilities:
     claude = bool(_CLAUDE.search(model_id))
-    modern = claude and not _OLD_CLAUDE.search(model_id)
+    # Claude models older than 3.7 have neither extended thinking nor Converse prompt caching
+    modern = claude and not OLD_CLAUDE.search(model_id)
     return Capabilities(claude=claude, thinking=modern, cache_points=modern)

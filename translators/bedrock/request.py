@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from translators import toolset
+from translators import claude, toolset
 from translators.bedrock import messages as bedrock_messages
 from translators.bedrock.models import Capabilities, capabilities
 from translators.bedrock.tools import tool_config
@@ -20,10 +20,6 @@ from translators.report import Report
 from translators.translation import Encoded
 
 NAMES = NamePolicy(max_length=64)  # ToolName: [a-zA-Z0-9_-]{1,64} (§D.5)
-# Claude 3.7+ answers up to 64k tokens (32k for Opus 4); other models keep Bedrock's default.
-CLAUDE_MAX_TOKENS = 32000
-# Thinking budget per Responses effort; Claude needs >= 1024 and < maxTokens (§A.2).
-THINKING_BUDGET = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 24576}
 MAX_TEMPERATURE = 1.0  # InferenceConfiguration.temperature is 0..1 in the service model
 _CACHE_POINT = {"cachePoint": {"type": "default"}}
 
@@ -35,8 +31,9 @@ def path_for(model: str, stream: bool) -> str:
 def encode(request: Request, model: str, report: Report) -> Encoded:
     caps = capabilities(model)
     tools = toolset.build(request, NAMES, report)
-    max_tokens = request.max_output_tokens or (CLAUDE_MAX_TOKENS if caps.thinking else None)
-    thinking = _thinking(request, caps, max_tokens, report)
+    # Claude 3.7+ answers up to 64k tokens (32k for Opus 4); other models keep Bedrock's default
+    max_tokens = request.max_output_tokens or (claude.DEFAULT_MAX_TOKENS if caps.thinking else None)
+    thinking = claude.thinking(request, caps.thinking, max_tokens, report)
     messages = bedrock_messages.build(request, tools, thinking is not None, report)
     if thinking is not None and bedrock_messages.unsigned_tool_turn(messages):
         report.note("thinking turned off: the open tool turn carries no signed reasoning to replay")
@@ -63,28 +60,6 @@ def encode(request: Request, model: str, report: Report) -> Encoded:
         messages[-1]["content"].append(dict(_CACHE_POINT))
     return Encoded(path=path_for(model, request.stream), body=body, tools=tools.index,
                    headers={"content-type": "application/json"})
-
-
-def _thinking(request: Request, caps: Capabilities, max_tokens: int | None,
-              report: Report) -> dict[str, Any] | None:
-    effort = request.reasoning.effort
-    budget = THINKING_BUDGET.get(effort or "")
-    if budget is None or not caps.thinking:
-        if effort not in (None, "none"):
-            report.drop("reasoning.effort")
-        if request.reasoning.summary not in (None, "none"):
-            report.drop("reasoning.summary")
-        return None
-    if request.tool_choice.mode in ("required", "tool"):
-        report.note("thinking turned off: Claude allows a forced tool choice only without thinking")
-        report.drop("reasoning.effort")
-        return None
-    budget = min(budget, (max_tokens or CLAUDE_MAX_TOKENS) - 1024)
-    if budget < 1024:
-        report.note("thinking turned off: max_output_tokens leaves no room for a 1024-token budget")
-        report.drop("reasoning.effort")
-        return None
-    return {"type": "enabled", "budget_tokens": budget}
 
 
 def _system(request: Request, tools: toolset.Toolset, caps: Capabilities) -> list[dict[str, Any]]:
