@@ -33,6 +33,7 @@ from translators import (  # noqa: E402
     translate_error,
     translate_request,
     translate_response,
+    wirejson,
 )
 
 _FRAMING_HEADERS = ("content-length", "host", "content-encoding", "transfer-encoding")
@@ -141,7 +142,7 @@ class Gateway:
         try:
             # Codex may send zstd (notes/mitmproxy.md §8.4). Read it decoded but leave the body
             # as sent until the flow is ours: an unrouted request goes on untouched.
-            body = json.loads(flow.request.get_content() or b"")
+            body = wirejson.loads(flow.request.get_content() or b"")
         except (ValueError, UnicodeDecodeError) as exc:
             flow.response = error_response(400, "invalid_json", f"the request body is not JSON: {exc}")
             return
@@ -222,7 +223,7 @@ class Gateway:
         # same Responses-shaped 502, when the connection attempt fails.
 
     def _retarget(self, flow: http.HTTPFlow, route: Route, translation: Translation) -> None:
-        content = json.dumps(translation.body, ensure_ascii=False).encode()
+        content = wirejson.dumps(translation.body)
         if route.dialect == "responses" and auth.is_openai(route.base_url):
             # the same vendor: the client's own credentials and headers go along
             headers = {k: v for k, v in flow.request.headers.items()

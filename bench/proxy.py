@@ -132,7 +132,8 @@ def _proxies(up_port: int) -> Iterator[dict[str, Mitmdump]]:
                                          "--set", "stream_large_bodies=1"], f"{tmp}/plain")
             started["hook"] = Mitmdump(["--mode", f"reverse:http://127.0.0.1:{up_port}", "-s", str(IDENTITY)],
                                        f"{tmp}/hook")
-            started["addon"] = Mitmdump(["--mode", "reverse:https://api.openai.com", "-s", str(ADDON),
+            started["addon"] = Mitmdump(["--mode", f"reverse:http://127.0.0.1:{up_port}", "-s", str(ADDON),
+                                         "--set", "gateway_match=/v1/responses",
                                          "--set", "gateway_upstream=anthropic",
                                          "--set", f"gateway_base_url=http://127.0.0.1:{up_port}",
                                          "--set", f"gateway_model={TARGET_MODELS['anthropic']}"],

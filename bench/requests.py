@@ -14,7 +14,7 @@ from functools import partial
 from bench.peer_litellm import LitellmPeer
 from bench.timing import interleaved
 from bench.workloads import TARGET_MODELS, describe, long_request, small_request
-from translators import translate_request
+from translators import translate_request, wirejson
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +57,9 @@ class RequestRow:
 
 
 def ours(raw: bytes, target: str) -> bytes:
-    translation = translate_request(json.loads(raw), target, TARGET_MODELS[target])
-    return json.dumps(translation.body, ensure_ascii=False).encode()
+    """What the addon does per request (addon/gateway.py `_intercept`, `_retarget`)."""
+    translation = translate_request(wirejson.loads(raw), target, TARGET_MODELS[target])
+    return wirejson.dumps(translation.body)
 
 
 def floor(raw: bytes) -> bytes:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from typing import Any
 
 from translators import dialect as dialects
+from translators import wirejson
 from translators.errors import MalformedRequest, TranslatorError, UpstreamProtocolError, error_type_for_status
 from translators.ids import IdFactory, random_ids
 from translators.ir import events as ev
@@ -132,13 +132,13 @@ def translate_response(source: str, translation: Translation, body: bytes, *,
                        report: Report | None = None) -> dict[str, Any]:
     """A whole (non-streamed) upstream answer -> the Responses object the client receives."""
     if source == "responses":
-        return json.loads(body)
+        return wirejson.loads(body)
     dialect = _dialect(source)
     report = report if report is not None else Report()
     encoder = ResponsesEncoder(model=translation.client_model, tools=translation.tools, report=report,
                                new_id=new_id or random_ids(), clock=clock)
     try:
-        parsed = json.loads(body)
+        parsed = wirejson.loads(body)
         events = dialect.response_events(parsed, translation)
     except TranslatorError as exc:
         events = [ev.Failed(exc.code, exc.message)]
@@ -162,7 +162,7 @@ def translate_error(source: str, status: int, body: bytes,
     """An upstream HTTP error -> a Responses-shaped error body, status kept, retry-after kept."""
     headers = {k.lower(): v for k, v in (headers or {}).items()}
     try:
-        parsed: Any = json.loads(body) if body else None
+        parsed: Any = wirejson.loads(body) if body else None
     except (ValueError, RecursionError):
         parsed = None
     if source == "responses" and isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):

@@ -7,9 +7,10 @@ buffer waits for the next chunk, since it may be the first half of a CRLF.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
+
+from translators import wirejson
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,14 +98,11 @@ class SSEDecoder:
         self._event = ""
 
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-
 def encode_event(event_type: str, payload: dict[str, Any]) -> bytes:
     """One Responses SSE event: `event: <type>` then `data: <json>` (notes/dialects.md §F).
 
     A lone surrogate (an upstream may send `"\\ud800"`, which json.loads accepts) cannot be UTF-8;
-    it only ever sits inside a JSON string here, and backslashreplace writes it as the JSON escape
-    `\\ud800` it came as, so the client still gets valid UTF-8 and the same string.
+    it only ever sits inside a JSON string here, and is written as the JSON escape `\\ud800` it
+    came as (`wirejson.dumps`), so the client still gets valid UTF-8 and the same string.
     """
-    return f"event: {event_type}\ndata: {_dumps(payload)}\n\n".encode("utf-8", "backslashreplace")
+    return b"event: %b\ndata: %b\n\n" % (event_type.encode(), wirejson.dumps(payload))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from translators import decoding
+from translators import decoding, wirejson
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import VendorState
@@ -95,7 +95,7 @@ class AnthropicDecoder:
         if self._done:
             return
         try:
-            event = json.loads(data)
+            event = wirejson.loads(data)
         except ValueError:
             raise UpstreamProtocolError(f"Anthropic sent an event that is not JSON: {data[:120]!r}") from None
         if not isinstance(event, dict):

@@ -11,9 +11,9 @@ Frames come from botocore's decoder (framing.py); each carries `:message-type` (
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from translators import wirejson
 from translators.bedrock import wire
 from translators.bedrock.framing import Frame, FrameError, FrameReader
 from translators.errors import UpstreamProtocolError
@@ -203,7 +203,7 @@ class BedrockDecoder:
 
 def _payload(frame: Frame) -> dict[str, Any]:
     try:
-        value = json.loads(frame.payload) if frame.payload else {}
+        value = wirejson.loads(frame.payload) if frame.payload else {}
     except ValueError:
         raise UpstreamProtocolError(
             f"Bedrock sent an event payload that is not JSON: {frame.payload[:120]!r}") from None

@@ -8,10 +8,9 @@ a finish_reason was seen). A `{"error": {...}}` chunk ends the stream as a failu
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from translators import decoding
+from translators import decoding, wirejson
 from translators.chat.choice import Choice
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
@@ -92,7 +91,7 @@ class ChatDecoder:
             self._choice.finished(out)
             return
         try:
-            chunk = json.loads(data)
+            chunk = wirejson.loads(data)
         except ValueError:
             raise UpstreamProtocolError(f"the Chat upstream sent a non-JSON chunk: {data[:120]!r}") from None
         if not isinstance(chunk, dict):

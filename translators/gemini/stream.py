@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from translators import decoding
+from translators import decoding, wirejson
 from translators.errors import UpstreamProtocolError
 from translators.gemini import framing
 from translators.gemini.chunks import ChunkReader
@@ -74,7 +74,7 @@ class GeminiDecoder:
         if self._reader.finished:
             return
         try:
-            payload: Any = json.loads(text)
+            payload: Any = wirejson.loads(text)
         except (ValueError, RecursionError):
             raise UpstreamProtocolError(f"Gemini sent a chunk that is not JSON: {text[:120]!r}") from None
         # an SSE event may carry a JSON array of chunks (a proxy re-framing the array stream)

@@ -7,10 +7,9 @@ wrote for another vendor is stripped, since OpenAI cannot read it.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from translators import vendor_state
+from translators import vendor_state, wirejson
 from translators.errors import MalformedRequest
 from translators.ir import events as ev
 from translators.report import Report
@@ -77,7 +76,7 @@ class Passthrough:
             if self.finished or event.data == "[DONE]":
                 continue
             try:
-                payload = json.loads(event.data)
+                payload = wirejson.loads(event.data)
             except (ValueError, RecursionError):
                 payload = None
             name = payload.get("type") if isinstance(payload, dict) else None

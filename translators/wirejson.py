@@ -1,0 +1,45 @@
+"""JSON at the wire edge: every body and stream event this package reads or writes.
+
+orjson does the work (its parser and writer are several times faster than the standard library's,
+and JSON is most of what a translation costs: bench/). The standard library takes over for the
+little orjson refuses, so what it accepts and writes does not change:
+
+- reading: `NaN`/`Infinity` and lone surrogate escapes (`"\\ud800"`), which Python's `json`
+  accepts and an upstream may send;
+- writing: strings holding a lone surrogate (they can only have come from such an escape; written
+  back as the same escape, see `sse.encode_event`) and integers beyond 64 bits.
+
+Output is compact (`,` and `:` without spaces) and UTF-8, not ASCII-escaped: the same bytes as
+`json.dumps(value, ensure_ascii=False, separators=(",", ":"))` for every value orjson writes,
+except that floats use Python's shortest repr either way. Integers beyond 64 bits in an input are
+read as floats by orjson (the same number to 17 significant digits); no model API takes such.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def loads(data: bytes | bytearray | memoryview | str) -> Any:
+    """Parse JSON text; raises `ValueError` (a `json.JSONDecodeError`) when it is not JSON, or
+    `RecursionError` when it nests deeper than Python's parser goes."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        # orjson also refuses what `json` reads (NaN, lone surrogates, nesting past 1024): let
+        # the standard parser decide, and raise its own error if it is really not JSON
+        return json.loads(data if isinstance(data, str | bytes | bytearray) else bytes(data))
+
+
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON bytes."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return _compact(value).encode("utf-8", "backslashreplace")
+
