@@ -65,35 +65,47 @@ class StreamTranslator:
     def feed(self, data: bytes) -> bytes:
         if self._closed or not data:
             return b""
-        return self._encode(self._guard(self._decoder.feed, data))
+        # the happy path inline, without helper calls: this runs once per upstream event (bench/)
+        try:
+            events = self._decoder.feed(data)
+        except Exception as exc:
+            events = self._read_failure(exc)
+        try:
+            return self._encoder.encode(events)
+        except Exception as exc:
+            return self._write_failure(exc)
 
     def close(self) -> bytes:
         if self._closed:
             return b""
         self._closed = True
-        out = self._encode(self._guard(self._decoder.close))
-        return out + self._encoder.finish()
-
-    def _encode(self, events: list[ev.Event]) -> bytes:
         try:
-            return self._encoder.encode(events)
-        except Exception as exc:  # same boundary as _guard: a bug must end the stream, not hang it
-            self.report.note(f"gateway error while writing the client's stream: {exc!r}")
-            return self._encoder.finish(f"gateway could not write the response: {exc}")
+            events = self._decoder.close()
+        except Exception as exc:
+            events = self._read_failure(exc)
+        try:
+            out = self._encoder.encode(events)
+        except Exception as exc:
+            out = self._write_failure(exc)
+        return out + self._encoder.finish()
 
     def response(self) -> dict[str, Any]:
         return self._encoder.response()
 
-    def _guard(self, step: Callable[..., list[ev.Event]], *args: Any) -> list[ev.Event]:
-        try:
-            return step(*args)
-        except UpstreamProtocolError as exc:
+    def _read_failure(self, exc: Exception) -> list[ev.Event]:
+        """What the client gets when reading the upstream failed: the events decoded before the
+        failure, then the failure, so the client gets a terminal event, not a hung stream."""
+        if isinstance(exc, UpstreamProtocolError):
             return [*exc.decoded, ev.Failed(exc.code, exc.message)]
-        except TranslatorError as exc:
+        if isinstance(exc, TranslatorError):
             return [ev.Failed(exc.code, exc.message)]
-        except Exception as exc:  # the client must get a terminal event, not a hung stream
-            self.report.note(f"gateway error while reading the upstream stream: {exc!r}")
-            return [ev.Failed("server_error", f"gateway could not read the upstream stream: {exc}")]
+        self.report.note(f"gateway error while reading the upstream stream: {exc!r}")
+        return [ev.Failed("server_error", f"gateway could not read the upstream stream: {exc}")]
+
+    def _write_failure(self, exc: Exception) -> bytes:
+        """Same boundary for writing: a bug must end the stream, not hang it."""
+        self.report.note(f"gateway error while writing the client's stream: {exc!r}")
+        return self._encoder.finish(f"gateway could not write the response: {exc}")
 
 
 class PassthroughTranslator:

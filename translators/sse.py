@@ -7,19 +7,24 @@ buffer waits for the next chunk, since it may be the first half of a CRLF.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import re
+from typing import Any, NamedTuple
 
 from translators import wirejson
 
 
-@dataclass(frozen=True, slots=True)
-class SSEEvent:
+class SSEEvent(NamedTuple):
     event: str
     data: str
 
 
+_ONE_EVENT = re.compile(rb"(?:event: ([^\r\n]*)\n)?data: ([^\r\n]*)\n\n")
+
+
 class SSEDecoder:
+    """Bytes in any chunking -> whole events. One pass over the lines of each chunk, without a
+    call per line: on the proxy this runs once per upstream event, with cold caches (bench/)."""
+
     __slots__ = ("_buffer", "_data", "_event")
 
     def __init__(self) -> None:
@@ -28,22 +33,48 @@ class SSEDecoder:
         self._data: list[str] = []
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
+        if self.idle:
+            whole = _ONE_EVENT.fullmatch(chunk)
+            if whole is not None:
+                # the usual chunk, one upstream write: exactly one whole event, no CR anywhere;
+                # the same event the line loop below makes of it, in one C call
+                name, data = whole.groups()
+                return [SSEEvent(name.decode("utf-8", "replace") if name else "message",
+                                 data.decode("utf-8", "replace"))]
         buffer = self._buffer + chunk if self._buffer else chunk
         if b"\r" in buffer:
-            return self._feed_with_cr(buffer)
+            lines = self._split_with_cr(buffer)
+        else:
+            end = buffer.rfind(b"\n") + 1
+            self._buffer = buffer[end:]
+            if not end:
+                return []
+            lines = buffer[:end - 1].split(b"\n")
         events: list[SSEEvent] = []
-        start = 0
-        while True:
-            end = buffer.find(b"\n", start)
-            if end < 0:
-                break
-            self._line(buffer[start:end], events)
-            start = end + 1
-        self._buffer = buffer[start:]
+        data, event = self._data, self._event
+        for raw in lines:
+            if not raw:  # a blank line dispatches the event
+                if data:
+                    events.append(SSEEvent(event or "message", "\n".join(data)))
+                    data = []
+                event = ""
+            elif raw.startswith(b"data: "):
+                data.append(raw[6:].decode("utf-8", "replace"))
+            elif raw.startswith(b"event: "):
+                event = raw[7:].decode("utf-8", "replace")
+            elif raw[0] != 0x3A:  # not a `:` comment: a field written without the space, or id/retry
+                field, sep, value = raw.decode("utf-8", "replace").partition(":")
+                if sep and value.startswith(" "):
+                    value = value[1:]
+                if field == "data":
+                    data.append(value)
+                elif field == "event":
+                    event = value
+        self._data, self._event = data, event
         return events
 
-    def _feed_with_cr(self, buffer: bytes) -> list[SSEEvent]:
-        events: list[SSEEvent] = []
+    def _split_with_cr(self, buffer: bytes) -> list[bytes]:
+        lines: list[bytes] = []
         start = 0
         size = len(buffer)
         while start < size:
@@ -52,15 +83,15 @@ class SSEDecoder:
             if cr < 0 or (0 <= lf < cr):
                 if lf < 0:
                     break
-                self._line(buffer[start:lf], events)
+                lines.append(buffer[start:lf])
                 start = lf + 1
                 continue
             if cr == size - 1:
                 break  # maybe half of a CRLF: wait for the next byte
-            self._line(buffer[start:cr], events)
+            lines.append(buffer[start:cr])
             start = cr + 2 if buffer[cr + 1: cr + 2] == b"\n" else cr + 1
         self._buffer = buffer[start:]
-        return events
+        return lines
 
     def close(self) -> list[SSEEvent]:
         """End of stream. An event without its closing blank line is discarded, as the spec says
@@ -72,30 +103,14 @@ class SSEDecoder:
         return []
 
     @property
+    def idle(self) -> bool:
+        """True between events: nothing held, so the next chunk starts a new event."""
+        return not (self._buffer or self._data or self._event)
+
+    @property
     def pending(self) -> bool:
         """True when bytes of an incomplete event are held."""
         return bool(self._buffer or self._data)
-
-    def _line(self, raw: bytes, events: list[SSEEvent]) -> None:
-        if not raw:
-            self._dispatch(events)
-            return
-        line = raw.decode("utf-8", "replace")
-        if line[0] == ":":
-            return
-        field, sep, value = line.partition(":")
-        if sep and value.startswith(" "):
-            value = value[1:]
-        if field == "data":
-            self._data.append(value)
-        elif field == "event":
-            self._event = value
-
-    def _dispatch(self, events: list[SSEEvent]) -> None:
-        if self._data:
-            events.append(SSEEvent(self._event or "message", "\n".join(self._data)))
-        self._data = []
-        self._event = ""
 
 
 def encode_event(event_type: str, payload: dict[str, Any]) -> bytes:

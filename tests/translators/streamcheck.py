@@ -36,11 +36,20 @@ def split_at(data: bytes, at: int) -> list[bytes]:
     return [data[:at], data[at:]]
 
 
+def per_event(data: bytes) -> list[bytes]:
+    """One chunk per SSE event, as an upstream writes them: the chunking the proxy sees most."""
+    chunks = [piece + b"\n\n" for piece in data.split(b"\n\n")]
+    chunks[-1] = chunks[-1][:-2]
+    return [c for c in chunks if c]
+
+
 def assert_chunking_invariant(
     source: str, translation: Translation, data: bytes, *, every_split: bool = True
 ) -> bytes:
-    """Whole, 7-byte, 1-byte and (optionally) every two-way split give identical bytes."""
+    """Whole, one event per chunk, 7-byte, 1-byte and (optionally) every two-way split give
+    identical bytes."""
     expected = run(source, translation, whole(data))
+    assert run(source, translation, per_event(data)) == expected
     assert run(source, translation, sized(data, 7)) == expected
     assert run(source, translation, sized(data, 1)) == expected
     if every_split:

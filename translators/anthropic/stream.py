@@ -8,14 +8,29 @@ then the stream simply ends.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from translators import decoding, wirejson
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import VendorState
-from translators.sse import SSEDecoder
+from translators.sse import SSEDecoder, SSEEvent
 from translators.upstream_errors import code_for
+
+_DELTA_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json", "thinking_delta": "thinking",
+                 "signature_delta": "signature"}
+"""Each delta type's one field (notes/dialects.md §A.5)."""
+
+_STREAMED = ("text", "thinking", "tool_use")
+"""Block types whose deltas are passed on (server-tool blocks were reported at their start)."""
+
+_ONE_DELTA = re.compile(
+    rb'event: content_block_delta\ndata: \{"type":"content_block_delta","index":(0|[1-9][0-9]{0,8}),'
+    rb'"delta":\{"type":"(?:(text_delta)","text"|(thinking_delta)","thinking"|(input_json_delta)","partial_json"):'
+    rb'("(?:[^"\\\x00-\x1f]|\\.)*")\}\}\n\n')
+"""A chunk that is exactly one delta event as Anthropic writes it (compact JSON, this key order):
+groups index, delta type (one of three), the field's JSON string literal."""
 
 STOP_REASONS = {
     "end_turn": "stop",
@@ -80,33 +95,50 @@ class AnthropicDecoder:
         self._done = False
 
     def feed(self, data: bytes) -> list[ev.Event]:
-        return decoding.each((sse.data for sse in self._sse.feed(data)), self._event)
+        if self._sse.idle and not self._done:
+            fast = _ONE_DELTA.fullmatch(data)
+            if fast is not None:
+                # nearly every chunk is one whole delta event, one upstream write: read it in one
+                # regex match instead of the SSE line loop, the JSON envelope and the dispatch;
+                # anything else, or a string that is not valid JSON, takes the general path
+                try:
+                    value = wirejson.loads(fast[5])
+                except ValueError:
+                    value = None
+                if isinstance(value, str):
+                    out: list[ev.Event] = []
+                    index = int(fast[1])
+                    if self._blocks.get(index) in _STREAMED:
+                        self._delta(index, (fast[2] or fast[3] or fast[4]).decode(), value, out)
+                    return out
+        return decoding.each(self._sse.feed(data), self._event)
 
     def close(self) -> list[ev.Event]:
         out: list[ev.Event] = []
         for sse in self._sse.close():
-            self._event(sse.data, out)
+            self._event(sse, out)
         if not self._done:
             self._done = True
             out.append(ev.Failed("server_error", "the Anthropic stream ended before message_stop"))
         return out
 
-    def _event(self, data: str, out: list[ev.Event]) -> None:
+    def _event(self, sse: SSEEvent, out: list[ev.Event]) -> None:
         if self._done:
             return
         try:
-            event = wirejson.loads(data)
+            event = wirejson.loads(sse.data)
         except ValueError:
-            raise UpstreamProtocolError(f"Anthropic sent an event that is not JSON: {data[:120]!r}") from None
+            raise UpstreamProtocolError(
+                f"Anthropic sent an event that is not JSON: {sse.data[:120]!r}") from None
         if not isinstance(event, dict):
             raise UpstreamProtocolError("Anthropic sent an event that is not a JSON object")
         kind = event.get("type")
-        handler = getattr(self, f"_on_{kind}", None) if isinstance(kind, str) else None
+        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is None:
             out.append(ev.Unknown(f"stream.{kind}"))
             return
         try:
-            handler(event, out)
+            handler(self, event, out)
         except (AttributeError, TypeError, KeyError, ValueError) as exc:
             # a field of the wrong JSON type (an object that is a list, an unhashable index...):
             # the receive boundary turns it into this package's error (STYLE.md §6)
@@ -147,22 +179,27 @@ class AnthropicDecoder:
 
     def _on_content_block_delta(self, event: dict[str, Any], out: list[ev.Event]) -> None:
         index = event.get("index")
-        if self._blocks.get(index) not in ("text", "thinking", "tool_use"):
+        if self._blocks.get(index) not in _STREAMED:
             return  # a block already reported at its start (server tools), or never started
         delta = event.get("delta") or {}
         kind = delta.get("type")
+        field = _DELTA_FIELDS.get(kind) if isinstance(kind, str) else None
+        self._delta(index, kind, delta.get(field) if field else None, out)
+
+    def _delta(self, index: Any, kind: Any, value: Any, out: list[ev.Event]) -> None:
+        """A delta of a streamed block: its index, delta type and the value of its one field."""
         if kind == "text_delta":
-            out.append(ev.TextDelta(index, _text(delta.get("text"))))
+            out.append(ev.TextDelta(index, _text(value)))
         elif kind == "input_json_delta":
-            fragment = _text(delta.get("partial_json"))
+            fragment = _text(value)
             self._tool_input[index] = self._tool_input.get(index, "") + fragment
             out.append(ev.ToolCallDelta(index, fragment))
         elif kind == "thinking_delta":
-            text = _text(delta.get("thinking"))
+            text = _text(value)
             self._thinking.setdefault(index, []).append(text)
             out.append(ev.ReasoningDelta(index, text))
         elif kind == "signature_delta":
-            self._signature[index] = self._signature.get(index, "") + _text(delta.get("signature"))
+            self._signature[index] = self._signature.get(index, "") + _text(value)
         else:
             out.append(ev.Unknown(f"output.delta.{kind}"))
 
@@ -196,3 +233,8 @@ class AnthropicDecoder:
         kind, message = error.get("type") or "api_error", error.get("message") or "upstream error"
         status = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500}.get(kind, 400)
         out.append(ev.Failed(code_for(status, message, kind), f"{kind}: {message}", status=status))
+
+
+_HANDLERS = {name.removeprefix("_on_"): handler for name, handler in vars(AnthropicDecoder).items()
+             if name.startswith("_on_")}
+"""Event type -> handler: one dict lookup per event on the hot path."""

@@ -67,7 +67,7 @@ class ChatDecoder:
         self._done = False
 
     def feed(self, data: bytes) -> list[ev.Event]:
-        return decoding.each((sse.data for sse in self._sse.feed(data)), self._data)
+        return decoding.each([sse.data for sse in self._sse.feed(data)], self._data)
 
     def close(self) -> list[ev.Event]:
         out: list[ev.Event] = []

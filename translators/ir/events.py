@@ -1,8 +1,9 @@
 """Stream events: what every upstream decoder produces and the Responses encoder consumes.
 
-These are plain frozen slotted dataclasses rather than pydantic models: one is built per upstream
-event on the proxy's hot path, where pydantic validation would cost more than parsing the JSON
-(bench/ measures it). `key` identifies one upstream block (an Anthropic content index, a Chat
+These are plain slotted dataclasses rather than pydantic models: one is built per upstream event
+on the proxy's hot path, where pydantic validation would cost more than parsing the JSON (bench/
+measures it); not frozen either, since a frozen one costs twice as much to build and nothing
+changes an event once built. `key` identifies one upstream block (an Anthropic content index, a Chat
 tool-call index...), unique within a stream; the encoder opens a Responses item on the first
 event that names a key and closes it on the matching `*Done`.
 """
@@ -14,24 +15,24 @@ from dataclasses import dataclass
 from translators.ir.request import VendorState
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Started:
     upstream_id: str | None = None
     model: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TextDelta:
     key: object
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TextDone:
     key: object
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ReasoningDelta:
     """Readable reasoning (thinking text, a summary, DeepSeek reasoning_content)."""
 
@@ -39,13 +40,13 @@ class ReasoningDelta:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ReasoningDone:
     key: object
     state: VendorState | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolCallStarted:
     key: object
     call_id: str
@@ -53,21 +54,21 @@ class ToolCallStarted:
     """The name on the upstream's wire; the encoder maps it back to client name + namespace."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolCallDelta:
     key: object
     fragment: str
     """A piece of the JSON arguments as the upstream streamed it."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolCallDone:
     key: object
     arguments: str | None = None
     """The whole argument text when the upstream gives it at once; None means: the deltas."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Usage:
     """Token counts in Responses terms: input includes cached; output includes reasoning.
 
@@ -82,14 +83,14 @@ class Usage:
     """Input tokens written to the prompt cache (part of input_tokens, like cached_tokens)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Finished:
     reason: str
     """One of: stop, tool_calls, max_output_tokens, content_filter, context_length_exceeded."""
     detail: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Failed:
     code: str
     message: str
@@ -97,14 +98,14 @@ class Failed:
     retry_after: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Unknown:
     """Something the upstream sent that has no Responses equivalent; lands in `dropped`."""
 
     path: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Note:
     text: str
 

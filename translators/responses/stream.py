@@ -75,6 +75,18 @@ class ResponsesEncoder:
     # -- public -----------------------------------------------------------------------------
     def encode(self, events: list[ev.Event]) -> bytes:
         for event in events:
+            # deltas are nearly every event of a stream: straight to their writer, once the
+            # response is open and until it ends (the same calls `_handle` would make)
+            if self._started and not self.finished:
+                if type(event) is ev.TextDelta:
+                    self._text_delta(event.key, event.text)
+                    continue
+                if type(event) is ev.ReasoningDelta:
+                    self._reasoning_delta(event.key, event.text)
+                    continue
+                if type(event) is ev.ToolCallDelta:
+                    self._call_delta(event.key, event.fragment)
+                    continue
             self._handle(event)
         out, self._out = b"".join(self._out), []
         return out

@@ -17,6 +17,7 @@ from tests.translators.streamcheck import (
     done_items,
     events,
     fixture,
+    per_event,
     run,
     split_at,
     sse,
@@ -567,3 +568,58 @@ def test_an_upstream_call_to_tool_search_is_a_client_tool_search_call_without_ar
         "toolu_s",
         {"query": "calendar"},
     )
+
+
+# -- one delta event per chunk, as Anthropic writes them (the decoder's fast lane) ----------------
+
+
+def compact(*payloads) -> bytes:
+    """Frames exactly as Anthropic writes them: compact JSON, one event per write."""
+    return b"".join(
+        f"event: {p['type']}\ndata: {json.dumps(p, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
+        for p in payloads
+    )
+
+
+MIXED = [start(), *text_block(0, "Hé\u2028", 'a "quoted" \\ path\n', "🦅"),
+         *tool_block(1, "toolu_1", "sleep", '{"sec', 'onds": 2}'), *end("tool_use")]
+
+
+def test_compact_one_event_chunks_give_the_same_stream_as_spaced_json_in_one_chunk():
+    translation_ = translation()
+    assert run("anthropic", translation_, per_event(compact(*MIXED))) == run(
+        "anthropic", translation_, [sse(*MIXED)]
+    )
+
+
+def test_thinking_deltas_one_per_chunk_give_the_same_reasoning_item_as_one_chunk():
+    def delta(kind, field, value):
+        return {"type": "content_block_delta", "index": 0, "delta": {"type": kind, field: value}}
+
+    payloads = [start(), {"type": "content_block_start", "index": 0,
+                          "content_block": {"type": "thinking", "thinking": ""}},
+                delta("thinking_delta", "thinking", "Let me "), delta("thinking_delta", "thinking", "think."),
+                delta("signature_delta", "signature", "sig"), {"type": "content_block_stop", "index": 0},
+                *end()]
+    translation_ = translation()
+    one_per_chunk = run("anthropic", translation_, per_event(compact(*payloads)))
+    assert one_per_chunk == run("anthropic", translation_, [sse(*payloads)])
+    reasoning = done_items(events(one_per_chunk))[0]
+    assert vendor_state.decode(reasoning["encrypted_content"]).text == "Let me think."
+
+
+def test_a_one_event_delta_for_a_block_that_never_started_is_ignored():
+    stray = {"type": "content_block_delta", "index": 7, "delta": {"type": "text_delta", "text": "x"}}
+    payloads = [start(), stray, *text_block(0, "ok"), *end()]
+    out = run("anthropic", translation(), per_event(compact(*payloads)))
+    assert [p["delta"] for p in events(out) if p["type"] == "response.output_text.delta"] == ["ok"]
+
+
+def test_a_one_event_delta_whose_string_is_not_json_fails_the_response_as_not_json():
+    bad = (b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+           b'"delta":{"type":"text_delta","text":"\\x"}}\n\n')
+    chunks = [*per_event(compact(start(), text_block(0)[0])), bad, *per_event(compact(*end()))]
+    payloads = events(run("anthropic", translation(), chunks))
+    failed = [p for p in payloads if p["type"] == "response.failed"]
+    assert len(failed) == 1
+    assert "not JSON" in failed[0]["response"]["error"]["message"]
