@@ -50,19 +50,21 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
 
 
 def request_table(rows: list[RequestRow]) -> str:
-    head = ["workload", "target", "KB", "items", "tools", "ours µs", "floor µs", "×floor", "(cpu)", "peer µs",
-            "peer/ours", "(cpu)"]
+    head = ["workload", "target", "KB", "items", "tools", "ours µs", "floor µs", "×floor", "(cpu)",
+            "orjson µs", "×orjson", "peer µs", "peer/ours", "(cpu)"]
     return _table(head, [[r.workload, r.target, f"{r.bytes / 1e3:.1f}", str(r.items), str(r.tools),
                           _fmt(r.ours_us), _fmt(r.floor_us), _fmt(r.ratio, ".2f"), _fmt(r.ratio_cpu, ".2f"),
-                          _fmt(r.peer_us), _fmt(r.speedup), _fmt(r.speedup_cpu)] for r in rows])
+                          _fmt(r.orjson_floor_us), _fmt(r.ratio_orjson, ".2f"), _fmt(r.peer_us),
+                          _fmt(r.speedup), _fmt(r.speedup_cpu)] for r in rows])
 
 
 def stream_table(rows: list[StreamRow]) -> str:
     head = ["dialect", "streams", "events", "KB", "ours µs/ev", "floor µs/ev", "×floor", "(cpu)",
-            "ours ms/MB", "peer µs/ev", "peer/ours", "(cpu)", "last event"]
+            "×orjson", "ours ms/MB", "peer µs/ev", "peer/ours", "(cpu)", "last event"]
     return _table(head, [[r.dialect, r.stream, str(r.events), f"{r.bytes / 1e3:.1f}",
                           _fmt(r.ours_us_per_event), _fmt(r.floor_us_per_event), _fmt(r.ratio, ".2f"),
-                          _fmt(r.ratio_cpu, ".2f"), _fmt(r.ours_ms_per_mb), _fmt(r.peer_us_per_event),
+                          _fmt(r.ratio_cpu, ".2f"), _fmt(r.ratio_orjson, ".2f"), _fmt(r.ours_ms_per_mb),
+                          _fmt(r.peer_us_per_event),
                           _fmt(r.speedup), _fmt(r.speedup_cpu), r.terminal] for r in rows])
 
 
@@ -148,12 +150,15 @@ def render(res: Results) -> str:
              f"load average {m['load_before']:.1f} -> {m['load_after']:.1f}, "
              f"{'quick' if m['quick'] else 'full'} run"]
     if res.requests:
-        parts += ["", "Request translation (json.loads + translate_request + json.dumps of the body; floor = "
-                  "json.loads + json.dumps of the same bytes; peer = litellm, anthropic only)",
+        parts += ["", "Request translation (as the addon does it: wirejson.loads + translate_request + "
+                  "wirejson.dumps of the body; floor = json.loads + json.dumps of the same bytes, the "
+                  "issue's floor; orjson = the same two calls with orjson, the parser the gateway uses; "
+                  "peer = litellm, anthropic only)",
                   request_table(res.requests)]
     if res.streams:
         parts += ["", "Stream translation (one chunk per upstream event, fresh translator per stream; "
-                  "floor = json.loads + json.dumps of every event payload; peer = litellm, anthropic only)",
+                  "floor = json.loads + json.dumps of every event payload; ×orjson = against the same "
+                  "floor with orjson; peer = litellm, anthropic only)",
                   stream_table(res.streams)]
     if res.proxy:
         p = res.proxy

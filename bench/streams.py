@@ -11,6 +11,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import orjson
+
 from bench.fixtures import Stream, long_answer, recorded
 from bench.peer_litellm import LitellmPeer, Prepared
 from bench.timing import interleaved
@@ -32,6 +34,8 @@ class StreamRow:
     floor_ns: float
     ours_cpu_ns: float
     floor_cpu_ns: float
+    orjson_floor_ns: float
+    """The same floor with orjson, the parser the gateway uses."""
     terminal: str
     """The last Responses event we wrote (response.completed unless the recording ends badly)."""
     peer_ns: float | None = None
@@ -58,6 +62,10 @@ class StreamRow:
         return self.ours_cpu_ns / self.floor_cpu_ns
 
     @property
+    def ratio_orjson(self) -> float:
+        return self.ours_ns / self.orjson_floor_ns
+
+    @property
     def ours_ms_per_mb(self) -> float:
         return self.ours_ns / 1e6 / (self.bytes / 1e6)
 
@@ -81,7 +89,8 @@ class StreamRow:
                 "floor_us_per_event": self.floor_us_per_event, "ratio": self.ratio,
                 "ours_cpu_us_per_event": self.ours_cpu_ns / self.events / 1e3,
                 "floor_cpu_us_per_event": self.floor_cpu_ns / self.events / 1e3, "ratio_cpu": self.ratio_cpu,
-                "ours_ms_per_mb": self.ours_ms_per_mb, "terminal": self.terminal,
+                "ratio_orjson": self.ratio_orjson, "ours_ms_per_mb": self.ours_ms_per_mb,
+                "terminal": self.terminal,
                 "peer_us_per_event": self.peer_us_per_event, "speedup": self.speedup,
                 "speedup_cpu": self.speedup_cpu}
 
@@ -96,6 +105,11 @@ def translate(dialect: str, translation: Translation, chunks: Sequence[bytes]) -
 def floor(payloads: Sequence[bytes]) -> None:
     for payload in payloads:
         json.dumps(json.loads(payload), ensure_ascii=False).encode()
+
+
+def orjson_floor(payloads: Sequence[bytes]) -> None:
+    for payload in payloads:
+        orjson.dumps(orjson.loads(payload))
 
 
 def terminal(out: bytes) -> str:
@@ -138,8 +152,8 @@ def _one(dialect: str, translation: Translation, stream: Stream, samples: int, p
     out = translate(dialect, translation, stream.chunks)
     n = max(3, min(samples, samples * 40 // max(stream.events, 1)))
     contenders = {"ours": lambda: translate(dialect, translation, stream.chunks),
-                  "floor": lambda: floor(stream.payloads)}
-    counts = {"ours": n, "floor": n}
+                  "floor": lambda: floor(stream.payloads), "orjson": lambda: orjson_floor(stream.payloads)}
+    counts = dict.fromkeys(contenders, n)
     if peer is not None and prepared is not None and dialect == "anthropic":
         try:
             check_peer(peer, prepared, stream, out)
@@ -152,7 +166,8 @@ def _one(dialect: str, translation: Translation, stream: Stream, samples: int, p
     ours, floor_t, peer_t = timings["ours"], timings["floor"], timings.get("peer")
     return StreamRow(dialect=dialect, stream=stream.name, files=1, events=stream.events, bytes=stream.size,
                      ours_ns=ours.median_ns, floor_ns=floor_t.median_ns, ours_cpu_ns=ours.cpu_median_ns,
-                     floor_cpu_ns=floor_t.cpu_median_ns, terminal=terminal(out),
+                     floor_cpu_ns=floor_t.cpu_median_ns, orjson_floor_ns=timings["orjson"].median_ns,
+                     terminal=terminal(out),
                      peer_ns=peer_t.median_ns if peer_t else None,
                      peer_cpu_ns=peer_t.cpu_median_ns if peer_t else None,
                      peer_events=stream.events if peer_t else None,
@@ -169,7 +184,7 @@ def _sum(dialect: str, label: str, rows: list[StreamRow]) -> StreamRow:
     return StreamRow(dialect=dialect, stream=label, files=len(rows), events=sum(r.events for r in rows),
                      bytes=sum(r.bytes for r in rows), ours_ns=total("ours_ns", rows),
                      floor_ns=total("floor_ns", rows), ours_cpu_ns=total("ours_cpu_ns", rows),
-                     floor_cpu_ns=total("floor_cpu_ns", rows),
+                     floor_cpu_ns=total("floor_cpu_ns", rows), orjson_floor_ns=total("orjson_floor_ns", rows),
                      terminal="/".join(sorted({r.terminal for r in rows})),
                      peer_ns=total("peer_ns", peered) if peered else None,
                      peer_cpu_ns=total("peer_cpu_ns", peered) if peered else None,

@@ -49,13 +49,13 @@ def test_request_benchmark(targets: list[str]) -> None:
     rows, notes = requests.run(targets, {"small": 1, "long": 1}, None, {"small": 1, "long": 1})
     assert not notes
     assert {(r.workload, r.target) for r in rows} == {(w, t) for w in ("small", "long") for t in targets}
-    assert all(r.ours_us > 0 and r.floor_us > 0 and r.out_bytes > 0 for r in rows)
+    assert all(r.ours_us > 0 and r.floor_us > 0 and r.orjson_floor_us > 0 and r.out_bytes > 0 for r in rows)
 
 
 def test_stream_benchmark(targets: list[str]) -> None:
     rows, files, _ = streams.run(targets, 1, None, 1, long_deltas=20)
     assert {r.dialect for r in rows} == set(targets) and len(files) >= len(rows)
-    assert all(r.events > 0 and r.ours_ns > 0 for r in rows)
+    assert all(r.events > 0 and r.ours_ns > 0 and r.orjson_floor_ns > 0 for r in rows)
     synthetic = next(r for r in rows if r.stream == "synthetic long answer")
     assert synthetic.events == 25 and synthetic.terminal == "response.completed"
 
