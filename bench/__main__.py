@@ -46,7 +46,7 @@ class Budget:
 
 
 FULL = Budget(request_samples={"small": 200, "long": 40}, peer_request_samples={"small": 60, "long": 12},
-              stream_samples=100, peer_stream_samples=10, long_deltas=2000, proxy_deltas=2000, proxy_turns=5,
+              stream_samples=100, peer_stream_samples=10, long_deltas=2000, proxy_deltas=2000, proxy_turns=8,
               profile_seconds=1.5)
 QUICK = Budget(request_samples={"small": 10, "long": 3}, peer_request_samples={"small": 3, "long": 1},
                stream_samples=3, peer_stream_samples=1, long_deltas=200, proxy_deltas=200, proxy_turns=1,

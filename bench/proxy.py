@@ -1,8 +1,10 @@
 """Through the proxy: real mitmdump with the addon vs plain mitmdump, both in front of the same
 local upstream streaming a long Anthropic answer, turns alternating in one run.
 
-- addon: `--mode reverse:https://api.openai.com -s addon/gateway.py --set gateway_upstream=anthropic
-  --set gateway_base_url=http://127.0.0.1:UP`; the client gets translated Responses events.
+- addon: `--mode reverse:http://127.0.0.1:UP -s addon/gateway.py --set gateway_match=/v1/responses
+  --set gateway_upstream=anthropic --set gateway_base_url=http://127.0.0.1:UP`; the client gets
+  translated Responses events. Same listening mode as plain, so both run the same mitmproxy layers
+  and the difference is the addon's own (a Codex custom provider in reverse mode is set up so).
 - plain: `--mode reverse:http://127.0.0.1:UP --set stream_large_bodies=1`; the client gets the
   upstream's bytes as they come (without `stream_large_bodies` mitmproxy would buffer the whole
   answer, notes/mitmproxy.md §2, which is no baseline for a streaming proxy).
