@@ -10,28 +10,48 @@ errors into this package's `UpstreamProtocolError`.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import NamedTuple
 
-from botocore.eventstream import EventStreamBuffer, ParserError
+from botocore.eventstream import EventStreamBuffer, EventStreamHeaderParser, ParserError
 
 from translators.errors import UpstreamProtocolError
 
 # A frame is at least prelude (12 bytes) + message CRC (4 bytes); a smaller declared length
 # would make the buffer consume nothing and loop on the same bytes.
 _MIN_FRAME = 16
+_PRELUDE = 12
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
-    headers: dict[str, object]
+class Frame(NamedTuple):
+    headers: Mapping[str, object]
+    """Shared between frames with the same header bytes: read it, never change it."""
     payload: bytes
+
+
+@lru_cache(maxsize=64)
+def _headers(raw: bytes) -> Mapping[str, object]:
+    """botocore's parse of one header block. A stream repeats a handful of blocks (`:event-type`,
+    `:content-type`, `:message-type`; only the event type varies), and parsing them was most of the
+    framing cost, so equal bytes are parsed once. The message CRC that botocore checks before the
+    headers covers these bytes, so equal bytes are the same headers. Errors are not cached."""
+    return EventStreamHeaderParser().parse(raw)
+
+
+class _Buffer(EventStreamBuffer):
+    """botocore's buffer, its header blocks parsed through `_headers` (botocore's own hook: were it
+    renamed, frames would still decode, only with a parse per frame)."""
+
+    def _parse_headers(self) -> Mapping[str, object]:
+        return _headers(self._data[_PRELUDE:self._prelude.headers_end])
 
 
 class FrameReader:
     __slots__ = ("_buffer", "_consumed", "_fed")
 
     def __init__(self) -> None:
-        self._buffer = EventStreamBuffer()
+        self._buffer = _Buffer()
         self._fed = 0
         self._consumed = 0
 
@@ -43,16 +63,22 @@ class FrameReader:
     def feed(self, data: bytes) -> list[Frame]:
         """Every frame completed by `data`. Raises `UpstreamProtocolError` on a bad frame; the
         frames completed before it are given by `FrameError.frames`."""
-        self._buffer.add_data(data)
+        buffer = self._buffer
+        buffer.add_data(data)
         self._fed += len(data)
         frames: list[Frame] = []
         try:
-            for message in self._buffer:
+            # botocore says "no whole frame yet" by raising StopIteration; when every byte fed
+            # is in a frame already (the usual end of a chunk), it is not asked
+            while self._fed - self._consumed >= _PRELUDE:
+                message = next(buffer, None)
+                if message is None:
+                    break
                 length = message.prelude.total_length
                 if length < _MIN_FRAME:
                     raise UpstreamProtocolError(f"Bedrock event-stream frame declares {length} bytes")
                 self._consumed += length
-                frames.append(Frame(dict(message.headers), message.payload))
+                frames.append(Frame(message.headers, message.payload))
         except UpstreamProtocolError as exc:
             raise FrameError(exc.message, frames) from None
         except (ParserError, KeyError, IndexError, struct.error, UnicodeDecodeError) as exc:

@@ -88,23 +88,24 @@ class BedrockDecoder:
             out.append(ev.Failed(exc.code, exc.message))
 
     def _frame(self, frame: Frame, out: list[ev.Event]) -> None:
-        kind = frame.headers.get(":message-type")
+        headers = frame.headers
+        kind = headers.get(":message-type")
         if kind == "event":
-            name = frame.headers.get(":event-type")
-            handler = getattr(self, f"_on_{name}", None) if isinstance(name, str) else None
+            name = headers.get(":event-type")
+            handler = _HANDLERS.get(name)  # header values are str, bytes, int or bool: all hashable
             if handler is None:
                 out.append(ev.Unknown(f"stream.{name}"))
                 return
-            handler(_payload(frame), out)
+            handler(self, _payload(frame.payload), out)
         elif kind == "exception":
             self._done = True
-            error_type = str(frame.headers.get(":exception-type") or "exception")
-            out.append(wire.exception_event(error_type, _payload(frame)))
+            error_type = str(headers.get(":exception-type") or "exception")
+            out.append(wire.exception_event(error_type, _payload(frame.payload)))
         elif kind == "error":
             # transport-level error frame: code and message ride in headers, not the payload
             self._done = True
-            code = str(frame.headers.get(":error-code") or "error")
-            message = str(frame.headers.get(":error-message") or "upstream error")
+            code = str(headers.get(":error-code") or "error")
+            message = str(headers.get(":error-message") or "upstream error")
             status = wire.status_for(code)
             out.append(ev.Failed(wire.error_code(status, message, code), f"{code}: {message}", status=status))
         else:
@@ -132,38 +133,31 @@ class BedrockDecoder:
     def _on_contentBlockDelta(self, payload: dict[str, Any], out: list[ev.Event]) -> None:
         index = _index(payload)
         delta = payload.get("delta")
-        if not isinstance(delta, dict):
+        if type(delta) is not dict:
             raise UpstreamProtocolError("Bedrock sent a contentBlockDelta without a delta object")
+        blocks = self._blocks
         for key, value in delta.items():
             wanted = _DELTA_BLOCK.get(key)
-            block = self._blocks.get(index)
-            if block is None and wanted in ("text", "reasoning"):
-                block = self._blocks[index] = _Block(wanted)
-            if block is not None and block.kind == "skip":
+            block = blocks.get(index)
+            if block is None:
+                if wanted != "text" and wanted != "reasoning":
+                    # citation / image / toolResult deltas, or a toolUse delta for an unstarted block
+                    out.append(ev.Unknown(f"stream.contentBlockDelta.{key}"))
+                    continue
+                block = blocks[index] = _Block(wanted)
+            elif block.kind != wanted:
+                if block.kind != "skip":
+                    out.append(ev.Unknown(f"stream.contentBlockDelta.{key}"))
                 continue
-            if block is None or wanted != block.kind:
-                # citation / image / toolResult deltas, or a toolUse delta for an unstarted block
-                out.append(ev.Unknown(f"stream.contentBlockDelta.{key}"))
-                continue
-            self._delta(index, block, key, value, out)
-
-    def _delta(self, index: int, block: _Block, key: str, value: Any, out: list[ev.Event]) -> None:
-        if key == "text":
-            text = value if isinstance(value, str) else ""
-            out.append(ev.TextDelta(index, text))
-        elif key == "toolUse":
-            fragment = value.get("input") if isinstance(value, dict) else None
-            if isinstance(fragment, str) and fragment:
-                block.parts.append(fragment)
-                out.append(ev.ToolCallDelta(index, fragment))
-        elif isinstance(value, dict):  # reasoningContent: text | signature | redactedContent
-            if isinstance(value.get("text"), str):
-                block.parts.append(value["text"])
-                out.append(ev.ReasoningDelta(index, value["text"]))
-            if isinstance(value.get("signature"), str):
-                block.signature += value["signature"]
-            if isinstance(value.get("redactedContent"), str):
-                block.redacted += value["redactedContent"]
+            if wanted == "text":
+                out.append(ev.TextDelta(index, value if type(value) is str else ""))
+            elif wanted == "tool":
+                fragment = value.get("input") if type(value) is dict else None
+                if type(fragment) is str and fragment:
+                    block.parts.append(fragment)
+                    out.append(ev.ToolCallDelta(index, fragment))
+            elif type(value) is dict:  # reasoningContent: text | signature | redactedContent
+                _reasoning(index, block, value, out)
 
     def _on_contentBlockStop(self, payload: dict[str, Any], out: list[ev.Event]) -> None:
         index = _index(payload)
@@ -201,13 +195,24 @@ class BedrockDecoder:
             out.extend(wire.finish_events(self._stop))
 
 
-def _payload(frame: Frame) -> dict[str, Any]:
+def _reasoning(index: int, block: _Block, value: dict[str, Any], out: list[ev.Event]) -> None:
+    text = value.get("text")
+    if isinstance(text, str):
+        block.parts.append(text)
+        out.append(ev.ReasoningDelta(index, text))
+    if isinstance(value.get("signature"), str):
+        block.signature += value["signature"]
+    if isinstance(value.get("redactedContent"), str):
+        block.redacted += value["redactedContent"]
+
+
+def _payload(raw: bytes) -> dict[str, Any]:
     try:
-        value = wirejson.loads(frame.payload) if frame.payload else {}
+        value = wirejson.loads(raw) if raw else {}
     except ValueError:
         raise UpstreamProtocolError(
-            f"Bedrock sent an event payload that is not JSON: {frame.payload[:120]!r}") from None
-    if not isinstance(value, dict):
+            f"Bedrock sent an event payload that is not JSON: {raw[:120]!r}") from None
+    if type(value) is not dict:
         raise UpstreamProtocolError("Bedrock sent an event payload that is not a JSON object")
     value.pop("p", None)  # random-length padding against traffic analysis (§D.4)
     return value
@@ -215,7 +220,7 @@ def _payload(frame: Frame) -> dict[str, Any]:
 
 def _index(payload: dict[str, Any]) -> int:
     index = payload.get("contentBlockIndex")
-    if not isinstance(index, int) or isinstance(index, bool):
+    if type(index) is not int:  # JSON numbers come out as int or float; bool is not an index
         raise UpstreamProtocolError(f"Bedrock sent a content block event without an index: {index!r}")
     return index
 
@@ -227,3 +232,14 @@ def _has_value(value: Any) -> bool:
     if isinstance(value, list):
         return any(_has_value(v) for v in value)
     return value is not None
+
+
+# `:event-type` -> handler; any other event type is reported as unknown.
+_HANDLERS = {
+    "messageStart": BedrockDecoder._on_messageStart,
+    "contentBlockStart": BedrockDecoder._on_contentBlockStart,
+    "contentBlockDelta": BedrockDecoder._on_contentBlockDelta,
+    "contentBlockStop": BedrockDecoder._on_contentBlockStop,
+    "messageStop": BedrockDecoder._on_messageStop,
+    "metadata": BedrockDecoder._on_metadata,
+}

@@ -62,6 +62,10 @@ FAILED = {
 
 _PART_BOOKKEEPING = {"thought", "thoughtSignature", "partMetadata"}
 _CANDIDATE_EXTRAS = ("citationMetadata", "groundingMetadata", "urlContextMetadata")
+_ANY_EXTRA = frozenset(_CANDIDATE_EXTRAS)
+
+_args_json = json.JSONEncoder(ensure_ascii=False).encode
+"""`json.dumps(value, ensure_ascii=False)` without building an encoder per call."""
 
 
 class _StreamedCall:
@@ -102,20 +106,24 @@ class ChunkReader:
         if not isinstance(payload, dict):
             raise UpstreamProtocolError("Gemini sent a stream element that is not a JSON object")
         out: list[ev.Event] = []
-        error = failures.error_object(payload)
-        if error is not None:
+        get = payload.get
+        error = get("error")
+        if isinstance(error, dict):  # failures.error_object of an object
             self._fail(failures.describe(error), out)
             return out
-        if isinstance(payload.get("responseId"), str):
-            self._response_id = self._response_id or payload["responseId"]
+        response_id = get("responseId")
+        if isinstance(response_id, str) and not self._response_id:
+            self._response_id = response_id
         if not self._started:
             self._started = True
-            out.append(ev.Started(upstream_id=self._response_id, model=payload.get("modelVersion")))
-        if isinstance(payload.get("usageMetadata"), dict):
-            self._usage = payload["usageMetadata"]
-        candidates = payload.get("candidates")
+            out.append(ev.Started(upstream_id=self._response_id, model=get("modelVersion")))
+        usage = get("usageMetadata")
+        if isinstance(usage, dict):
+            self._usage = usage
+        candidates = get("candidates")
         if isinstance(candidates, list) and candidates:
-            out += [ev.Unknown(f"candidates[{i}]") for i in range(1, len(candidates))]
+            if len(candidates) > 1:
+                out += [ev.Unknown(f"candidates[{i}]") for i in range(1, len(candidates))]
             self._candidate(candidates[0], out)
         elif isinstance(payload.get("promptFeedback"), dict) and payload["promptFeedback"].get("blockReason"):
             feedback = payload["promptFeedback"]
@@ -141,10 +149,12 @@ class ChunkReader:
             raise UpstreamProtocolError("Gemini sent a candidate that is not a JSON object")
         content = candidate.get("content")
         parts = content.get("parts") if isinstance(content, dict) else None
-        for part in parts if isinstance(parts, list) else []:
-            self._part(part, out)
-        # sources Gemini cites or grounded on: Responses annotations cannot carry them here
-        out += [ev.Unknown(f"output.{key}") for key in _CANDIDATE_EXTRAS if candidate.get(key)]
+        if isinstance(parts, list):
+            for part in parts:
+                self._part(part, out)
+        if not _ANY_EXTRA.isdisjoint(candidate):
+            # sources Gemini cites or grounded on: Responses annotations cannot carry them here
+            out += [ev.Unknown(f"output.{key}") for key in _CANDIDATE_EXTRAS if candidate.get(key)]
         reason = candidate.get("finishReason")
         if isinstance(reason, str) and reason:
             self._finish(reason, candidate.get("finishMessage"), out)
@@ -152,11 +162,14 @@ class ChunkReader:
     def _part(self, part: Any, out: list[ev.Event]) -> None:
         if not isinstance(part, dict):
             raise UpstreamProtocolError("Gemini sent a content part that is not a JSON object")
-        signature = part.get("thoughtSignature") if isinstance(part.get("thoughtSignature"), str) else None
+        signature = part.get("thoughtSignature")
+        if not isinstance(signature, str):
+            signature = None
         if "functionCall" in part:
             self._function_call(part["functionCall"], signature, out)
             return
-        self._close_streamed(out)
+        if self._streamed is not None:
+            self._close_streamed(out)
         if "text" in part:
             text = part["text"] if isinstance(part["text"], str) else ""
             if part.get("thought"):
@@ -173,20 +186,24 @@ class ChunkReader:
             self._signature(signature, [], out)
 
     def _thought_text(self, text: str, out: list[ev.Event]) -> None:
-        self._close_text(out)
+        if self._text is not None:
+            self._close_text(out)
         if not text:
             return
-        if self._thought is None:
-            self._thought = self._key("reasoning")
-        out.append(ev.ReasoningDelta(self._thought, text))
+        key = self._thought
+        if key is None:
+            key = self._thought = self._key("reasoning")
+        out.append(ev.ReasoningDelta(key, text))
 
     def _answer_text(self, text: str, out: list[ev.Event]) -> None:
         if not text:
             return
-        self._close_thought(out)
-        if self._text is None:
-            self._text = self._key("text")
-        out.append(ev.TextDelta(self._text, text))
+        if self._thought is not None:
+            self._close_thought(out)
+        key = self._text
+        if key is None:
+            key = self._text = self._key("text")
+        out.append(ev.TextDelta(key, text))
 
     def _function_call(self, call: Any, signature: str | None, out: list[ev.Event]) -> None:
         if not isinstance(call, dict):
@@ -202,8 +219,9 @@ class ChunkReader:
         self._close_text(out)
         self._calls += 1
         self._saw_call = True
-        call_id = call.get("id") if isinstance(call.get("id"), str) and call["id"] else calls.synthesized_id(
-            self._response_id or self._seed(), self._calls)
+        call_id = call.get("id")
+        if not isinstance(call_id, str) or not call_id:
+            call_id = calls.synthesized_id(self._response_id or self._seed(), self._calls)
         if signature is not None:
             self._signature(signature, [call_id], out)
         else:
@@ -217,7 +235,7 @@ class ChunkReader:
         args = call.get("args")
         if args is not None and not isinstance(args, dict):
             raise UpstreamProtocolError("Gemini sent functionCall args that are not a JSON object")
-        out.append(ev.ToolCallDone(key, json.dumps(args or {}, ensure_ascii=False)))
+        out.append(ev.ToolCallDone(key, _args_json(args or {})))
 
     def _continue_streamed(self, streamed: _StreamedCall, call: dict[str, Any], signature: str | None,
                            out: list[ev.Event]) -> None:
@@ -289,14 +307,14 @@ def usage_event(usage: dict[str, Any]) -> ev.Usage:
     """Responses counts thinking inside output and cached tokens inside input; Gemini reports
     `thoughtsTokenCount` beside `candidatesTokenCount`, and `promptTokenCount` already includes
     `cachedContentTokenCount` (total = prompt + toolUsePrompt + candidates + thoughts)."""
-
-    def count(key: str) -> int | None:
-        value = usage.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-    prompt, tool_prompt = count("promptTokenCount"), count("toolUsePromptTokenCount")
-    candidates, thoughts = count("candidatesTokenCount"), count("thoughtsTokenCount")
+    prompt, tool_prompt = _count(usage, "promptTokenCount"), _count(usage, "toolUsePromptTokenCount")
+    candidates, thoughts = _count(usage, "candidatesTokenCount"), _count(usage, "thoughtsTokenCount")
     input_tokens = None if prompt is None and tool_prompt is None else (prompt or 0) + (tool_prompt or 0)
     output_tokens = None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0)
     return ev.Usage(input_tokens=input_tokens, output_tokens=output_tokens,
-                    cached_tokens=count("cachedContentTokenCount"), reasoning_tokens=thoughts)
+                    cached_tokens=_count(usage, "cachedContentTokenCount"), reasoning_tokens=thoughts)
+
+
+def _count(usage: dict[str, Any], key: str) -> int | None:
+    value = usage.get(key)
+    return value if type(value) is int else None  # JSON gives int, float or bool; bool is no count

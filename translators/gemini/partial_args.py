@@ -10,17 +10,30 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from translators.errors import UpstreamProtocolError
 
 _SEGMENT = re.compile(
     r"""\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]""")
+_json = json.JSONEncoder(ensure_ascii=False).encode
+"""`json.dumps(value, ensure_ascii=False)` without building an encoder per call."""
 MAX_INDEX = 100_000
 """An array index beyond any real argument list; refusing it keeps a bad path from allocating."""
 
 
 def parse_path(path: str) -> list[str | int]:
+    return list(_segments(path))
+
+
+def _segments(path: str) -> tuple[str | int, ...]:
+    # a streamed string names the same path in every piece, and calls repeat their paths: short
+    # paths (all real ones) are parsed once; errors are not cached
+    return _cached_segments(path) if len(path) <= 256 else _parse(path)
+
+
+def _parse(path: str) -> tuple[str | int, ...]:
     if not path.startswith("$"):
         raise UpstreamProtocolError(f"Gemini sent a partial argument with a bad JSON path: {path!r}")
     segments: list[str | int] = []
@@ -38,7 +51,10 @@ def parse_path(path: str) -> list[str | int]:
             quoted = single if single is not None else double
             segments.append(name if name is not None else re.sub(r"\\(.)", r"\1", quoted or ""))
         pos = match.end()
-    return segments
+    return tuple(segments)
+
+
+_cached_segments = lru_cache(maxsize=256)(_parse)
 
 
 class ArgsBuilder:
@@ -52,7 +68,7 @@ class ArgsBuilder:
         if not isinstance(partial, dict) or not isinstance(partial.get("jsonPath"), str):
             raise UpstreamProtocolError("Gemini sent a partial argument without a jsonPath")
         path = partial["jsonPath"]
-        segments = parse_path(path)
+        segments = _segments(path)
         if not segments:
             raise UpstreamProtocolError("Gemini sent a partial argument for the whole arguments object")
         value = _value(partial)
@@ -68,9 +84,9 @@ class ArgsBuilder:
             self._continuing.discard(path)
 
     def json(self) -> str:
-        return json.dumps(self._root, ensure_ascii=False)
+        return _json(self._root)
 
-    def _container(self, segments: list[str | int], child: str | int) -> Any:
+    def _container(self, segments: tuple[str | int, ...], child: str | int) -> Any:
         node: Any = self._root
         for i, segment in enumerate(segments):
             following = segments[i + 1] if i + 1 < len(segments) else child

@@ -6,7 +6,6 @@ JSON array, `framing.py`) is chosen by the first bytes; the chunks are read by `
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Callable
@@ -24,10 +23,13 @@ def seed_for(translation: Translation) -> Callable[[], str]:
     """A stand-in response id for made-up call ids, fixed by the request (so output is
     reproducible) and different on every turn (each turn's history is longer). Lazy and cached."""
 
-    @functools.cache
+    known: list[str] = []  # a closure, not functools.cache: that costs more per stream than a chunk
+
     def seed() -> str:
-        body = json.dumps(translation.body, sort_keys=True, ensure_ascii=False).encode()
-        return "r" + hashlib.sha1(body, usedforsecurity=False).hexdigest()[:8]
+        if not known:
+            body = json.dumps(translation.body, sort_keys=True, ensure_ascii=False).encode()
+            known.append("r" + hashlib.sha1(body, usedforsecurity=False).hexdigest()[:8])
+        return known[0]
 
     return seed
 
@@ -77,6 +79,9 @@ class GeminiDecoder:
             payload: Any = wirejson.loads(text)
         except (ValueError, RecursionError):
             raise UpstreamProtocolError(f"Gemini sent a chunk that is not JSON: {text[:120]!r}") from None
+        if not isinstance(payload, list):
+            out += self._reader.chunk(payload)
+            return
         # an SSE event may carry a JSON array of chunks (a proxy re-framing the array stream)
-        for chunk in payload if isinstance(payload, list) else [payload]:
+        for chunk in payload:
             out += self._reader.chunk(chunk)
