@@ -18,7 +18,9 @@ class SSEEvent(NamedTuple):
     data: str
 
 
-_ONE_EVENT = re.compile(rb"(?:event: ([^\r\n]*)\n)?data: ([^\r\n]*)\n\n")
+_ONE_EVENT = re.compile(rb"(?:event: ([^\r\n]*+)\r?\n)?data: ([^\r\n]*+)\r?\n\r?\n")
+"""A chunk that is exactly one event (`event:` and `data:` lines, LF or CRLF line ends); possessive,
+so a chunk that is not one fails at once instead of backtracking over its data."""
 
 
 class SSEDecoder:
@@ -36,8 +38,8 @@ class SSEDecoder:
         if self.idle:
             whole = _ONE_EVENT.fullmatch(chunk)
             if whole is not None:
-                # the usual chunk, one upstream write: exactly one whole event, no CR anywhere;
-                # the same event the line loop below makes of it, in one C call
+                # the usual chunk, one upstream write: exactly one whole event; the same event
+                # the line loop below makes of it, in one C call
                 name, data = whole.groups()
                 return [SSEEvent(name.decode("utf-8", "replace") if name else "message",
                                  data.decode("utf-8", "replace"))]
