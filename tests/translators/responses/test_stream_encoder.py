@@ -14,6 +14,7 @@ from translators.ir.request import VendorState
 from translators.naming import ToolIndex, ToolRef
 from translators.report import Report
 from translators.responses.stream import ResponsesEncoder
+from translators.sse import encode_event
 
 
 def tools() -> ToolIndex:
@@ -340,3 +341,25 @@ def test_created_at_comes_from_the_clock_and_the_model_is_the_clients():
     payloads, _ = encode(*END)
     assert payloads[0]["response"]["created_at"] == 1_700_000_000
     assert payloads[0]["response"]["model"] == "gpt-5.5"
+
+
+def test_every_delta_event_is_byte_for_byte_what_the_general_event_writer_makes_of_its_payload():
+    encoder = ResponsesEncoder(
+        model="gpt-5.5", tools=tools(), report=Report(), new_id=sequential_ids(), clock=lambda: 1_700_000_000
+    )
+    tricky = 'é "q" \\ \n\t\x01 \u2028 🦅 \ud800'
+    out = encoder.encode([
+        ev.TextDelta(0, tricky), ev.TextDone(0),
+        ev.ReasoningDelta(1, tricky), ev.ReasoningDone(1),
+        ev.ToolCallStarted(2, "call_1", "exec_command"), ev.ToolCallDelta(2, tricky), ev.ToolCallDone(2),
+        ev.ToolCallStarted(3, "call_2", "exec"), ev.ToolCallDelta(3, '{"input": "' + "x" * 40),
+        ev.ToolCallDone(3), *END,
+    ])
+    frames = [f + b"\n\n" for f in out.split(b"\n\n") if f]
+    deltas = [f for f in frames if f.split(b"\n")[0].endswith(b".delta")]
+    assert {f.split(b"\n")[0] for f in deltas} == {
+        b"event: response.output_text.delta", b"event: response.reasoning_summary_text.delta",
+        b"event: response.function_call_arguments.delta", b"event: response.custom_tool_call_input.delta"}
+    for frame in deltas:
+        name, data = frame[len(b"event: "):-2].split(b"\ndata: ")
+        assert frame == encode_event(name.decode(), json.loads(data))
