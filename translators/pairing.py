@@ -11,21 +11,21 @@ without a result gets "aborted", as Codex itself fills in interrupted calls.
 
 from __future__ import annotations
 
-from translators.ir.request import Item, Message, Reasoning, Text, ToolCall, ToolResult
+from translators.ir.request import Item, Text, ToolCall, ToolResult
 from translators.report import Report
 
 ABORTED = "aborted"
 
 
 def _assistant_side(item: Item) -> bool:
-    return isinstance(item, ToolCall | Reasoning) or (isinstance(item, Message) and item.role == "assistant")
+    return item.type in ("tool_call", "reasoning") or (item.type == "message" and item.role == "assistant")
 
 
 def pair(items: list[Item], report: Report) -> list[Item]:
-    calls = {item.call_id: item for item in items if isinstance(item, ToolCall)}
+    calls = {item.call_id: item for item in items if item.type == "tool_call"}
     results: dict[str, ToolResult] = {}
     for item in items:
-        if not isinstance(item, ToolResult):
+        if item.type != "tool_result":
             continue
         if item.call_id not in calls or item.call_id in results:
             report.drop(item.origin)
@@ -49,21 +49,20 @@ def pair(items: list[Item], report: Report) -> list[Item]:
 
     seen: set[str] = set()
     for item in items:
-        if isinstance(item, ToolResult):
+        if item.type == "tool_result":
             # A result of the open run ends that assistant turn: the next call was made after the
             # model saw this result, so the two turns must not be merged into one.
             if any(call.call_id == item.call_id for call in run):
                 close_run()
             continue
-        if isinstance(item, ToolCall):
+        if item.type == "tool_call":
             if item.call_id in seen:
                 report.drop(item.origin)  # a repeated call id would answer one result twice
                 continue
             seen.add(item.call_id)
+            run.append(item)
         elif not _assistant_side(item):
             close_run()
         out.append(item)
-        if isinstance(item, ToolCall):
-            run.append(item)
     close_run()
     return out

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from translators import freeform
-from translators.ir.request import CustomTool, FunctionTool, HostedTool, Namespace, Request, ToolCall
+from translators.ir.request import CustomTool, FunctionTool, Namespace, Request, ToolCall
 from translators.naming import DEFAULT_NAMESPACE, NamePolicy, ToolIndex, ToolRef, assign_wire_names
 from translators.report import Report
 
@@ -59,31 +59,31 @@ def _ns(namespace: str | None) -> str | None:
 
 
 def build(request: Request, policy: NamePolicy, report: Report) -> Toolset:
-    declared = [t for t in request.tools if not isinstance(t, HostedTool)]
+    declared = [t for t in request.tools if t.kind != "hosted"]
     for tool in request.tools:
-        if isinstance(tool, HostedTool):
+        if tool.kind == "hosted":
             report.drop(tool.origin)
-    keys = [(_ns(t.namespace), t.name) for t in declared]
-    keys += [(_ns(i.namespace), i.name) for i in request.items if isinstance(i, ToolCall)]
-    names = assign_wire_names(keys, policy)
+    calls = [item for item in request.items if item.type == "tool_call"]
+    declared_keys = [(_ns(t.namespace), t.name) for t in declared]
+    call_keys = [(_ns(c.namespace), c.name) for c in calls]
+    names = assign_wire_names(declared_keys + call_keys, policy)
     index = ToolIndex()
     tools: list[JsonTool] = []
-    for tool in declared:
-        wire = names[(_ns(tool.namespace), tool.name)]
+    for tool, key in zip(declared, declared_keys, strict=True):
+        wire = names[key]
         if isinstance(tool, CustomTool):
-            index.add(wire, ToolRef(name=tool.name, namespace=_ns(tool.namespace), kind="custom",
+            index.add(wire, ToolRef(name=tool.name, namespace=key[0], kind="custom",
                                     syntax=tool.syntax, definition=tool.definition))
             tools.append(JsonTool(wire, freeform.description(tool), freeform.schema(), None, tool.origin))
             continue
-        index.add(wire, ToolRef(name=tool.name, namespace=_ns(tool.namespace), kind=tool.kind))
+        index.add(wire, ToolRef(name=tool.name, namespace=key[0], kind=tool.kind))
         strict = tool.strict if isinstance(tool, FunctionTool) else None
         tools.append(JsonTool(wire, tool.description, tool.parameters, strict, tool.origin))
-    for item in request.items:
-        if isinstance(item, ToolCall):
-            wire = names[(_ns(item.namespace), item.name)]
-            if wire not in index.by_wire:
-                index.add(wire, ToolRef(name=item.name, namespace=_ns(item.namespace), kind=item.kind))
-    return Toolset(tools, index, names, frozenset(keys[: len(declared)]))
+    for call, key in zip(calls, call_keys, strict=True):
+        wire = names[key]
+        if wire not in index.by_wire:
+            index.add(wire, ToolRef(name=call.name, namespace=key[0], kind=call.kind))
+    return Toolset(tools, index, names, frozenset(declared_keys))
 
 
 def call_input(call: ToolCall, report: Report) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from translators import claude, toolset, vendor_state
-from translators.ir.request import Image, Message, Part, Reasoning, Request, Text, ToolCall, ToolResult
+from translators.ir.request import Image, Part, Reasoning, Request, Text
 from translators.naming import NamePolicy, fnv1a_32
 from translators.report import Report
 from translators.translation import Encoded
@@ -125,21 +125,21 @@ def _messages(request: Request, tools: toolset.Toolset, thinking: bool,
             messages.append({"role": role, "content": blocks})
 
     for item in request.items:
-        if isinstance(item, Message):
+        if item.type == "message":
             if item.phase is not None:
                 report.drop(f"{item.origin}.phase")
             add("assistant" if item.role == "assistant" else "user", _parts(item.parts, report))
-        elif isinstance(item, Reasoning):
+        elif item.type == "reasoning":
             block = _thinking_block(item) if thinking else None
             if block is None:
                 report.drop(item.origin)
             else:
                 add("assistant", [block])
-        elif isinstance(item, ToolCall):
+        elif item.type == "tool_call":
             add("assistant", [{"type": "tool_use", "id": tool_use_id(item.call_id),
                                "name": tools.wire(item.namespace, item.name),
                                "input": toolset.call_input(item, report)}])
-        elif isinstance(item, ToolResult):
+        elif item.type == "tool_result":
             content = _parts(item.parts, report)
             add("user", [{"type": "tool_result", "tool_use_id": tool_use_id(item.call_id),
                           "content": content or [{"type": "text", "text": "(no output)"}]}])

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from translators import toolset, vendor_state
-from translators.ir.request import Image, Message, Part, Reasoning, Request, Text, ToolCall, ToolResult
+from translators.ir.request import Image, Part, Reasoning, Request, Text
 from translators.naming import fnv1a_32
 from translators.report import Report
 
@@ -46,22 +46,22 @@ def build(request: Request, tools: toolset.Toolset, thinking: bool, report: Repo
             messages.append({"role": role, "content": blocks})
 
     for item in request.items:
-        if isinstance(item, Message):
+        if item.type == "message":
             if item.phase is not None:
                 report.drop(f"{item.origin}.phase")
             assistant = item.role == "assistant"
             add("assistant" if assistant else "user", _parts(item.parts, report, images=not assistant))
-        elif isinstance(item, Reasoning):
+        elif item.type == "reasoning":
             block = reasoning_block(item) if thinking else None
             if block is None:
                 report.drop(item.origin)
             else:
                 add("assistant", [block])
-        elif isinstance(item, ToolCall):
+        elif item.type == "tool_call":
             add("assistant", [{"toolUse": {"toolUseId": tool_use_id(item.call_id),
                                            "name": tools.wire(item.namespace, item.name),
                                            "input": toolset.call_input(item, report)}}])
-        elif isinstance(item, ToolResult):
+        elif item.type == "tool_result":
             content = _parts(item.parts, report, images=True)
             add("user", [{"toolResult": {"toolUseId": tool_use_id(item.call_id),
                                          "content": content or [{"text": NO_OUTPUT}]}}])

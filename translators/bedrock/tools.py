@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from translators import toolset
-from translators.ir.request import Request, ToolCall
+from translators.ir.request import Request
 from translators.report import Report
 
 STUB_DESCRIPTION = ("Not available now: declared only because earlier messages call it. "
@@ -27,7 +27,7 @@ def tool_config(request: Request, tools: toolset.Toolset, report: Report) -> dic
     if choice.mode == "none" and specs:
         report.note("Bedrock has no 'none' tool choice: the tools were not sent")
         specs = []
-    if not specs and any(isinstance(item, ToolCall) for item in request.items):
+    if not specs and any(item.type == "tool_call" for item in request.items):
         specs = _stubs(request, tools)
         report.note("the history holds tool calls but no tools are offered: the called tools were "
                     "declared as stubs, since Bedrock requires toolConfig with toolUse blocks")
@@ -58,7 +58,7 @@ def _spec(tool: toolset.JsonTool, report: Report) -> dict[str, Any]:
 
 
 def _stubs(request: Request, tools: toolset.Toolset) -> list[dict[str, Any]]:
-    wires = dict.fromkeys(tools.wire(i.namespace, i.name) for i in request.items if isinstance(i, ToolCall))
+    wires = dict.fromkeys(tools.wire(i.namespace, i.name) for i in request.items if i.type == "tool_call")
     return [{"toolSpec": {"name": wire, "description": STUB_DESCRIPTION,
                           "inputSchema": {"json": {"type": "object", "properties": {}}}}} for wire in wires]
 

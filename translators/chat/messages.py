@@ -21,6 +21,8 @@ from translators.report import Report
 # string with maximum length 40" (vercel/ai #5171, openclaw PR #875).
 MAX_CALL_ID = 40
 _DETAILS = {"auto", "low", "high"}
+_to_json = json.JSONEncoder(ensure_ascii=False).encode
+"""`json.dumps(value, ensure_ascii=False)` without building an encoder per call."""
 
 
 def call_id(original: str) -> str:
@@ -54,17 +56,16 @@ class _Writer:
             # often accept a system message only at index 0
             self.messages.append({"role": "system", "content": "\n\n".join(system)})
         for item in self.request.items:
-            if isinstance(item, ToolResult):
+            if item.type == "tool_result":
                 self._close_step()
                 self._result(item)
                 continue
-            if not isinstance(item, Reasoning | ToolCall) and not (
-                    isinstance(item, Message) and item.role == "assistant"):
+            if item.type == "message" and item.role != "assistant":
                 self._close_step()
             self._flush_tool_images()
-            if isinstance(item, Message):
+            if item.type == "message":
                 self._message(item)
-            elif isinstance(item, Reasoning):
+            elif item.type == "reasoning":
                 self._open_step().reasoning.append(item)
             else:
                 self._open_step().calls.append(self._call(item))
@@ -129,7 +130,7 @@ class _Writer:
                     return item.arguments
             except ValueError:
                 pass
-        return json.dumps(toolset.call_input(item, self.report), ensure_ascii=False)
+        return _to_json(toolset.call_input(item, self.report))
 
     # -- other roles ------------------------------------------------------------------------
     def _message(self, item: Message) -> None:

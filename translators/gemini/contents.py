@@ -22,7 +22,7 @@ from typing import Any
 
 from translators import toolset
 from translators.gemini import calls, models
-from translators.ir.request import Image, Message, Part, Reasoning, Request, Text, ToolCall, ToolResult
+from translators.ir.request import Image, Part, Reasoning, Request, Text, ToolResult
 from translators.report import Report
 
 # Google's documented placeholder for a call whose real signature is lost (history written by
@@ -77,24 +77,24 @@ class _Turns:
 def build(request: Request, model: str, tools: toolset.Toolset, report: Report) -> list[dict[str, Any]]:
     signatures = _call_signatures(request)
     names = {item.call_id: tools.wire(item.namespace, item.name) for item in request.items
-             if isinstance(item, ToolCall)}
+             if item.type == "tool_call"}
     turns = _Turns(report)
     for item in request.items:
-        if isinstance(item, Message):
+        if item.type == "message":
             if item.phase is not None:
                 report.drop(f"{item.origin}.phase")
             if item.role == "assistant":
                 turns.add("model", _parts(item.parts, report))
             else:
                 turns.add("user", _parts(item.parts, report))
-        elif isinstance(item, Reasoning):
+        elif item.type == "reasoning":
             _reasoning(item, turns, report)
-        elif isinstance(item, ToolCall):
+        elif item.type == "tool_call":
             part: dict[str, Any] = {"functionCall": calls.function_call(item, names[item.call_id], report)}
             if item.call_id in signatures:
                 part["thoughtSignature"] = signatures[item.call_id]
             turns.add("model", [part])
-        elif isinstance(item, ToolResult):
+        elif item.type == "tool_result":
             turns.add("user", _function_response(item, names.get(item.call_id, item.call_id), model, report))
     contents = turns.finish()
     if models.requires_call_signatures(model):
@@ -105,7 +105,7 @@ def build(request: Request, model: str, tools: toolset.Toolset, report: Report) 
 def _call_signatures(request: Request) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in request.items:
-        state = item.state if isinstance(item, Reasoning) else None
+        state = item.state if item.type == "reasoning" else None
         if state is not None and state.dialect == "gemini" and state.signature:
             for call_id in state.call_ids:
                 out[call_id] = state.signature
@@ -159,7 +159,7 @@ def _function_response(item: ToolResult, name: str, model: str, report: Report) 
     call_id = calls.wire_id(item.call_id)
     if call_id is not None:
         response["id"] = call_id
-    images = [p for p in item.parts if isinstance(p, Image)]
+    images = [p for p in item.parts if p.type == "image"]
     if images and models.multimodal_function_responses(model):
         nested = [image_part(p, report) for p in images]
         response["parts"] = [p for p in nested if p is not None]

@@ -43,46 +43,50 @@ def clean(schema: Any, path: str, report: Report) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        here = f"{path}.{key}"
-        if key == "type":
+        # the path of a key is written out only where it is reported or recursed into: most
+        # keywords of a tool schema are plain scalars that pass as they are
+        if key in _SCALARS:
+            if _fits(value, _SCALARS[key]):
+                out[key] = value
+            else:
+                report.drop(f"{path}.{key}")
+        elif key == "type":
             kind = _type(value)
             if kind is None:
-                report.drop(here)
+                report.drop(f"{path}.{key}")
             else:
                 out["type"] = kind
         elif key in _SCHEMA_MAPS:
             if isinstance(value, dict):
-                out[key] = {name: clean(sub, f"{here}.{name}", report) for name, sub in value.items()}
+                out[key] = {name: clean(sub, f"{path}.{key}.{name}", report) for name, sub in value.items()}
             else:
-                report.drop(here)
+                report.drop(f"{path}.{key}")
         elif key in _SCHEMA_LISTS:
             if isinstance(value, list):
-                out[key] = [clean(sub, f"{here}[{i}]", report) for i, sub in enumerate(value)]
+                out[key] = [clean(sub, f"{path}.{key}[{i}]", report) for i, sub in enumerate(value)]
             else:
-                report.drop(here)
+                report.drop(f"{path}.{key}")
         elif key == "items":
             if isinstance(value, dict):
-                out[key] = clean(value, here, report)
+                out[key] = clean(value, f"{path}.{key}", report)
             else:
-                report.drop(here)  # a draft-4 tuple `items: [...]`: JSONSchema.items is one schema
+                report.drop(f"{path}.{key}")  # a draft-4 tuple `items: [...]`: JSONSchema.items is one schema
         elif key == "additionalProperties":
             if isinstance(value, bool):
                 out[key] = value
             elif isinstance(value, dict):
-                out[key] = clean(value, here, report)
+                out[key] = clean(value, f"{path}.{key}", report)
             else:
-                report.drop(here)
+                report.drop(f"{path}.{key}")
         elif key == "required":
             if isinstance(value, list) and all(isinstance(name, str) for name in value):
                 out[key] = list(value)
             else:
-                report.drop(here)
+                report.drop(f"{path}.{key}")
         elif key == "const" and "enum" not in schema:
             out["enum"] = [value]
-        elif key in _SCALARS and _fits(value, _SCALARS[key]):
-            out[key] = value
         else:
-            report.drop(here)
+            report.drop(f"{path}.{key}")
     return out
 
 

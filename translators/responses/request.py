@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from translators import pairing, vendor_state
 from translators.errors import MalformedRequest, UnsupportedFeature
@@ -45,8 +46,28 @@ _DROPPED_ITEMS = {"web_search_call", "image_generation_call", "file_search_call"
                   "mcp_approval_request", "mcp_approval_response"}
 # Echo bookkeeping: ids and status of earlier output, and Codex's own turn metadata, which the
 # built-in provider leaves on replayed items (seen with Codex 0.169 through the proxy).
-_ITEM_BOOKKEEPING = {"type", "id", "status", "internal_chat_message_metadata_passthrough"}
+_ITEM_BOOKKEEPING = frozenset({"type", "id", "status", "internal_chat_message_metadata_passthrough"})
 _TEXT_PARTS = {"input_text", "output_text", "text", "summary_text", "reasoning_text"}
+_TEXT_PART_KEYS = frozenset({"type", "text", "annotations", "logprobs"})
+_IMAGE_PART_KEYS = frozenset({"type", "image_url", "detail"})
+
+
+def _known_keys(*known: str) -> frozenset[str]:
+    """The keys an item kind reads, plus the bookkeeping every item may carry."""
+    return _ITEM_BOOKKEEPING.union(known)
+
+
+_MESSAGE_KEYS = _known_keys("role", "content", "phase")
+_AGENT_MESSAGE_KEYS = _known_keys("content")
+_REASONING_KEYS = _known_keys("summary", "content", "encrypted_content")
+_CONFIGURATION_KEYS = _known_keys("reasoning")
+_ADDITIONAL_TOOLS_KEYS = _known_keys("tools", "role")
+_CALL_KEYS = {args_key: _known_keys("call_id", "name", "namespace", args_key, "encrypted_function_args")
+              for args_key in ("arguments", "input")}
+_LOCAL_SHELL_KEYS = _known_keys("call_id", "action")
+_TOOL_SEARCH_CALL_KEYS = _known_keys("call_id", "execution", "arguments")
+_OUTPUT_KEYS = _known_keys("call_id", "output", "name", "namespace")
+_TOOL_SEARCH_OUTPUT_KEYS = _known_keys("call_id", "execution", "tools")
 
 
 def decode(body: Any, report: Report) -> Request:
@@ -185,20 +206,12 @@ class _ItemState:
             kind = raw.get("type", "message" if "role" in raw else None)
             if not isinstance(kind, str):
                 raise MalformedRequest(f"{path}.type must be a string", param=f"{path}.type")
-            handler = getattr(self, f"_item_{kind}", None) if isinstance(kind, str) else None
-            if kind in _REFUSED_ITEMS:
-                raise UnsupportedFeature(f"{path}: {kind}: {_REFUSED_ITEMS[kind]}", param=path)
-            if kind == "context_compaction" and raw.get("encrypted_content"):
-                raise UnsupportedFeature(
-                    f"{path}: context_compaction carries OpenAI-encrypted state no other model can read",
-                    param=path)
-            if kind in _DROPPED_ITEMS or kind == "context_compaction":
-                self.report.drop(path)
-                continue
+            handler = self._HANDLERS.get(kind)
             if handler is None:
-                raise MalformedRequest(f"{path}: unknown input item type {kind!r}", param=f"{path}.type")
-            for item in handler(raw, path):
-                if isinstance(item, Message) and item.role == "system" and not items:
+                self._unhandled(raw, path, kind)
+                continue
+            for item in handler(self, raw, path):
+                if not items and item.type == "message" and item.role == "system":
                     # the developer messages that open the conversation are the system prompt
                     # (Codex 0.169 sends its base prompt this way, notes/codex.md §2)
                     system.append(_join(item.parts, self.report))
@@ -206,9 +219,24 @@ class _ItemState:
                 items.append(item)
         return items
 
-    def _unknown_keys(self, raw: dict[str, Any], path: str, known: set[str]) -> None:
-        for key in raw.keys() - known - _ITEM_BOOKKEEPING:
-            if raw[key] not in (None, [], ""):
+    def _unhandled(self, raw: dict[str, Any], path: str, kind: str) -> None:
+        """An item no handler reads: refused, dropped (and reported), or not a Responses item."""
+        if kind in _REFUSED_ITEMS:
+            raise UnsupportedFeature(f"{path}: {kind}: {_REFUSED_ITEMS[kind]}", param=path)
+        if kind == "context_compaction" and raw.get("encrypted_content"):
+            raise UnsupportedFeature(
+                f"{path}: context_compaction carries OpenAI-encrypted state no other model can read",
+                param=path)
+        if kind in _DROPPED_ITEMS or kind == "context_compaction":
+            self.report.drop(path)
+            return
+        raise MalformedRequest(f"{path}: unknown input item type {kind!r}", param=f"{path}.type")
+
+    def _unknown_keys(self, raw: dict[str, Any], path: str, known: frozenset[str]) -> None:
+        if raw.keys() <= known:
+            return
+        for key, value in raw.items():  # in request order
+            if key not in known and value not in (None, [], ""):
                 self.report.drop(f"{path}.{key}")
 
     # -- messages ---------------------------------------------------------------------------
@@ -217,14 +245,14 @@ class _ItemState:
         if role not in ("user", "assistant", "developer", "system"):
             raise MalformedRequest(f"{path}.role must be user, assistant, developer or system",
                                    param=f"{path}.role")
-        self._unknown_keys(raw, path, {"role", "content", "phase"})
+        self._unknown_keys(raw, path, _MESSAGE_KEYS)
         parts = self._parts(raw.get("content"), f"{path}.content")
         ir_role = "system" if role in ("developer", "system") else role
         phase = raw.get("phase") if isinstance(raw.get("phase"), str) else None
         return [Message(role=ir_role, parts=parts, phase=phase, origin=path)] if parts else []
 
     def _item_agent_message(self, raw: dict[str, Any], path: str) -> list[Item]:
-        self._unknown_keys(raw, path, {"content"})
+        self._unknown_keys(raw, path, _AGENT_MESSAGE_KEYS)
         parts = self._parts(raw.get("content"), f"{path}.content")
         return [Message(role="user", parts=parts, origin=path)] if parts else []
 
@@ -245,8 +273,10 @@ class _ItemState:
                 text = part.get("text")
                 if not isinstance(text, str):
                     raise MalformedRequest(f"{ppath}.text must be a string", param=f"{ppath}.text")
-                for key in part.keys() - {"type", "text", "annotations", "logprobs"}:
-                    self.report.drop(f"{ppath}.{key}")
+                if not part.keys() <= _TEXT_PART_KEYS:
+                    for key in part:  # in request order
+                        if key not in _TEXT_PART_KEYS:
+                            self.report.drop(f"{ppath}.{key}")
                 if part.get("annotations"):
                     self.report.drop(f"{ppath}.annotations")
                 parts.append(Text(text=text))
@@ -259,8 +289,9 @@ class _ItemState:
                     continue
                 detail = part.get("detail")
                 parts.append(Image(url=url, detail=detail if isinstance(detail, str) else None, origin=ppath))
-                for key in part.keys() - {"type", "image_url", "detail"}:
-                    self.report.drop(f"{ppath}.{key}")
+                for key in part:  # in request order
+                    if key not in _IMAGE_PART_KEYS:
+                        self.report.drop(f"{ppath}.{key}")
             else:
                 # input_file, input_audio, encrypted_content parts: nothing another model can read
                 self.report.drop(ppath)
@@ -268,7 +299,7 @@ class _ItemState:
 
     # -- reasoning --------------------------------------------------------------------------
     def _item_reasoning(self, raw: dict[str, Any], path: str) -> list[Item]:
-        self._unknown_keys(raw, path, {"summary", "content", "encrypted_content"})
+        self._unknown_keys(raw, path, _REASONING_KEYS)
         summary = [p.get("text", "") for p in raw.get("summary") or [] if isinstance(p, dict)]
         content = [p.get("text", "") for p in raw.get("content") or [] if isinstance(p, dict)]
         encrypted = raw.get("encrypted_content")
@@ -284,13 +315,13 @@ class _ItemState:
         if isinstance(reasoning, dict) and isinstance(reasoning.get("effort"), str):
             # the last update wins: it is the effort the user switched to most recently
             self.reasoning = self.reasoning.model_copy(update={"effort": reasoning["effort"]})
-        self._unknown_keys(raw, path, {"reasoning"})
+        self._unknown_keys(raw, path, _CONFIGURATION_KEYS)
         return []
 
     # -- tools ------------------------------------------------------------------------------
     def _item_additional_tools(self, raw: dict[str, Any], path: str) -> list[Item]:
         self.tools.add_all(raw.get("tools") or [], f"{path}.tools")
-        self._unknown_keys(raw, path, {"tools", "role"})
+        self._unknown_keys(raw, path, _ADDITIONAL_TOOLS_KEYS)
         return []
 
     def _call(self, raw: dict[str, Any], path: str, kind: str, args_key: str) -> list[Item]:
@@ -304,7 +335,7 @@ class _ItemState:
         if not isinstance(args, str):
             args = json.dumps(args, ensure_ascii=False)
         namespace = raw.get("namespace") if isinstance(raw.get("namespace"), str) else None
-        self._unknown_keys(raw, path, {"call_id", "name", "namespace", args_key, "encrypted_function_args"})
+        self._unknown_keys(raw, path, _CALL_KEYS[args_key])
         return [ToolCall(kind=kind, call_id=call_id, name=name, namespace=namespace or None,  # type: ignore[arg-type]
                          arguments=args, origin=path)]
 
@@ -320,7 +351,7 @@ class _ItemState:
         if not isinstance(call_id, str) or not isinstance(action, dict):
             self.report.drop(path)
             return []
-        self._unknown_keys(raw, path, {"call_id", "action"})
+        self._unknown_keys(raw, path, _LOCAL_SHELL_KEYS)
         args = {k: v for k, v in action.items() if k != "type" and v is not None}
         return [ToolCall(kind="local_shell", call_id=call_id, name="local_shell",
                          arguments=json.dumps(args, ensure_ascii=False), origin=path)]
@@ -330,7 +361,7 @@ class _ItemState:
         if raw.get("execution", "client") != "client" or not isinstance(call_id, str):
             self.report.drop(path)
             return []
-        self._unknown_keys(raw, path, {"call_id", "execution", "arguments"})
+        self._unknown_keys(raw, path, _TOOL_SEARCH_CALL_KEYS)
         args = raw.get("arguments")
         if not isinstance(args, str):
             args = json.dumps(args if args is not None else {}, ensure_ascii=False)
@@ -342,7 +373,7 @@ class _ItemState:
         if not isinstance(call_id, str) or not call_id:
             self.report.drop(path)
             return []
-        self._unknown_keys(raw, path, {"call_id", "output", "name", "namespace"})
+        self._unknown_keys(raw, path, _OUTPUT_KEYS)
         output = raw.get("output")
         parts = self._parts(output, f"{path}.output") if not isinstance(output, str) else [Text(text=output)]
         return [ToolResult(kind=kind, call_id=call_id, parts=parts, origin=path)]  # type: ignore[arg-type]
@@ -359,12 +390,29 @@ class _ItemState:
     def _item_tool_search_output(self, raw: dict[str, Any], path: str) -> list[Item]:
         # every tool this output lists, including ones an earlier search already loaded
         found = self.tools.add_all(raw.get("tools") or [], f"{path}.tools")
-        self._unknown_keys(raw, path, {"call_id", "execution", "tools"})
+        self._unknown_keys(raw, path, _TOOL_SEARCH_OUTPUT_KEYS)
         call_id = raw.get("call_id")
         if not isinstance(call_id, str) or not call_id:
             return []
         return [ToolResult(kind="tool_search", call_id=call_id, parts=[Text(text=listing(found))],
                            origin=path)]
+
+    _HANDLERS: ClassVar[dict[str, Callable[[_ItemState, dict[str, Any], str], list[Item]]]] = {
+        "message": _item_message,
+        "agent_message": _item_agent_message,
+        "reasoning": _item_reasoning,
+        "configuration_update": _item_configuration_update,
+        "additional_tools": _item_additional_tools,
+        "function_call": _item_function_call,
+        "custom_tool_call": _item_custom_tool_call,
+        "local_shell_call": _item_local_shell_call,
+        "tool_search_call": _item_tool_search_call,
+        "function_call_output": _item_function_call_output,
+        "custom_tool_call_output": _item_custom_tool_call_output,
+        "local_shell_call_output": _item_local_shell_call_output,
+        "tool_search_output": _item_tool_search_output,
+    }
+    """Input item type -> its handler."""
 
 
 def _join(parts: list[Part], report: Report) -> str:

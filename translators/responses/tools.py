@@ -38,6 +38,7 @@ _FUNCTION_KEYS = {"type", "name", "description", "parameters", "strict"}
 # defer_loading only says "not in context until searched": the gateway declares such tools only
 # once a tool_search_output lists them, which is exactly that.
 _SILENT_FUNCTION_KEYS = {"defer_loading"}
+_READ_FUNCTION_KEYS = frozenset(_FUNCTION_KEYS | _SILENT_FUNCTION_KEYS)
 
 
 def _filler(namespace: str, description: str) -> bool:
@@ -95,7 +96,7 @@ class ToolCollector:
     def _put(self, tool: Tool) -> None:
         # a hosted tool lives apart from client tools: a function called `web_search` and the
         # hosted web_search are two tools, and neither may silently replace the other
-        key = (_HOSTED, tool.name) if isinstance(tool, HostedTool) else (tool.namespace, tool.name)
+        key = (_HOSTED, tool.name) if tool.kind == "hosted" else (tool.namespace, tool.name)
         self._tools[key] = tool
         self._declared.append(key)
 
@@ -123,8 +124,9 @@ class ToolCollector:
         if not isinstance(parameters, dict):
             raise MalformedRequest(f"{path}.parameters must be a JSON schema object",
                                    param=f"{path}.parameters")
-        for key in decl.keys() - _FUNCTION_KEYS - _SILENT_FUNCTION_KEYS:
-            self.report.drop(f"{path}.{key}")
+        if not decl.keys() <= _READ_FUNCTION_KEYS:
+            for key in decl.keys() - _FUNCTION_KEYS - _SILENT_FUNCTION_KEYS:
+                self.report.drop(f"{path}.{key}")
         strict = decl.get("strict")
         return FunctionTool(name=name, namespace=namespace, description=_text(decl.get("description")),
                             parameters=parameters, strict=strict if isinstance(strict, bool) else None,

@@ -73,6 +73,12 @@ def test_an_unknown_field_on_an_item_is_reported():
     assert report.dropped == ["input[1].sparkle"]
 
 
+def test_unknown_fields_are_reported_in_the_order_the_request_has_them():
+    names = ["zeta", "alpha", "mu", "beta", "omega", "kappa", "delta", "iota"]
+    _, report = decoded(body(user("q"), assistant("a", **dict.fromkeys(names, True))))
+    assert report.dropped == [f"input[1].{name}" for name in names]
+
+
 def test_an_input_image_part_is_an_image():
     request, _ = decoded(
         body(
