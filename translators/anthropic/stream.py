@@ -28,7 +28,7 @@ _STREAMED = ("text", "thinking", "tool_use")
 _ONE_DELTA = re.compile(
     rb'event: content_block_delta\ndata: \{"type":"content_block_delta","index":(0|[1-9][0-9]{0,8}),'
     rb'"delta":\{"type":"(?:(text_delta)","text"|(thinking_delta)","thinking"|(input_json_delta)","partial_json"):'
-    rb'("(?:[^"\\\x00-\x1f]|\\.)*+")\}\}\n\n')
+    rb'("[^"\\\x00-\x1f]*+(?:\\.[^"\\\x00-\x1f]*+)*+")\}\}\n\n')
 """A chunk that is exactly one delta event as Anthropic writes it (compact JSON, this key order):
 groups index, delta type (one of three), the field's JSON string literal."""
 
