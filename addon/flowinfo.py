@@ -64,11 +64,15 @@ def usage_of(body: bytes) -> dict[str, Any] | None:
         if body.lstrip().startswith(b"{"):
             usage = json.loads(body).get("usage")
             return usage if isinstance(usage, dict) else None
-        for block in reversed(body.split(b"\n\n")):
-            if block.startswith(_TERMINAL):
-                data = b"".join(line[5:] for line in block.split(b"\n") if line.startswith(b"data:"))
-                usage = json.loads(data).get("response", {}).get("usage")
-                return usage if isinstance(usage, dict) else None
+        # the last terminal event (an event line never occurs inside JSON data, whose newlines
+        # are escaped); found from the end rather than by splitting a stream of megabytes
+        start = max(body.rfind(marker) for marker in _TERMINAL)
+        if start < 0 or (start and body[start - 1] != 0x0A):
+            return None
+        block = body[start:].split(b"\n\n", 1)[0]
+        data = b"".join(line[5:] for line in block.split(b"\n") if line.startswith(b"data:"))
+        usage = json.loads(data).get("response", {}).get("usage")
+        return usage if isinstance(usage, dict) else None
     except (ValueError, AttributeError):
         pass
     return None

@@ -184,22 +184,20 @@ class AnthropicDecoder:
         delta = event.get("delta") or {}
         kind = delta.get("type")
         field = _DELTA_FIELDS.get(kind) if isinstance(kind, str) else None
-        self._delta(index, kind, delta.get(field) if field else None, out)
+        self._delta(index, kind, _text(delta.get(field)) if field else "", out)
 
-    def _delta(self, index: Any, kind: Any, value: Any, out: list[ev.Event]) -> None:
-        """A delta of a streamed block: its index, delta type and the value of its one field."""
+    def _delta(self, index: Any, kind: Any, value: str, out: list[ev.Event]) -> None:
+        """A delta of a streamed block: its index, delta type and the text of its one field."""
         if kind == "text_delta":
-            out.append(ev.TextDelta(index, _text(value)))
+            out.append(ev.TextDelta(index, value))
         elif kind == "input_json_delta":
-            fragment = _text(value)
-            self._tool_input[index] = self._tool_input.get(index, "") + fragment
-            out.append(ev.ToolCallDelta(index, fragment))
+            self._tool_input[index] = self._tool_input.get(index, "") + value
+            out.append(ev.ToolCallDelta(index, value))
         elif kind == "thinking_delta":
-            text = _text(value)
-            self._thinking.setdefault(index, []).append(text)
-            out.append(ev.ReasoningDelta(index, text))
+            self._thinking.setdefault(index, []).append(value)
+            out.append(ev.ReasoningDelta(index, value))
         elif kind == "signature_delta":
-            self._signature[index] = self._signature.get(index, "") + _text(value)
+            self._signature[index] = self._signature.get(index, "") + value
         else:
             out.append(ev.Unknown(f"output.delta.{kind}"))
 
