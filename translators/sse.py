@@ -27,12 +27,15 @@ class SSEDecoder:
     """Bytes in any chunking -> whole events. One pass over the lines of each chunk, without a
     call per line: on the proxy this runs once per upstream event, with cold caches (bench/)."""
 
-    __slots__ = ("_buffer", "_data", "_event")
+    __slots__ = ("_buffer", "_data", "_event", "idle")
 
     def __init__(self) -> None:
         self._buffer = b""
         self._event = ""
         self._data: list[str] = []
+        self.idle = True
+        """True between events: nothing held, so the next chunk starts a new event (an attribute,
+        not a property: it is read once per upstream event)."""
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         if self.idle:
@@ -50,6 +53,7 @@ class SSEDecoder:
             end = buffer.rfind(b"\n") + 1
             self._buffer = buffer[end:]
             if not end:
+                self.idle = not (buffer or self._data or self._event)
                 return []
             lines = buffer[:end - 1].split(b"\n")
         events: list[SSEEvent] = []
@@ -73,6 +77,7 @@ class SSEDecoder:
                 elif field == "event":
                     event = value
         self._data, self._event = data, event
+        self.idle = not (self._buffer or data or event)
         return events
 
     def _split_with_cr(self, buffer: bytes) -> list[bytes]:
@@ -102,12 +107,8 @@ class SSEDecoder:
         self._buffer = b""
         self._data = []
         self._event = ""
+        self.idle = True
         return []
-
-    @property
-    def idle(self) -> bool:
-        """True between events: nothing held, so the next chunk starts a new event."""
-        return not (self._buffer or self._data or self._event)
 
     @property
     def pending(self) -> bool:

@@ -83,3 +83,13 @@ def test_any_chunking_gives_the_same_events(cuts):
     points = sorted(set(cuts))
     chunks = [SAMPLE[a:b] for a, b in zip([0, *points], [*points, len(SAMPLE)], strict=True)]
     assert decode_all(chunks) == EXPECTED
+
+
+def test_idle_only_between_events():
+    decoder = SSEDecoder()
+    assert decoder.idle
+    assert decoder.feed(b"data: par") == [] and not decoder.idle
+    assert decoder.feed(b"tial\n") == [] and not decoder.idle
+    assert decoder.feed(b"\n") == [SSEEvent("message", "partial")] and decoder.idle
+    assert decoder.feed(b"event: x\n") == [] and not decoder.idle
+    assert decoder.feed(b"data: 1\n\n") == [SSEEvent("x", "1")] and decoder.idle

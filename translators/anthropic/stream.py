@@ -95,22 +95,22 @@ class AnthropicDecoder:
         self._done = False
 
     def feed(self, data: bytes) -> list[ev.Event]:
-        if self._sse.idle and not self._done:
-            fast = _ONE_DELTA.fullmatch(data)
-            if fast is not None:
-                # nearly every chunk is one whole delta event, one upstream write: read it in one
-                # regex match instead of the SSE line loop, the JSON envelope and the dispatch;
-                # anything else, or a string that is not valid JSON, takes the general path
-                try:
-                    value = wirejson.loads(fast[5])
-                except ValueError:
-                    value = None
-                if isinstance(value, str):
-                    out: list[ev.Event] = []
-                    index = int(fast[1])
-                    if self._blocks.get(index) in _STREAMED:
-                        self._delta(index, (fast[2] or fast[3] or fast[4]).decode(), value, out)
-                    return out
+        # nearly every chunk is one whole delta event, one upstream write: read it in one regex
+        # match instead of the SSE line loop, the JSON envelope and the dispatch; anything else,
+        # or a string that is not valid JSON, takes the general path
+        fast = _ONE_DELTA.fullmatch(data) if self._sse.idle and not self._done else None
+        if fast is not None:
+            try:
+                value = wirejson.loads(fast[5])
+            except ValueError:
+                value = None
+            if isinstance(value, str):
+                out: list[ev.Event] = []
+                index = int(fast[1])
+                if self._blocks.get(index) in _STREAMED:
+                    kind = "text_delta" if fast[2] else "thinking_delta" if fast[3] else "input_json_delta"
+                    self._delta(index, kind, value, out)
+                return out
         return decoding.each(self._sse.feed(data), self._event)
 
     def close(self) -> list[ev.Event]:
