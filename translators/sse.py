@@ -110,10 +110,6 @@ class SSEDecoder:
         self.idle = True
         return []
 
-    @property
-    def pending(self) -> bool:
-        """True when bytes of an incomplete event are held."""
-        return bool(self._buffer or self._data)
 
 
 def encode_event(event_type: str, payload: dict[str, Any]) -> bytes:

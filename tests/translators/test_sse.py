@@ -67,9 +67,9 @@ def test_close_discards_an_event_without_its_closing_blank_line():
     # WHATWG §9.2.6: "if the file ends in the middle of an event ... the incomplete event is not dispatched"
     decoder = SSEDecoder()
     assert decoder.feed(b"data: complete\n\ndata: partial\n") == [SSEEvent("message", "complete")]
-    assert decoder.pending
+    assert not decoder.idle
     assert decoder.close() == []
-    assert not decoder.pending
+    assert decoder.idle
 
 
 def test_encode_event_writes_event_and_compact_data_lines():
