@@ -52,10 +52,7 @@ class SSEDecoder:
         else:
             end = buffer.rfind(b"\n") + 1
             self._buffer = buffer[end:]
-            if not end:
-                self.idle = not (buffer or self._data or self._event)
-                return []
-            lines = buffer[:end - 1].split(b"\n")
+            lines = buffer[:end - 1].split(b"\n") if end else []
         events: list[SSEEvent] = []
         data, event = self._data, self._event
         for raw in lines:
