@@ -7,10 +7,11 @@ The body is written for `anthropic-version: 2023-06-01`: version 2026-10-21 reje
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from translators import claude, toolset, vendor_state
-from translators.ir.request import Image, Part, Reasoning, Request, Text
+from translators import claude, toolset, turns, vendor_state
+from translators.ir.request import Image, Part, Reasoning, Request, Text, ToolCall, ToolResult
 from translators.naming import NamePolicy, fnv1a_32
 from translators.report import Report
 from translators.translation import Encoded
@@ -35,13 +36,7 @@ def encode(request: Request, model: str, report: Report) -> Encoded:
     tools = toolset.build(request, NAMES, report)
     max_tokens = request.max_output_tokens or claude.DEFAULT_MAX_TOKENS
     thinking = claude.thinking(request, not claude.OLD_CLAUDE.search(model), max_tokens, report)
-    messages = _messages(request, tools, thinking is not None, report)
-    if thinking is not None and _unsigned_tool_turn(messages):
-        # Anthropic rejects a thinking request whose open tool turn has no signed thinking
-        # block ("Expected `thinking` or `redacted_thinking`", pain-points §7)
-        report.note("thinking turned off: the open tool turn carries no signed thinking to replay")
-        thinking = None
-        messages = _messages(request, tools, False, report)
+    messages, thinking = turns.with_thinking(request, _Blocks(tools, report), thinking, report)
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": messages}
     system = _system(request, tools)
     if system:
@@ -112,47 +107,39 @@ def _tool_choice(request: Request, tools: toolset.Toolset, thinking: bool,
     return out if out != {"type": "auto"} else None
 
 
-def _messages(request: Request, tools: toolset.Toolset, thinking: bool,
-              report: Report) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = []
+@dataclass(frozen=True, slots=True)
+class _Blocks:
+    """Anthropic content blocks for `turns` (§A.3)."""
 
-    def add(role: str, blocks: list[dict[str, Any]]) -> None:
-        if not blocks:
-            return
-        if messages and messages[-1]["role"] == role:
-            messages[-1]["content"].extend(blocks)  # Anthropic merges same-role turns (§A.3)
-        else:
-            messages.append({"role": role, "content": blocks})
+    tools: toolset.Toolset
+    report: Report
 
-    for item in request.items:
-        if item.type == "message":
-            if item.phase is not None:
-                report.drop(f"{item.origin}.phase")
-            add("assistant" if item.role == "assistant" else "user", _parts(item.parts, report))
-        elif item.type == "reasoning":
-            block = _thinking_block(item) if thinking else None
-            if block is None:
-                report.drop(item.origin)
-            else:
-                add("assistant", [block])
-        elif item.type == "tool_call":
-            add("assistant", [{"type": "tool_use", "id": tool_use_id(item.call_id),
-                               "name": tools.wire(item.namespace, item.name),
-                               "input": toolset.call_input(item, report)}])
-        elif item.type == "tool_result":
-            content = _parts(item.parts, report)
-            add("user", [{"type": "tool_result", "tool_use_id": tool_use_id(item.call_id),
-                          "content": content or [{"type": "text", "text": "(no output)"}]}])
-    return messages
+    def parts(self, parts: list[Part], role: str) -> list[dict[str, Any]]:
+        return _parts(parts, self.report)
 
+    def reasoning(self, item: Reasoning) -> dict[str, Any] | None:
+        state = vendor_state.replayable(item.state, "anthropic")
+        if state is None:
+            return None
+        if state.redacted:
+            return {"type": "redacted_thinking", "data": state.redacted}
+        return {"type": "thinking", "thinking": state.text or "", "signature": state.signature}
 
-def _thinking_block(item: Reasoning) -> dict[str, Any] | None:
-    state = vendor_state.replayable(item.state, "anthropic")
-    if state is None:
-        return None
-    if state.redacted:
-        return {"type": "redacted_thinking", "data": state.redacted}
-    return {"type": "thinking", "thinking": state.text or "", "signature": state.signature}
+    def tool_call(self, item: ToolCall) -> dict[str, Any]:
+        return {"type": "tool_use", "id": tool_use_id(item.call_id),
+                "name": self.tools.wire(item.namespace, item.name),
+                "input": toolset.call_input(item, self.report)}
+
+    def tool_result(self, item: ToolResult) -> dict[str, Any]:
+        content = _parts(item.parts, self.report)
+        return {"type": "tool_result", "tool_use_id": tool_use_id(item.call_id),
+                "content": content or [{"type": "text", "text": "(no output)"}]}
+
+    def is_reasoning(self, block: dict[str, Any]) -> bool:
+        return block["type"] in ("thinking", "redacted_thinking")
+
+    def is_tool_result(self, block: dict[str, Any]) -> bool:
+        return block["type"] == "tool_result"
 
 
 def _parts(parts: list[Part], report: Report) -> list[dict[str, Any]]:
@@ -173,17 +160,6 @@ def _image(part: Image, report: Report) -> dict[str, Any]:
     if inline is not None:
         return {"type": "image", "source": {"type": "base64", "media_type": inline[0], "data": inline[1]}}
     return {"type": "image", "source": {"type": "url", "url": part.url}}
-
-
-def _unsigned_tool_turn(messages: list[dict[str, Any]]) -> bool:
-    """True inside a tool loop (the last turn returns tool results) whose calling assistant turn
-    is not opened by a thinking block; earlier, finished turns may lose their thinking."""
-    if len(messages) < 2 or messages[-1]["role"] != "user":
-        return False
-    if not any(b["type"] == "tool_result" for b in messages[-1]["content"]):
-        return False
-    content = messages[-2]["content"]
-    return content[0]["type"] not in ("thinking", "redacted_thinking")
 
 
 def _cache_last_message(messages: list[dict[str, Any]]) -> None:

@@ -9,10 +9,11 @@ of a step land first in one user message. Images travel only as inline bytes in 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from translators import toolset, vendor_state
-from translators.ir.request import Image, Part, Reasoning, Request, Text
+from translators import toolset, turns, vendor_state
+from translators.ir.request import Image, Part, Reasoning, Request, Text, ToolCall, ToolResult
 from translators.naming import fnv1a_32
 from translators.report import Report
 
@@ -34,52 +35,52 @@ def tool_use_id(call_id: str) -> str:
     return f"{clean[: TOOL_USE_ID_MAX - 9]}_{fnv1a_32(call_id)}"
 
 
-def build(request: Request, tools: toolset.Toolset, thinking: bool, report: Report) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = []
+@dataclass(frozen=True, slots=True)
+class _Blocks:
+    """Converse content blocks for `turns` (§D.2, §D.5)."""
 
-    def add(role: str, blocks: list[dict[str, Any]]) -> None:
-        if not blocks:
-            return
-        if messages and messages[-1]["role"] == role:
-            messages[-1]["content"].extend(blocks)
-        else:
-            messages.append({"role": role, "content": blocks})
+    tools: toolset.Toolset
+    report: Report
 
-    for item in request.items:
-        if item.type == "message":
-            if item.phase is not None:
-                report.drop(f"{item.origin}.phase")
-            assistant = item.role == "assistant"
-            add("assistant" if assistant else "user", _parts(item.parts, report, images=not assistant))
-        elif item.type == "reasoning":
-            block = reasoning_block(item) if thinking else None
-            if block is None:
-                report.drop(item.origin)
-            else:
-                add("assistant", [block])
-        elif item.type == "tool_call":
-            add("assistant", [{"toolUse": {"toolUseId": tool_use_id(item.call_id),
-                                           "name": tools.wire(item.namespace, item.name),
-                                           "input": toolset.call_input(item, report)}}])
-        elif item.type == "tool_result":
-            content = _parts(item.parts, report, images=True)
-            add("user", [{"toolResult": {"toolUseId": tool_use_id(item.call_id),
-                                         "content": content or [{"text": NO_OUTPUT}]}}])
+    def parts(self, parts: list[Part], role: str) -> list[dict[str, Any]]:
+        return _parts(parts, self.report, images=role == "user")
+
+    def reasoning(self, item: Reasoning) -> dict[str, Any] | None:
+        """Only Bedrock's own signed reasoning can be replayed: the signature covers the exact text."""
+        state = vendor_state.replayable(item.state, "bedrock")
+        if state is None:
+            return None
+        if state.redacted:
+            return {"reasoningContent": {"redactedContent": state.redacted}}
+        text = {"text": state.text or "", "signature": state.signature}
+        return {"reasoningContent": {"reasoningText": text}}
+
+    def tool_call(self, item: ToolCall) -> dict[str, Any]:
+        return {"toolUse": {"toolUseId": tool_use_id(item.call_id),
+                            "name": self.tools.wire(item.namespace, item.name),
+                            "input": toolset.call_input(item, self.report)}}
+
+    def tool_result(self, item: ToolResult) -> dict[str, Any]:
+        content = _parts(item.parts, self.report, images=True)
+        return {"toolResult": {"toolUseId": tool_use_id(item.call_id),
+                               "content": content or [{"text": NO_OUTPUT}]}}
+
+    def is_reasoning(self, block: dict[str, Any]) -> bool:
+        return "reasoningContent" in block
+
+    def is_tool_result(self, block: dict[str, Any]) -> bool:
+        return "toolResult" in block
+
+
+def build(request: Request, tools: toolset.Toolset, thinking: dict[str, Any] | None,
+          report: Report) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The Converse `messages`, and the thinking configuration that may go with them."""
+    messages, thinking = turns.with_thinking(request, _Blocks(tools, report), thinking, report)
     if messages and messages[0]["role"] != "user":
         report.note(f"Bedrock conversations must open with a user turn: a {OPENING_TURN!r} user turn "
                     "was added")
         messages.insert(0, {"role": "user", "content": [{"text": OPENING_TURN}]})
-    return messages
-
-
-def reasoning_block(item: Reasoning) -> dict[str, Any] | None:
-    """Only Bedrock's own signed reasoning can be replayed: the signature covers the exact text."""
-    state = vendor_state.replayable(item.state, "bedrock")
-    if state is None:
-        return None
-    if state.redacted:
-        return {"reasoningContent": {"redactedContent": state.redacted}}
-    return {"reasoningContent": {"reasoningText": {"text": state.text or "", "signature": state.signature}}}
+    return messages, thinking
 
 
 def _parts(parts: list[Part], report: Report, *, images: bool) -> list[dict[str, Any]]:
@@ -108,14 +109,3 @@ def _image(part: Image, report: Report) -> dict[str, Any] | None:
     if part.detail not in (None, "auto"):
         report.drop(f"{part.origin}.detail")
     return {"image": {"format": image_format, "source": {"bytes": inline[1]}}}
-
-
-def unsigned_tool_turn(messages: list[dict[str, Any]]) -> bool:
-    """Claude with thinking rejects a tool loop whose calling assistant turn does not open with
-    its signed reasoning (Anthropic rule, §A.3; the same model behind Bedrock). Earlier, finished
-    turns may lose theirs."""
-    if len(messages) < 2 or messages[-1]["role"] != "user":
-        return False
-    if not any("toolResult" in block for block in messages[-1]["content"]):
-        return False
-    return "reasoningContent" not in messages[-2]["content"][0]

@@ -34,12 +34,7 @@ def encode(request: Request, model: str, report: Report) -> Encoded:
     # Claude 3.7+ answers up to 64k tokens (32k for Opus 4); other models keep Bedrock's default
     max_tokens = request.max_output_tokens or (claude.DEFAULT_MAX_TOKENS if caps.thinking else None)
     thinking = claude.thinking(request, caps.thinking, max_tokens, report)
-    messages = bedrock_messages.build(request, tools, thinking is not None, report)
-    if thinking is not None and bedrock_messages.unsigned_tool_turn(messages):
-        report.note("thinking turned off: the open tool turn carries no signed reasoning to replay")
-        report.drop("reasoning.effort")
-        thinking = None
-        messages = bedrock_messages.build(request, tools, False, report)
+    messages, thinking = bedrock_messages.build(request, tools, thinking, report)
     body: dict[str, Any] = {"messages": messages}
     system = _system(request, tools, caps)
     if system:

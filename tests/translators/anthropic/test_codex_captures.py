@@ -71,9 +71,10 @@ def test_every_history_call_is_followed_by_its_result():
 def test_the_dropped_list_is_exact():
     translation = translate_request(lite_request_with_history(), "anthropic")
     # text.verbosity: Anthropic has no verbosity; input[7]: OpenAI-encrypted reasoning no other model can
-    # read; input[8].phase: Anthropic messages have no phase. Everything else is carried or is
-    # bookkeeping (ids, status, store, include, prompt_cache_key, client_metadata, reasoning.context).
-    assert sorted(translation.dropped) == ["input[7]", "input[8].phase", "text.verbosity"]
+    # read; input[8].phase: Anthropic messages have no phase; reasoning.effort: thinking is off for
+    # this request, whose open tool turn carries no Anthropic signature. Everything else is carried
+    # or is bookkeeping (ids, status, store, include, prompt_cache_key, client_metadata, reasoning.context).
+    assert sorted(translation.dropped) == ["input[7]", "input[8].phase", "reasoning.effort", "text.verbosity"]
     assert len(translation.dropped) == len(set(translation.dropped))
 
 

@@ -510,8 +510,9 @@ def test_reasoning_anthropic_cannot_read_is_dropped_and_reported():
     assert blocks(translation.body["messages"][1]) == ["text"]
 
 
-def test_thinking_is_turned_off_when_the_open_tool_turn_has_no_signed_thinking():
-    translation = anthropic(
+def unsigned_tool_loop():
+    """A thinking request inside a tool loop whose call came without signed thinking."""
+    return anthropic(
         body(
             user("q"),
             function_call("c", "f"),
@@ -520,8 +521,16 @@ def test_thinking_is_turned_off_when_the_open_tool_turn_has_no_signed_thinking()
             tools=[function("f")],
         )
     )
+
+
+def test_thinking_is_turned_off_when_the_open_tool_turn_has_no_signed_thinking():
+    translation = unsigned_tool_loop()
     assert "thinking" not in translation.body
     assert any("thinking turned off" in note for note in translation.notes)
+
+
+def test_the_effort_is_reported_dropped_when_thinking_is_turned_off_for_the_open_tool_turn():
+    assert "reasoning.effort" in unsigned_tool_loop().dropped
 
 
 def test_thinking_blocks_are_not_sent_when_thinking_is_off():

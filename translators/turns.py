@@ -1,0 +1,93 @@
+"""IR history -> alternating user/assistant turns of content blocks, the conversation shape that
+Anthropic Messages and Bedrock Converse share (notes/dialects.md §A.3, §D.2).
+
+One walk serves both: consecutive same-role blocks merge into one turn (Anthropic merges them
+itself; Bedrock demands strict alternation), `pairing.pair` already put every result right after
+its calls, so all results of a step land in one user turn, and reasoning is replayed only where
+the dialect can take it back. Only the blocks differ, and each dialect writes its own (`Blocks`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from translators.ir.request import Part, Reasoning, Request, ToolCall, ToolResult
+from translators.report import Report
+
+Turn = dict[str, Any]
+"""`{"role": "user" | "assistant", "content": [block, ...]}` in both dialects."""
+
+
+class Blocks(Protocol):
+    """One dialect's content blocks."""
+
+    def parts(self, parts: list[Part], role: str) -> list[dict[str, Any]]:
+        """A message's parts (or none, for parts the dialect cannot carry in that role)."""
+        ...
+
+    def reasoning(self, item: Reasoning) -> dict[str, Any] | None:
+        """The signed reasoning block to replay, or None when this dialect cannot take it back."""
+        ...
+
+    def tool_call(self, item: ToolCall) -> dict[str, Any]: ...
+
+    def tool_result(self, item: ToolResult) -> dict[str, Any]: ...
+
+    def is_reasoning(self, block: dict[str, Any]) -> bool: ...
+
+    def is_tool_result(self, block: dict[str, Any]) -> bool: ...
+
+
+def alternate(request: Request, blocks: Blocks, thinking: bool, report: Report) -> list[Turn]:
+    turns: list[Turn] = []
+
+    def add(role: str, content: list[dict[str, Any]]) -> None:
+        if not content:
+            return
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(content)
+        else:
+            turns.append({"role": role, "content": content})
+
+    for item in request.items:
+        if item.type == "message":
+            if item.phase is not None:
+                report.drop(f"{item.origin}.phase")
+            role = "assistant" if item.role == "assistant" else "user"
+            add(role, blocks.parts(item.parts, role))
+        elif item.type == "reasoning":
+            block = blocks.reasoning(item) if thinking else None
+            if block is None:
+                report.drop(item.origin)
+            else:
+                add("assistant", [block])
+        elif item.type == "tool_call":
+            add("assistant", [blocks.tool_call(item)])
+        elif item.type == "tool_result":
+            add("user", [blocks.tool_result(item)])
+    return turns
+
+
+def with_thinking(request: Request, blocks: Blocks, thinking: dict[str, Any] | None,
+                  report: Report) -> tuple[list[Turn], dict[str, Any] | None]:
+    """The turns, and the thinking configuration that may go with them.
+
+    Claude with thinking rejects a tool loop whose calling assistant turn does not open with its
+    signed reasoning ("Expected `thinking` or `redacted_thinking`", §A.3, pain-points §7; the same
+    model behind Bedrock), so inside such a loop thinking is turned off for this request; earlier,
+    finished turns may lose theirs.
+    """
+    turns = alternate(request, blocks, thinking is not None, report)
+    if thinking is None or not _unsigned_tool_turn(turns, blocks):
+        return turns, thinking
+    report.note("thinking turned off: the open tool turn carries no signed reasoning to replay")
+    report.drop("reasoning.effort")
+    return alternate(request, blocks, False, report), None
+
+
+def _unsigned_tool_turn(turns: list[Turn], blocks: Blocks) -> bool:
+    if len(turns) < 2 or turns[-1]["role"] != "user":
+        return False
+    if not any(blocks.is_tool_result(block) for block in turns[-1]["content"]):
+        return False
+    return not blocks.is_reasoning(turns[-2]["content"][0])
