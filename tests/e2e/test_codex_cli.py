@@ -33,7 +33,6 @@ from tests.support.codex_cli import (
 )
 from tests.support.fake_upstream import (
     FakeUpstream,
-    RecordedRequest,
     Reply,
     Script,
     anthropic_text,
@@ -42,6 +41,7 @@ from tests.support.fake_upstream import (
     empty_reply,
     refuse_everything,
 )
+from tests.support.loopback_http import Received
 
 pytestmark = [pytest.mark.codex, pytest.mark.timeout(420)]
 
@@ -133,11 +133,11 @@ def gateway(tmp_path: Path, upstream: FakeUpstream, mode: str | None) -> MitmDum
     )
 
 
-def messages_requests(upstream: FakeUpstream) -> list[RecordedRequest]:
+def messages_requests(upstream: FakeUpstream) -> list[Received]:
     return [r for r in upstream.requests if is_messages_request(r.json)]
 
 
-def assert_upstream_auth(requests: list[RecordedRequest]) -> None:
+def assert_upstream_auth(requests: list[Received]) -> None:
     for request in requests:
         credentials = {request.header("x-api-key"), request.header("authorization")}
         assert credentials & {UPSTREAM_KEY, f"Bearer {UPSTREAM_KEY}"}, request.headers

@@ -30,7 +30,6 @@ from tests.support.codex_cli import (
 )
 from tests.support.fake_upstream import (
     FakeUpstream,
-    RecordedRequest,
     Reply,
     Script,
     anthropic_tool_use,
@@ -41,6 +40,7 @@ from tests.support.fake_upstream import (
     responses_text,
     responses_tool_outputs,
 )
+from tests.support.loopback_http import Received
 
 PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello from mock\n*** End Patch\n"
 JS = 'const r = await tools.exec_command({cmd: "echo hi > js.txt"});\ntext(r);\n'
@@ -72,7 +72,7 @@ def black_hole() -> Iterator[FakeUpstream]:
         yield hole
 
 
-def responses_posts(upstream: FakeUpstream) -> list[RecordedRequest]:
+def responses_posts(upstream: FakeUpstream) -> list[Received]:
     return [r for r in upstream.requests if r.method == "POST" and r.path.startswith("/v1/responses")]
 
 

@@ -10,9 +10,8 @@ chunked transfer encoding one event per chunk. `plan(fault)` makes the next requ
 - `huge`: a well-formed stream whose text is megabytes long; `huge_error`: a big HTML 500.
 
 `GarbageServer` answers every connection with bytes that are neither HTTP nor TLS.
-The faulty server and the existing fake upstreams (`tests/support/fake_upstream.py`,
-`tests/addon/e2e/upstream.py`) share no code: those script well-formed answers; this one breaks
-the framing itself.
+It shares its server with the other local upstreams (`tests/support/loopback_http.py`): those
+script well-formed answers; this one breaks the framing itself.
 """
 
 from __future__ import annotations
@@ -20,15 +19,14 @@ from __future__ import annotations
 import itertools
 import json
 import socket
-import struct
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.reliability.recorded import Recording, recordings_of
+from tests.support.loopback_http import Loopback, Received, RecordingHandler
 from tests.translators.bedrock.frames import encode_frame, frame_offsets
 
 STREAMS = {
@@ -195,94 +193,40 @@ class Fault:
     """For `body`: sent as it is, with `status`, `headers` and a JSON content type."""
 
 
-@dataclass
-class Received:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-    @property
-    def json(self) -> Any:
-        return json.loads(self.body) if self.body else None
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length) if length else b""
-        received = Received(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-        fault = self.server.owner._take(received)
-        if (
-            fault.kind == "stream"
-            and dialect_of(self.path) in WHOLE
-            and not wants_stream(
-                dialect_of(self.path), self.path, received.json if body.startswith(b"{") else None
-            )
-        ):
-            fault = Fault("whole")
-        try:
-            self._answer(dialect_of(self.path), fault)
-        except OSError:
-            self.close_connection = True
-
-    do_GET = do_POST
-
-    def _answer(self, dialect: str, fault: Fault) -> None:
-        if fault.kind == "slow_start":
+def _write(handler: RecordingHandler, dialect: str, fault: Fault) -> None:
+    if fault.kind == "slow_start":
+        time.sleep(fault.seconds)
+    if fault.kind == "status":
+        headers, body = error_body(dialect, fault.status, fault.message)
+        headers = {"content-type": "application/json", **headers, **fault.headers}
+        handler.send_whole(fault.status, headers, body)
+        return
+    if fault.kind == "body":
+        handler.send_whole(fault.status, {"content-type": "application/json", **fault.headers}, fault.body)
+        return
+    if fault.kind == "huge_error":
+        body = b"<html><body>" + b"overloaded " * (fault.size // 11) + b"</body></html>"
+        handler.send_whole(500, {"content-type": "text/html"}, body)
+        return
+    if fault.kind == "whole":
+        handler.send_whole(200, {"content-type": "application/json"}, json.dumps(WHOLE[dialect]).encode())
+        return
+    if dialect == "unknown":
+        body = json.dumps({"path": handler.path}).encode()
+        handler.send_whole(200, {"content-type": "application/json"}, body)
+        return
+    chunks = events(dialect) if fault.kind != "huge" else _huge_stream(dialect, fault.size)
+    handler.start_chunked(200, {"content-type": CONTENT_TYPE.get(dialect, "text/event-stream")})
+    for i, chunk in enumerate(chunks):
+        if fault.kind == "stall" and i == fault.after:
             time.sleep(fault.seconds)
-        if fault.kind == "status":
-            headers, body = error_body(dialect, fault.status, fault.message)
-            self._whole(fault.status, {"content-type": "application/json", **headers, **fault.headers}, body)
+        if fault.kind == "cut" and i == fault.after:
+            half = chunk[: len(chunk) // 2]
+            handler.wfile.write(b"%x\r\n%s" % (len(chunk), half))  # announced whole, sent half
+            handler.drop(reset=True)
             return
-        if fault.kind == "body":
-            self._whole(fault.status, {"content-type": "application/json", **fault.headers}, fault.body)
-            return
-        if fault.kind == "huge_error":
-            body = b"<html><body>" + b"overloaded " * (fault.size // 11) + b"</body></html>"
-            self._whole(500, {"content-type": "text/html"}, body)
-            return
-        if fault.kind == "whole":
-            self._whole(200, {"content-type": "application/json"}, json.dumps(WHOLE[dialect]).encode())
-            return
-        if dialect == "unknown":
-            self._whole(200, {"content-type": "application/json"}, json.dumps({"path": self.path}).encode())
-            return
-        chunks = events(dialect) if fault.kind != "huge" else _huge_stream(dialect, fault.size)
-        self.send_response(200)
-        self.send_header("content-type", CONTENT_TYPE.get(dialect, "text/event-stream"))
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
-        for i, chunk in enumerate(chunks):
-            if fault.kind == "stall" and i == fault.after:
-                time.sleep(fault.seconds)
-            if fault.kind == "cut" and i == fault.after:
-                half = chunk[: len(chunk) // 2]
-                self.wfile.write(b"%x\r\n%s" % (len(chunk), half))  # announced whole, sent half
-                self.wfile.flush()
-                # RST, not FIN: the connection dies as a crashed upstream's would
-                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                self.close_connection = True
-                return
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-            self.wfile.flush()
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
-
-    def _whole(self, status: int, headers: dict[str, str], body: bytes) -> None:
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
+        handler.send_chunk(chunk)
+    handler.end_chunked()
 
 
 def _huge_stream(dialect: str, size: int) -> Iterator[bytes]:
@@ -316,60 +260,32 @@ def _huge_stream(dialect: str, size: int) -> Iterator[bytes]:
         raise ValueError(f"no huge stream for {dialect}")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, owner: FaultUpstream) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.owner = owner
-
-
-class FaultUpstream:
+class FaultUpstream(Loopback):
     """`with FaultUpstream() as up:` -> `up.url`, `up.plan(Fault(...))`, `up.received`."""
 
+    thread_name = "fault-upstream"
+
     def __init__(self) -> None:
-        self._lock = threading.Lock()
         self._plans: list[Fault] = []
-        self._received: list[Received] = []
-        self._server = _Server(self)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fault-upstream", daemon=True)
-
-    def __enter__(self) -> FaultUpstream:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        super().__init__()
 
     def plan(self, *faults: Fault) -> None:
-        with self._lock:
+        with self.lock:
             self._plans.extend(faults)
 
     def clear(self) -> None:
         """Forget faults planned but not met (a test that failed before its request)."""
-        with self._lock:
+        with self.lock:
             self._plans.clear()
 
-    @property
-    def received(self) -> list[Received]:
-        with self._lock:
-            return list(self._received)
-
-    def _take(self, received: Received) -> Fault:
-        with self._lock:
-            self._received.append(received)
-            return self._plans.pop(0) if self._plans else Fault("stream")
+    def answer(self, handler: RecordingHandler, received: Received) -> None:
+        with self.lock:
+            fault = self._plans.pop(0) if self._plans else Fault("stream")
+        dialect = dialect_of(received.path)
+        streamed = wants_stream(dialect, received.path, received.json)
+        if fault.kind == "stream" and dialect in WHOLE and not streamed:
+            fault = Fault("whole")
+        _write(handler, dialect, fault)
 
 
 class GarbageServer:

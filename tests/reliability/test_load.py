@@ -26,7 +26,6 @@ import pytest
 from tests.reliability.conftest import DIALECTS, MEMORY_PROBE, free_port, routes_toml, sdk, start_gateway
 from tests.reliability.fault_upstream import dialect_of
 from tests.reliability.memory_probe import PATH as PROBE_PATH
-from tests.support import fake_upstream
 from tests.support.fake_upstream import SSE_HEADERS, FakeUpstream, Reply, anthropic_tool_use
 from tests.support.mitmdump import MitmDump
 from tests.translators.bedrock.frames import event as bedrock_event
@@ -207,13 +206,8 @@ def memory(proxy: MitmDump) -> dict[str, float]:
     return probe  # type: ignore[no-any-return]
 
 
-def test_50_concurrent_streams_complete_unmixed_and_memory_returns_to_baseline(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # socketserver's listen backlog of 5 drops connections when 50 arrive at once; a real API
-    # server accepts them, so the fake must too (else the proxy rightly reports a 502)
-    monkeypatch.setattr(fake_upstream._Server, "request_queue_size", 128)
-    with FakeUpstream(answer) as upstream:
+def test_50_concurrent_streams_complete_unmixed_and_memory_returns_to_baseline(tmp_path: Path) -> None:
+    with FakeUpstream(answer) as upstream:  # its listen backlog takes 50 connections at once
         routes = tmp_path / "routes.toml"
         dead = f"http://127.0.0.1:{free_port()}"
         routes.write_text(routes_toml(upstream.url, refused_url=dead, garbage_url=dead, plain_http_url=dead))

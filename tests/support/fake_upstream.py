@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
+
+from tests.support.loopback_http import Loopback, Received, RecordingHandler
 
 Body = bytes | Iterable[bytes]
 Reply = tuple[int, Mapping[str, str], Body]
@@ -35,163 +33,41 @@ Script = Callable[[Any, Mapping[str, str], str], Reply]
 SSE_HEADERS: Mapping[str, str] = {"content-type": "text/event-stream", "cache-control": "no-cache"}
 
 
-@dataclass
-class RecordedRequest:
-    """One request as the fake upstream received it. Header names are lower-cased."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-    json: Any = None
-
-    def header(self, name: str, default: str = "") -> str:
-        return self.headers.get(name.lower(), default)
-
-
-@dataclass
-class _State:
-    script: Script
-    requests: list[RecordedRequest] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    # HTTP/1.1 so that chunked responses and keep-alive behave like a real API server.
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # keep pytest output clean; the recorded requests are the log
-
-    def _dispatch(self) -> None:
-        body = self._read_body()
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        parsed = _parse_json(body)
-        request = RecordedRequest(self.command, self.path, headers, body, parsed)
-        state = self.server.state
-        with state.lock:
-            state.requests.append(request)
-        try:
-            status, reply_headers, reply_body = state.script(parsed, headers, self.path)
-        except Exception:  # a broken script must show up in the test, not as a hung client
-            with state.lock:
-                state.errors.append(traceback.format_exc())
-            status, reply_headers, reply_body = (
-                500,
-                {"content-type": "text/plain"},
-                b"fake upstream script error",
-            )
-        self._send(status, reply_headers, reply_body)
-
-    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_CONNECT = _dispatch
-
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("transfer-encoding", "").lower():
-            return self._read_chunked()
-        length = int(self.headers.get("content-length") or 0)
-        return self.rfile.read(length) if length else b""
-
-    def _read_chunked(self) -> bytes:
-        parts: list[bytes] = []
-        while True:
-            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-            if size == 0:
-                # Skip trailers up to the blank line that ends the body.
-                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                    pass
-                return b"".join(parts)
-            parts.append(self.rfile.read(size))
-            self.rfile.readline()  # CRLF after each chunk
-
-    def _send(self, status: int, headers: Mapping[str, str], body: Body) -> None:
-        self.send_response(status)
-        lowered = {k.lower() for k in headers}
-        for name, value in headers.items():
-            self.send_header(name, value)
-        if isinstance(body, bytes | bytearray):
-            if "content-length" not in lowered:
-                self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
-            self.wfile.flush()
-            return
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
-        self.wfile.flush()
-        try:
-            for chunk in body:
-                if chunk:  # a zero-length chunk would end the chunked body early
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                    self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client hung up mid-stream; nothing left to do
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, state: _State) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.state = state
-
-
-def _parse_json(body: bytes) -> Any:
-    if not body:
-        return None
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
-
-
-class FakeUpstream:
+class FakeUpstream(Loopback):
     """``with FakeUpstream(script) as up:`` -> ``up.url`` (``http://127.0.0.1:PORT``), ``up.requests``."""
 
+    thread_name = "fake-upstream"
+
     def __init__(self, script: Script) -> None:
-        self._state = _State(script)
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> FakeUpstream:
-        self._server = _Server(self._state)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-upstream", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        assert self._server is not None and self._thread is not None
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self.script = script
+        self._errors: list[str] = []
+        super().__init__()
 
     @property
-    def port(self) -> int:
-        assert self._server is not None, "use FakeUpstream as a context manager"
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
+    def requests(self) -> list[Received]:
         """A snapshot of every request received so far, in arrival order."""
-        with self._state.lock:
-            return list(self._state.requests)
+        return self.received
 
     @property
     def errors(self) -> list[str]:
         """Tracebacks of script exceptions (each one was answered with a 500)."""
-        with self._state.lock:
-            return list(self._state.errors)
+        with self.lock:
+            return list(self._errors)
+
+    def answer(self, handler: RecordingHandler, received: Received) -> None:
+        try:
+            status, headers, body = self.script(received.json, received.headers, received.path)
+        except Exception:  # a broken script must show up in the test, not as a hung client
+            with self.lock:
+                self._errors.append(traceback.format_exc())
+            status, headers, body = 500, {"content-type": "text/plain"}, b"fake upstream script error"
+        if isinstance(body, bytes | bytearray):
+            handler.send_whole(status, dict(headers), bytes(body))
+            return
+        handler.start_chunked(status, dict(headers))
+        for chunk in body:
+            handler.send_chunk(chunk)
+        handler.end_chunked()
 
 
 # --------------------------------------------------------------------------------------------------------

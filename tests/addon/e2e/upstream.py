@@ -10,15 +10,13 @@ non-streaming one gets `message()`.
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.data import DATA
+from tests.support.loopback_http import Loopback, Received, RecordingHandler
 
 FIXTURES = (DATA / "anthropic")
 DEFAULT_FIXTURE = "text_after_tool_result.sse"
@@ -105,126 +103,66 @@ def json_reply(body: Any, status: int = 200, headers: dict[str, str] | None = No
                  headers={"content-type": "application/json", **(headers or {})})
 
 
-@dataclass
-class Received:
-    method: str
-    path: str
-    headers: dict[str, str]
-    """Lower-cased names."""
-    body: bytes
-    started: float
-    finished: float | None = None
-    """time.monotonic() once the last byte of the answer was written (None for a cut)."""
-
-    @property
-    def json(self) -> Any:
-        return json.loads(self.body) if self.body else None
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length) if length else b""
-        received = Received(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
-                            body, time.monotonic())
-        self.server.owner._record(received)
-        reply = self.server.owner._next(received)
-        try:
-            self._answer(reply, received)
-        except OSError:
-            self.close_connection = True
-
-    do_GET = do_POST
-
-    def _answer(self, reply: Reply, received: Received) -> None:
-        if reply.kind == "close":  # the request was read; the connection goes away unanswered
-            self.close_connection = True
-            self.connection.shutdown(socket.SHUT_RDWR)
-            return
-        if reply.kind == "cut_body":
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(reply.body)))
-            self.end_headers()
-            self.wfile.write(reply.body[: len(reply.body) // 2])
-            self.wfile.flush()
-            self.close_connection = True
-            self.connection.shutdown(socket.SHUT_RDWR)
-            return
-        if reply.kind in ("json", "error"):
-            self.send_response(reply.status)
-            for name, value in reply.headers.items():
-                self.send_header(name, value)
-            self.send_header("content-length", str(len(reply.body)))
-            self.end_headers()
-            self.wfile.write(reply.body)
-            self.wfile.flush()
-            received.finished = time.monotonic()
-            return
-        self.send_response(200)
-        self.send_header("content-type", reply.content_type)
-        self.send_header("cache-control", "no-cache")
-        if not reply.chunked:
-            chunks = list(self._chunks(reply))
-            self.send_header("content-length", str(sum(map(len, chunks))))
-            self.end_headers()
-            for i, chunk in enumerate(chunks):
-                time.sleep(reply.delay if i else 0)
-                self.wfile.write(chunk)
-                self.wfile.flush()
-            received.finished = time.monotonic()
-            return
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
-        self.wfile.flush()
-        for i, chunk in enumerate(self._chunks(reply)):
-            time.sleep(reply.delay if i else 0)
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-            self.wfile.flush()
-        if reply.kind == "cut":
-            # a chunk announced as 64 bytes, 16 sent, then the connection goes away
-            self.wfile.write(b"40\r\nevent: content_b")
-            self.wfile.flush()
-            self.close_connection = True
-            self.connection.shutdown(socket.SHUT_RDWR)
-            return
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+def _write(handler: RecordingHandler, reply: Reply, received: Received) -> None:
+    if reply.kind == "close":  # the request was read; the connection goes away unanswered
+        handler.drop()
+        return
+    if reply.kind == "cut_body":
+        handler.send_response(200)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(reply.body)))
+        handler.end_headers()
+        handler.wfile.write(reply.body[: len(reply.body) // 2])
+        handler.drop()
+        return
+    if reply.kind in ("json", "error"):
+        handler.send_whole(reply.status, reply.headers, reply.body)
         received.finished = time.monotonic()
+        return
+    headers = {"content-type": reply.content_type, "cache-control": "no-cache"}
+    if not reply.chunked:
+        chunks = list(_chunks(reply))
+        handler.send_response(200)
+        for name, value in {**headers, "content-length": str(sum(map(len, chunks)))}.items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        for i, chunk in enumerate(chunks):
+            time.sleep(reply.delay if i else 0)
+            handler.wfile.write(chunk)
+            handler.wfile.flush()
+        received.finished = time.monotonic()
+        return
+    handler.start_chunked(200, headers)
+    for i, chunk in enumerate(_chunks(reply)):
+        time.sleep(reply.delay if i else 0)
+        handler.send_chunk(chunk)
+    if reply.kind == "cut":
+        # a chunk announced as 64 bytes, 16 sent, then the connection goes away
+        handler.wfile.write(b"40\r\nevent: content_b")
+        handler.drop()
+        return
+    handler.end_chunked()
+    received.finished = time.monotonic()
 
-    @staticmethod
-    def _chunks(reply: Reply) -> Iterator[bytes]:
-        if reply.chunks:
-            yield from reply.chunks[: reply.cut_after] if reply.kind == "cut" else reply.chunks
-            return
-        events = sse_events(reply.fixture)
-        if reply.kind == "cut":
-            events = events[: reply.cut_after]
-        for event in events:
-            # split each event in two so the translator must join partial events
-            middle = len(event) // 2
-            yield event[:middle]
-            yield event[middle:]
 
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, owner: Upstream, port: int) -> None:
-        super().__init__(("127.0.0.1", port), _Handler)
-        self.owner = owner
+def _chunks(reply: Reply) -> Iterator[bytes]:
+    if reply.chunks:
+        yield from reply.chunks[: reply.cut_after] if reply.kind == "cut" else reply.chunks
+        return
+    events = sse_events(reply.fixture)
+    if reply.kind == "cut":
+        events = events[: reply.cut_after]
+    for event in events:
+        # split each event in two so the translator must join partial events
+        middle = len(event) // 2
+        yield event[:middle]
+        yield event[middle:]
 
 
 Guard = Callable[[Received], "Reply | None"]
 
 
-class Upstream:
+class Upstream(Loopback):
     """`with Upstream() as up:` -> `up.url`, `up.plan(reply, ...)`, `up.received`.
 
     `guard(received)` may turn a request away (e.g. a bad signature) before any plan is used;
@@ -232,51 +170,29 @@ class Upstream:
 
     def __init__(self, port: int = 0, guard: Guard | None = None,
                  default: Callable[[Received], Reply] | None = None) -> None:
-        self._lock = threading.Lock()
         self._plans: list[Reply] = []
-        self._received: list[Received] = []
         self.guard = guard
         self._default = default
-        self._server = _Server(self, port)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="upstream", daemon=True)
-
-    def __enter__(self) -> Upstream:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        super().__init__(port)
 
     def reset(self) -> None:
         """Forget plans and received requests (between tests sharing one server)."""
-        with self._lock:
+        with self.lock:
             self._plans.clear()
-            self._received.clear()
+        self.forget_received()
 
     def plan(self, *replies: Reply) -> None:
         """Answer the next requests with these replies, in order."""
-        with self._lock:
+        with self.lock:
             self._plans.extend(replies)
 
-    @property
-    def received(self) -> list[Received]:
-        with self._lock:
-            return list(self._received)
-
-    def _record(self, received: Received) -> None:
-        with self._lock:
-            self._received.append(received)
+    def answer(self, handler: RecordingHandler, received: Received) -> None:
+        _write(handler, self._next(received), received)
 
     def _next(self, received: Received) -> Reply:
         if self.guard is not None and (refused := self.guard(received)) is not None:
             return refused
-        with self._lock:
+        with self.lock:
             if self._plans:
                 return self._plans.pop(0)
         if self._default is not None:

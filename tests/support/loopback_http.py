@@ -1,0 +1,184 @@
+"""What every local test upstream shares: a threaded HTTP/1.1 server on 127.0.0.1 that records each
+request and asks its owner how to answer, and the writes an answer is made of.
+
+The upstreams differ only in how they choose an answer: `fake_upstream.py` runs a script,
+`tests/addon/e2e/upstream.py` replays planned recorded streams, `tests/reliability/fault_upstream.py`
+breaks the framing on purpose. Each subclasses `Loopback` (the server's life) and `RecordingHandler`
+(reading a request, writing whole and chunked bodies, dropping the connection).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar, Self
+
+
+@dataclass
+class Received:
+    """One request as an upstream received it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    """Lower-cased names."""
+    body: bytes
+    started: float = field(default_factory=time.monotonic)
+    finished: float | None = None
+    """time.monotonic() once the last byte of the answer was written (None: not, or cut)."""
+
+    @property
+    def json(self) -> Any:
+        """The body as JSON; None when it is empty or not JSON."""
+        try:
+            return json.loads(self.body) if self.body else None
+        except ValueError:
+            return None
+
+    def header(self, name: str, default: str = "") -> str:
+        return self.headers.get(name.lower(), default)
+
+
+class RecordingHandler(BaseHTTPRequestHandler):
+    # HTTP/1.1 so that chunked answers and keep-alive behave like a real API server's
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep pytest output clean; the recorded requests are the log
+
+    def handle_request(self) -> None:
+        received = self.read_request()
+        try:
+            self.server.owner.answer(self, received)
+        except OSError:  # the client hung up mid-answer
+            self.close_connection = True
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_CONNECT = handle_request
+
+    def read_request(self) -> Received:
+        if "chunked" in self.headers.get("transfer-encoding", "").lower():
+            body = self._read_chunked()
+        else:
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length) if length else b""
+        received = Received(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        self.server.owner.record(received)
+        return received
+
+    def _read_chunked(self) -> bytes:
+        parts: list[bytes] = []
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailers, up to the blank line that ends the body
+                return b"".join(parts)
+            parts.append(self.rfile.read(size))
+            self.rfile.readline()  # the CRLF after each chunk
+
+    # -- answers ---------------------------------------------------------------------------
+    def send_whole(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        """A body with a content-length (unless the headers already give one)."""
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        if "content-length" not in {name.lower() for name in headers}:
+            self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        self.wfile.flush()
+
+    def start_chunked(self, status: int, headers: dict[str, str]) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+
+    def send_chunk(self, data: bytes) -> None:
+        """One chunk, flushed, so the client really sees the chunks one by one."""
+        if data:  # a zero-length chunk would end the chunked body early
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+    def end_chunked(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def drop(self, reset: bool = False) -> None:
+        """Go away mid-answer: a FIN after what was sent, or with `reset` an RST, as a crashed
+        upstream's connection dies."""
+        self.wfile.flush()
+        self.close_connection = True
+        if reset:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        else:
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+    """socketserver's listen backlog of 5 drops connections when 50 arrive at once; a real API
+    server accepts them, and a proxy facing a dropped one rightly answers 502."""
+
+    def __init__(self, owner: Loopback, port: int) -> None:
+        super().__init__(("127.0.0.1", port), owner.handler)
+        self.owner = owner
+
+
+class Loopback:
+    """`with Sub() as up:` -> `up.url`, `up.port`, `up.received`. A subclass answers each request
+    in `answer(handler, received)`, writing through the handler."""
+
+    handler: ClassVar[type[RecordingHandler]] = RecordingHandler
+    thread_name: ClassVar[str] = "upstream"
+
+    def __init__(self, port: int = 0) -> None:
+        self.lock = threading.Lock()
+        self._received: list[Received] = []
+        self._server = _Server(self, port)
+        self._thread = threading.Thread(target=self._server.serve_forever, name=self.thread_name, daemon=True)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def received(self) -> list[Received]:
+        """A snapshot of every request received so far, in arrival order."""
+        with self.lock:
+            return list(self._received)
+
+    def record(self, received: Received) -> None:
+        with self.lock:
+            self._received.append(received)
+
+    def forget_received(self) -> None:
+        with self.lock:
+            self._received.clear()
+
+    def answer(self, handler: RecordingHandler, received: Received) -> None:
+        raise NotImplementedError
