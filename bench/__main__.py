@@ -41,15 +41,20 @@ class Budget:
     long_deltas: int
     proxy_deltas: int
     proxy_turns: int
+    """Measured turns per mode in each proxy session."""
+    proxy_sessions: int
+    """Fresh sets of mitmdumps (bench/proxy.py: one process alone can be ±10% off for its whole life)."""
     profile_seconds: float
     proxy_interval_ms: float = 1.0
 
 
 FULL = Budget(request_samples={"small": 200, "long": 40}, peer_request_samples={"small": 60, "long": 12},
-              stream_samples=100, peer_stream_samples=10, long_deltas=2000, proxy_deltas=2000, proxy_turns=8,
+              stream_samples=100, peer_stream_samples=10, long_deltas=2000, proxy_deltas=2000, proxy_turns=4,
+              proxy_sessions=3,
               profile_seconds=1.5)
 QUICK = Budget(request_samples={"small": 10, "long": 3}, peer_request_samples={"small": 3, "long": 1},
                stream_samples=3, peer_stream_samples=1, long_deltas=200, proxy_deltas=200, proxy_turns=1,
+               proxy_sessions=1,
                profile_seconds=0.2)
 
 
@@ -135,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         res.streams, res.stream_files, res.notes = rows, files, res.notes + notes
 
     def run_proxy() -> None:
-        res.proxy = proxy.run(budget.proxy_deltas, budget.proxy_interval_ms, budget.proxy_turns)
+        res.proxy = proxy.run(budget.proxy_deltas, budget.proxy_interval_ms, budget.proxy_turns,
+                              sessions=budget.proxy_sessions)
 
     def run_profile() -> None:
         why_not = profile.available()

@@ -11,14 +11,21 @@ local upstream streaming a long Anthropic answer, turns alternating in one run.
 - hook: like plain, but with `-s bench/identity_addon.py`: the same bytes through an identity stream
   callable, to split what any callable costs in mitmproxy from what the gateway itself adds.
 
-Latency per event: client read time minus the upstream's stamp in that event. CPU per turn: utime +
-stime of the mitmdump process (/proc/<pid>/stat) across the turn.
+Latency per event: client read time minus the upstream's stamp in that event. CPU per turn: the
+scheduler's run time of every thread of the mitmdump process across the turn (/proc/<pid>/task/*/schedstat,
+nanoseconds; utime + stime from /proc/<pid>/stat, in clock ticks, where schedstat is missing).
+
+Sessions: the same mitmdump, restarted, runs the same turns up to ±10% faster or slower for its whole
+life (memory layout, hash seed, which CPU it lands on); two plain mitmdumps in one run differed by 1%
+in one session and a gateway with a no-op stream callable by -0% to +11% across sessions. So the
+comparison is repeated with fresh processes and pooled: one session's ratio is mostly that luck.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import glob
 import os
 import queue
 import re
@@ -28,7 +35,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median, quantiles
 
@@ -57,9 +64,13 @@ class ProxyResult:
     deltas: int
     interval_ms: float
     turns: int
+    """Measured turns per mode in each session."""
+    sessions: int
     plain: ModeResult
     hook: ModeResult
     addon: ModeResult
+    session_cpu_ratios: tuple[float, ...]
+    """addon / plain CPU per turn in each session, to show how far one session alone can be off."""
 
     @property
     def added_latency_us(self) -> float:
@@ -111,6 +122,9 @@ class Mitmdump:
                 return int(found[1])
 
     def cpu_s(self) -> float:
+        threads = glob.glob(f"/proc/{self.proc.pid}/task/*/schedstat")
+        if threads:  # run time in ns (first field), exact where utime/stime count 10 ms ticks
+            return sum(int(Path(path).read_text().split()[0]) for path in threads) / 1e9
         stat = Path(f"/proc/{self.proc.pid}/stat").read_text()
         fields = stat[stat.rindex(")") + 2:].split()
         return (int(fields[11]) + int(fields[12])) * _TICK_S  # utime, stime (fields 14, 15)
@@ -154,41 +168,62 @@ def _check(mode: str, result: Turn, deltas: int, proxy: Mitmdump) -> None:
                            f"mitmdump says: {''.join(proxy.log)[-1500:]}")
 
 
-async def _measure(deltas: int, interval_ms: float, turns: int, warmup: int) -> ProxyResult:
+@dataclass
+class _Tally:
+    """What the measured turns of every session add up to, per mode."""
+
+    latencies_ns: dict[str, list[int]] = field(default_factory=lambda: {mode: [] for mode in MODES})
+    cpu_s: dict[str, float] = field(default_factory=lambda: dict.fromkeys(MODES, 0.0))
+    wall_ns: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MODES, 0))
+    turns: int = 0
+
+    def mode_result(self, mode: str) -> ModeResult:
+        lat = self.latencies_ns[mode]
+        return ModeResult(latency_us_median=median(lat) / 1e3, latency_us_p95=quantiles(lat, n=20)[-1] / 1e3,
+                          cpu_ms_per_turn=self.cpu_s[mode] * 1e3 / self.turns,
+                          wall_ms_per_turn=self.wall_ns[mode] / 1e6 / self.turns, events_seen=len(lat))
+
+
+async def _session(up_port: int, body: bytes, deltas: int, timeout_s: float, turns: int, warmup: int,
+                   tally: _Tally) -> float:
+    """One set of fresh mitmdumps: warm-up turns, then `turns` measured turns per mode, alternating.
+    Returns this session's own addon / plain CPU ratio."""
+    cpu = dict.fromkeys(MODES, 0.0)
+    with _proxies(up_port) as proxies:
+        for i in range(warmup + turns):
+            for mode in MODES[i % 3:] + MODES[:i % 3]:  # rotate who goes first
+                proxy = proxies[mode]
+                before = proxy.cpu_s()
+                result = await turn(proxy.port, body, timeout_s)
+                await asyncio.sleep(0.2)  # let mitmdump finish the flow (response hook, log line)
+                _check(mode, result, deltas, proxy)
+                if i >= warmup:
+                    cpu[mode] += proxy.cpu_s() - before
+                    tally.latencies_ns[mode] += result.latencies_ns
+                    tally.wall_ns[mode] += result.wall_ns
+    for mode in MODES:
+        tally.cpu_s[mode] += cpu[mode]
+    tally.turns += turns
+    return cpu["addon"] / cpu["plain"]
+
+
+async def _measure(deltas: int, interval_ms: float, turns: int, warmup: int, sessions: int) -> ProxyResult:
     upstream = Upstream(deltas=deltas, interval_s=interval_ms / 1e3)
     await upstream.start()
     body = small_request()
     timeout_s = 30 + deltas * interval_ms / 1e3 * 5
-    samples: dict[str, list[int]] = {mode: [] for mode in MODES}
-    cpu: dict[str, float] = dict.fromkeys(MODES, 0.0)
-    wall: dict[str, int] = dict.fromkeys(MODES, 0)
+    tally = _Tally()
     try:
-        with _proxies(upstream.port) as proxies:
-            for i in range(warmup + turns):
-                for mode in MODES[i % 3:] + MODES[:i % 3]:  # rotate who goes first
-                    proxy = proxies[mode]
-                    before = proxy.cpu_s()
-                    result = await turn(proxy.port, body, timeout_s)
-                    await asyncio.sleep(0.2)  # let mitmdump finish the flow (response hook, log line)
-                    _check(mode, result, deltas, proxy)
-                    if i >= warmup:
-                        cpu[mode] += proxy.cpu_s() - before
-                        samples[mode] += result.latencies_ns
-                        wall[mode] += result.wall_ns
+        ratios = [await _session(upstream.port, body, deltas, timeout_s, turns, warmup, tally)
+                  for _ in range(sessions)]
     finally:
         await upstream.stop()
-
-    def mode_result(mode: str) -> ModeResult:
-        lat = samples[mode]
-        return ModeResult(latency_us_median=median(lat) / 1e3, latency_us_p95=quantiles(lat, n=20)[-1] / 1e3,
-                          cpu_ms_per_turn=cpu[mode] * 1e3 / turns, wall_ms_per_turn=wall[mode] / 1e6 / turns,
-                          events_seen=len(lat))
-
-    return ProxyResult(deltas=deltas, interval_ms=interval_ms, turns=turns, plain=mode_result("plain"),
-                       hook=mode_result("hook"), addon=mode_result("addon"))
+    return ProxyResult(deltas=deltas, interval_ms=interval_ms, turns=turns, sessions=sessions,
+                       plain=tally.mode_result("plain"), hook=tally.mode_result("hook"),
+                       addon=tally.mode_result("addon"), session_cpu_ratios=tuple(ratios))
 
 
-def run(deltas: int, interval_ms: float, turns: int, warmup: int = 1) -> ProxyResult:
+def run(deltas: int, interval_ms: float, turns: int, warmup: int = 1, sessions: int = 1) -> ProxyResult:
     if not MITMDUMP.exists():
         raise RuntimeError(f"mitmdump not found at {MITMDUMP}")
-    return asyncio.run(_measure(deltas, interval_ms, turns, warmup))
+    return asyncio.run(_measure(deltas, interval_ms, turns, warmup, sessions))

@@ -78,7 +78,12 @@ def proxy_table(p: ProxyResult) -> str:
              f"CPU ×{p.cpu_ratio:.2f} per turn ({100 * (p.cpu_ratio - 1):+.0f}%, "
              f"{p.added_cpu_us_per_event:+.1f} µs CPU per event, of which an identity stream callable "
              f"alone costs {p.hook_cpu_us_per_event:+.1f} µs)")
-    return _table(head, rows) + "\n" + added
+    return (_table(head, rows) + "\n" + added
+            + f"\nCPU added in each of {p.sessions} session(s) of fresh mitmdumps: {_each_session(p)}")
+
+
+def _each_session(p: ProxyResult) -> str:
+    return ", ".join(f"{100 * (ratio - 1):+.0f}%" for ratio in p.session_cpu_ratios)
 
 
 def profile_table(profiles: list[Profile], top: int = 6) -> str:
@@ -129,7 +134,8 @@ def verdicts(res: Results) -> list[Verdict]:
     out.append(Verdict("addon adds < 10% CPU per streamed turn over plain mitmdump",
                        p.cpu_ratio < 1.10 if p else None,
                        f"{100 * (p.cpu_ratio - 1):+.1f}% ({p.plain.cpu_ms_per_turn:.0f} -> "
-                       f"{p.addon.cpu_ms_per_turn:.0f} ms per {p.deltas}-event turn)" if p else "not run"))
+                       f"{p.addon.cpu_ms_per_turn:.0f} ms per {p.deltas}-event turn, pooled over "
+                       f"{p.sessions} session(s): {_each_session(p)})" if p else "not run"))
     return out
 
 
@@ -163,7 +169,8 @@ def render(res: Results) -> str:
     if res.proxy:
         p = res.proxy
         parts += ["", f"Through the proxy (mitmdump {m.get('mitmproxy')}; {p.deltas} Anthropic text deltas "
-                  f"{p.interval_ms:g} ms apart; {p.turns} measured turns per mode, alternating)",
+                  f"{p.interval_ms:g} ms apart; {p.turns} measured turns per mode, alternating, in each of "
+                  f"{p.sessions} session(s) of fresh mitmdumps)",
                   proxy_table(p)]
     parts += ["", "Targets", verdict_table(verdicts(res))]
     if res.profiles:

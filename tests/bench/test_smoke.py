@@ -82,6 +82,13 @@ def test_proxy_benchmark() -> None:
     assert result.addon.cpu_ms_per_turn >= 0 and result.plain.latency_us_median > 0
 
 
+@pytest.mark.timeout(180)
+def test_proxy_benchmark_pools_sessions_of_fresh_mitmdumps() -> None:
+    result = proxy.run(deltas=30, interval_ms=1.0, turns=1, warmup=0, sessions=2)
+    assert result.addon.events_seen == 2 * 30
+    assert len(result.session_cpu_ratios) == 2 and all(ratio > 0 for ratio in result.session_cpu_ratios)
+
+
 def test_profile() -> None:
     pytest.importorskip("pyinstrument")
     from bench import profile
