@@ -6,8 +6,9 @@ mitmproxy 12 handles them in `HttpStream.handle_protocol_error`
 
 - **No answer yet** (the connection to the upstream failed: refused, DNS, TLS handshake, which
   all arrive as `CONNECT_FAILED` from `make_server_connection`; or the upstream broke off before
-  its answer was complete: `GENERIC_SERVER_ERROR`). mitmproxy would send its HTML 502 page (or,
-  to an HTTP/2 client, an HTML body on the stream), which Codex cannot read. The flow gets the
+  its answer was complete: `GENERIC_SERVER_ERROR`, or an HTTP/2 stream reset). mitmproxy would
+  send its HTML 502 page (or, to an HTTP/2 client, an HTML body on the stream), or for some
+  resets nothing but a closed connection, none of which Codex can read. The flow gets the
   addon's Responses-shaped 502 instead, sent the way mitmproxy sends a response an addon set:
   `responseheaders` and `response` hooks, then `send_response()`; no `error` hook.
 - **Mid-stream** (the upstream connection is lost inside a streamed body): the hooks would see
@@ -34,8 +35,12 @@ from addon.errors import answer, error_response
 from addon.streaming import StreamHook
 
 _ORIGINAL = http_layer.HttpStream.handle_protocol_error
-_BEFORE_ANSWER = (ErrorCode.CONNECT_FAILED, ErrorCode.GENERIC_SERVER_ERROR)
-"""The upstream failures mitmproxy answers with its HTML 502 page."""
+_BEFORE_ANSWER = (ErrorCode.CONNECT_FAILED, ErrorCode.GENERIC_SERVER_ERROR, ErrorCode.CANCEL,
+                  ErrorCode.HTTP_1_1_REQUIRED)
+"""The upstream failures that reach a flow before its answer. An HTTP/2 upstream that resets the
+stream arrives as CANCEL or HTTP_1_1_REQUIRED for those two reset codes and as GENERIC_SERVER_ERROR
+for any other (`layers/http/_http2.py`, StreamReset); mitmproxy would send its HTML 502 page for
+the last, and for the first two no answer at all, only a closed connection."""
 
 
 def _handle_protocol_error(self: Any, event: HttpEvent) -> Generator[Any, Any, None]:

@@ -103,6 +103,19 @@ def test_upstream_closing_before_its_answer_is_an_upstream_error(layer: Layer) -
     assert error["message"].endswith("broke off before its answer was complete: server closed connection")
 
 
+@pytest.mark.parametrize("code", [ErrorCode.CANCEL, ErrorCode.HTTP_1_1_REQUIRED])
+def test_an_http2_upstream_resetting_the_stream_before_its_answer_is_an_upstream_error(
+        layer: Layer, code: ErrorCode) -> None:
+    reset = ResponseProtocolError(1, f"stream reset by client ({code.name})", code)
+    commands = _run(_stream(layer, flow := _gateway_flow()), reset)
+    assert "SendHttp:ResponseProtocolError" not in _names(commands)  # mitmproxy would just close
+    assert flow.response.status_code == 502
+    error = flow.response.json()["error"]
+    assert error["code"] == "upstream_error"
+    assert error["message"].endswith(f"broke off before its answer was complete: stream reset by client "
+                                     f"({code.name})")
+
+
 def test_body_cut_while_buffered_keeps_the_part_that_came(layer: Layer) -> None:
     stream = _stream(layer, flow := _gateway_flow())
     flow.response = http.Response.make(200, b"", {"content-type": "application/json"})
