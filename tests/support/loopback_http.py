@@ -83,25 +83,25 @@ class RecordingHandler(BaseHTTPRequestHandler):
             self.rfile.readline()  # the CRLF after each chunk
 
     # -- answers ---------------------------------------------------------------------------
-    def send_whole(self, status: int, headers: dict[str, str], body: bytes) -> None:
-        """A body with a content-length (unless the headers already give one)."""
+    def send_head(self, status: int, headers: dict[str, str]) -> None:
+        """The status line and these headers; the body is the caller's to write."""
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
-        if "content-length" not in {name.lower() for name in headers}:
-            self.send_header("content-length", str(len(body)))
         self.end_headers()
+        self.wfile.flush()
+
+    def send_whole(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        """A body with a content-length (unless the headers already give one)."""
+        if "content-length" not in {name.lower() for name in headers}:
+            headers = {**headers, "content-length": str(len(body))}
+        self.send_head(status, headers)
         if self.command != "HEAD":
             self.wfile.write(body)
         self.wfile.flush()
 
     def start_chunked(self, status: int, headers: dict[str, str]) -> None:
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
-        self.wfile.flush()
+        self.send_head(status, {**headers, "transfer-encoding": "chunked"})
 
     def send_chunk(self, data: bytes) -> None:
         """One chunk, flushed, so the client really sees the chunks one by one."""

@@ -108,10 +108,7 @@ def _write(handler: RecordingHandler, reply: Reply, received: Received) -> None:
         handler.drop()
         return
     if reply.kind == "cut_body":
-        handler.send_response(200)
-        handler.send_header("content-type", "application/json")
-        handler.send_header("content-length", str(len(reply.body)))
-        handler.end_headers()
+        handler.send_head(200, {"content-type": "application/json", "content-length": str(len(reply.body))})
         handler.wfile.write(reply.body[: len(reply.body) // 2])
         handler.drop()
         return
@@ -122,10 +119,7 @@ def _write(handler: RecordingHandler, reply: Reply, received: Received) -> None:
     headers = {"content-type": reply.content_type, "cache-control": "no-cache"}
     if not reply.chunked:
         chunks = list(_chunks(reply))
-        handler.send_response(200)
-        for name, value in {**headers, "content-length": str(sum(map(len, chunks)))}.items():
-            handler.send_header(name, value)
-        handler.end_headers()
+        handler.send_head(200, {**headers, "content-length": str(sum(map(len, chunks)))})
         for i, chunk in enumerate(chunks):
             time.sleep(reply.delay if i else 0)
             handler.wfile.write(chunk)
