@@ -1,9 +1,9 @@
 """IR items -> Converse `messages` (notes/dialects.md §D.2, §D.5).
 
 Bedrock wants strict user/assistant alternation starting with a user turn ("A conversation must
-alternate between user and assistant roles", §D.2), so consecutive same-role blocks are merged
-into one message; `pairing.pair` already put every result right after its calls, so all results
-of a step land first in one user message. Images travel only as inline bytes in user turns.
+alternate between user and assistant roles", §D.2): `turns` merges same-role blocks into one
+message, this module writes Converse's blocks and opens with a user turn where the history does
+not. Images travel only as inline bytes in user turns.
 """
 
 from __future__ import annotations
