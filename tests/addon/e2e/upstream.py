@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,6 +101,21 @@ def raw_stream(chunks: list[bytes], content_type: str = "text/event-stream", del
 def json_reply(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
     return Reply("json" if status < 400 else "error", status=status, body=json.dumps(body).encode(),
                  headers={"content-type": "application/json", **(headers or {})})
+
+
+def assert_streamed_through(events: Iterable[Any], first_type: str, upstream: Upstream) -> None:
+    """The client read its first `first_type` event more than a second before the upstream wrote
+    the end of its (slow) answer: the proxy passed the stream on instead of buffering it."""
+    first = None
+    for event in events:
+        if first is None and event.type == first_type:
+            first = time.monotonic()
+    (received,) = upstream.received
+    deadline = time.monotonic() + 5
+    while received.finished is None and time.monotonic() < deadline:  # the handler thread records it
+        time.sleep(0.01)
+    assert received.finished is not None and first is not None
+    assert received.finished - first > 1.0, "the proxy buffered the stream"
 
 
 def _write(handler: RecordingHandler, reply: Reply, received: Received) -> None:
