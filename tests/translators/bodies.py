@@ -83,6 +83,17 @@ def custom_output(call_id: str, output: Any) -> dict[str, Any]:
     return {"type": "custom_tool_call_output", "call_id": call_id, "output": output}
 
 
+def tool_search_call(call_id: str, query: str) -> dict[str, Any]:
+    return {"type": "tool_search_call", "call_id": call_id, "execution": "client",
+            "arguments": {"query": query}}
+
+
+def tool_search_output(call_id: str, *tools: dict[str, Any]) -> dict[str, Any]:
+    """What Codex sends back for a client tool search: the tools it found, in full."""
+    return {"type": "tool_search_output", "call_id": call_id, "execution": "client", "status": "completed",
+            "tools": list(tools)}
+
+
 def additional_tools(*tools: dict[str, Any]) -> dict[str, Any]:
     return {"type": "additional_tools", "role": "developer", "tools": list(tools)}
 

@@ -22,6 +22,8 @@ from tests.translators.bodies import (
     function_output,
     namespace,
     tool_search,
+    tool_search_call,
+    tool_search_output,
     user,
 )
 from translators import translate_request, vendor_state
@@ -178,19 +180,9 @@ def test_tools_a_tool_search_output_loaded_are_declared_to_anthropic():
     translation = anthropic(
         body(
             user("spawn a helper"),
-            {
-                "type": "tool_search_call",
-                "call_id": "ts1",
-                "execution": "client",
-                "arguments": {"query": "agent"},
-            },
-            {
-                "type": "tool_search_output",
-                "call_id": "ts1",
-                "execution": "client",
-                "status": "completed",
-                "tools": [namespace("multi_agent_v1", function("spawn_agent", "Spawn.", defer_loading=True))],
-            },
+            tool_search_call("ts1", "agent"),
+            tool_search_output("ts1", namespace("multi_agent_v1",
+                                                function("spawn_agent", "Spawn.", defer_loading=True))),
             tools=[tool_search()],
         )
     )

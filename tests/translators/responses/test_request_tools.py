@@ -12,6 +12,8 @@ from tests.translators.bodies import (
     function,
     namespace,
     tool_search,
+    tool_search_call,
+    tool_search_output,
     user,
 )
 from translators.ir.request import (
@@ -125,19 +127,8 @@ def test_top_level_tools_come_first_then_additional_tools_and_tool_search_output
     request, _ = decoded(
         body(
             additional_tools(function("second")),
-            {
-                "type": "tool_search_call",
-                "call_id": "ts1",
-                "execution": "client",
-                "arguments": {"query": "x"},
-            },
-            {
-                "type": "tool_search_output",
-                "call_id": "ts1",
-                "execution": "client",
-                "status": "completed",
-                "tools": [namespace("mcp__srv", function("third"), description="A server.")],
-            },
+            tool_search_call("ts1", "x"),
+            tool_search_output("ts1", namespace("mcp__srv", function("third"), description="A server.")),
             additional_tools(function("fourth")),
             tools=[function("first")],
         )
@@ -198,25 +189,10 @@ def test_tools_listed_in_a_tool_search_output_become_callable_and_the_result_nam
     request, _ = decoded(
         body(
             user("spawn a helper"),
-            {
-                "type": "tool_search_call",
-                "call_id": "ts1",
-                "execution": "client",
-                "arguments": {"query": "agent"},
-            },
-            {
-                "type": "tool_search_output",
-                "call_id": "ts1",
-                "execution": "client",
-                "status": "completed",
-                "tools": [
-                    namespace(
-                        "multi_agent_v1",
-                        function("spawn_agent", "Spawn a sub-agent.", defer_loading=True),
-                        description="Sub-agents.",
-                    )
-                ],
-            },
+            tool_search_call("ts1", "agent"),
+            tool_search_output("ts1", namespace(
+                "multi_agent_v1", function("spawn_agent", "Spawn a sub-agent.", defer_loading=True),
+                description="Sub-agents.")),
             tools=[tool_search()],
         )
     )
@@ -234,20 +210,10 @@ def test_a_tool_search_output_that_lists_known_tools_again_still_names_them():
     )
     request, _ = decoded(
         body(
-            {
-                "type": "tool_search_call",
-                "call_id": "ts1",
-                "execution": "client",
-                "arguments": {"query": "agent"},
-            },
-            {"type": "tool_search_output", "call_id": "ts1", "execution": "client", "tools": [found]},
-            {
-                "type": "tool_search_call",
-                "call_id": "ts2",
-                "execution": "client",
-                "arguments": {"query": "spawn"},
-            },
-            {"type": "tool_search_output", "call_id": "ts2", "execution": "client", "tools": [found]},
+            tool_search_call("ts1", "agent"),
+            tool_search_output("ts1", found),
+            tool_search_call("ts2", "spawn"),
+            tool_search_output("ts2", found),
             tools=[tool_search()],
         )
     )
@@ -260,13 +226,8 @@ def test_a_tool_search_output_that_lists_known_tools_again_still_names_them():
 def test_a_tool_search_output_with_no_tools_says_so():
     request, _ = decoded(
         body(
-            {
-                "type": "tool_search_call",
-                "call_id": "ts1",
-                "execution": "client",
-                "arguments": {"query": "x"},
-            },
-            {"type": "tool_search_output", "call_id": "ts1", "execution": "client", "tools": []},
+            tool_search_call("ts1", "x"),
+            tool_search_output("ts1"),
             tools=[tool_search()],
         )
     )
