@@ -44,17 +44,19 @@ class Budget:
     """Measured turns per mode in each proxy session."""
     proxy_sessions: int
     """Fresh sets of mitmdumps (bench/proxy.py: one process alone can be ±10% off for its whole life)."""
+    proxy_callable_turns: int
+    """Turns of the timed mitmdump that measures the stream callable inside the proxy."""
     profile_seconds: float
     proxy_interval_ms: float = 1.0
 
 
 FULL = Budget(request_samples={"small": 200, "long": 40}, peer_request_samples={"small": 60, "long": 12},
               stream_samples=100, peer_stream_samples=10, long_deltas=2000, proxy_deltas=2000, proxy_turns=4,
-              proxy_sessions=3,
+              proxy_sessions=3, proxy_callable_turns=2,
               profile_seconds=1.5)
 QUICK = Budget(request_samples={"small": 10, "long": 3}, peer_request_samples={"small": 3, "long": 1},
                stream_samples=3, peer_stream_samples=1, long_deltas=200, proxy_deltas=200, proxy_turns=1,
-               proxy_sessions=1,
+               proxy_sessions=1, proxy_callable_turns=1,
                profile_seconds=0.2)
 
 
@@ -141,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def run_proxy() -> None:
         res.proxy = proxy.run(budget.proxy_deltas, budget.proxy_interval_ms, budget.proxy_turns,
-                              sessions=budget.proxy_sessions)
+                              sessions=budget.proxy_sessions, callable_turns=budget.proxy_callable_turns)
 
     def run_profile() -> None:
         why_not = profile.available()

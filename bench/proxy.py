@@ -10,6 +10,8 @@ local upstream streaming a long Anthropic answer, turns alternating in one run.
   answer, notes/mitmproxy.md §2, which is no baseline for a streaming proxy).
 - hook: like plain, but with `-s bench/identity_addon.py`: the same bytes through an identity stream
   callable, to split what any callable costs in mitmproxy from what the gateway itself adds.
+- timed (after the sessions, not compared): the addon with `-s bench/callable_timer.py`, which times
+  the gateway's stream callable itself inside the proxy, to set against its cost in a tight loop.
 
 Latency per event: client read time minus the upstream's stamp in that event. CPU per turn: the
 scheduler's run time of every thread of the mitmdump process across the turn (/proc/<pid>/task/*/schedstat,
@@ -45,6 +47,7 @@ from bench.workloads import REPO, TARGET_MODELS, small_request
 MITMDUMP = Path(sys.executable).parent / "mitmdump"
 ADDON = REPO / "addon" / "gateway.py"
 IDENTITY = Path(__file__).resolve().parent / "identity_addon.py"
+TIMER = Path(__file__).resolve().parent / "callable_timer.py"
 MODES = ("plain", "hook", "addon")
 _TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 
@@ -71,6 +74,9 @@ class ProxyResult:
     addon: ModeResult
     session_cpu_ratios: tuple[float, ...]
     """addon / plain CPU per turn in each session, to show how far one session alone can be off."""
+    callable_us_median: float | None = None
+    """The gateway's stream callable alone, timed inside a mitmdump of its own (callable_timer.py):
+    median µs per upstream event; None when not run."""
 
     @property
     def added_latency_us(self) -> float:
@@ -113,13 +119,17 @@ class Mitmdump:
             self.log = [*self.log[-40:], line]
 
     def _wait_for_port(self, timeout_s: float) -> int:
+        return int(self.wait_for(r"listening at 127\.0\.0\.1:(\d+)", timeout_s, "mitmdump did not start"))
+
+    def wait_for(self, pattern: str, timeout_s: float, failure: str) -> str:
+        """The first group of the next output line that matches `pattern`."""
         while True:
             try:
                 line = self.lines.get(timeout=timeout_s)
             except queue.Empty:
-                raise RuntimeError(f"mitmdump did not start: {''.join(self.log)[-2000:]}") from None
-            if found := re.search(r"listening at 127\.0\.0\.1:(\d+)", line):
-                return int(found[1])
+                raise RuntimeError(f"{failure}: {''.join(self.log)[-2000:]}") from None
+            if found := re.search(pattern, line):
+                return found[1]
 
     def cpu_s(self) -> float:
         threads = glob.glob(f"/proc/{self.proc.pid}/task/*/schedstat")
@@ -139,6 +149,13 @@ class Mitmdump:
                 self.proc.wait()
 
 
+def _addon_args(up_port: int) -> list[str]:
+    return ["--mode", f"reverse:http://127.0.0.1:{up_port}", "-s", str(ADDON),
+            "--set", "gateway_match=/v1/responses", "--set", "gateway_upstream=anthropic",
+            "--set", f"gateway_base_url=http://127.0.0.1:{up_port}",
+            "--set", f"gateway_model={TARGET_MODELS['anthropic']}"]
+
+
 @contextlib.contextmanager
 def _proxies(up_port: int) -> Iterator[dict[str, Mitmdump]]:
     started: dict[str, Mitmdump] = {}
@@ -148,12 +165,7 @@ def _proxies(up_port: int) -> Iterator[dict[str, Mitmdump]]:
                                          "--set", "stream_large_bodies=1"], f"{tmp}/plain")
             started["hook"] = Mitmdump(["--mode", f"reverse:http://127.0.0.1:{up_port}", "-s", str(IDENTITY)],
                                        f"{tmp}/hook")
-            started["addon"] = Mitmdump(["--mode", f"reverse:http://127.0.0.1:{up_port}", "-s", str(ADDON),
-                                         "--set", "gateway_match=/v1/responses",
-                                         "--set", "gateway_upstream=anthropic",
-                                         "--set", f"gateway_base_url=http://127.0.0.1:{up_port}",
-                                         "--set", f"gateway_model={TARGET_MODELS['anthropic']}"],
-                                        f"{tmp}/addon")
+            started["addon"] = Mitmdump(_addon_args(up_port), f"{tmp}/addon")
             yield started
         finally:
             for proxy in started.values():
@@ -207,7 +219,26 @@ async def _session(up_port: int, body: bytes, deltas: int, timeout_s: float, tur
     return cpu["addon"] / cpu["plain"]
 
 
-async def _measure(deltas: int, interval_ms: float, turns: int, warmup: int, sessions: int) -> ProxyResult:
+async def _callable_us(up_port: int, body: bytes, deltas: int, timeout_s: float, turns: int) -> float:
+    """Median µs per call of the gateway's stream callable inside a timed mitmdump, over `turns`
+    turns after one warm-up."""
+    with tempfile.TemporaryDirectory(prefix="bench-mitm-") as tmp:
+        proxy = Mitmdump([*_addon_args(up_port), "-s", str(TIMER)], f"{tmp}/timed")
+        try:
+            medians = []
+            for i in range(turns + 1):
+                result = await turn(proxy.port, body, timeout_s)
+                _check("addon", result, deltas, proxy)
+                ns = int(proxy.wait_for(r"bench-callable-ns (\d+)", timeout_s, "no callable timing"))
+                if i:
+                    medians.append(ns)
+        finally:
+            proxy.stop()
+    return median(medians) / 1e3
+
+
+async def _measure(deltas: int, interval_ms: float, turns: int, warmup: int, sessions: int,
+                   callable_turns: int) -> ProxyResult:
     upstream = Upstream(deltas=deltas, interval_s=interval_ms / 1e3)
     await upstream.start()
     body = small_request()
@@ -216,14 +247,18 @@ async def _measure(deltas: int, interval_ms: float, turns: int, warmup: int, ses
     try:
         ratios = [await _session(upstream.port, body, deltas, timeout_s, turns, warmup, tally)
                   for _ in range(sessions)]
+        callable_us = (await _callable_us(upstream.port, body, deltas, timeout_s, callable_turns)
+                       if callable_turns else None)
     finally:
         await upstream.stop()
     return ProxyResult(deltas=deltas, interval_ms=interval_ms, turns=turns, sessions=sessions,
                        plain=tally.mode_result("plain"), hook=tally.mode_result("hook"),
-                       addon=tally.mode_result("addon"), session_cpu_ratios=tuple(ratios))
+                       addon=tally.mode_result("addon"), session_cpu_ratios=tuple(ratios),
+                       callable_us_median=callable_us)
 
 
-def run(deltas: int, interval_ms: float, turns: int, warmup: int = 1, sessions: int = 1) -> ProxyResult:
+def run(deltas: int, interval_ms: float, turns: int, warmup: int = 1, sessions: int = 1,
+        callable_turns: int = 0) -> ProxyResult:
     if not MITMDUMP.exists():
         raise RuntimeError(f"mitmdump not found at {MITMDUMP}")
-    return asyncio.run(_measure(deltas, interval_ms, turns, warmup, sessions))
+    return asyncio.run(_measure(deltas, interval_ms, turns, warmup, sessions, callable_turns))

@@ -78,8 +78,12 @@ def proxy_table(p: ProxyResult) -> str:
              f"CPU ×{p.cpu_ratio:.2f} per turn ({100 * (p.cpu_ratio - 1):+.0f}%, "
              f"{p.added_cpu_us_per_event:+.1f} µs CPU per event, of which an identity stream callable "
              f"alone costs {p.hook_cpu_us_per_event:+.1f} µs)")
-    return (_table(head, rows) + "\n" + added
-            + f"\nCPU added in each of {p.sessions} session(s) of fresh mitmdumps: {_each_session(p)}")
+    lines = [_table(head, rows), added,
+             f"CPU added in each of {p.sessions} session(s) of fresh mitmdumps: {_each_session(p)}"]
+    if p.callable_us_median is not None:
+        lines.append(f"the gateway's stream callable alone, timed inside a mitmdump of its own: "
+                     f"{p.callable_us_median:.1f} µs median per event")
+    return "\n".join(lines)
 
 
 def _each_session(p: ProxyResult) -> str:

@@ -82,6 +82,12 @@ def test_proxy_benchmark() -> None:
     assert result.addon.cpu_ms_per_turn >= 0 and result.plain.latency_us_median > 0
 
 
+@pytest.mark.timeout(120)
+def test_proxy_benchmark_times_the_stream_callable_inside_mitmdump() -> None:
+    result = proxy.run(deltas=30, interval_ms=1.0, turns=1, warmup=0, callable_turns=1)
+    assert result.callable_us_median is not None and result.callable_us_median > 0
+
+
 @pytest.mark.timeout(180)
 def test_proxy_benchmark_pools_sessions_of_fresh_mitmdumps() -> None:
     result = proxy.run(deltas=30, interval_ms=1.0, turns=1, warmup=0, sessions=2)
