@@ -43,7 +43,7 @@ class Budget:
     proxy_turns: int
     """Measured turns per mode in each proxy session."""
     proxy_sessions: int
-    """Fresh sets of mitmdumps (bench/proxy.py: one process alone can be ±10% off for its whole life)."""
+    """Fresh sets of mitmdumps (bench/proxy.py: one process keeps its luck, ten points or more, for life)."""
     proxy_callable_turns: int
     """Turns of the timed mitmdump that measures the stream callable inside the proxy."""
     profile_seconds: float

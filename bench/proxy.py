@@ -17,10 +17,10 @@ Latency per event: client read time minus the upstream's stamp in that event. CP
 scheduler's run time of every thread of the mitmdump process across the turn (/proc/<pid>/task/*/schedstat,
 nanoseconds; utime + stime from /proc/<pid>/stat, in clock ticks, where schedstat is missing).
 
-Sessions: the same mitmdump, restarted, runs the same turns up to ±10% faster or slower for its whole
-life (memory layout, hash seed, which CPU it lands on); two plain mitmdumps in one run differed by 1%
-in one session and a gateway with a no-op stream callable by -0% to +11% across sessions. So the
-comparison is repeated with fresh processes and pooled: one session's ratio is mostly that luck.
+Sessions: a mitmdump keeps its luck for its whole life (memory layout, hash seed, which CPU it
+lands on). Two plain mitmdumps in one run differed by 1%, but single sessions of the same gateway
+code measured anywhere from -5% to +27% over plain. So the comparison is repeated with fresh
+processes and pooled: one session's ratio is mostly that luck.
 """
 
 from __future__ import annotations
