@@ -260,27 +260,13 @@ def _huge_stream(dialect: str, size: int) -> Iterator[bytes]:
         raise ValueError(f"no huge stream for {dialect}")
 
 
-class FaultUpstream(Loopback):
+class FaultUpstream(Loopback[Fault]):
     """`with FaultUpstream() as up:` -> `up.url`, `up.plan(Fault(...))`, `up.received`."""
 
     thread_name = "fault-upstream"
 
-    def __init__(self) -> None:
-        self._plans: list[Fault] = []
-        super().__init__()
-
-    def plan(self, *faults: Fault) -> None:
-        with self.lock:
-            self._plans.extend(faults)
-
-    def clear(self) -> None:
-        """Forget faults planned but not met (a test that failed before its request)."""
-        with self.lock:
-            self._plans.clear()
-
     def answer(self, handler: RecordingHandler, received: Received) -> None:
-        with self.lock:
-            fault = self._plans.pop(0) if self._plans else Fault("stream")
+        fault = self.next_plan() or Fault("stream")
         dialect = dialect_of(received.path)
         streamed = wants_stream(dialect, received.path, received.json)
         if fault.kind == "stream" and dialect in WHOLE and not streamed:

@@ -32,7 +32,7 @@ HUGE = 8 * 1024 * 1024
 @pytest.fixture(autouse=True)
 def _no_leftover_faults(fault_upstream: FaultUpstream) -> Iterator[None]:
     yield
-    fault_upstream.clear()
+    fault_upstream.forget_plans()
 
 
 def expected_text(dialect: str) -> str:

@@ -131,14 +131,15 @@ class _Server(ThreadingHTTPServer):
     """socketserver's listen backlog of 5 drops connections when 50 arrive at once; a real API
     server accepts them, and a proxy facing a dropped one rightly answers 502."""
 
-    def __init__(self, owner: Loopback, port: int) -> None:
+    def __init__(self, owner: Loopback[Any], port: int) -> None:
         super().__init__(("127.0.0.1", port), owner.handler)
         self.owner = owner
 
 
-class Loopback:
-    """`with Sub() as up:` -> `up.url`, `up.port`, `up.received`. A subclass answers each request
-    in `answer(handler, received)`, writing through the handler."""
+class Loopback[Plan]:
+    """`with Sub() as up:` -> `up.url`, `up.port`, `up.received`, `up.plan(...)`. A subclass
+    answers each request in `answer(handler, received)`, writing through the handler, usually
+    from the next planned answer (`next_plan()`: a reply, a fault...) or its own default."""
 
     handler: ClassVar[type[RecordingHandler]] = RecordingHandler
     thread_name: ClassVar[str] = "upstream"
@@ -146,6 +147,7 @@ class Loopback:
     def __init__(self, port: int = 0) -> None:
         self.lock = threading.Lock()
         self._received: list[Received] = []
+        self._plans: list[Plan] = []
         self._server = _Server(self, port)
         self._thread = threading.Thread(target=self._server.serve_forever, name=self.thread_name, daemon=True)
 
@@ -179,6 +181,20 @@ class Loopback:
     def forget_received(self) -> None:
         with self.lock:
             self._received.clear()
+
+    def plan(self, *answers: Plan) -> None:
+        """Answer the next requests with these, in order."""
+        with self.lock:
+            self._plans.extend(answers)
+
+    def forget_plans(self) -> None:
+        """Forget answers planned but not used (a test that failed before its request)."""
+        with self.lock:
+            self._plans.clear()
+
+    def next_plan(self) -> Plan | None:
+        with self.lock:
+            return self._plans.pop(0) if self._plans else None
 
     def answer(self, handler: RecordingHandler, received: Received) -> None:
         raise NotImplementedError

@@ -171,7 +171,7 @@ def _chunks(reply: Reply) -> Iterator[bytes]:
 Guard = Callable[[Received], "Reply | None"]
 
 
-class Upstream(Loopback):
+class Upstream(Loopback[Reply]):
     """`with Upstream() as up:` -> `up.url`, `up.plan(reply, ...)`, `up.received`.
 
     `guard(received)` may turn a request away (e.g. a bad signature) before any plan is used;
@@ -179,21 +179,14 @@ class Upstream(Loopback):
 
     def __init__(self, port: int = 0, guard: Guard | None = None,
                  default: Callable[[Received], Reply] | None = None) -> None:
-        self._plans: list[Reply] = []
         self.guard = guard
         self._default = default
         super().__init__(port)
 
     def reset(self) -> None:
         """Forget plans and received requests (between tests sharing one server)."""
-        with self.lock:
-            self._plans.clear()
+        self.forget_plans()
         self.forget_received()
-
-    def plan(self, *replies: Reply) -> None:
-        """Answer the next requests with these replies, in order."""
-        with self.lock:
-            self._plans.extend(replies)
 
     def answer(self, handler: RecordingHandler, received: Received) -> None:
         _write(handler, self._next(received), received)
@@ -201,9 +194,8 @@ class Upstream(Loopback):
     def _next(self, received: Received) -> Reply:
         if self.guard is not None and (refused := self.guard(received)) is not None:
             return refused
-        with self.lock:
-            if self._plans:
-                return self._plans.pop(0)
+        if (planned := self.next_plan()) is not None:
+            return planned
         if self._default is not None:
             return self._default(received)
         wants_stream = isinstance(received.json, dict) and received.json.get("stream")
