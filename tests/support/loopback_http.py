@@ -3,8 +3,9 @@ request and asks its owner how to answer, and the writes an answer is made of.
 
 The upstreams differ only in how they choose an answer: `fake_upstream.py` runs a script,
 `tests/addon/e2e/upstream.py` replays planned recorded streams, `tests/reliability/fault_upstream.py`
-breaks the framing on purpose. Each subclasses `Loopback` (the server's life) and `RecordingHandler`
-(reading a request, writing whole and chunked bodies, dropping the connection).
+breaks the framing on purpose. Each subclasses `Loopback` (the server's life, what it received,
+what it was told to answer) and writes through a `RecordingHandler` (reading a request, writing
+whole and chunked bodies, dropping the connection).
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ class _Server(ThreadingHTTPServer):
     server accepts them, and a proxy facing a dropped one rightly answers 502."""
 
     def __init__(self, owner: Loopback[Any], port: int) -> None:
-        super().__init__(("127.0.0.1", port), owner.handler)
+        super().__init__(("127.0.0.1", port), RecordingHandler)
         self.owner = owner
 
 
@@ -141,7 +142,6 @@ class Loopback[Plan]:
     answers each request in `answer(handler, received)`, writing through the handler, usually
     from the next planned answer (`next_plan()`: a reply, a fault...) or its own default."""
 
-    handler: ClassVar[type[RecordingHandler]] = RecordingHandler
     thread_name: ClassVar[str] = "upstream"
 
     def __init__(self, port: int = 0) -> None:
