@@ -10,9 +10,7 @@ the same tool gets the same wire name on every turn and the prompt cache prefix 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-
-from pydantic import BaseModel
+from dataclasses import dataclass, field
 
 DEFAULT_NAMESPACE = "functions"
 """Codex's own tools live here and keep their plain names (notes/codex.md §3.4)."""
@@ -56,8 +54,14 @@ class NamePolicy:
 DEFAULT_POLICY = NamePolicy()
 
 
-class ToolRef(BaseModel):
-    """How a wire name maps back to what the client declared."""
+@dataclass(frozen=True, slots=True)
+class ToolRef:
+    """How a wire name maps back to what the client declared.
+
+    A slotted dataclass, not a pydantic model: the encoder builds one per tool on every request
+    (a pydantic model costs about 2.5 µs to build, this about 0.5 µs; bench/ measures the
+    request), and a `Translation` still validates and dumps it as a field.
+    """
 
     name: str
     namespace: str | None = None
@@ -67,10 +71,11 @@ class ToolRef(BaseModel):
     definition: str | None = None
 
 
-class ToolIndex(BaseModel):
+@dataclass(slots=True)
+class ToolIndex:
     """wire name -> client tool. Built by the request encoder, read by the stream decoder."""
 
-    by_wire: dict[str, ToolRef] = {}
+    by_wire: dict[str, ToolRef] = field(default_factory=dict)
 
     def add(self, wire: str, ref: ToolRef) -> None:
         self.by_wire[wire] = ref

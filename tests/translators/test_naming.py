@@ -11,6 +11,7 @@ from translators.naming import (
     fnv1a_32,
     join_namespace,
 )
+from translators.translation import Translation
 
 
 def reference_fnv1a(text: str) -> str:
@@ -92,3 +93,19 @@ def test_an_unknown_wire_name_comes_back_as_a_plain_function_without_a_namespace
     assert ToolIndex().lookup("mystery__tool") == ToolRef(
         name="mystery__tool", namespace=None, kind="function"
     )
+
+
+def test_the_index_survives_the_flow_metadata_round_trip_of_a_translation():
+    # the addon keeps `translation.model_dump(mode="json")` in the flow and rebuilds the
+    # Translation from it for loaded and replayed flows (addon/gateway.py `_translation`)
+    index = ToolIndex()
+    index.add("clock__sleep", ToolRef(name="sleep", namespace="clock"))
+    index.add("apply_patch", ToolRef(name="apply_patch", kind="custom", syntax="lark", definition="start: x"))
+    saved = Translation(target="anthropic", model="m", client_model="c", path="/v1/messages", body={},
+                        tools=index).model_dump(mode="json")
+    assert saved["tools"] == {"by_wire": {
+        "clock__sleep": {"name": "sleep", "namespace": "clock", "kind": "function", "syntax": None,
+                         "definition": None},
+        "apply_patch": {"name": "apply_patch", "namespace": None, "kind": "custom", "syntax": "lark",
+                        "definition": "start: x"}}}
+    assert Translation.model_validate(saved).tools == index
