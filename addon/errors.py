@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from mitmproxy import http
 
 from addon import auth, flowinfo
+from translators import wirejson
 from translators.errors import error_type_for_status
 
 
@@ -17,7 +17,7 @@ def error_body(status: int, code: str, message: str, param: str | None = None) -
 
 
 def json_response(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> http.Response:
-    return http.Response.make(status, json.dumps(body).encode(),
+    return http.Response.make(status, wirejson.dumps(body),
                               {"content-type": "application/json", **(headers or {})})
 
 

@@ -3,9 +3,10 @@ flow), a one-line comment and a mark (both shown in mitmweb, notes/mitmproxy.md 
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from translators import wirejson
 
 KEY = "gateway"
 MARK = ":warning:"
@@ -62,7 +63,7 @@ def usage_of(body: bytes) -> dict[str, Any] | None:
     """Token usage of what the client got: a Responses object, or a stream's terminal event."""
     try:
         if body.lstrip().startswith(b"{"):
-            usage = json.loads(body).get("usage")
+            usage = wirejson.loads(body).get("usage")
             return usage if isinstance(usage, dict) else None
         # the last terminal event (an event line never occurs inside JSON data, whose newlines
         # are escaped); found from the end rather than by splitting a stream of megabytes
@@ -71,7 +72,7 @@ def usage_of(body: bytes) -> dict[str, Any] | None:
             return None
         block = body[start:].split(b"\n\n", 1)[0]
         data = b"".join(line[5:] for line in block.split(b"\n") if line.startswith(b"data:"))
-        usage = json.loads(data).get("response", {}).get("usage")
+        usage = wirejson.loads(data).get("response", {}).get("usage")
         return usage if isinstance(usage, dict) else None
     except (ValueError, AttributeError):
         pass

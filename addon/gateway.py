@@ -9,7 +9,6 @@ auth, streaming hookup, metadata.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Sequence
@@ -167,7 +166,7 @@ class Gateway:
             if value == "<redacted>":  # a saved secret is gone; never send the placeholder
                 flow.request.headers.pop(name, None)
         try:
-            body = json.loads(client_request or "")
+            body = wirejson.loads(client_request or "")
         except (ValueError, RecursionError):
             body = None
         if not isinstance(body, dict):
@@ -362,7 +361,7 @@ class Gateway:
         body = translate_response(translation.target, translation, raw, report=report)
         flow.response.headers.pop("content-encoding", None)
         flow.response.headers["content-type"] = "application/json"
-        flow.response.content = json.dumps(body).encode()
+        flow.response.content = wirejson.dumps(body)
         self._collect(info, report, None)
 
     # -- bookkeeping ------------------------------------------------------------------------
@@ -375,7 +374,7 @@ class Gateway:
             return None
         # a loaded or replayed flow: its upstream body is the flow's request
         try:
-            body = json.loads(flow.request.get_content(strict=False) or b"{}")
+            body = wirejson.loads(flow.request.get_content(strict=False) or b"{}")
         except ValueError:
             body = {}
         return Translation.model_validate({**data, "body": body if isinstance(body, dict) else {}})

@@ -19,7 +19,7 @@ from pathlib import Path
 from mitmproxy import http, io
 from mitmproxy.test import tflow
 
-from translators import translate_request
+from translators import translate_request, wirejson
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTENT_TYPE = {"bedrock": "application/vnd.amazon.eventstream"}
@@ -36,11 +36,11 @@ def build_flows(folder: Path, work: Path) -> tuple[Path, Path, dict]:
     meta = json.loads((folder / "capture.json").read_text())
     body = json.loads((folder / meta["request"]).read_text())
     raw = (folder / meta["upstream"]).read_bytes()
-    client = http.Request.make("POST", CLIENT_URL, json.dumps(body).encode(),
+    client = http.Request.make("POST", CLIENT_URL, wirejson.dumps(body),
                                {"content-type": "application/json", "accept": "text/event-stream"})
     translation = translate_request(body, meta["dialect"], meta.get("model"))
     upstream_request = http.Request.make("POST", meta["base_url"] + translation.path,
-                                         json.dumps(translation.body).encode(),
+                                         wirejson.dumps(translation.body),
                                          {"content-type": "application/json"})
     upstream_response = http.Response.make(meta.get("status", 200), raw, {
         "content-type": CONTENT_TYPE.get(meta["dialect"], "text/event-stream")})

@@ -7,13 +7,12 @@ so nothing may escape; the end of the body is one more call with `b""`.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 import uuid
 from collections.abc import Callable
 
-from translators import PassthroughTranslator, StreamTranslator
+from translators import PassthroughTranslator, StreamTranslator, wirejson
 from translators.sse import encode_event
 
 Translator = StreamTranslator | PassthroughTranslator
@@ -92,7 +91,7 @@ def failed_event(sent: bytes, message: str) -> bytes:
     response = {
         "id": response_id[1].decode() if response_id else f"resp_{uuid.uuid4().hex[:24]}",
         "object": "response", "created_at": int(time.time()), "status": "failed",
-        "model": json.loads(b'"%s"' % model[1]) if model else "", "output": [],
+        "model": wirejson.loads(b'"%s"' % model[1]) if model else "", "output": [],
         "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
         "error": {"code": "server_error", "message": message}, "incomplete_details": None, "usage": None,
     }

@@ -16,6 +16,7 @@ from typing import Any
 from lark import Lark
 from lark.exceptions import LarkError
 
+from translators import wirejson
 from translators.ir.request import CustomTool
 
 ARGUMENT = "input"
@@ -56,7 +57,7 @@ def unwrap(arguments: str) -> str:
 
 
 def wrap(raw: str) -> str:
-    return json.dumps({ARGUMENT: raw}, ensure_ascii=False)
+    return wirejson.text({ARGUMENT: raw})
 
 
 # A whole regex literal of the form `X*` / `(X*)` (X one atom: `.`, a class, an escape), e.g. the

@@ -24,6 +24,11 @@ import orjson
 
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
+text = json.JSONEncoder(ensure_ascii=False).encode
+"""JSON inside a string field (tool-call arguments, a freeform call wrapped as `{"input": ...}`):
+`json.dumps(value, ensure_ascii=False)`, Python's default spacing, without building an encoder per
+call. It is text the model or the client reads back as JSON, never a wire body."""
+
 
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """Parse JSON text; raises `ValueError` (a `json.JSONDecodeError`) when it is not JSON, or

@@ -472,6 +472,19 @@ def test_non_streamed_answer_becomes_a_response_object(gateway: Ctx) -> None:
     assert flow.metadata["gateway"]["usage"]["input_tokens"] == 3
 
 
+def test_a_non_streamed_answer_keeps_non_ascii_text_as_utf8_like_the_stream_does(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": False})
+    run_request(addon, flow)
+    _answer(flow, 200, json.dumps({"type": "message", "id": "msg_1", "role": "assistant", "content": [
+        {"type": "text", "text": "déjà vu ✓"}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 3, "output_tokens": 1}}).encode(), {"content-type": "application/json"})
+    addon.responseheaders(flow)
+    addon.response(flow)
+    assert '"déjà vu ✓"'.encode() in flow.response.content
+    assert b"\\u" not in flow.response.content
+
+
 # -- upstream errors -------------------------------------------------------------------------
 
 def _error(addon: Gateway, status: int, body: dict[str, Any],
@@ -497,6 +510,14 @@ def test_upstream_429_keeps_status_retry_after_and_message(gateway: Ctx) -> None
     error = response.json()["error"]
     assert (error["type"], error["code"]) == ("rate_limit_error", "rate_limit_exceeded")
     assert "Number of requests exceeded" in error["message"]
+
+
+def test_an_upstream_error_message_reaches_the_client_as_utf8_text(gateway: Ctx) -> None:
+    addon, _ = gateway
+    response = _error(addon, 400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                               "message": "paramètre « model » inconnu"}})
+    assert "paramètre « model » inconnu".encode() in response.content
+    assert "paramètre « model » inconnu" in response.json()["error"]["message"]
 
 
 def test_upstream_500_becomes_a_responses_shaped_server_error(gateway: Ctx) -> None:

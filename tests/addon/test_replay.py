@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -64,6 +65,17 @@ def test_build_flows_makes_a_codex_request_and_the_recorded_upstream_answer(tmp_
     assert upstream_flow.request.url == "https://api.anthropic.com/v1/messages"
     assert upstream_flow.response.content == (CAPTURE / "upstream.body").read_bytes()
     assert meta["dialect"] == "anthropic"
+
+
+def test_a_replayed_capture_shows_the_very_upstream_body_the_live_gateway_sends(
+        gateway: tuple[Gateway, object], tmp_path: Path) -> None:
+    addon, _ = gateway
+    _, upstream, _ = replay.build_flows(CAPTURE, tmp_path)
+    with upstream.open("rb") as f:
+        (upstream_flow,) = io.FlowReader(f).stream()
+    live = client_flow(json.loads((CAPTURE / "request.json").read_text()))
+    run_request(addon, live)
+    assert upstream_flow.request.content == live.request.content
 
 
 def test_a_capture_the_addon_just_wrote_replays(gateway: tuple[Gateway, object], tmp_path: Path) -> None:

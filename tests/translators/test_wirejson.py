@@ -40,3 +40,9 @@ def test_a_lone_surrogate_is_written_as_its_json_escape() -> None:
 
 def test_integers_beyond_64_bits_are_written_exactly() -> None:
     assert wirejson.dumps({"n": 2**70}) == b'{"n":1180591620717411303424}'
+
+
+def test_json_inside_a_string_field_is_written_as_json_dumps_writes_it_unescaped() -> None:
+    value = {"path": "docs/café.md", "lines": [1, 2.5], "ok": True, "none": None}
+    assert wirejson.text(value) == json.dumps(value, ensure_ascii=False)
+    assert wirejson.text(value) == '{"path": "docs/café.md", "lines": [1, 2.5], "ok": true, "none": null}'

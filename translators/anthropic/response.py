@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from translators import wirejson
 from translators.anthropic.stream import finish_events, usage_event
 from translators.dialect import ErrorInfo
 from translators.errors import UpstreamProtocolError
@@ -31,7 +32,7 @@ def response_events(body: Any, translation: Translation) -> list[ev.Event]:
             out.append(ev.ReasoningDone(index, state))
         elif kind == "tool_use":
             out += [ev.ToolCallStarted(index, block.get("id") or "", block.get("name") or ""),
-                    ev.ToolCallDone(index, json.dumps(block.get("input") or {}, ensure_ascii=False))]
+                    ev.ToolCallDone(index, wirejson.text(block.get("input") or {}))]
         else:
             out.append(ev.Unknown(f"output.content_block.{kind}"))
     if isinstance(body.get("usage"), dict):

@@ -7,7 +7,6 @@ then the stream simply ends.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -170,7 +169,7 @@ class AnthropicDecoder:
             state = VendorState(dialect="anthropic", redacted=_text(block.get("data")))
             out.append(ev.ReasoningDone(index, state))
         elif kind == "tool_use":
-            self._tool_input[index] = json.dumps(block["input"]) if block.get("input") else ""
+            self._tool_input[index] = wirejson.text(block["input"]) if block.get("input") else ""
             out.append(ev.ToolCallStarted(index, _text(block.get("id")), _text(block.get("name"))))
         else:
             # server tools (web search, code execution) run on Anthropic's side; the client

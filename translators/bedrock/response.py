@@ -8,9 +8,9 @@ from the status (one status per error type, §D.4) and the message.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from translators import wirejson
 from translators.bedrock import wire
 from translators.dialect import ErrorInfo
 from translators.errors import UpstreamProtocolError
@@ -43,7 +43,7 @@ def _block(index: int, block: Any) -> list[ev.Event]:
     if isinstance(block.get("toolUse"), dict):
         tool = block["toolUse"]
         return [ev.ToolCallStarted(index, str(tool.get("toolUseId") or ""), str(tool.get("name") or "")),
-                ev.ToolCallDone(index, json.dumps(tool.get("input") or {}, ensure_ascii=False))]
+                ev.ToolCallDone(index, wirejson.text(tool.get("input") or {}))]
     reasoning = block.get("reasoningContent")
     if isinstance(reasoning, dict):
         redacted = reasoning.get("redactedContent")

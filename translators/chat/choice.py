@@ -8,11 +8,10 @@ keyed by `index`, started once a name is known, and closed when the choice finis
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from translators import freeform
+from translators import freeform, wirejson
 from translators.chat import dsml
 from translators.ir import events as ev
 from translators.ir.request import VendorState
@@ -179,9 +178,9 @@ class Choice:
         if isinstance(body.get("name"), str) and body["name"] and not call.name:
             call.name = body["name"]
         if isinstance(piece, dict):
-            piece = json.dumps(piece, ensure_ascii=False)  # some servers send an object
+            piece = wirejson.text(piece)  # some servers send an object
         if isinstance(piece, str) and piece:
-            call.pending.append(json.dumps(piece, ensure_ascii=False)[1:-1] if call.custom else piece)
+            call.pending.append(wirejson.text(piece)[1:-1] if call.custom else piece)
         if not call.started and call.name:
             call.started = True
             self._close_reasoning(out)

@@ -30,6 +30,8 @@ from typing import Any
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 
+from translators import wirejson
+
 _BAR = "[｜|‖]{1,2}"
 
 GRAMMAR = r"""
@@ -85,7 +87,7 @@ def parse(block: str) -> list[Call] | None:
             if "name" not in p_attrs:
                 return None
             arguments[p_attrs["name"]] = _value(_raw_value(parameter), p_attrs.get("string"))
-        calls.append(Call(attrs["name"], json.dumps(arguments, ensure_ascii=False)))
+        calls.append(Call(attrs["name"], wirejson.text(arguments)))
     return calls or None
 
 

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from translators import toolset
+from translators import toolset, wirejson
 from translators.chat.models import Target
 from translators.ir.request import Image, Message, Part, Reasoning, Request, Text, ToolCall, ToolResult
 from translators.naming import fnv1a_32
@@ -21,8 +21,6 @@ from translators.report import Report
 # string with maximum length 40" (vercel/ai #5171, openclaw PR #875).
 MAX_CALL_ID = 40
 _DETAILS = {"auto", "low", "high"}
-_to_json = json.JSONEncoder(ensure_ascii=False).encode
-"""`json.dumps(value, ensure_ascii=False)` without building an encoder per call."""
 
 
 def call_id(original: str) -> str:
@@ -130,7 +128,7 @@ class _Writer:
                     return item.arguments
             except ValueError:
                 pass
-        return _to_json(toolset.call_input(item, self.report))
+        return wirejson.text(toolset.call_input(item, self.report))
 
     # -- other roles ------------------------------------------------------------------------
     def _message(self, item: Message) -> None:

@@ -18,10 +18,10 @@ Rules:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from translators import wirejson
 from translators.errors import UpstreamProtocolError
 from translators.gemini import calls, failures
 from translators.gemini.partial_args import ArgsBuilder
@@ -64,8 +64,6 @@ _PART_BOOKKEEPING = {"thought", "thoughtSignature", "partMetadata"}
 _CANDIDATE_EXTRAS = ("citationMetadata", "groundingMetadata", "urlContextMetadata")
 _ANY_EXTRA = frozenset(_CANDIDATE_EXTRAS)
 
-_args_json = json.JSONEncoder(ensure_ascii=False).encode
-"""`json.dumps(value, ensure_ascii=False)` without building an encoder per call."""
 
 
 class _StreamedCall:
@@ -235,7 +233,7 @@ class ChunkReader:
         args = call.get("args")
         if args is not None and not isinstance(args, dict):
             raise UpstreamProtocolError("Gemini sent functionCall args that are not a JSON object")
-        out.append(ev.ToolCallDone(key, _args_json(args or {})))
+        out.append(ev.ToolCallDone(key, wirejson.text(args or {})))
 
     def _continue_streamed(self, streamed: _StreamedCall, call: dict[str, Any], signature: str | None,
                            out: list[ev.Event]) -> None:

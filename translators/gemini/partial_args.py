@@ -8,17 +8,15 @@ over several entries while `willContinue` is true. The arguments object is rebui
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from typing import Any
 
+from translators import wirejson
 from translators.errors import UpstreamProtocolError
 
 _SEGMENT = re.compile(
     r"""\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]""")
-_json = json.JSONEncoder(ensure_ascii=False).encode
-"""`json.dumps(value, ensure_ascii=False)` without building an encoder per call."""
 MAX_INDEX = 100_000
 """An array index beyond any real argument list; refusing it keeps a bad path from allocating."""
 
@@ -84,7 +82,7 @@ class ArgsBuilder:
             self._continuing.discard(path)
 
     def json(self) -> str:
-        return _json(self._root)
+        return wirejson.text(self._root)
 
     def _container(self, segments: tuple[str | int, ...], child: str | int) -> Any:
         node: Any = self._root

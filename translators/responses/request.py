@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from translators import pairing, vendor_state
+from translators import pairing, vendor_state, wirejson
 from translators.errors import MalformedRequest, UnsupportedFeature
 from translators.ir.request import (
     Image,
@@ -333,7 +332,7 @@ class _ItemState:
             return []
         args = raw.get(args_key, "")
         if not isinstance(args, str):
-            args = json.dumps(args, ensure_ascii=False)
+            args = wirejson.text(args)
         namespace = raw.get("namespace") if isinstance(raw.get("namespace"), str) else None
         self._unknown_keys(raw, path, _CALL_KEYS[args_key])
         return [ToolCall(kind=kind, call_id=call_id, name=name, namespace=namespace or None,  # type: ignore[arg-type]
@@ -354,7 +353,7 @@ class _ItemState:
         self._unknown_keys(raw, path, _LOCAL_SHELL_KEYS)
         args = {k: v for k, v in action.items() if k != "type" and v is not None}
         return [ToolCall(kind="local_shell", call_id=call_id, name="local_shell",
-                         arguments=json.dumps(args, ensure_ascii=False), origin=path)]
+                         arguments=wirejson.text(args), origin=path)]
 
     def _item_tool_search_call(self, raw: dict[str, Any], path: str) -> list[Item]:
         call_id = raw.get("call_id")
@@ -364,7 +363,7 @@ class _ItemState:
         self._unknown_keys(raw, path, _TOOL_SEARCH_CALL_KEYS)
         args = raw.get("arguments")
         if not isinstance(args, str):
-            args = json.dumps(args if args is not None else {}, ensure_ascii=False)
+            args = wirejson.text(args if args is not None else {})
         return [ToolCall(kind="tool_search", call_id=call_id, name="tool_search", arguments=args,
                          origin=path)]
 

@@ -290,6 +290,17 @@ def test_input_json_deltas_are_the_function_call_arguments():
     assert done_items(payloads)[0]["arguments"] == '{"seconds": 2}'
 
 
+def test_a_call_whose_input_comes_whole_at_its_start_keeps_non_ascii_text_unescaped():
+    start_block = {"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "tool_use", "id": "toolu_1", "name": "sleep",
+                                     "input": {"note": "café ✓"}}}
+    stop = {"type": "content_block_stop", "index": 0}
+    payloads, _ = translate(start(), start_block, stop, *end("tool_use"))
+    arguments = done_items(payloads)[0]["arguments"]
+    assert "café ✓" in arguments
+    assert json.loads(arguments) == {"note": "café ✓"}
+
+
 def test_a_streamed_call_to_a_flattened_name_returns_with_namespace_and_name():
     payloads, _ = translate(start(), *tool_block(0, "toolu_1", "clock__sleep", "{}"), *end("tool_use"))
     item = done_items(payloads)[0]
