@@ -65,7 +65,6 @@ _CANDIDATE_EXTRAS = ("citationMetadata", "groundingMetadata", "urlContextMetadat
 _ANY_EXTRA = frozenset(_CANDIDATE_EXTRAS)
 
 
-
 class _StreamedCall:
     __slots__ = ("args", "call_id", "key")
 
