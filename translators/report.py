@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Set
+from typing import Any
+
 
 class Report:
     """Collects dropped paths (`input[3].phase`, `text.verbosity`) and free-text notes.
@@ -18,6 +21,17 @@ class Report:
 
     def drop(self, path: str) -> None:
         self._dropped[path] = None
+
+    def drop_unread(self, fields: Mapping[str, Any], read: Set[str], path: str, *,
+                    skip_empty: bool = False) -> None:
+        """Name each key of `fields` outside `read` as `path.key`, in request order (a set
+        difference would order them by string hash, which changes from one process to the next).
+        `skip_empty`: a key whose value is null, `[]` or `""` carries nothing to lose."""
+        if fields.keys() <= read:
+            return
+        for key, value in fields.items():
+            if key not in read and not (skip_empty and value in (None, [], "")):
+                self._dropped[f"{path}.{key}"] = None
 
     def note(self, text: str) -> None:
         self._notes[text] = None

@@ -16,6 +16,23 @@ def test_dropped_paths_keep_their_order_and_appear_once():
     assert report.dropped == ["input[3].phase", "text.verbosity"]
 
 
+UNREAD = [f"k{i}" for i in range(12, 0, -1)]
+"""Twelve unread keys, newest-looking first: a hash-ordered set would all but never give them in
+this order, in any process."""
+
+
+def test_unread_keys_are_dropped_in_request_order():
+    report = Report()
+    report.drop_unread({"type": "x", **dict.fromkeys(UNREAD, 1)}, {"type"}, "tools[0]")
+    assert report.dropped == [f"tools[0].{key}" for key in UNREAD]
+
+
+def test_unread_keys_with_nothing_in_them_can_be_passed_over():
+    report = Report()
+    report.drop_unread({"a": None, "b": [], "c": "", "d": 0, "e": "x"}, set(), "input[1]", skip_empty=True)
+    assert report.dropped == ["input[1].d", "input[1].e"]
+
+
 def test_notes_keep_their_order_and_appear_once():
     report = Report()
     for text in ("b", "a", "b"):

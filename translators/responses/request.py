@@ -49,6 +49,8 @@ _ITEM_BOOKKEEPING = frozenset({"type", "id", "status", "internal_chat_message_me
 _TEXT_PARTS = {"input_text", "output_text", "text", "summary_text", "reasoning_text"}
 _TEXT_PART_KEYS = frozenset({"type", "text", "annotations", "logprobs"})
 _IMAGE_PART_KEYS = frozenset({"type", "image_url", "detail"})
+_REASONING_CONFIG_KEYS = frozenset({"effort", "summary", "generate_summary", "context"})
+_TEXT_CONTROL_KEYS = frozenset({"verbosity", "format"})
 
 
 def _known_keys(*known: str) -> frozenset[str]:
@@ -139,8 +141,7 @@ def _reasoning_config(value: Any, report: Report) -> ReasoningConfig:
         if value is not None:
             report.drop("reasoning")
         return ReasoningConfig()
-    for key in value.keys() - {"effort", "summary", "generate_summary", "context"}:
-        report.drop(f"reasoning.{key}")
+    report.drop_unread(value, _REASONING_CONFIG_KEYS, "reasoning")
     effort = value.get("effort")
     summary = value.get("summary") or value.get("generate_summary")
     return ReasoningConfig(effort=effort if isinstance(effort, str) else None,
@@ -151,8 +152,7 @@ def _text_controls(value: Any, report: Report) -> dict[str, Any]:
     if not isinstance(value, dict):
         return {}
     out: dict[str, Any] = {}
-    for key in value.keys() - {"verbosity", "format"}:
-        report.drop(f"text.{key}")
+    report.drop_unread(value, _TEXT_CONTROL_KEYS, "text")
     if isinstance(value.get("verbosity"), str):
         out["verbosity"] = value["verbosity"]
     fmt = value.get("format")
@@ -232,11 +232,7 @@ class _ItemState:
         raise MalformedRequest(f"{path}: unknown input item type {kind!r}", param=f"{path}.type")
 
     def _unknown_keys(self, raw: dict[str, Any], path: str, known: frozenset[str]) -> None:
-        if raw.keys() <= known:
-            return
-        for key, value in raw.items():  # in request order
-            if key not in known and value not in (None, [], ""):
-                self.report.drop(f"{path}.{key}")
+        self.report.drop_unread(raw, known, path, skip_empty=True)
 
     # -- messages ---------------------------------------------------------------------------
     def _item_message(self, raw: dict[str, Any], path: str) -> list[Item]:
@@ -272,10 +268,7 @@ class _ItemState:
                 text = part.get("text")
                 if not isinstance(text, str):
                     raise MalformedRequest(f"{ppath}.text must be a string", param=f"{ppath}.text")
-                if not part.keys() <= _TEXT_PART_KEYS:
-                    for key in part:  # in request order
-                        if key not in _TEXT_PART_KEYS:
-                            self.report.drop(f"{ppath}.{key}")
+                self.report.drop_unread(part, _TEXT_PART_KEYS, ppath)
                 if part.get("annotations"):
                     self.report.drop(f"{ppath}.annotations")
                 parts.append(Text(text=text))
@@ -288,9 +281,7 @@ class _ItemState:
                     continue
                 detail = part.get("detail")
                 parts.append(Image(url=url, detail=detail if isinstance(detail, str) else None, origin=ppath))
-                for key in part:  # in request order
-                    if key not in _IMAGE_PART_KEYS:
-                        self.report.drop(f"{ppath}.{key}")
+                self.report.drop_unread(part, _IMAGE_PART_KEYS, ppath)
             else:
                 # input_file, input_audio, encrypted_content parts: nothing another model can read
                 self.report.drop(ppath)

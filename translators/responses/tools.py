@@ -39,6 +39,9 @@ _FUNCTION_KEYS = {"type", "name", "description", "parameters", "strict"}
 # once a tool_search_output lists them, which is exactly that.
 _SILENT_FUNCTION_KEYS = {"defer_loading"}
 _READ_FUNCTION_KEYS = frozenset(_FUNCTION_KEYS | _SILENT_FUNCTION_KEYS)
+_READ_CUSTOM_KEYS = frozenset({"type", "name", "description", "format"} | _SILENT_FUNCTION_KEYS)
+_NAMESPACE_KEYS = frozenset({"type", "name", "description", "tools"})
+_TOOL_SEARCH_KEYS = frozenset({"type", "execution", "description", "parameters"})
 
 
 def _filler(namespace: str, description: str) -> bool:
@@ -107,8 +110,7 @@ class ToolCollector:
         description = decl.get("description") or ""
         if name != DEFAULT_NAMESPACE and not _filler(name, description):
             self._namespaces[name] = Namespace(name=name, description=description)
-        for key in decl.keys() - {"type", "name", "description", "tools"}:
-            self.report.drop(f"{path}.{key}")
+        self.report.drop_unread(decl, _NAMESPACE_KEYS, path)
         inner = decl.get("tools") or []
         if not isinstance(inner, list):
             raise MalformedRequest(f"{path}.tools must be an array", param=f"{path}.tools")
@@ -124,9 +126,7 @@ class ToolCollector:
         if not isinstance(parameters, dict):
             raise MalformedRequest(f"{path}.parameters must be a JSON schema object",
                                    param=f"{path}.parameters")
-        if not decl.keys() <= _READ_FUNCTION_KEYS:
-            for key in decl.keys() - _FUNCTION_KEYS - _SILENT_FUNCTION_KEYS:
-                self.report.drop(f"{path}.{key}")
+        self.report.drop_unread(decl, _READ_FUNCTION_KEYS, path)
         strict = decl.get("strict")
         return FunctionTool(name=name, namespace=namespace, description=_text(decl.get("description")),
                             parameters=parameters, strict=strict if isinstance(strict, bool) else None,
@@ -142,8 +142,7 @@ class ToolCollector:
             definition = grammar.get("definition") if isinstance(grammar.get("definition"), str) else None
         elif not (isinstance(fmt, dict) and fmt.get("type") == "text"):
             self.report.drop(f"{path}.format")
-        for key in decl.keys() - {"type", "name", "description", "format"} - _SILENT_FUNCTION_KEYS:
-            self.report.drop(f"{path}.{key}")
+        self.report.drop_unread(decl, _READ_CUSTOM_KEYS, path)
         return CustomTool(name=name, namespace=namespace, description=_text(decl.get("description")),
                           syntax=syntax, definition=definition, origin=path)
 
@@ -156,8 +155,7 @@ class ToolCollector:
         if not isinstance(parameters, dict):
             parameters = {"type": "object", "properties": {"query": {"type": "string"}},
                           "required": ["query"]}
-        for key in decl.keys() - {"type", "execution", "description", "parameters"}:
-            self.report.drop(f"{path}.{key}")
+        self.report.drop_unread(decl, _TOOL_SEARCH_KEYS, path)
         self._put(ToolSearchTool(description=_text(decl.get("description")), parameters=parameters,
                                  origin=path))
 

@@ -185,6 +185,16 @@ def test_an_unknown_tool_field_is_reported():
     assert report.dropped == ["tools[0].cache_hint"]
 
 
+def test_unknown_fields_of_every_tool_kind_are_reported_in_request_order():
+    extra = {f"x{i}": 1 for i in range(9, 0, -1)}
+    declarations = [{**function("f"), **extra}, {**custom("c"), **extra}, {**tool_search(), **extra},
+                    {**namespace("clock", function("sleep")), **extra}]
+    _, report = decoded(body(tools=declarations, reasoning={"effort": "low", **extra}, text=extra))
+    expected = [f"{path}.{key}" for path in ("tools[0]", "tools[1]", "tools[2]", "tools[3]") for key in extra]
+    expected += [f"{path}.{key}" for path in ("reasoning", "text") for key in extra]
+    assert report.dropped == expected
+
+
 def test_tools_listed_in_a_tool_search_output_become_callable_and_the_result_names_them():
     request, _ = decoded(
         body(
