@@ -8,6 +8,7 @@ from typing import Any
 
 from translators import dialect as dialects
 from translators import wirejson
+from translators.capabilities import ModelCapabilities
 from translators.errors import MalformedRequest, TranslatorError, UpstreamProtocolError, error_type_for_status
 from translators.ids import IdFactory, random_ids
 from translators.ir import events as ev
@@ -28,9 +29,11 @@ def _dialect(name: str) -> dialects.Dialect:
                                code="unknown_dialect") from None
 
 
-def translate_request(body: dict[str, Any], target: str, model: str | None = None) -> Translation:
+def translate_request(body: dict[str, Any], target: str, model: str | None = None, *,
+                      capabilities: ModelCapabilities | None = None) -> Translation:
     """Client Responses body -> what to send to `target`. Raises `Refused` (with a Responses-shaped
-    error in `.to_body()`) for a request that must not go upstream."""
+    error in `.to_body()`) for a request that must not go upstream. `capabilities`: what the
+    vendor said the model accepts; without it the dialect's shipped table answers."""
     report = Report()
     if target == "responses":
         encoded = passthrough.encode(body, model, report)
@@ -41,11 +44,23 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
         request = decode_request(body, report)
         client_model = request.model
         stream = request.stream
-        encoded = dialect.encode_request(request, model or request.model, report)
+        upstream_model = model or request.model
+        caps = capabilities or dialect.capabilities(upstream_model)
+        if note := caps.lifecycle_note():
+            report.note(note)
+        encoded = dialect.encode_request(request, upstream_model, report, caps)
     return Translation(target=target, model=encoded.body.get("model") or model or client_model,
                        client_model=client_model, path=encoded.path, body=encoded.body,
                        headers=encoded.headers, stream=stream, dropped=report.dropped,
-                       notes=report.notes, tools=encoded.tools)
+                       notes=report.notes, tools=encoded.tools, echo=_echo(body))
+
+
+_ECHO_TYPES = {"tool_choice": (str, dict), "parallel_tool_calls": (bool,), "tools": (list,)}
+
+
+def _echo(body: dict[str, Any]) -> dict[str, Any]:
+    """The request fields a Responses object repeats, as the client wrote them (docs/responses.md)."""
+    return {key: body[key] for key, types in _ECHO_TYPES.items() if isinstance(body.get(key), types)}
 
 
 class StreamTranslator:
@@ -135,7 +150,7 @@ def stream_translator(source: str, translation: Translation, *, new_id: IdFactor
         return PassthroughTranslator(translation, report)
     dialect = _dialect(source)
     encoder = ResponsesEncoder(model=translation.client_model, tools=translation.tools, report=report,
-                               new_id=new_id or random_ids(), clock=clock)
+                               new_id=new_id or random_ids(), clock=clock, echo=translation.echo)
     return StreamTranslator(dialect.stream_decoder(translation), encoder, report)
 
 
@@ -148,7 +163,7 @@ def translate_response(source: str, translation: Translation, body: bytes, *,
     dialect = _dialect(source)
     report = report if report is not None else Report()
     encoder = ResponsesEncoder(model=translation.client_model, tools=translation.tools, report=report,
-                               new_id=new_id or random_ids(), clock=clock)
+                               new_id=new_id or random_ids(), clock=clock, echo=translation.echo)
     try:
         parsed = wirejson.loads(body)
         events = dialect.response_events(parsed, translation)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from translators.capabilities import ModelCapabilities
 from translators.ir.events import Event
 from translators.ir.request import Request
 from translators.report import Report
@@ -30,15 +31,32 @@ class ErrorInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelsEndpoint:
+    """Where a vendor publishes what one model accepts (docs/models.md). The addon fetches it
+    with the route's key; the dialect only says where and how to read the answer."""
+
+    path: Callable[[str], str]
+    """Upstream model -> path relative to the base URL."""
+    headers: dict[str, str]
+    """Headers the endpoint needs besides the key (e.g. `anthropic-version`)."""
+    parse: Callable[[Any, str], ModelCapabilities]
+    """(parsed JSON answer, upstream model) -> capabilities; raises ValueError for another body."""
+
+
+@dataclass(frozen=True, slots=True)
 class Dialect:
     name: str
-    encode_request: Callable[[Request, str, Report], Encoded]
-    """(IR request, upstream model, report) -> upstream path, body, headers, tool index."""
+    encode_request: Callable[[Request, str, Report, ModelCapabilities], Encoded]
+    """(IR request, upstream model, report, what the model accepts) -> upstream path, body,
+    headers, tool index."""
     stream_decoder: Callable[[Translation], StreamDecoder]
     response_events: Callable[[Any, Translation], list[Event]]
     """A whole (non-streamed) upstream answer, parsed JSON -> the same events a stream gives."""
     error_info: Callable[[int, Any], ErrorInfo]
     """(HTTP status, parsed error body or raw text) -> code and message for the client."""
+    capabilities: Callable[[str], ModelCapabilities]
+    """The shipped table's answer for a model (the fallback when the vendor cannot be asked)."""
+    models_endpoint: ModelsEndpoint | None = None
 
 
 def get(name: str) -> Dialect:

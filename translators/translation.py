@@ -25,6 +25,9 @@ class Translation(BaseModel):
     dropped: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     tools: ToolIndex = Field(default_factory=ToolIndex)
+    echo: dict[str, Any] = Field(default_factory=dict)
+    """What the client's request said of `tool_choice`, `parallel_tool_calls` and `tools`, which
+    every Responses object sent back repeats."""
 
 
 class Encoded(BaseModel):

@@ -78,7 +78,8 @@ def with_thinking(request: Request, blocks: Blocks, thinking: dict[str, Any] | N
     finished turns may lose theirs.
     """
     turns = alternate(request, blocks, thinking is not None, report)
-    if thinking is None or not _unsigned_tool_turn(turns, blocks):
+    # adaptive thinking may skip thinking on any turn, so a tool turn without it is valid there
+    if thinking is None or thinking.get("type") != "enabled" or not _unsigned_tool_turn(turns, blocks):
         return turns, thinking
     report.note("thinking turned off: the open tool turn carries no signed reasoning to replay")
     report.drop("reasoning.effort")

@@ -1,9 +1,12 @@
 """Anthropic Messages (`POST /v1/messages`), https://docs.claude.com/en/api/messages."""
 
-from translators.anthropic.request import encode
+from urllib.parse import quote
+
+from translators.anthropic.models import from_model_info, lookup
+from translators.anthropic.request import API_VERSION, encode
 from translators.anthropic.response import error_info, response_events
 from translators.anthropic.stream import AnthropicDecoder
-from translators.dialect import Dialect
+from translators.dialect import Dialect, ModelsEndpoint
 
 DIALECT = Dialect(
     name="anthropic",
@@ -11,4 +14,8 @@ DIALECT = Dialect(
     stream_decoder=lambda translation: AnthropicDecoder(),
     response_events=response_events,
     error_info=error_info,
+    capabilities=lookup,
+    # GET /v1/models/{id} (docs/anthropic.md "Models and capabilities")
+    models_endpoint=ModelsEndpoint(path=lambda model: f"/v1/models/{quote(model, safe='')}",
+                                   headers={"anthropic-version": API_VERSION}, parse=from_model_info),
 )

@@ -1,7 +1,8 @@
 """IR request -> Anthropic Messages body (notes/dialects.md §A.2-A.4).
 
-The body is written for `anthropic-version: 2023-06-01`: version 2026-10-21 rejects
-`temperature`/`top_p`/`top_k` outright (§A.1), so the version is pinned with the body.
+The body is written for `anthropic-version: 2023-06-01`, which every current model still takes:
+version 2026-10-21 rejects `temperature`/`top_p`/`top_k` outright, which the Agents SDK and other
+clients send, so the version is pinned with the body (docs/anthropic.md "Versions").
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from translators import claude, toolset, turns, vendor_state
+from translators import claude, structured, toolset, turns, vendor_state
+from translators.capabilities import ModelCapabilities
 from translators.ir.request import Image, Part, Reasoning, Request, Text, ToolCall, ToolResult
 from translators.naming import NamePolicy, fnv1a_32
 from translators.report import Report
@@ -32,11 +34,11 @@ def tool_use_id(call_id: str) -> str:
     return f"{_TOOL_ID.sub('_', call_id)[:48]}_{fnv1a_32(call_id)}"
 
 
-def encode(request: Request, model: str, report: Report) -> Encoded:
+def encode(request: Request, model: str, report: Report, caps: ModelCapabilities) -> Encoded:
     tools = toolset.build(request, NAMES, report)
-    max_tokens = request.max_output_tokens or claude.DEFAULT_MAX_TOKENS
-    thinking = claude.thinking(request, not claude.OLD_CLAUDE.search(model), max_tokens, report)
-    messages, thinking = turns.with_thinking(request, _Blocks(tools, report), thinking, report)
+    max_tokens = claude.max_tokens(request, caps, report)
+    plan = claude.plan(request, caps, max_tokens, report)
+    messages, thinking = turns.with_thinking(request, _Blocks(tools, report), plan.thinking, report)
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": messages}
     system = _system(request, tools)
     if system:
@@ -51,23 +53,40 @@ def encode(request: Request, model: str, report: Report) -> Encoded:
         report.drop("tool_choice")
     if thinking is not None:
         body["thinking"] = thinking
-        for key in ("temperature", "top_p"):
-            if getattr(request, key) is not None:
-                report.drop(key)  # thinking requires the default sampling (Anthropic docs)
-    else:
-        if request.temperature is not None:
-            body["temperature"] = min(request.temperature, 1.0)
-        if request.top_p is not None:
-            body["top_p"] = request.top_p
+    sampling = claude.sampling(request, caps, thinking is not None, report)
+    if "temperature" in sampling:
+        body["temperature"] = min(sampling["temperature"], 1.0)
+    if "top_p" in sampling:
+        body["top_p"] = sampling["top_p"]
+    output_config = _output_config(request, caps, plan.effort, report)
+    if output_config:
+        body["output_config"] = output_config
     if request.verbosity is not None:
         report.drop("text.verbosity")
-    if request.output_schema is not None:
-        report.drop("text.format")
     if request.stream:
         body["stream"] = True
     _cache_last_message(messages)
     return Encoded(path="/v1/messages", body=body, tools=tools.index,
                    headers={"anthropic-version": API_VERSION, "content-type": "application/json"})
+
+
+def _output_config(request: Request, caps: ModelCapabilities, effort: str | None,
+                   report: Report) -> dict[str, Any]:
+    """`output_config`: the effort word and the answer's JSON schema (docs/anthropic.md)."""
+    out: dict[str, Any] = {}
+    if effort is not None:
+        out["effort"] = effort
+    if request.output_schema is not None:
+        if request.output_schema.get("description"):
+            report.drop("text.format.description")  # Claude's format has no description
+        if caps.structured_output:
+            out["format"] = {"type": "json_schema",
+                             "schema": structured.clean(request.output_schema["schema"], "text.format.schema",
+                                                        report)}
+        else:
+            report.drop("text.format")
+            report.note(f"text.format not enforced: {caps.model} has no structured output")
+    return out
 
 
 def _system(request: Request, tools: toolset.Toolset) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 Requests are signed by the caller with `auth.sign` once the body bytes are final.
 """
 
+from translators.bedrock.models import capabilities
 from translators.bedrock.request import encode
 from translators.bedrock.response import error_info, response_events
 from translators.bedrock.stream import BedrockDecoder
@@ -14,4 +15,5 @@ DIALECT = Dialect(
     stream_decoder=lambda translation: BedrockDecoder(),
     response_events=response_events,
     error_info=error_info,
+    capabilities=capabilities,
 )

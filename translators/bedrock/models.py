@@ -1,32 +1,32 @@
 """What a Bedrock model id says about the model behind it.
 
-Converse is one request shape for every model, but reasoning switches and prompt caching are
-per model family (notes/dialects.md §D.2): Claude takes Anthropic's `thinking` object through
-`additionalModelRequestFields` and `cachePoint` blocks. Ids come as `anthropic.claude-…`,
-`us.anthropic.claude-…` (inference profiles) or ARNs that embed either; an application
-inference-profile ARN hides the model and is treated as "not Claude".
+Converse is one request shape for every model, but reasoning switches, effort, structured output
+and prompt caching are per model family (docs/bedrock.md "Request"): Claude takes Anthropic's
+`thinking` object through `additionalModelRequestFields`, `outputConfig.effort` and `cachePoint`
+blocks. Ids come as `anthropic.claude-…`, `us.anthropic.claude-…` (inference profiles) or ARNs
+that embed either; an application inference-profile ARN hides the model and is treated as "not
+Claude". A Claude id answers from the same table as the Anthropic dialect.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import replace
 
-from translators.claude import OLD_CLAUDE
-
-_CLAUDE = re.compile(r"anthropic\.claude|(^|[./])claude-", re.IGNORECASE)
+from translators.anthropic import models as claude_models
+from translators.capabilities import ModelCapabilities
 
 
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    claude: bool
-    thinking: bool
-    """Takes `{"thinking": {"type": "enabled", "budget_tokens": N}}` and returns signed reasoning."""
-    cache_points: bool
+def is_claude(model_id: str) -> bool:
+    return claude_models.claude_id(model_id) is not None
 
 
-def capabilities(model_id: str) -> Capabilities:
-    claude = bool(_CLAUDE.search(model_id))
-    # Claude models older than 3.7 have neither extended thinking nor Converse prompt caching
-    modern = claude and not OLD_CLAUDE.search(model_id)
-    return Capabilities(claude=claude, thinking=modern, cache_points=modern)
+def capabilities(model_id: str) -> ModelCapabilities:
+    if is_claude(model_id):
+        # Bedrock serves no server-side web search for Claude (docs/bedrock.md)
+        return replace(claude_models.lookup(model_id), web_search=False)
+    return ModelCapabilities(model=model_id, source="guess")
+
+
+def cache_points(caps: ModelCapabilities) -> bool:
+    """Claude models that think (3.7 and later) also take Converse `cachePoint` blocks."""
+    return "enabled" in caps.thinking or "adaptive" in caps.thinking

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from translators import claude, toolset
+from translators import claude, structured, toolset, wirejson
 from translators.bedrock import messages as bedrock_messages
-from translators.bedrock.models import Capabilities, capabilities
+from translators.bedrock.models import cache_points, is_claude
 from translators.bedrock.tools import tool_config
+from translators.capabilities import ModelCapabilities
 from translators.ir.request import Request
 from translators.naming import NamePolicy
 from translators.report import Report
@@ -28,13 +29,13 @@ def path_for(model: str, stream: bool) -> str:
     return f"/model/{quote(model, safe='')}/{'converse-stream' if stream else 'converse'}"
 
 
-def encode(request: Request, model: str, report: Report) -> Encoded:
-    caps = capabilities(model)
+def encode(request: Request, model: str, report: Report, caps: ModelCapabilities) -> Encoded:
+    claude_model = is_claude(model)
     tools = toolset.build(request, NAMES, report)
-    # Claude 3.7+ answers up to 64k tokens (32k for Opus 4); other models keep Bedrock's default
-    max_tokens = request.max_output_tokens or (claude.DEFAULT_MAX_TOKENS if caps.thinking else None)
-    thinking = claude.thinking(request, caps.thinking, max_tokens, report)
-    messages, thinking = bedrock_messages.build(request, tools, thinking, report)
+    # a Claude model must be given a limit (its own default is small); others keep Bedrock's
+    max_tokens = claude.max_tokens(request, caps, report) if claude_model else request.max_output_tokens
+    plan = claude.plan(request, caps, max_tokens or claude.DEFAULT_MAX_TOKENS, report)
+    messages, thinking = bedrock_messages.build(request, tools, plan.thinking, report)
     body: dict[str, Any] = {"messages": messages}
     system = _system(request, tools, caps)
     if system:
@@ -42,43 +43,64 @@ def encode(request: Request, model: str, report: Report) -> Encoded:
     config = tool_config(request, tools, report)
     if config is not None:
         body["toolConfig"] = config
-    inference = _inference(request, max_tokens, thinking is not None, report)
+    inference = _inference(request, caps, max_tokens, thinking is not None, report)
     if inference:
         body["inferenceConfig"] = inference
     if thinking is not None:
         body["additionalModelRequestFields"] = {"thinking": thinking}
-    for field, path in (("verbosity", "text.verbosity"), ("output_schema", "text.format"), ("user", "user")):
+    output = _output_config(request, caps, plan.effort, report)
+    if output:
+        body["outputConfig"] = output
+    for field, path in (("verbosity", "text.verbosity"), ("user", "user")):
         if getattr(request, field) is not None:
             report.drop(path)
-    if caps.cache_points and messages:
+    if cache_points(caps) and messages:
         # the whole history is next turn's reusable prefix (same reason as anthropic/request.py)
         messages[-1]["content"].append(dict(_CACHE_POINT))
     return Encoded(path=path_for(model, request.stream), body=body, tools=tools.index,
                    headers={"content-type": "application/json"})
 
 
-def _system(request: Request, tools: toolset.Toolset, caps: Capabilities) -> list[dict[str, Any]]:
+def _system(request: Request, tools: toolset.Toolset, caps: ModelCapabilities) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [{"text": t} for t in toolset.system_texts(request, tools)]
-    if blocks and caps.cache_points:
+    if blocks and cache_points(caps):
         # tools come before the system prompt in Claude's cache prefix: one point covers both
         blocks.append(dict(_CACHE_POINT))
     return blocks
 
 
-def _inference(request: Request, max_tokens: int | None, thinking: bool, report: Report) -> dict[str, Any]:
+def _output_config(request: Request, caps: ModelCapabilities, effort: str | None,
+                   report: Report) -> dict[str, Any]:
+    """`outputConfig`: effort and `textFormat` (a JSON schema sent as a string; docs/bedrock.md)."""
+    out: dict[str, Any] = {}
+    if effort is not None:
+        out["effort"] = effort
+    schema = request.output_schema
+    if schema is not None:
+        if not caps.structured_output:
+            report.drop("text.format")
+            report.note(f"text.format not enforced: {caps.model} has no structured output on Bedrock")
+            return out
+        definition: dict[str, Any] = {
+            "schema": wirejson.text(structured.clean(schema["schema"], "text.format.schema", report)),
+            "name": schema["name"]}
+        if schema.get("description"):
+            definition["description"] = schema["description"]
+        out["textFormat"] = {"type": "json_schema", "structure": {"jsonSchema": definition}}
+    return out
+
+
+def _inference(request: Request, caps: ModelCapabilities, max_tokens: int | None, thinking: bool,
+               report: Report) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if max_tokens is not None:
         out["maxTokens"] = max_tokens
-    if thinking:
-        for key in ("temperature", "top_p"):
-            if getattr(request, key) is not None:
-                report.drop(key)  # Claude's thinking requires the default sampling
-        return out
-    if request.temperature is not None:
-        temperature = min(max(request.temperature, 0.0), MAX_TEMPERATURE)
+    sampling = claude.sampling(request, caps, thinking, report)
+    if "temperature" in sampling:
+        temperature = min(max(sampling["temperature"], 0.0), MAX_TEMPERATURE)
         if temperature != request.temperature:
             report.note(f"temperature {request.temperature} clamped to Bedrock's range 0..1")
         out["temperature"] = temperature
-    if request.top_p is not None:
-        out["topP"] = request.top_p
+    if "top_p" in sampling:
+        out["topP"] = sampling["top_p"]
     return out

@@ -1,6 +1,7 @@
 """OpenAI Chat Completions and compatible servers (DeepSeek, vLLM, SGLang, Ollama, OpenRouter),
 `POST {base}/chat/completions`, https://platform.openai.com/docs/api-reference/chat."""
 
+from translators.chat.models import capabilities
 from translators.chat.request import encode
 from translators.chat.response import error_info, response_events
 from translators.chat.stream import ChatDecoder
@@ -12,4 +13,5 @@ DIALECT = Dialect(
     stream_decoder=ChatDecoder,
     response_events=response_events,
     error_info=error_info,
+    capabilities=capabilities,
 )

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from translators.capabilities import ModelCapabilities
+
 # OpenAI's own models. `gpt-oss` is an open-weights model served by vLLM/Ollama, not by OpenAI.
 _OPENAI = re.compile(r"^(gpt-(?!oss)|o\d|chatgpt-|codex-)", re.IGNORECASE)
 # Reasoning models take `reasoning_effort` and reject sampling parameters.
@@ -52,4 +54,33 @@ def target_for(model: str) -> Target:
         openai_reasoning=bool(_OPENAI_REASONING.match(model)),
         verbosity=bool(_VERBOSITY.match(model)),
         deepseek="deepseek" in model.lower(),
+    )
+
+
+# Context windows of models commonly served over Chat Completions, by name pattern, first match
+# wins (docs/models.md). Compatible servers publish no capabilities endpoint the gateway can rely
+# on (vLLM's /v1/models gives only `max_model_len`, and only on vLLM), so this table is all there is.
+_WINDOWS: tuple[tuple[re.Pattern[str], int, int | None], ...] = (
+    (re.compile(r"^deepseek-(chat|reasoner)$|deepseek-v3", re.IGNORECASE), 128_000, 64_000),
+    (re.compile(r"deepseek", re.IGNORECASE), 128_000, None),
+    (re.compile(r"^gpt-4\.1", re.IGNORECASE), 1_047_576, 32_768),
+    (re.compile(r"^gpt-4o", re.IGNORECASE), 128_000, 16_384),
+    (re.compile(r"^(gpt-5|o[34])", re.IGNORECASE), 400_000, 128_000),
+    (re.compile(r"qwen3-coder", re.IGNORECASE), 262_144, None),
+    (re.compile(r"qwen", re.IGNORECASE), 131_072, None),
+    (re.compile(r"gpt-oss", re.IGNORECASE), 131_072, None),
+    (re.compile(r"kimi-k2", re.IGNORECASE), 262_144, None),
+    (re.compile(r"glm-4\.[5-9]", re.IGNORECASE), 131_072, None),
+    (re.compile(r"llama-?3\.[1-3]|llama-?4", re.IGNORECASE), 131_072, None),
+)
+
+
+def capabilities(model: str) -> ModelCapabilities:
+    target = target_for(model)
+    name = model.rsplit("/", 1)[-1]  # OpenRouter and Hugging Face ids carry an owner
+    row = next(((window, out) for pattern, window, out in _WINDOWS if pattern.search(name)), None)
+    return ModelCapabilities(
+        model=model, source="table" if row else "guess",
+        context_window=row[0] if row else None, max_output_tokens=row[1] if row else None,
+        structured_output=not target.deepseek, image_input=target.images,
     )

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import toolset
+from translators import toolset, wirejson
+from translators.capabilities import ModelCapabilities
 from translators.chat import messages, tools
 from translators.chat.models import Target, target_for
 from translators.ir.request import Request
@@ -23,8 +24,10 @@ DEEPSEEK_EFFORT = {"minimal": "low", "low": "low", "medium": "high", "high": "hi
 GENERIC_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
 
 
-def encode(request: Request, model: str, report: Report) -> Encoded:
+def encode(request: Request, model: str, report: Report, caps: ModelCapabilities) -> Encoded:
     target = target_for(model)
+    if request.output_schema is not None and not caps.structured_output:
+        request = _schema_in_prompt(request, model, report)
     names = toolset.build(request, NAMES, report)
     body: dict[str, Any] = {"model": model, "messages": messages.encode(request, names, target, report)}
     declared = tools.declarations(request, names, target, report)
@@ -51,7 +54,7 @@ def encode(request: Request, model: str, report: Report) -> Encoded:
         else:
             report.drop("text.verbosity")
     if request.output_schema is not None:
-        body.update(_response_format(request.output_schema, target, report))
+        body.update(_response_format(request.output_schema, caps))
     if request.user is not None:
         body["user"] = request.user
     if request.stream:
@@ -102,10 +105,27 @@ def _reasoning(request: Request, target: Target, report: Report) -> dict[str, An
     return {"reasoning_effort": GENERIC_EFFORT[effort]}
 
 
-def _response_format(schema: dict[str, Any], target: Target, report: Report) -> dict[str, Any]:
-    if target.deepseek:
-        # DeepSeek's response_format knows only json_object, and that needs "json" in the prompt
-        report.drop("text.format")
-        return {}
-    return {"response_format": {"type": "json_schema", "json_schema": {
-        "name": schema["name"], "schema": schema["schema"], "strict": schema["strict"]}}}
+def _response_format(schema: dict[str, Any], caps: ModelCapabilities) -> dict[str, Any]:
+    if not caps.structured_output:
+        return {"response_format": {"type": "json_object"}}  # the schema is in the prompt
+    out: dict[str, Any] = {"name": schema["name"], "schema": schema["schema"], "strict": schema["strict"]}
+    if schema.get("description"):
+        out["description"] = schema["description"]
+    return {"response_format": {"type": "json_schema", "json_schema": out}}
+
+
+SCHEMA_PROMPT = ("# Answer format\nAnswer with one JSON object and nothing else (no prose, no code "
+                 "fence). It must follow this JSON schema:\n")
+
+
+def _schema_in_prompt(request: Request, model: str, report: Report) -> Request:
+    """A server whose `response_format` knows only `json_object` (DeepSeek, docs/chat.md): the
+    JSON mode is asked for and the schema is written into the system prompt, where the model
+    reads it but nothing enforces it."""
+    schema = request.output_schema or {}
+    report.note(f"text.format sent as json_object with the schema in the system prompt: {model} "
+                "does not enforce a JSON schema")
+    if schema.get("strict"):
+        report.drop("text.format.strict")
+    prompt = SCHEMA_PROMPT + wirejson.text(schema["schema"])
+    return request.model_copy(update={"system": [*request.system, prompt]})

@@ -9,7 +9,10 @@ look things up.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
+
+from translators.capabilities import ModelCapabilities
 
 _VERSION = re.compile(r"gemini-(\d+)(?:\.(\d+))?", re.IGNORECASE)
 
@@ -101,3 +104,35 @@ def approximated(model: str, effort: str) -> bool:
     if uses_levels(model):
         return effort in ("none", "xhigh") or thinking_level(model, effort) != LEVEL_BY_EFFORT.get(effort)
     return thinking_budget(model, effort) != BUDGET_BY_EFFORT.get(effort)
+
+
+def capabilities(model: str) -> ModelCapabilities:
+    """The shipped answer: Gemini 2.x and 3 take 1,048,576 input tokens and a JSON schema; 2.5 and
+    later think (docs/gemini.md "Models"). The vendor's models.get is read when it can be."""
+    v = version(model)
+    if v is None:
+        return ModelCapabilities(model=model, source="guess", structured_output=True)
+    thinks = uses_levels(model) or uses_budget(model)
+    return ModelCapabilities(
+        model=model, source="table", context_window=1_048_576,
+        max_output_tokens=65_536 if thinks else 8_192,
+        thinking=frozenset({"enabled"}) if thinks else frozenset(),
+        structured_output=True, image_input=True, pdf_input=True, web_search=v >= (2, 0),
+        lifecycle="retired" if v < (2, 0) else "active",
+    )
+
+
+def from_model(payload: Any, model: str) -> ModelCapabilities:
+    """models.get (`google.genai.types.Model`, wire names in camelCase) -> capabilities, source
+    `vendor`. Raises ValueError for a body that is not a model."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("name"), str):
+        raise ValueError("not a model object")
+    out = replace(capabilities(model), source="vendor")
+    window, limit = payload.get("inputTokenLimit"), payload.get("outputTokenLimit")
+    if isinstance(window, int) and window > 0:
+        out = replace(out, context_window=window)
+    if isinstance(limit, int) and limit > 0:
+        out = replace(out, max_output_tokens=limit)
+    if isinstance(payload.get("thinking"), bool):
+        out = replace(out, thinking=frozenset({"enabled"}) if payload["thinking"] else frozenset())
+    return out

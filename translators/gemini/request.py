@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from translators import toolset
+from translators.capabilities import ModelCapabilities
 from translators.gemini import contents, models, schema
 from translators.ir.request import Request
 from translators.naming import NamePolicy
@@ -29,7 +30,7 @@ def path(model: str, stream: bool) -> str:
     return f"/v1beta/models/{name}:generateContent"
 
 
-def encode(request: Request, model: str, report: Report) -> Encoded:
+def encode(request: Request, model: str, report: Report, caps: ModelCapabilities) -> Encoded:
     tools = toolset.build(request, NAMES, report)
     body: dict[str, Any] = {"contents": contents.build(request, model, tools, report)}
     system = _system(request, tools)
@@ -96,6 +97,8 @@ def _generation_config(request: Request, model: str, report: Report) -> dict[str
                                                  report)
         if request.output_schema.get("strict"):
             report.drop("text.format.strict")
+        if request.output_schema.get("description"):
+            report.drop("text.format.description")
     if request.verbosity is not None:
         report.drop("text.verbosity")
     thinking = _thinking(request, model, report)
@@ -124,12 +127,19 @@ def _thinking(request: Request, model: str, report: Report) -> dict[str, Any] | 
             budget = models.thinking_budget(model, effort)
             if budget is not None:
                 out["thinkingBudget"] = budget
+        setting = out.get("thinkingLevel", out.get("thinkingBudget"))
         if not out:
             report.drop("reasoning.effort")
+        elif effort == "none" and setting != 0:
+            # the client asked for no reasoning; the model thinks anyway, but none reaches the client
+            report.drop("reasoning.effort")
+            report.note(f"reasoning effort 'none' not honoured: {model} cannot turn thinking off; "
+                        f"sent {setting}, thoughts not returned")
         elif models.approximated(model, effort):
-            setting = out.get("thinkingLevel", out.get("thinkingBudget"))
             report.note(f"reasoning effort {effort!r} has no exact Gemini equivalent on {model}; "
                         f"sent {setting}")
-    if out.get("thinkingBudget") != 0 and summary != "none":
+    if effort != "none" and out.get("thinkingBudget") != 0 and summary != "none":
         out["includeThoughts"] = True
+    elif effort == "none" and summary not in (None, "none"):
+        report.drop("reasoning.summary")
     return out or None

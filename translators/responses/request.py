@@ -148,6 +148,9 @@ def _reasoning_config(value: Any, report: Report) -> ReasoningConfig:
                            summary=summary if isinstance(summary, str) else None)
 
 
+_JSON_SCHEMA_FORMAT_KEYS = frozenset({"type", "name", "schema", "strict", "description"})
+
+
 def _text_controls(value: Any, report: Report) -> dict[str, Any]:
     if not isinstance(value, dict):
         return {}
@@ -157,8 +160,11 @@ def _text_controls(value: Any, report: Report) -> dict[str, Any]:
         out["verbosity"] = value["verbosity"]
     fmt = value.get("format")
     if isinstance(fmt, dict) and fmt.get("type") == "json_schema" and isinstance(fmt.get("schema"), dict):
+        report.drop_unread(fmt, _JSON_SCHEMA_FORMAT_KEYS, "text.format")
         out["output_schema"] = {"name": fmt.get("name") or "output", "schema": fmt["schema"],
                                 "strict": bool(fmt.get("strict"))}
+        if isinstance(fmt.get("description"), str) and fmt["description"]:
+            out["output_schema"]["description"] = fmt["description"]
     elif isinstance(fmt, dict) and fmt.get("type") == "json_object":
         out["output_schema"] = {"name": "output", "schema": {"type": "object"}, "strict": False}
     elif fmt is not None and not (isinstance(fmt, dict) and fmt.get("type") == "text"):

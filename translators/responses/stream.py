@@ -67,8 +67,11 @@ class _Open:
 
 class ResponsesEncoder:
     def __init__(self, *, model: str, tools: ToolIndex, report: Report, new_id: IdFactory,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, echo: dict[str, Any] | None = None) -> None:
         self.model = model
+        self.echo = echo or {}
+        """The client's `tool_choice`, `parallel_tool_calls` and `tools`, as every Responses object
+        repeats them."""
         self.tools = tools
         self.report = report
         self.new_id = new_id
@@ -115,7 +118,8 @@ class ResponsesEncoder:
     def response(self) -> dict[str, Any]:
         """The Responses object as it stands (the body of a non-streamed answer)."""
         return response_object(self.response_id, self.created_at, self.status, self.model, self.output,
-                               error=self.error, incomplete=self.incomplete, usage=self._usage_body())
+                               error=self.error, incomplete=self.incomplete, usage=self._usage_body(),
+                               echo=self.echo)
 
     # -- dispatch ---------------------------------------------------------------------------
     def _handle(self, event: ev.Event) -> None:
@@ -384,8 +388,12 @@ class ResponsesEncoder:
 def response_object(response_id: str, created_at: float, status: str, model: str,
                     output: list[dict[str, Any]], *, error: dict[str, Any] | None = None,
                     incomplete: dict[str, Any] | None = None,
-                    usage: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A whole Responses object: every field the `openai` SDK's `Response` requires."""
+                    usage: dict[str, Any] | None = None,
+                    echo: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A whole Responses object: every field the `openai` SDK's `Response` requires. `echo`: the
+    request's `tool_choice`, `parallel_tool_calls` and `tools`, which the object repeats (the
+    Responses API's defaults where the client sent none)."""
+    echo = echo or {}
     return {
         "id": response_id,
         "object": "response",
@@ -393,9 +401,9 @@ def response_object(response_id: str, created_at: float, status: str, model: str
         "status": status,
         "model": model,
         "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
+        "parallel_tool_calls": echo.get("parallel_tool_calls", True),
+        "tool_choice": echo.get("tool_choice", "auto"),
+        "tools": echo.get("tools", []),
         "error": error,
         "incomplete_details": incomplete,
         "usage": usage,
