@@ -28,17 +28,17 @@ from translators.responses.stream import ResponsesEncoder
 
 def test_translate_request_returns_path_body_dropped_and_notes():
     translation = translate_request(
-        body(user("hi"), text={"verbosity": "low"}), "anthropic", "claude-sonnet-4-5"
+        body(user("hi"), text={"verbosity": "low"}), "anthropic", "claude-sonnet-4-6"
     )
     assert isinstance(translation, Translation)
     assert translation.path == "/v1/messages"
     assert isinstance(translation.body, dict)
-    assert translation.body["model"] == "claude-sonnet-4-5"
+    assert translation.body["model"] == "claude-sonnet-4-6"
     assert translation.dropped == ["text.verbosity"]
     assert translation.notes == []
     assert (translation.target, translation.model, translation.client_model) == (
         "anthropic",
-        "claude-sonnet-4-5",
+        "claude-sonnet-4-6",
         "gpt-5.5",
     )
 
@@ -204,3 +204,44 @@ def test_an_absurdly_nested_whole_answer_ends_as_a_failed_response() -> None:
     translation = translate_request({"model": "m", "input": "hi"}, "anthropic")
     answer = translate_response("anthropic", translation, b"[" * 100_000 + b"]" * 100_000)
     assert answer["status"] == "failed"
+
+
+_ANTHROPIC_HELLO = sse(
+    {"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 1}}},
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+    {"type": "message_stop"},
+)
+
+
+def test_every_response_object_repeats_the_clients_tool_choice_parallel_calls_and_tools() -> None:
+    tools = [function("lookup")]
+    choice = {"type": "function", "name": "lookup"}
+    translation = translate_request(body(user("hi"), tools=tools, tool_choice=choice, parallel_tool_calls=False),
+                                    "anthropic", "claude-sonnet-4-6")
+    translator = stream_translator("anthropic", translation, new_id=sequential_ids(), clock=lambda: 0)
+    payloads = assert_valid_responses_stream(translator.feed(_ANTHROPIC_HELLO) + translator.close())
+    objects = [p["response"] for p in payloads if "response" in p]
+    assert [p["type"] for p in payloads if "response" in p][-1] == "response.completed"
+    for response in objects:
+        assert (response["tool_choice"], response["parallel_tool_calls"], response["tools"]) == (
+            choice, False, tools)
+
+
+def test_a_request_without_those_fields_gets_the_responses_apis_defaults_back() -> None:
+    translation = translate_request(body(user("hi")), "anthropic", "claude-sonnet-4-6")
+    translator = stream_translator("anthropic", translation, new_id=sequential_ids(), clock=lambda: 0)
+    completed = events(translator.feed(_ANTHROPIC_HELLO) + translator.close())[-1]["response"]
+    assert (completed["tool_choice"], completed["parallel_tool_calls"], completed["tools"]) == ("auto", True, [])
+
+
+def test_a_whole_answer_repeats_the_clients_tools_too() -> None:
+    tools = [function("lookup")]
+    translation = translate_request(body(user("hi"), tools=tools, stream=False, tool_choice="required"),
+                                    "anthropic", "claude-sonnet-4-6")
+    data = json.dumps({"id": "m", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "x"}],
+                       "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}}).encode()
+    response = translate_response("anthropic", translation, data, new_id=sequential_ids(), clock=lambda: 0)
+    assert (response["tool_choice"], response["tools"]) == ("required", tools)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -103,9 +104,28 @@ def test_json_schema_output_becomes_response_format() -> None:
     }
 
 
-def test_json_schema_output_for_deepseek_is_reported_dropped() -> None:
-    translation = _chat("deepseek-chat", text={"format": {"type": "json_schema", "name": "o", "schema": {}}})
-    assert "response_format" not in translation.body and "text.format" in translation.dropped
+def test_json_schema_output_for_deepseek_is_json_mode_with_the_schema_in_the_system_prompt() -> None:
+    schema = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
+    translation = _chat("deepseek-chat", text={"format": {"type": "json_schema", "name": "o", "schema": schema,
+                                                         "strict": True}})
+    body = translation.body
+    assert body["response_format"] == {"type": "json_object"}
+    system = body["messages"][0]
+    assert system["role"] == "system" and "JSON" in system["content"]
+    assert json.loads(system["content"].rsplit("\n", 1)[1]) == schema
+    # nothing enforces the schema there: the strictness is lost, and the flow says how it was sent
+    assert translation.dropped == ["text.format.strict"]
+    assert any("json_object" in note for note in translation.notes)
+
+
+def test_a_json_schema_description_goes_along_where_the_format_has_one() -> None:
+    fmt = {"type": "json_schema", "name": "out", "description": "the answer", "schema": {"type": "object"}}
+    assert _chat(text={"format": fmt}).body["response_format"]["json_schema"]["description"] == "the answer"
+
+
+def test_unknown_keys_of_a_json_schema_format_are_reported() -> None:
+    fmt = {"type": "json_schema", "name": "out", "schema": {"type": "object"}, "examples": [{}]}
+    assert "text.format.examples" in _chat(text={"format": fmt}).dropped
 
 
 def test_parallel_tool_calls_goes_with_the_tools() -> None:

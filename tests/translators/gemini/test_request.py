@@ -301,6 +301,16 @@ def test_effort_none_turns_gemini_2_5_flash_thinking_off() -> None:
     assert body["generationConfig"]["thinkingConfig"] == {"thinkingBudget": 0}
 
 
+@pytest.mark.parametrize("model", ["gemini-3-flash-preview", "gemini-3-pro-preview", "gemini-2.5-pro"])
+def test_effort_none_on_a_model_that_cannot_stop_thinking_is_reported_and_no_thoughts_come_back(
+        model: str) -> None:
+    body, report = gemini_body(user("hi"), model=model, reasoning={"effort": "none", "summary": "auto"})
+    config = body["generationConfig"]["thinkingConfig"]
+    assert "includeThoughts" not in config  # the client asked for no reasoning items
+    assert {"reasoning.effort", "reasoning.summary"} <= set(report.dropped)
+    assert any("cannot turn thinking off" in n for n in report.notes)
+
+
 def test_summary_without_effort_only_asks_for_thoughts() -> None:
     body, _ = gemini_body(user("hi"), reasoning={"summary": "auto"})
     assert body["generationConfig"]["thinkingConfig"] == {"includeThoughts": True}
