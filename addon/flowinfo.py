@@ -13,7 +13,7 @@ MARK = ":warning:"
 
 
 def summary(info: dict[str, Any]) -> str:
-    """`-> anthropic claude-sonnet-4-5 | dropped: input[3].phase, text.verbosity`"""
+    """`-> anthropic claude-sonnet-4-6 | dropped: input[3].phase, text.verbosity`"""
     head = f"-> {info.get('upstream')} {info.get('model')}"
     parts = [head]
     if info.get("refused"):

@@ -1,7 +1,7 @@
 """dialect-gateway: a mitmproxy addon that answers OpenAI Responses clients (Codex CLI) with
 models that speak Anthropic Messages, Chat Completions, Gemini or Bedrock Converse.
 
-    mitmdump -s addon/gateway.py --set gateway_upstream=anthropic --set gateway_model=claude-sonnet-4-5
+    mitmdump -s addon/gateway.py --set gateway_upstream=anthropic --set gateway_model=claude-sonnet-4-6
 
 All translation lives in `translators/`; this file is glue: options, matching, re-targeting,
 auth, streaming hookup, metadata.
@@ -58,7 +58,7 @@ class Gateway:
                           "Upstream base URL; empty means the dialect's public API.")
         loader.add_option("gateway_model", str, "",
                           "Upstream model: one name, or pattern=model pairs "
-                          "(gpt-5*=claude-sonnet-4-5,*=claude-haiku-4-5); empty keeps the client's.")
+                          "(gpt-5*=claude-sonnet-4-6,*=claude-haiku-4-5); empty keeps the client's.")
         loader.add_option("gateway_key_env", str, "",
                           "Environment variable holding the upstream key (default per dialect).")
         loader.add_option("gateway_match", Sequence[str], list(DEFAULT_MATCH),

@@ -80,7 +80,7 @@ def check_base_url(url: str) -> str:
 
 
 def parse_models(spec: str) -> list[tuple[str, str | None]]:
-    """`claude-sonnet-4-5` (every model) or `gpt-5*=claude-sonnet-4-5,*=claude-haiku-4-5`."""
+    """`claude-sonnet-4-6` (every model) or `gpt-5*=claude-sonnet-4-6,*=claude-haiku-4-5`."""
     spec = spec.strip()
     if not spec:
         return [("*", None)]
@@ -91,7 +91,7 @@ def parse_models(spec: str) -> list[tuple[str, str | None]]:
         pattern, sep, model = entry.partition("=")
         if not sep or not pattern.strip() or not model.strip():
             raise RouteError(f"gateway_model entry {entry!r} is not pattern=model: write e.g. "
-                             "gpt-5*=claude-sonnet-4-5,*=claude-haiku-4-5")
+                             "gpt-5*=claude-sonnet-4-6,*=claude-haiku-4-5")
         pairs.append((pattern.strip(), model.strip()))
     return pairs
 
@@ -112,7 +112,7 @@ def from_options(upstream: str, base_url: str, model: str, key_env: str, *,
 
 
 _ROUTE_KEYS = {"model": "gpt-5*", "upstream": "anthropic", "base_url": "https://api.anthropic.com",
-               "target_model": "claude-sonnet-4-5", "key_env": "ANTHROPIC_API_KEY"}
+               "target_model": "claude-sonnet-4-6", "key_env": "ANTHROPIC_API_KEY"}
 """The keys of a `[[route]]` table, with an example value each (for error messages)."""
 
 

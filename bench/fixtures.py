@@ -125,7 +125,7 @@ _WORDS = ("The", " parser", " now", " reads", " each", " chunk", " and", " keeps
           " split", ",")
 
 
-def answer_head(model: str = "claude-sonnet-4-5-20250929") -> list[bytes]:
+def answer_head(model: str = "claude-sonnet-4-6") -> list[bytes]:
     start = {"type": "message_start", "message": {
         "id": "msg_01BenchLongAnswer0000000", "type": "message", "role": "assistant", "model": model,
         "content": [], "stop_reason": None, "stop_sequence": None,

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-MODEL = "claude-sonnet-4-5"
+MODEL = "claude-sonnet-4-6"
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,10 +24,10 @@ CODEX_DIR = REPO / "tests" / "data" / "codex"
 SMALL_CAPTURE = "request_classic_gpt55.json"
 
 TARGET_MODELS = {
-    "anthropic": "claude-sonnet-4-5",
+    "anthropic": "claude-sonnet-4-6",
     "chat": "deepseek-chat",
     "gemini": "gemini-2.5-pro",
-    "bedrock": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    "bedrock": "us.anthropic.claude-sonnet-4-6",
 }
 """Upstream model per target dialect (what `--set gateway_model=` would name)."""
 

@@ -42,7 +42,7 @@ def gateway(listener: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Ga
     # proxyserver and serverplayback declare connection_strategy and server_replay, as in mitmdump
     with taddons.context(proxyserver.Proxyserver(), serverplayback.ServerPlayback(), addon) as tctx:
         tctx.configure(addon, gateway_upstream="anthropic", gateway_base_url=listener,
-                       gateway_model="claude-sonnet-4-5")
+                       gateway_model="claude-sonnet-4-6")
         yield addon, tctx
 
 

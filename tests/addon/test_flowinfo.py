@@ -8,9 +8,9 @@ from addon import flowinfo
 
 
 def test_summary_names_upstream_and_model_then_what_went_wrong() -> None:
-    info = {"upstream": "anthropic", "model": "claude-sonnet-4-5", "refused": "no", "error": "boom",
+    info = {"upstream": "anthropic", "model": "claude-sonnet-4-6", "refused": "no", "error": "boom",
             "dropped": ["input.reasoning", "text.verbosity"], "notes": ["a", "b"]}
-    assert flowinfo.summary(info) == ("-> anthropic claude-sonnet-4-5 | refused: no | error: boom"
+    assert flowinfo.summary(info) == ("-> anthropic claude-sonnet-4-6 | refused: no | error: boom"
                                       " | dropped: input.reasoning, text.verbosity | notes: 2")
 
 
@@ -51,10 +51,10 @@ def test_usage_of_anything_else_is_none() -> None:
 
 
 def test_the_comment_counts_a_field_dropped_from_many_history_items_once() -> None:
-    info = {"upstream": "anthropic", "model": "claude-sonnet-4-5",
+    info = {"upstream": "anthropic", "model": "claude-sonnet-4-6",
             "dropped": ["tools[9]", "input[3].phase", "input[7].phase", "input[12].phase", "text.verbosity"]}
     assert flowinfo.summary(info) == (
-        "-> anthropic claude-sonnet-4-5 | dropped: tools[9], input[*].phase x3, text.verbosity")
+        "-> anthropic claude-sonnet-4-6 | dropped: tools[9], input[*].phase x3, text.verbosity")
 
 
 def test_the_metadata_keeps_every_exact_dropped_path() -> None:

@@ -82,7 +82,7 @@ def test_hooks_leave_a_flow_they_do_not_match_untouched(gateway: Ctx, method: st
 
 def test_request_for_a_model_without_route_is_left_as_sent(gateway: Ctx) -> None:
     addon, tctx = gateway
-    tctx.configure(addon, gateway_model="gpt-5*=claude-sonnet-4-5")
+    tctx.configure(addon, gateway_model="gpt-5*=claude-sonnet-4-6")
     flow = client_flow({"model": "o3", "input": "hi"}, headers={"content-encoding": "zstd"})
     flow.request.raw_content = encoding.encode(json.dumps({"model": "o3", "input": "hi"}).encode(), "zstd")
     before = _snapshot(flow)
@@ -129,7 +129,7 @@ def test_request_is_retargeted_to_the_upstream_and_asks_for_identity(gateway: Ct
     assert flow.request.headers["host"] == listener.removeprefix("http://")
     assert flow.request.headers["accept-encoding"] == "identity"
     assert flow.request.headers["accept"] == "text/event-stream"
-    assert json.loads(flow.request.content)["model"] == "claude-sonnet-4-5"
+    assert json.loads(flow.request.content)["model"] == "claude-sonnet-4-6"
 
 
 @pytest.mark.parametrize(("dialect", "env", "header", "value"), [
@@ -238,7 +238,7 @@ def test_refused_request_is_answered_400_in_responses_shape_and_never_sent(gatew
     assert error["type"] == "invalid_request_error"
     assert "compaction" in error["message"]
     assert flow.metadata["gateway"]["refused"]
-    assert flow.comment.startswith("-> anthropic claude-sonnet-4-5 | refused:")
+    assert flow.comment.startswith("-> anthropic claude-sonnet-4-6 | refused:")
     assert flow.marked == ":warning:"
     addon.response(flow)  # the hook that follows must leave the proxy's own answer alone
     assert flow.response.json()["error"] == error
@@ -322,9 +322,9 @@ def test_translated_flow_has_metadata_comment_and_mark(gateway: Ctx, listener: s
     info = flow.metadata["gateway"]
     assert info["upstream"] == "anthropic"
     assert info["url"] == f"{listener}/v1/messages"
-    assert (info["model"], info["client_model"]) == ("claude-sonnet-4-5", "gpt-5.5")
+    assert (info["model"], info["client_model"]) == ("claude-sonnet-4-6", "gpt-5.5")
     assert "text.verbosity" in info["dropped"]
-    assert flow.comment == "-> anthropic claude-sonnet-4-5 | dropped: text.verbosity"
+    assert flow.comment == "-> anthropic claude-sonnet-4-6 | dropped: text.verbosity"
     assert flow.marked == ":warning:"
 
 
@@ -334,7 +334,7 @@ def test_flow_that_lost_nothing_is_not_marked(gateway: Ctx) -> None:
     run_request(addon, flow)
     _answer(flow, 200, b"")
     _stream_through(addon, flow, [(FIXTURES / "text_after_tool_result.sse").read_bytes()])
-    assert flow.comment == "-> anthropic claude-sonnet-4-5"
+    assert flow.comment == "-> anthropic claude-sonnet-4-6"
     assert not flow.marked
 
 
@@ -572,7 +572,7 @@ def test_connection_error_is_recorded_and_keys_redacted(gateway: Ctx) -> None:
     flow.error = mflow.Error("Client disconnected.")
     addon.error(flow)
     assert flow.metadata["gateway"]["error"] == "Client disconnected."
-    assert flow.comment == "-> anthropic claude-sonnet-4-5 | error: Client disconnected."
+    assert flow.comment == "-> anthropic claude-sonnet-4-6 | error: Client disconnected."
     assert flow.request.headers["x-api-key"] == "<redacted>"
 
 
@@ -617,7 +617,7 @@ def aws_keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def _bedrock(tctx: taddons.context, addon: Gateway, listener: str, **options: str) -> None:
     tctx.configure(addon, gateway_upstream="bedrock", gateway_base_url=listener,
-                   gateway_model="us.anthropic.claude-sonnet-4-5-20250929-v1:0", **options)
+                   gateway_model="us.anthropic.claude-sonnet-4-6", **options)
 
 
 def test_bedrock_request_is_signed_for_the_region_option(gateway: Ctx, listener: str, aws_keys: None) -> None:

@@ -15,7 +15,7 @@ from addon.gateway import Gateway
 @pytest.mark.parametrize(("name", "value"), [
     ("gateway_upstream", "chat"),
     ("gateway_base_url", "http://127.0.0.1:8080"),
-    ("gateway_model", "gpt-5*=claude-sonnet-4-5,*=claude-haiku-4-5"),
+    ("gateway_model", "gpt-5*=claude-sonnet-4-6,*=claude-haiku-4-5"),
     ("gateway_key_env", "MY_UPSTREAM_KEY"),
     ("gateway_match", ["/v1/responses"]),
     ("gateway_capture_dir", "/tmp/captures"),
@@ -41,15 +41,15 @@ def test_options_build_the_route() -> None:
 def test_model_patterns_choose_the_upstream_model() -> None:
     gateway = Gateway()
     with taddons.context(gateway) as tctx:
-        tctx.configure(gateway, gateway_model="gpt-5*=claude-sonnet-4-5,*=claude-haiku-4-5")
-        assert gateway.router.route("gpt-5.5").model == "claude-sonnet-4-5"
+        tctx.configure(gateway, gateway_model="gpt-5*=claude-sonnet-4-6,*=claude-haiku-4-5")
+        assert gateway.router.route("gpt-5.5").model == "claude-sonnet-4-6"
         assert gateway.router.route("o4-mini").model == "claude-haiku-4-5"
 
 
 @pytest.mark.parametrize(("options", "says"), [
     ({"gateway_upstream": "claude"}, "write one of responses, anthropic, chat, gemini, bedrock"),
     ({"gateway_base_url": "api.anthropic.com"}, "write e.g. https://api.anthropic.com"),
-    ({"gateway_model": "gpt-5*=claude-sonnet-4-5,claude-haiku-4-5"}, "is not pattern=model: write e.g."),
+    ({"gateway_model": "gpt-5*=claude-sonnet-4-6,claude-haiku-4-5"}, "is not pattern=model: write e.g."),
     ({"gateway_match": [" "]}, "gateway_match is empty: write e.g. api.openai.com/v1/responses"),
     ({"gateway_aws_region": "Frankfurt"}, "is not an AWS region: write e.g. us-east-1, or leave it empty"),
 ])
@@ -80,7 +80,7 @@ def test_a_rejected_value_leaves_the_previous_setting_in_place() -> None:
 def test_toml_config_routes_mix_providers_and_override_single_route_options(tmp_path: Path) -> None:
     path = tmp_path / "routes.toml"
     path.write_text('[[route]]\nmodel = "gpt-5*"\nupstream = "anthropic"\n'
-                    'target_model = "claude-sonnet-4-5"\n'
+                    'target_model = "claude-sonnet-4-6"\n'
                     '[[route]]\nupstream = "chat"\nbase_url = "http://127.0.0.1:9"\n')
     gateway = Gateway()
     with taddons.context(gateway) as tctx:

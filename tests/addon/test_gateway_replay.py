@@ -142,7 +142,7 @@ def test_revert_after_a_replay_brings_back_the_saved_flow(gateway: Ctx) -> None:
     tctx.configure(addon, gateway_model="claude-haiku-4-5")
     _replay(addon, flow)
     flow.revert()
-    assert json.loads(flow.request.content)["model"] == "claude-sonnet-4-5"
+    assert json.loads(flow.request.content)["model"] == "claude-sonnet-4-6"
     assert flow.response.content == saved_content
 
 

@@ -37,7 +37,7 @@ def test_capture_folder_holds_request_upstream_answer_and_description(gateway: C
     folder = _captured(gateway, tmp_path)
     assert sorted(p.name for p in folder.iterdir()) == ["capture.json", "request.json", "upstream.body"]
     meta = json.loads((folder / "capture.json").read_text())
-    assert meta == {"dialect": "anthropic", "model": "claude-sonnet-4-5", "base_url": listener,
+    assert meta == {"dialect": "anthropic", "model": "claude-sonnet-4-6", "base_url": listener,
                     "request": "request.json", "upstream": "upstream.body", "status": 200,
                     "content_type": "text/event-stream"}
     assert (folder / "upstream.body").read_bytes() == RAW

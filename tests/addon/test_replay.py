@@ -38,7 +38,7 @@ def test_replay_command_prints_the_translated_stream_and_the_comment(tmp_path: P
     assert done.returncode == 0, done.stderr
     assert "event: response.created\n" in done.stdout
     assert "event: response.completed\n" in done.stdout
-    assert "\n# comment: -> anthropic claude-sonnet-4-5" in done.stdout
+    assert "\n# comment: -> anthropic claude-sonnet-4-6" in done.stdout
     assert "# POST https://api.anthropic.com/v1/messages -> 200" in done.stdout
 
 
@@ -49,7 +49,7 @@ def test_replay_writes_the_flow_with_metadata_and_both_bodies(tmp_path: Path) ->
     with out.open("rb") as f:
         (flow,) = [f for f in io.FlowReader(f).stream() if isinstance(f, http.HTTPFlow)]
     assert flow.metadata["gateway"]["upstream"] == "anthropic"
-    assert flow.comment.startswith("-> anthropic claude-sonnet-4-5")
+    assert flow.comment.startswith("-> anthropic claude-sonnet-4-6")
     assert flow.metadata["gateway.upstream_response"] == (CAPTURE / "upstream.body").read_bytes()
     assert b"event: response.completed" in flow.response.content
 

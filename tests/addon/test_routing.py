@@ -21,9 +21,9 @@ def _router(model: str, upstream: str = "anthropic") -> Router:
 
 
 def test_one_model_name_routes_every_client_model_to_it() -> None:
-    router = _router("claude-sonnet-4-5")
-    assert router.route("gpt-5.5").model == "claude-sonnet-4-5"
-    assert router.route("anything").model == "claude-sonnet-4-5"
+    router = _router("claude-sonnet-4-6")
+    assert router.route("gpt-5.5").model == "claude-sonnet-4-6"
+    assert router.route("anything").model == "claude-sonnet-4-6"
 
 
 def test_empty_model_keeps_the_client_model() -> None:
@@ -31,24 +31,24 @@ def test_empty_model_keeps_the_client_model() -> None:
 
 
 def test_model_patterns_first_match_wins() -> None:
-    router = _router("gpt-5*=claude-sonnet-4-5,*=claude-haiku-4-5")
-    assert router.route("gpt-5.5").model == "claude-sonnet-4-5"
-    assert router.route("gpt-5-codex").model == "claude-sonnet-4-5"
+    router = _router("gpt-5*=claude-sonnet-4-6,*=claude-haiku-4-5")
+    assert router.route("gpt-5.5").model == "claude-sonnet-4-6"
+    assert router.route("gpt-5-codex").model == "claude-sonnet-4-6"
     assert router.route("o3").model == "claude-haiku-4-5"
 
 
 def test_model_patterns_tolerate_spaces() -> None:
-    assert parse_models(" gpt-5* = claude-sonnet-4-5 , * = claude-haiku-4-5 ") == [
-        ("gpt-5*", "claude-sonnet-4-5"), ("*", "claude-haiku-4-5")]
+    assert parse_models(" gpt-5* = claude-sonnet-4-6 , * = claude-haiku-4-5 ") == [
+        ("gpt-5*", "claude-sonnet-4-6"), ("*", "claude-haiku-4-5")]
 
 
 def test_a_model_no_pattern_matches_has_no_route() -> None:
-    assert _router("gpt-5*=claude-sonnet-4-5").route("o3") is None
+    assert _router("gpt-5*=claude-sonnet-4-6").route("o3") is None
 
 
 @pytest.mark.parametrize("spec", ["claude-a,gpt-5*=claude-b", "gpt-5*=", "=claude-b", "gpt-5*=a,,*=b"])
 def test_bad_pattern_model_pair_says_how_to_write_it(spec: str) -> None:
-    with pytest.raises(RouteError, match=r"pattern=model.*gpt-5\*=claude-sonnet-4-5,\*=claude-haiku-4-5"):
+    with pytest.raises(RouteError, match=r"pattern=model.*gpt-5\*=claude-sonnet-4-6,\*=claude-haiku-4-5"):
         parse_models(spec)
 
 
@@ -93,7 +93,7 @@ def test_toml_routes_mix_providers_in_file_order(tmp_path: Path) -> None:
 [[route]]
 model = "gpt-5*"
 upstream = "anthropic"
-target_model = "claude-sonnet-4-5"
+target_model = "claude-sonnet-4-6"
 
 [[route]]
 model = "o*"
@@ -107,7 +107,7 @@ upstream = "gemini"
 """))
     router = Router(routes=tuple(routes))
     first, second, third = router.route("gpt-5.5"), router.route("o3"), router.route("mistral")
-    assert (first.dialect, first.model, first.base_url) == ("anthropic", "claude-sonnet-4-5",
+    assert (first.dialect, first.model, first.base_url) == ("anthropic", "claude-sonnet-4-6",
                                                            "https://api.anthropic.com")
     assert (second.dialect, second.model, second.base_url, second.key_env) == (
         "chat", "deepseek-chat", "http://127.0.0.1:9/v1", "LOCAL_KEY")

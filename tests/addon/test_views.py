@@ -37,7 +37,7 @@ CLIENT = {
     "text": {"verbosity": "low"}, "store": False,
 }
 UPSTREAM = {
-    "model": "claude-sonnet-4-5", "max_tokens": 32000, "stream": True,
+    "model": "claude-sonnet-4-6", "max_tokens": 32000, "stream": True,
     "system": [{"type": "text", "text": "Be brief."}, {"type": "text", "text": "rules"}],
     "messages": [
         {"role": "user", "content": [{"type": "text", "text": "hi"}]},
@@ -47,10 +47,10 @@ UPSTREAM = {
     ],
     "tools": [{"name": "exec_command", "input_schema": {}}, {"name": "agents__spawn", "input_schema": {}}],
 }
-INFO = {"upstream": "anthropic", "model": "claude-sonnet-4-5", "client_model": "gpt-5.5",
+INFO = {"upstream": "anthropic", "model": "claude-sonnet-4-6", "client_model": "gpt-5.5",
         "url": "https://api.anthropic.com/v1/messages", "dropped": ["tools[2]", "text.verbosity"],
         "notes": ["no upstream key: $ANTHROPIC_API_KEY is not set"]}
-TRANSLATION = {"target": "anthropic", "model": "claude-sonnet-4-5", "client_model": "gpt-5.5",
+TRANSLATION = {"target": "anthropic", "model": "claude-sonnet-4-6", "client_model": "gpt-5.5",
                "path": "/v1/messages", "stream": True, "dropped": [], "notes": [],
                "tools": {"by_wire": {"exec_command": {"name": "exec_command", "namespace": None},
                                      "agents__spawn": {"name": "spawn", "namespace": "agents"}}}}
@@ -164,11 +164,11 @@ def test_translation_lists_the_notes() -> None:
 
 
 def test_translation_starts_with_the_dialects_and_models() -> None:
-    assert request_text().splitlines()[0] == "Responses -> Anthropic Messages  (gpt-5.5 -> claude-sonnet-4-5)"
+    assert request_text().splitlines()[0] == "Responses -> Anthropic Messages  (gpt-5.5 -> claude-sonnet-4-6)"
 
 
 def test_translation_compares_the_model() -> None:
-    assert "model     gpt-5.5  ->  claude-sonnet-4-5" in request_text()
+    assert "model     gpt-5.5  ->  claude-sonnet-4-6" in request_text()
 
 
 def test_translation_compares_instructions_with_the_system_prompt() -> None:

@@ -38,7 +38,7 @@ CAPTURE = ROOT / "captures" / "codex-say-hi-anthropic"
 ARTIFACTS = ROOT / "artifacts" / "browser"
 README_SCREENSHOT = ROOT / "docs" / "mitmweb-translation.png"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
-COMMENT = "-> anthropic claude-sonnet-4-5 | dropped: tools[9], text.verbosity | notes: 1"
+COMMENT = "-> anthropic claude-sonnet-4-6 | dropped: tools[9], text.verbosity | notes: 1"
 FILTER = "~comment dropped:"
 """The README's filter for "flows that dropped something"."""
 COLUMNS = ("icon", "path", "method", "status", "comment")
@@ -176,7 +176,7 @@ def test_the_request_opens_in_the_translation_view(page: dict[str, Any]) -> None
     view = page["requestView"]
     assert view["title"] == "Translation"
     assert "View: auto" in view["text"]
-    assert "Responses -> Anthropic Messages  (gpt-5.5 -> claude-sonnet-4-5)" in view["text"]
+    assert "Responses -> Anthropic Messages  (gpt-5.5 -> claude-sonnet-4-6)" in view["text"]
 
 
 def test_the_translation_view_lists_what_was_dropped(page: dict[str, Any]) -> None:

@@ -38,10 +38,10 @@ UPSTREAM_KEYS = {
 }
 DIALECTS = ("anthropic", "chat", "gemini", "bedrock")
 _ROUTE = {
-    "anthropic": ("claude-sonnet-4-5", "RELIABILITY_ANTHROPIC_KEY", ""),
+    "anthropic": ("claude-sonnet-4-6", "RELIABILITY_ANTHROPIC_KEY", ""),
     "chat": ("deepseek-chat", "RELIABILITY_CHAT_KEY", "/v1"),
     "gemini": ("gemini-2.5-flash", "RELIABILITY_GEMINI_KEY", ""),
-    "bedrock": ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "AWS_BEARER_TOKEN_BEDROCK", ""),
+    "bedrock": ("us.anthropic.claude-sonnet-4-6", "AWS_BEARER_TOKEN_BEDROCK", ""),
     "responses": ("gpt-5.5", "RELIABILITY_OPENAI_KEY", "/v1"),
 }
 
@@ -72,7 +72,7 @@ def routes_toml(upstream_url: str, *, refused_url: str, garbage_url: str, plain_
             f'model = "{prefix}-*"',
             'upstream = "anthropic"',
             f'base_url = "{url}"',
-            'target_model = "claude-sonnet-4-5"',
+            'target_model = "claude-sonnet-4-6"',
             'key_env = "RELIABILITY_ANTHROPIC_KEY"',
             "",
         ]

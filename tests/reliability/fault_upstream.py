@@ -79,7 +79,7 @@ WHOLE = {
         "id": "msg_whole",
         "type": "message",
         "role": "assistant",
-        "model": "claude-sonnet-4-5",
+        "model": "claude-sonnet-4-6",
         "content": [{"type": "text", "text": "Hello whole."}],
         "stop_reason": "end_turn",
         "stop_sequence": None,

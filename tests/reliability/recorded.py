@@ -195,10 +195,10 @@ def request_body(stream: bool = True) -> dict[str, Any]:
 def translation_for(dialect: str) -> Translation:
     """One fixed translation per dialect: the stream side needs its tool index and model."""
     model = {
-        "anthropic": "claude-sonnet-4-5",
+        "anthropic": "claude-sonnet-4-6",
         "chat": "deepseek-chat",
         "gemini": "gemini-2.5-flash",
-        "bedrock": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "bedrock": "us.anthropic.claude-sonnet-4-6",
         "responses": "gpt-5.5",
     }[dialect]
     return translate_request(request_body(), dialect, model)

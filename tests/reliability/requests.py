@@ -346,7 +346,7 @@ def codex_like(draw: st.DrawFn) -> dict[str, Any]:
     body = draw(
         st.fixed_dictionaries(
             {
-                "model": st.sampled_from(["gpt-5.5", "gpt-5.1-codex", "claude-sonnet-4-5"]),
+                "model": st.sampled_from(["gpt-5.5", "gpt-5.1-codex", "claude-sonnet-4-6"]),
                 "input": st.one_of(histories(), histories(), histories(), text),
             },
             optional={
@@ -426,9 +426,9 @@ def requests() -> st.SearchStrategy[Any]:
 
 
 MODELS = {
-    "anthropic": ["claude-sonnet-4-5", "claude-3-5-haiku-latest"],
+    "anthropic": ["claude-sonnet-4-6", "claude-3-5-haiku-latest"],
     "chat": ["deepseek-chat", "deepseek-reasoner", "gpt-4o", "gpt-5.5", "qwen3-coder"],
     "gemini": ["gemini-2.5-flash", "gemini-3-pro-preview", "gemini-2.0-flash"],
-    "bedrock": ["us.anthropic.claude-sonnet-4-5-20250929-v1:0", "amazon.nova-pro-v1:0", "meta.llama3-70b"],
+    "bedrock": ["us.anthropic.claude-sonnet-4-6", "amazon.nova-pro-v1:0", "meta.llama3-70b"],
     "responses": ["gpt-5.5"],
 }

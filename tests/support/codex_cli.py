@@ -33,7 +33,7 @@ Setup (a), built-in ``openai`` provider, model ``gpt-5.5``, ``CODEX_API_KEY=sk-c
 
 Setup (b), custom provider + Responses Lite code-mode model from ``model_catalog_json``::
 
-    model = "claude-sonnet-4-5"
+    model = "claude-sonnet-4-6"
     model_provider = "gateway"
     model_catalog_json = "$CODEX_HOME/model_catalog.json"   # lite_code_mode_catalog(), written per test
     check_for_update_on_startup = false
@@ -87,7 +87,7 @@ CLIENT_API_KEY = "sk-client-fake"
 CLIENT_KEY_ENV = "CODEX_API_KEY"  # `codex exec` sends this as the bearer token of the built-in provider
 CUSTOM_PROVIDER_ID = "gateway"
 CUSTOM_KEY_ENV = "GATEWAY_CLIENT_KEY"
-LITE_MODEL = "claude-sonnet-4-5"
+LITE_MODEL = "claude-sonnet-4-6"
 CLASSIC_MODEL = "gpt-5.5"
 
 # The only host variables Codex gets; anything else (API keys, proxies, CODEX_*, OPENAI_*) would leak the

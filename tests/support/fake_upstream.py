@@ -284,7 +284,7 @@ def _anthropic_finish(stop_reason: str, output_tokens: int) -> list[bytes]:
     return [_sse_event("message_delta", delta, _PAD), _sse_event("message_stop", {"type": "message_stop"})]
 
 
-def anthropic_text(text: str, model: str = "claude-sonnet-4-5") -> Reply:
+def anthropic_text(text: str, model: str = "claude-sonnet-4-6") -> Reply:
     """An Anthropic Messages stream answering with one text block (``stop_reason: end_turn``)."""
     chunks = [
         _anthropic_message_start(model),
@@ -299,7 +299,7 @@ def anthropic_tool_use(
     tool_input: Mapping[str, Any],
     tool_id: str = "toolu_fake01",
     text_before: str | None = None,
-    model: str = "claude-sonnet-4-5",
+    model: str = "claude-sonnet-4-6",
 ) -> Reply:
     """An Anthropic Messages stream with an optional text block, then one ``tool_use`` block."""
     chunks = [_anthropic_message_start(model)]

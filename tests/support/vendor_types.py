@@ -22,7 +22,8 @@ _THINKING = {"enabled": thinking_config_param.ThinkingConfigEnabledParam,
 _PINNED_VERSION_KEYS = {"temperature", "top_p", "top_k"}
 
 
-def _known_keys(value: dict[str, Any], typed: type, where: str, allowed: frozenset[str] = frozenset()) -> None:
+def _known_keys(value: dict[str, Any], typed: type, where: str,
+                allowed: frozenset[str] = frozenset()) -> None:
     # a TypedDict accepts unknown keys when validated; the API does not
     unknown = set(value) - set(get_type_hints(typed)) - allowed
     assert not unknown, f"{where}: keys the SDK does not know: {sorted(unknown)}"

@@ -219,8 +219,8 @@ _ANTHROPIC_HELLO = sse(
 def test_every_response_object_repeats_the_clients_tool_choice_parallel_calls_and_tools() -> None:
     tools = [function("lookup")]
     choice = {"type": "function", "name": "lookup"}
-    translation = translate_request(body(user("hi"), tools=tools, tool_choice=choice, parallel_tool_calls=False),
-                                    "anthropic", "claude-sonnet-4-6")
+    request = body(user("hi"), tools=tools, tool_choice=choice, parallel_tool_calls=False)
+    translation = translate_request(request, "anthropic", "claude-sonnet-4-6")
     translator = stream_translator("anthropic", translation, new_id=sequential_ids(), clock=lambda: 0)
     payloads = assert_valid_responses_stream(translator.feed(_ANTHROPIC_HELLO) + translator.close())
     objects = [p["response"] for p in payloads if "response" in p]
@@ -234,14 +234,16 @@ def test_a_request_without_those_fields_gets_the_responses_apis_defaults_back() 
     translation = translate_request(body(user("hi")), "anthropic", "claude-sonnet-4-6")
     translator = stream_translator("anthropic", translation, new_id=sequential_ids(), clock=lambda: 0)
     completed = events(translator.feed(_ANTHROPIC_HELLO) + translator.close())[-1]["response"]
-    assert (completed["tool_choice"], completed["parallel_tool_calls"], completed["tools"]) == ("auto", True, [])
+    echoed = (completed["tool_choice"], completed["parallel_tool_calls"], completed["tools"])
+    assert echoed == ("auto", True, [])
 
 
 def test_a_whole_answer_repeats_the_clients_tools_too() -> None:
     tools = [function("lookup")]
     translation = translate_request(body(user("hi"), tools=tools, stream=False, tool_choice="required"),
                                     "anthropic", "claude-sonnet-4-6")
-    data = json.dumps({"id": "m", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "x"}],
-                       "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}}).encode()
+    data = json.dumps({"id": "m", "type": "message", "role": "assistant",
+                       "content": [{"type": "text", "text": "x"}], "stop_reason": "end_turn",
+                       "usage": {"input_tokens": 1, "output_tokens": 1}}).encode()
     response = translate_response("anthropic", translation, data, new_id=sequential_ids(), clock=lambda: 0)
     assert (response["tool_choice"], response["tools"]) == ("required", tools)

@@ -19,8 +19,10 @@ BUDGET_ONLY = "claude-sonnet-4-5"  # takes `enabled` + budget, no effort knob
 BOTH = "claude-sonnet-4-6"  # `enabled` (deprecated) or `adaptive`; effort low..max, no xhigh
 ADAPTIVE_ONLY = "claude-opus-4-7"  # answers 400 to `enabled`; effort low..max with xhigh
 NO_THINKING = "claude-3-5-haiku-20241022"
-BEDROCK = {BUDGET_ONLY: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", BOTH: "us.anthropic.claude-sonnet-4-6",
-           ADAPTIVE_ONLY: "global.anthropic.claude-opus-4-7", NO_THINKING: "anthropic.claude-3-5-haiku-20241022-v1:0"}
+BEDROCK = {BUDGET_ONLY: "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+           BOTH: "us.anthropic.claude-sonnet-4-6",
+           ADAPTIVE_ONLY: "global.anthropic.claude-opus-4-7",
+           NO_THINKING: "anthropic.claude-3-5-haiku-20241022-v1:0"}
 
 
 def request(**fields: Any) -> dict[str, Any]:
@@ -154,7 +156,8 @@ def test_a_model_that_refuses_both_sampling_knobs_gets_temperature_only(target: 
 
 
 def test_an_older_model_takes_both_sampling_knobs() -> None:
-    translation = translate_request(request(temperature=0.3, top_p=0.9), "anthropic", "claude-sonnet-4-20250514")
+    translation = translate_request(request(temperature=0.3, top_p=0.9), "anthropic",
+                                    "claude-sonnet-4-20250514")
     assert (translation.body["temperature"], translation.body["top_p"]) == (0.3, 0.9)
     assert translation.dropped == []
 
@@ -175,7 +178,8 @@ def test_max_output_tokens_above_the_models_limit_is_lowered_and_noted(target: s
 
 
 # -- structured output -------------------------------------------------------------------------------
-SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}, "count": {"type": "integer", "minimum": 1}},
+SCHEMA = {"type": "object",
+          "properties": {"city": {"type": "string"}, "count": {"type": "integer", "minimum": 1}},
           "required": ["city", "count"], "additionalProperties": False}
 FORMAT = {"format": {"type": "json_schema", "name": "answer", "schema": SCHEMA, "strict": True}}
 
@@ -219,7 +223,8 @@ def test_effort_and_schema_travel_together(target: str) -> None:
 # -- lifecycle ---------------------------------------------------------------------------------------
 def test_a_deprecated_model_is_named_in_the_flows_notes() -> None:
     translation = on_anthropic(BUDGET_ONLY)
-    assert any("claude-sonnet-4-5 is deprecated" in note and "2026-11-30" in note for note in translation.notes)
+    assert any("claude-sonnet-4-5 is deprecated" in note and "2026-11-30" in note
+               for note in translation.notes)
 
 
 def test_a_current_model_gets_no_lifecycle_note() -> None:

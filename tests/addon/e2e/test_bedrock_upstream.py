@@ -36,7 +36,7 @@ ACCESS_KEY = "AKIDTESTE2EBEDROCK01"
 SECRET_KEY = "e2e/test+secret0123456789abcdefghijklmnop"
 API_KEY = "bedrock-api-key-e2e-0123456789abcdef"
 REGION = "us-west-2"
-MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+MODEL = "us.anthropic.claude-sonnet-4-6"
 TEXT = "bedrock/converse_stream_text.eventstream"
 TOOL_USE = "bedrock/converse_stream_tool_use.eventstream"
 REASONING = "bedrock/converse_stream_reasoning.eventstream"
@@ -147,7 +147,7 @@ def test_signed_request_arrives_unchanged_and_asks_for_an_event_stream(client: o
                                                                       upstream: Upstream) -> None:
     list(client.responses.create(model="gpt-5.5", input="hi", stream=True))
     (received,) = upstream.received
-    assert received.path == "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream"
+    assert received.path == "/model/us.anthropic.claude-sonnet-4-6/converse-stream"
     assert received.headers["accept"] == EVENTSTREAM
     assert received.headers["content-type"] == "application/json"
     assert received.headers["authorization"].startswith(

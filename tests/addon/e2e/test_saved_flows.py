@@ -112,7 +112,7 @@ def test_replaying_the_saved_flows_translates_them_again_with_the_current_option
     saved with its `<redacted>` key; each answer is translated again."""
     out = tmp_path / "replayed.flows"
     options = {"confdir": f"{tmp_path}/conf", "server": "false", "gateway_upstream": "anthropic",
-               "gateway_base_url": upstream.url, "gateway_model": "claude-sonnet-4-5"}
+               "gateway_base_url": upstream.url, "gateway_model": "claude-sonnet-4-6"}
     command = [str(MITMDUMP), "-q", "-s", str(ROOT / "addon" / "gateway.py"), "-C", str(saved),
                "-w", str(out)]
     for name, value in options.items():
@@ -121,10 +121,10 @@ def test_replaying_the_saved_flows_translates_them_again_with_the_current_option
                           env={**os.environ, "ANTHROPIC_API_KEY": REPLAY_KEY})
     assert done.returncode == 0, done.stdout + done.stderr
     assert [r.headers["x-api-key"] for r in upstream.received] == [REPLAY_KEY] * 3  # the refused one stays
-    assert [r.json["model"] for r in upstream.received] == ["claude-sonnet-4-5"] * 3
+    assert [r.json["model"] for r in upstream.received] == ["claude-sonnet-4-6"] * 3
     replayed = _flows(out)
     assert [f.response.status_code for f in replayed] == [200, 200, 200, 400]
     assert replayed[0].response.json()["output"][0]["content"][0]["text"] == "Hello from the local upstream."
     assert b"event: response.completed" in replayed[1].response.content
-    assert all(f.metadata["gateway"]["model"] == "claude-sonnet-4-5" for f in replayed)
+    assert all(f.metadata["gateway"]["model"] == "claude-sonnet-4-6" for f in replayed)
     assert REPLAY_KEY.encode() not in out.read_bytes()

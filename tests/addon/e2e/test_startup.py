@@ -14,7 +14,7 @@ pytestmark = pytest.mark.timeout(90)
 
 @pytest.mark.parametrize(("option", "says"), [
     ("gateway_upstream=claude", "write one of responses, anthropic, chat, gemini, bedrock"),
-    ("gateway_model=gpt-5*=claude-sonnet-4-5,claude-haiku-4-5", "is not pattern=model"),
+    ("gateway_model=gpt-5*=claude-sonnet-4-6,claude-haiku-4-5", "is not pattern=model"),
 ])
 def test_bad_option_stops_mitmdump_with_a_useful_message(tmp_path: Path, option: str, says: str) -> None:
     done = subprocess.run([str(MITMDUMP), "--listen-host", "127.0.0.1", "-p", "0",

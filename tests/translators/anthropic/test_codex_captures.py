@@ -85,7 +85,7 @@ def test_the_developer_messages_are_the_system_prompt_and_the_settings_carry_ove
         request["input"][1]["content"][0]["text"],
         "\n".join(part["text"] for part in request["input"][2]["content"]),
     ]
-    assert body["model"] == "claude-sonnet-4-5"
+    assert body["model"] == request["model"]  # the recorded Lite request names claude-sonnet-4-5 itself
     assert body["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
     assert "client_metadata" not in body
 
@@ -99,10 +99,12 @@ def test_thinking_is_off_because_the_open_tool_turn_carries_no_anthropic_signatu
 def test_the_classic_request_drops_only_web_search_and_verbosity():
     request = codex_request("request_classic_gpt55.json")
     assert request["tools"][9]["type"] == "web_search"
-    translation = translate_request(request, "anthropic", "claude-sonnet-4-5")
+    translation = translate_request(request, "anthropic", "claude-sonnet-4-6")
     assert sorted(translation.dropped) == ["text.verbosity", "tools[9]"]
     assert [t["name"] for t in translation.body["tools"]] == [*LITE_FUNCTIONS, "tool_search"]
-    assert translation.body["thinking"] == {"type": "enabled", "budget_tokens": 8192}
+    # Sonnet 4.6 thinks adaptively, at the effort Codex asked for
+    assert translation.body["thinking"] == {"type": "adaptive", "display": "summarized"}
+    assert translation.body["output_config"] == {"effort": request["reasoning"]["effort"]}
 
 
 def test_the_unknown_model_request_flattens_its_namespace_and_describes_it():

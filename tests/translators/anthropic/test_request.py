@@ -61,7 +61,7 @@ def test_the_request_goes_to_v1_messages_with_anthropic_version_2023_06_01():
 
 
 def test_the_upstream_model_is_the_one_asked_for_or_the_clients():
-    assert anthropic(body(user("hi")), "claude-sonnet-4-5").body["model"] == "claude-sonnet-4-5"
+    assert anthropic(body(user("hi")), "claude-sonnet-4-6").body["model"] == "claude-sonnet-4-6"
     assert anthropic(body(user("hi"), model="claude-opus-4-1")).body["model"] == "claude-opus-4-1"
 
 

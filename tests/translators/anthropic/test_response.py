@@ -34,7 +34,7 @@ def message(*content, stop_reason="end_turn", usage=None):
             "id": "msg_01",
             "type": "message",
             "role": "assistant",
-            "model": "claude-sonnet-4-5",
+            "model": "claude-sonnet-4-6",
             "content": list(content),
             "stop_reason": stop_reason,
             "stop_sequence": None,

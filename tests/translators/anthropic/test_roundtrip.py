@@ -46,7 +46,7 @@ def upstream_stream() -> bytes:
                 "id": "msg_1",
                 "type": "message",
                 "role": "assistant",
-                "model": "claude-sonnet-4-5",
+                "model": "claude-sonnet-4-6",
                 "content": [],
                 "usage": {"input_tokens": 50, "output_tokens": 1},
             },

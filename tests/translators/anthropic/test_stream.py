@@ -214,7 +214,7 @@ def start(input_tokens=10, cache_read=0, cache_write=0):
             "id": "msg_up",
             "type": "message",
             "role": "assistant",
-            "model": "claude-sonnet-4-5",
+            "model": "claude-sonnet-4-6",
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,

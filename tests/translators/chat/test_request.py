@@ -106,8 +106,8 @@ def test_json_schema_output_becomes_response_format() -> None:
 
 def test_json_schema_output_for_deepseek_is_json_mode_with_the_schema_in_the_system_prompt() -> None:
     schema = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
-    translation = _chat("deepseek-chat", text={"format": {"type": "json_schema", "name": "o", "schema": schema,
-                                                         "strict": True}})
+    fmt = {"type": "json_schema", "name": "o", "schema": schema, "strict": True}
+    translation = _chat("deepseek-chat", text={"format": fmt})
     body = translation.body
     assert body["response_format"] == {"type": "json_object"}
     system = body["messages"][0]
