@@ -11,7 +11,10 @@ The server is dialect-neutral. The answer builders below it are not:
 - Anthropic Messages SSE (``anthropic_text``, ``anthropic_tool_use``), shaped like the real recordings in
   ``tests/data/anthropic/*.sse`` (padding and ``ping`` events included);
 - OpenAI Responses SSE (``responses_text``, ``responses_custom_tool_call``), the shape Codex parses
-  (``tests/data/codex/answer_*.sse``), used to exercise Codex without the gateway.
+  (``tests/data/codex/answer_*.sse``), used to exercise Codex without the gateway;
+- one text answer in each other dialect's stream, shaped like the recordings in ``tests/data``:
+  Chat Completions SSE (``chat_text``), Gemini ``alt=sse`` (``gemini_text``), Bedrock ConverseStream's
+  binary event stream (``bedrock_text``).
 
 Other dialects can add their own builders and reuse the server unchanged.
 """
@@ -25,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from tests.support.loopback_http import Loopback, Received, RecordingHandler
+from tests.translators.bedrock.frames import event as bedrock_event
 
 Body = bytes | Iterable[bytes]
 Reply = tuple[int, Mapping[str, str], Body]
@@ -322,3 +326,70 @@ def anthropic_tool_results(body: Any) -> list[dict[str, Any]]:
         if isinstance(content, list):
             results += [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
     return results
+
+
+# --------------------------------------------------------------------------------------------------------
+# One text answer in the other dialects (Chat Completions, Gemini, Bedrock Converse)
+# --------------------------------------------------------------------------------------------------------
+
+
+def _halves_of(text: str) -> list[str]:
+    half = len(text) // 2
+    return [part for part in (text[:half], text[half:]) if part]
+
+
+def chat_text(text: str, model: str = "qwen3-coder") -> Reply:
+    """A Chat Completions stream (``data:`` lines, ``\\n\\n``, ``[DONE]``): the role, the text in two
+    deltas, ``finish_reason: stop``, then the usage chunk ``stream_options.include_usage`` asks for."""
+    base = {"id": f"chatcmpl-fake{next(_ids)}", "object": "chat.completion.chunk", "created": 1782955817,
+            "model": model}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict[str, int] | None = None) -> bytes:
+        choices = [] if usage else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
+        payload = {**base, "choices": choices, "usage": usage}
+        return f"data: {json.dumps(payload, separators=(',', ':'))}\n\n".encode()
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({"content": part}) for part in _halves_of(text)]
+    usage = {"prompt_tokens": 30, "completion_tokens": 9, "total_tokens": 39}
+    chunks += [chunk({}, "stop"), chunk({}, usage=usage), b"data: [DONE]\n\n"]
+    return sse_reply(chunks)
+
+
+def gemini_text(text: str, model: str = "gemini-3-flash-preview") -> Reply:
+    """A Gemini ``streamGenerateContent?alt=sse`` stream (``\\r\\n\\r\\n`` between events): the text in two
+    chunks, then an empty part with ``finishReason: STOP``; every chunk carries usage so far."""
+    response_id = f"fakeGemini{next(_ids)}"
+
+    def chunk(part: str, output_tokens: int, finish: str | None = None) -> bytes:
+        candidate: dict[str, Any] = {"content": {"parts": [{"text": part}], "role": "model"}, "index": 0}
+        if finish:
+            candidate["finishReason"] = finish
+        usage = {"promptTokenCount": 30, "candidatesTokenCount": output_tokens,
+                 "totalTokenCount": 30 + output_tokens}
+        payload = {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model,
+                   "responseId": response_id}
+        return f"data: {json.dumps(payload)}\r\n\r\n".encode()
+
+    parts = _halves_of(text)
+    chunks = [chunk(part, 4 * (i + 1)) for i, part in enumerate(parts)]
+    chunks.append(chunk("", 4 * len(parts), "STOP"))
+    return sse_reply(chunks)
+
+
+BEDROCK_EVENTSTREAM = "application/vnd.amazon.eventstream"
+
+
+def bedrock_text(text: str) -> Reply:
+    """A Bedrock ConverseStream answer (binary ``application/vnd.amazon.eventstream`` frames):
+    messageStart, the text in two contentBlockDeltas, contentBlockStop, messageStop, metadata."""
+    frames = [bedrock_event("messageStart", {"role": "assistant"})]
+    frames += [bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": part}})
+               for part in _halves_of(text)]
+    frames += [
+        bedrock_event("contentBlockStop", {"contentBlockIndex": 0}),
+        bedrock_event("messageStop", {"stopReason": "end_turn"}),
+        bedrock_event("metadata", {"usage": {"inputTokens": 30, "outputTokens": 9, "totalTokens": 39},
+                                   "metrics": {"latencyMs": 100}}),
+    ]
+    return 200, {"content-type": BEDROCK_EVENTSTREAM}, frames
