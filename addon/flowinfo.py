@@ -13,8 +13,11 @@ MARK = ":warning:"
 
 
 def summary(info: dict[str, Any]) -> str:
-    """`-> anthropic claude-sonnet-4-6 | dropped: input[3].phase, text.verbosity`"""
+    """`-> anthropic claude-sonnet-4-6 | dropped: input[3].phase, text.verbosity`; a compaction
+    request reads `-> anthropic claude-sonnet-4-6 compaction | ...`."""
     head = f"-> {info.get('upstream')} {info.get('model')}"
+    if info.get("kind") == "compaction":
+        head += " compaction"
     parts = [head]
     if info.get("refused"):
         parts.append(f"refused: {info['refused']}")

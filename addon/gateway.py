@@ -23,7 +23,7 @@ from mitmproxy import ctx, exceptions, http  # noqa: E402
 
 from addon import auth, cutoff, flowinfo, recording, views  # noqa: E402
 from addon.errors import answer, error_response, json_response  # noqa: E402
-from addon.routing import DEFAULT_MATCH, Route, RouteError, Router, from_options, from_toml  # noqa: E402
+from addon.routing import DEFAULT_MATCH, Route, RouteError, Router, from_options, from_toml, serving  # noqa: E402
 from addon.streaming import StreamHook  # noqa: E402
 from translators import (  # noqa: E402
     Translation,
@@ -67,6 +67,9 @@ class Gateway:
         loader.add_option("gateway_config", str, "",
                           "Optional TOML file with [[route]] tables (model, upstream, base_url, "
                           "target_model, key_env); overrides the single-route options.")
+        loader.add_option("gateway_compaction_model", str, "",
+                          "Model of the route's own upstream that writes Codex's compaction summaries; "
+                          "empty: the route's own model (per route in gateway_config: compaction_model).")
         loader.add_option("gateway_capture_dir", str, "",
                           "Write a redacted capture folder per translated flow here.")
         loader.add_option("gateway_aws_region", str, "",
@@ -92,7 +95,7 @@ class Gateway:
         try:
             routes = from_toml(o.gateway_config, aws_region=aws_region) if o.gateway_config else from_options(
                 o.gateway_upstream, o.gateway_base_url, o.gateway_model, o.gateway_key_env,
-                aws_region=aws_region)
+                aws_region=aws_region, compaction_model=o.gateway_compaction_model)
         except RouteError as exc:
             raise exceptions.OptionsError(str(exc)) from None
         match = tuple(p.strip() for p in o.gateway_match if p.strip())
@@ -187,6 +190,7 @@ class Gateway:
                 self._refuse_replay(flow, client_model, f"no gateway route for model {client_model!r} "
                                                         "under the current options")
             return  # no route for this model: leave the flow untouched
+        route = serving(route, body)  # a compaction request goes to the route's summarizer
         info: dict[str, Any] = {"upstream": route.dialect, "model": route.model or client_model,
                                 "client_model": client_model, "dropped": [], "notes": []}
         if replay:
@@ -207,6 +211,8 @@ class Gateway:
         self._live[flow.id] = translation
         info.update(model=translation.model, url=route.base_url + translation.path)
         flowinfo.merge(info, translation.dropped, translation.notes)
+        if translation.compaction:
+            info["kind"] = "compaction"
         # a failure past this point leaves a half-rewritten request (new URL, client headers):
         # it is answered here and never sent
         try:

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import fnmatch
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
+
+from translators import compaction
 
 DIALECTS = ("responses", "anthropic", "chat", "gemini", "bedrock")
 
@@ -42,6 +45,17 @@ class Route:
     model: str | None
     """None keeps the client's model name."""
     key_env: str
+    summarizer: Route | None = None
+    """Where a remote-compaction request goes instead (`compaction_*` keys,
+    `gateway_compaction_model`); None: this route's own upstream and model."""
+
+
+def serving(route: Route, body: Any) -> Route:
+    """The route that answers `body`: the route's summarizer for a compaction request (its last
+    input item is `compaction_trigger`, translators/compaction.py), else the route itself."""
+    if route.summarizer is not None and compaction.is_trigger(body):
+        return route.summarizer
+    return route
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,21 +118,30 @@ def default_base_url(dialect: str, aws_region: str | None = None) -> str:
 
 
 def from_options(upstream: str, base_url: str, model: str, key_env: str, *,
-                 aws_region: str | None = None) -> list[Route]:
+                 aws_region: str | None = None, compaction_model: str = "") -> list[Route]:
+    """Routes from the single-route options; `compaction_model` names the model of the same
+    upstream that writes compaction summaries (empty: each route's own model)."""
     dialect = check_dialect(upstream)
     url = check_base_url(base_url or default_base_url(dialect, aws_region))
     env = key_env or DEFAULT_KEY_ENV[dialect]
-    return [Route(pattern, dialect, url, target, env) for pattern, target in parse_models(model)]
+    routes = [Route(pattern, dialect, url, target, env) for pattern, target in parse_models(model)]
+    if compaction_model.strip():
+        routes = [replace(r, summarizer=replace(r, model=compaction_model.strip())) for r in routes]
+    return routes
 
 
 _ROUTE_KEYS = {"model": "gpt-5*", "upstream": "anthropic", "base_url": "https://api.anthropic.com",
-               "target_model": "claude-sonnet-4-6", "key_env": "ANTHROPIC_API_KEY"}
+               "target_model": "claude-sonnet-4-6", "key_env": "ANTHROPIC_API_KEY",
+               "compaction_model": "claude-haiku-4-5", "compaction_upstream": "anthropic",
+               "compaction_base_url": "https://api.anthropic.com", "compaction_key_env": "ANTHROPIC_API_KEY"}
 """The keys of a `[[route]]` table, with an example value each (for error messages)."""
 
 
 def from_toml(path: str, *, aws_region: str | None = None) -> list[Route]:
     """Routes from a TOML file: `[[route]]` tables with `model` (a pattern, default `*`),
-    `upstream`, optional `base_url`, `target_model`, `key_env`; first match wins."""
+    `upstream`, optional `base_url`, `target_model`, `key_env`, and the summarizer of compaction
+    requests: `compaction_model`, `compaction_upstream` (whose URL and key variable default to
+    that dialect's), `compaction_base_url`, `compaction_key_env`; first match wins."""
     try:
         data = tomllib.loads(Path(path).read_text())
     except OSError as exc:
@@ -142,13 +165,31 @@ def from_toml(path: str, *, aws_region: str | None = None) -> list[Route]:
                 raise RouteError(f"gateway_config route #{i + 1}: {key} must be a string, "
                                  f'e.g. {key} = "{_ROUTE_KEYS[key]}"')
         dialect = check_dialect(entry["upstream"])
-        routes.append(Route(
+        route = Route(
             pattern=entry.get("model", "*"),
             dialect=dialect,
             base_url=check_base_url(entry.get("base_url") or default_base_url(dialect, aws_region)),
             model=entry.get("target_model") or None,
             key_env=entry.get("key_env") or DEFAULT_KEY_ENV[dialect],
-        ))
+        )
+        routes.append(replace(route, summarizer=_summarizer(route, entry, i, aws_region)))
     if not routes:
         raise RouteError(f"gateway_config {path!r} has no [[route]] table")
     return routes
+
+
+def _summarizer(route: Route, entry: dict[str, str], i: int, aws_region: str | None) -> Route | None:
+    """A route table's `compaction_*` keys -> the route compaction requests go to, or None."""
+    if not any(key.startswith("compaction_") for key in entry):
+        return None
+    upstream = entry.get("compaction_upstream")
+    dialect = check_dialect(upstream) if upstream else route.dialect
+    if dialect == route.dialect:
+        url, model, key_env = route.base_url, route.model, route.key_env
+    elif entry.get("compaction_model"):
+        url, model, key_env = default_base_url(dialect, aws_region), None, DEFAULT_KEY_ENV[dialect]
+    else:
+        raise RouteError(f"gateway_config route #{i + 1}: compaction_upstream {dialect!r} needs a "
+                         'compaction_model, e.g. compaction_model = "claude-haiku-4-5"')
+    return Route(route.pattern, dialect, check_base_url(entry.get("compaction_base_url") or url),
+                 entry.get("compaction_model") or model, entry.get("compaction_key_env") or key_env)

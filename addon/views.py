@@ -264,6 +264,9 @@ def translation_text(upstream_body: bytes, flow_metadata: dict[str, Any]) -> str
     out = [f"Responses -> {name}  ({info.get('client_model')} -> {info.get('model')})"]
     if info.get("url"):
         out.append(f"upstream: POST {info['url']}")
+    if info.get("kind") == "compaction":
+        out.append("kind: compaction (Codex's remote compaction: the upstream writes a handoff summary, "
+                   "returned as one compaction item)")
     for key in ("refused", "error"):
         if info.get(key):
             out.append(f"{key.upper()}: {info[key]}")

@@ -6,14 +6,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from translators import compaction, wirejson
 from translators import dialect as dialects
-from translators import wirejson
 from translators.capabilities import ModelCapabilities
 from translators.errors import MalformedRequest, TranslatorError, UpstreamProtocolError, error_type_for_status
 from translators.ids import IdFactory, random_ids
 from translators.ir import events as ev
 from translators.report import Report
 from translators.responses import passthrough
+from translators.responses.compaction import CompactionEncoder
 from translators.responses.request import decode as decode_request
 from translators.responses.stream import ResponsesEncoder
 from translators.translation import Translation, UpstreamError
@@ -33,15 +34,21 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
                       capabilities: ModelCapabilities | None = None) -> Translation:
     """Client Responses body -> what to send to `target`. Raises `Refused` (with a Responses-shaped
     error in `.to_body()`) for a request that must not go upstream. `capabilities`: what the
-    vendor said the model accepts; without it the dialect's shipped table answers."""
+    vendor said the model accepts; without it the dialect's shipped table answers. A request
+    whose last item is `compaction_trigger` asks a non-OpenAI target for a handoff summary
+    (`Translation.compaction`, translators/compaction.py)."""
     report = Report()
+    summarize = False
     if target == "responses":
         encoded = passthrough.encode(body, model, report)
         client_model = body["model"]
         stream = bool(body.get("stream", False))
     else:
         dialect = _dialect(target)
-        request = decode_request(body, report)
+        summarize = compaction.is_trigger(body)
+        request = decode_request(compaction.without_trigger(body) if summarize else body, report)
+        if summarize:
+            request = compaction.summarizer_request(request, report)
         client_model = request.model
         stream = request.stream
         upstream_model = model or request.model
@@ -52,7 +59,7 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
     return Translation(target=target, model=encoded.body.get("model") or model or client_model,
                        client_model=client_model, path=encoded.path, body=encoded.body,
                        headers=encoded.headers, stream=stream, dropped=report.dropped,
-                       notes=report.notes, tools=encoded.tools, echo=_echo(body))
+                       notes=report.notes, tools=encoded.tools, echo=_echo(body), compaction=summarize)
 
 
 _ECHO_TYPES = {"tool_choice": (str, dict), "parallel_tool_calls": (bool,), "tools": (list,)}
@@ -149,9 +156,18 @@ def stream_translator(source: str, translation: Translation, *, new_id: IdFactor
     if source == "responses":
         return PassthroughTranslator(translation, report)
     dialect = _dialect(source)
-    encoder = ResponsesEncoder(model=translation.client_model, tools=translation.tools, report=report,
-                               new_id=new_id or random_ids(), clock=clock, echo=translation.echo)
+    encoder = _encoder(translation, report, new_id, clock)
     return StreamTranslator(dialect.stream_decoder(translation), encoder, report)
+
+
+def _encoder(translation: Translation, report: Report, new_id: IdFactory | None,
+             clock: Callable[[], float]) -> ResponsesEncoder:
+    if translation.compaction:
+        return CompactionEncoder(dialect=translation.target, upstream_model=translation.model,
+                                 model=translation.client_model, report=report,
+                                 new_id=new_id or random_ids(), clock=clock, echo=translation.echo)
+    return ResponsesEncoder(model=translation.client_model, tools=translation.tools, report=report,
+                            new_id=new_id or random_ids(), clock=clock, echo=translation.echo)
 
 
 def translate_response(source: str, translation: Translation, body: bytes, *,
@@ -162,8 +178,7 @@ def translate_response(source: str, translation: Translation, body: bytes, *,
         return wirejson.loads(body)
     dialect = _dialect(source)
     report = report if report is not None else Report()
-    encoder = ResponsesEncoder(model=translation.client_model, tools=translation.tools, report=report,
-                               new_id=new_id or random_ids(), clock=clock, echo=translation.echo)
+    encoder = _encoder(translation, report, new_id, clock)
     try:
         parsed = wirejson.loads(body)
         events = dialect.response_events(parsed, translation)

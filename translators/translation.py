@@ -28,6 +28,9 @@ class Translation(BaseModel):
     echo: dict[str, Any] = Field(default_factory=dict)
     """What the client's request said of `tool_choice`, `parallel_tool_calls` and `tools`, which
     every Responses object sent back repeats."""
+    compaction: bool = False
+    """A remote-compaction request served by summarizing: the upstream's text comes back as one
+    `compaction` item (translators/compaction.py)."""
 
 
 class Encoded(BaseModel):

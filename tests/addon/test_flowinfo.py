@@ -61,3 +61,9 @@ def test_the_metadata_keeps_every_exact_dropped_path() -> None:
     info: dict = {"dropped": []}
     flowinfo.merge(info, ["input[3].phase", "input[7].phase"], [])
     assert info["dropped"] == ["input[3].phase", "input[7].phase"]
+
+
+def test_summary_says_a_flow_was_a_compaction() -> None:
+    info = {"upstream": "anthropic", "model": "claude-sonnet-4-6", "kind": "compaction", "dropped": [],
+            "notes": ["n"]}
+    assert flowinfo.summary(info) == "-> anthropic claude-sonnet-4-6 compaction | notes: 1"

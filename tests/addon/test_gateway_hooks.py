@@ -230,13 +230,13 @@ def test_client_metadata_is_not_sent_upstream(gateway: Ctx) -> None:
 def test_refused_request_is_answered_400_in_responses_shape_and_never_sent(gateway: Ctx) -> None:
     addon, _ = gateway
     flow = client_flow({"model": "gpt-5.5", "stream": True,
-                        "input": [{"type": "compaction_trigger"}]})
+                        "input": [{"type": "item_reference", "id": "msg_1"}]})
     run_request(addon, flow)
     assert flow.request.url == CLIENT_URL  # not re-targeted
     assert flow.response.status_code == 400
     error = flow.response.json()["error"]
     assert error["type"] == "invalid_request_error"
-    assert "compaction" in error["message"]
+    assert "item_reference" in error["message"]
     assert flow.metadata["gateway"]["refused"]
     assert flow.comment.startswith("-> anthropic claude-sonnet-4-6 | refused:")
     assert flow.marked == ":warning:"
@@ -346,6 +346,36 @@ def test_usage_is_recorded_in_the_metadata(gateway: Ctx) -> None:
     _stream_through(addon, flow, [(FIXTURES / "text_after_tool_result.sse").read_bytes()])
     usage = flow.metadata["gateway"]["usage"]
     assert (usage["input_tokens"], usage["output_tokens"]) == (678, 82)
+
+
+def test_compaction_request_goes_to_the_summarizer_and_the_flow_says_it_was_a_compaction(
+        gateway: Ctx, listener: str) -> None:
+    addon, tctx = gateway
+    tctx.configure(addon, gateway_compaction_model="claude-haiku-4-5")
+    flow = client_flow({"model": "gpt-5.5", "stream": True,
+                        "input": [{"type": "message", "role": "user", "content": "hi"},
+                                  {"type": "compaction_trigger"}]})
+    run_request(addon, flow)
+    sent = json.loads(flow.request.content)
+    assert sent["model"] == "claude-haiku-4-5" and "tools" not in sent
+    assert flow.request.url == f"{listener}/v1/messages"
+    _answer(flow, 200, b"")
+    out = b"".join(_stream_through(addon, flow, [(FIXTURES / "text_after_tool_result.sse").read_bytes()]))
+    assert [e["item"]["type"] for e in sse_events(out) if e["type"] == "response.output_item.done"] == [
+        "compaction"]
+    info = flow.metadata["gateway"]
+    assert info["kind"] == "compaction"
+    assert flow.comment.startswith("-> anthropic claude-haiku-4-5 compaction")
+    assert flow.metadata["gateway.translation"]["compaction"] is True
+
+
+def test_an_ordinary_turn_keeps_the_routes_model_when_a_compaction_model_is_set(gateway: Ctx) -> None:
+    addon, tctx = gateway
+    tctx.configure(addon, gateway_compaction_model="claude-haiku-4-5")
+    flow = client_flow()
+    run_request(addon, flow)
+    assert json.loads(flow.request.content)["model"] == "claude-sonnet-4-5"
+    assert "kind" not in flow.metadata["gateway"]
 
 
 def test_saved_flow_keeps_metadata_both_bodies_and_no_key(gateway: Ctx) -> None:

@@ -13,6 +13,7 @@ from addon.routing import (
     from_options,
     from_toml,
     parse_models,
+    serving,
 )
 
 
@@ -200,3 +201,58 @@ def test_bedrock_default_base_url_is_in_the_configured_region(tmp_path: Path) ->
 def test_a_bedrock_base_url_given_is_kept_whatever_the_region() -> None:
     (route,) = from_options("bedrock", "http://127.0.0.1:8080", "", "", aws_region="eu-central-1")
     assert route.base_url == "http://127.0.0.1:8080"
+
+
+# -- the summarizer of compaction requests --------------------------------------------------------
+
+COMPACTION_REQUEST = {"model": "gpt-5.5", "input": [{"type": "compaction_trigger"}]}
+TURN_REQUEST = {"model": "gpt-5.5", "input": "hi"}
+
+
+def test_compaction_model_option_serves_compaction_requests_from_the_same_upstream() -> None:
+    (route,) = from_options("anthropic", "http://127.0.0.1:9", "claude-opus-4-7", "MY_KEY",
+                           compaction_model="claude-haiku-4-5")
+    summarizer = serving(route, COMPACTION_REQUEST)
+    assert (summarizer.dialect, summarizer.base_url, summarizer.model, summarizer.key_env) == (
+        "anthropic", "http://127.0.0.1:9", "claude-haiku-4-5", "MY_KEY")
+    assert serving(route, TURN_REQUEST) is route
+
+
+def test_without_a_compaction_setting_the_route_summarizes_itself() -> None:
+    (route,) = from_options("chat", "", "deepseek-chat", "")
+    assert serving(route, COMPACTION_REQUEST) is route
+
+
+def test_toml_compaction_upstream_takes_that_dialects_url_and_key_by_default(tmp_path: Path) -> None:
+    routes = from_toml(_toml(tmp_path, """
+[[route]]
+model = "gpt-5*"
+upstream = "responses"
+compaction_upstream = "anthropic"
+compaction_model = "claude-haiku-4-5"
+
+[[route]]
+upstream = "chat"
+base_url = "http://127.0.0.1:8000/v1"
+target_model = "qwen3"
+compaction_model = "qwen3-small"
+compaction_key_env = "SUMMARY_KEY"
+
+[[route]]
+upstream = "gemini"
+compaction_upstream = "chat"
+compaction_model = "local"
+compaction_base_url = "http://127.0.0.1:11434/v1"
+"""))
+    summarizers = [serving(r, COMPACTION_REQUEST) for r in routes]
+    assert [(s.dialect, s.base_url, s.model, s.key_env) for s in summarizers] == [
+        ("anthropic", "https://api.anthropic.com", "claude-haiku-4-5", "ANTHROPIC_API_KEY"),
+        ("chat", "http://127.0.0.1:8000/v1", "qwen3-small", "SUMMARY_KEY"),
+        ("chat", "http://127.0.0.1:11434/v1", "local", "DEEPSEEK_API_KEY"),
+    ]
+    assert [serving(r, TURN_REQUEST) for r in routes] == routes
+
+
+def test_toml_compaction_upstream_of_another_dialect_needs_a_model(tmp_path: Path) -> None:
+    with pytest.raises(RouteError, match=r"#1: compaction_upstream 'anthropic' needs a compaction_model"):
+        from_toml(_toml(tmp_path, '[[route]]\nupstream = "chat"\ncompaction_upstream = "anthropic"\n'))

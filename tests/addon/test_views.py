@@ -167,6 +167,12 @@ def test_translation_starts_with_the_dialects_and_models() -> None:
     assert request_text().splitlines()[0] == "Responses -> Anthropic Messages  (gpt-5.5 -> claude-sonnet-4-6)"
 
 
+def test_translation_says_when_a_flow_was_a_compaction() -> None:
+    text = request_text(gateway_flow(gateway={**INFO, "kind": "compaction"}))
+    assert lines_with(text, "kind: compaction")
+    assert not lines_with(request_text(), "kind:")
+
+
 def test_translation_compares_the_model() -> None:
     assert "model     gpt-5.5  ->  claude-sonnet-4-6" in request_text()
 

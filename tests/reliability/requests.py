@@ -288,6 +288,7 @@ odd_items = st.sampled_from(
         {"type": "web_search_call", "id": "ws_1", "status": "completed"},
         {"type": "configuration_update", "reasoning": {"effort": "high"}},
         {"type": "context_compaction"},
+        {"type": "compaction", "encrypted_content": "x"},
         {"type": "agent_message", "content": "from another agent"},
         {"role": "user", "content": "no type, a role"},
     ]
@@ -295,7 +296,6 @@ odd_items = st.sampled_from(
 # each may end the request with a 400, so they are rare
 refused_items = st.sampled_from(
     [
-        {"type": "compaction", "encrypted_content": "x"},
         {"type": "item_reference", "id": "x"},
         {"type": "mystery_item"},
         "a bare string item",

@@ -198,16 +198,16 @@ def responses_tool_outputs(body: Any) -> list[dict[str, Any]]:
 _PAD = "    "
 
 
-def _anthropic_usage(output_tokens: int) -> dict[str, Any]:
+def _anthropic_usage(output_tokens: int, input_tokens: int = 42) -> dict[str, Any]:
     return {
-        "input_tokens": 42,
+        "input_tokens": input_tokens,
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
         "output_tokens": output_tokens,
     }
 
 
-def _anthropic_message_start(model: str) -> bytes:
+def _anthropic_message_start(model: str, input_tokens: int = 42) -> bytes:
     message = {
         "model": model,
         "id": f"msg_fake{next(_ids):04d}",
@@ -216,7 +216,7 @@ def _anthropic_message_start(model: str) -> bytes:
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": _anthropic_usage(1),
+        "usage": _anthropic_usage(1, input_tokens),
     }
     return _sse_event("message_start", {"type": "message_start", "message": message}, _PAD)
 
@@ -279,21 +279,22 @@ def _anthropic_tool_use_block(
     ]
 
 
-def _anthropic_finish(stop_reason: str, output_tokens: int) -> list[bytes]:
+def _anthropic_finish(stop_reason: str, output_tokens: int, input_tokens: int = 42) -> list[bytes]:
     delta = {
         "type": "message_delta",
         "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-        "usage": _anthropic_usage(output_tokens),
+        "usage": _anthropic_usage(output_tokens, input_tokens),
     }
     return [_sse_event("message_delta", delta, _PAD), _sse_event("message_stop", {"type": "message_stop"})]
 
 
-def anthropic_text(text: str, model: str = "claude-sonnet-4-6") -> Reply:
-    """An Anthropic Messages stream answering with one text block (``stop_reason: end_turn``)."""
+def anthropic_text(text: str, model: str = "claude-sonnet-4-6", input_tokens: int = 42) -> Reply:
+    """An Anthropic Messages stream answering with one text block (``stop_reason: end_turn``);
+    ``input_tokens`` is the usage it reports (Codex decides when to compact from it)."""
     chunks = [
-        _anthropic_message_start(model),
+        _anthropic_message_start(model, input_tokens),
         *_anthropic_text_block(0, text),
-        *_anthropic_finish("end_turn", 7),
+        *_anthropic_finish("end_turn", 7, input_tokens),
     ]
     return sse_reply(chunks)
 
@@ -304,15 +305,16 @@ def anthropic_tool_use(
     tool_id: str = "toolu_fake01",
     text_before: str | None = None,
     model: str = "claude-sonnet-4-6",
+    input_tokens: int = 42,
 ) -> Reply:
     """An Anthropic Messages stream with an optional text block, then one ``tool_use`` block."""
-    chunks = [_anthropic_message_start(model)]
+    chunks = [_anthropic_message_start(model, input_tokens)]
     index = 0
     if text_before:
         chunks += _anthropic_text_block(index, text_before)
         index += 1
     chunks += _anthropic_tool_use_block(index, tool_id, name, tool_input)
-    chunks += _anthropic_finish("tool_use", 20)
+    chunks += _anthropic_finish("tool_use", 20, input_tokens)
     return sse_reply(chunks)
 
 
@@ -338,22 +340,40 @@ def _halves_of(text: str) -> list[str]:
     return [part for part in (text[:half], text[half:]) if part]
 
 
-def chat_text(text: str, model: str = "qwen3-coder") -> Reply:
-    """A Chat Completions stream (``data:`` lines, ``\\n\\n``, ``[DONE]``): the role, the text in two
-    deltas, ``finish_reason: stop``, then the usage chunk ``stream_options.include_usage`` asks for."""
-    base = {"id": f"chatcmpl-fake{next(_ids)}", "object": "chat.completion.chunk", "created": 1782955817,
-            "model": model}
+def _chat_chunk(model: str, choices: list[dict[str, Any]], **extra: Any) -> bytes:
+    payload = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": model,
+               "choices": choices, **extra}
+    return f"data: {json.dumps(payload, separators=(',', ':'))}\n\n".encode()
 
-    def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict[str, int] | None = None) -> bytes:
-        choices = [] if usage else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
-        payload = {**base, "choices": choices, "usage": usage}
-        return f"data: {json.dumps(payload, separators=(',', ':'))}\n\n".encode()
 
-    chunks = [chunk({"role": "assistant", "content": ""})]
-    chunks += [chunk({"content": part}) for part in _halves_of(text)]
-    usage = {"prompt_tokens": 30, "completion_tokens": 9, "total_tokens": 39}
-    chunks += [chunk({}, "stop"), chunk({}, usage=usage), b"data: [DONE]\n\n"]
-    return sse_reply(chunks)
+def _chat_end(model: str, finish: str, prompt_tokens: int) -> list[bytes]:
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 9, "total_tokens": prompt_tokens + 9}
+    return [
+        _chat_chunk(model, [{"index": 0, "delta": {}, "finish_reason": finish}]),
+        _chat_chunk(model, [], usage=usage),
+        b"data: [DONE]\n\n",
+    ]
+
+
+def chat_text(text: str, model: str = "deepseek-chat", prompt_tokens: int = 42) -> Reply:
+    """A Chat Completions stream answering ``text`` in two deltas, then usage and ``[DONE]``."""
+    chunks = [_chat_chunk(model, [{"index": 0, "delta": {"role": "assistant", "content": part},
+                                   "finish_reason": None}]) for part in _halves_of(text)]
+    return sse_reply([*chunks, *_chat_end(model, "stop", prompt_tokens)])
+
+
+def chat_tool_call(name: str, arguments: Mapping[str, Any], call_id: str = "call_fake01",
+                   model: str = "deepseek-chat", prompt_tokens: int = 42) -> Reply:
+    """A Chat Completions stream with one function call, its arguments in two fragments."""
+    text = json.dumps(arguments)
+    half = len(text) // 2
+    head = {"index": 0, "id": call_id, "type": "function",
+            "function": {"name": name, "arguments": text[:half]}}
+    tail = {"index": 0, "function": {"arguments": text[half:]}}
+    chunks = [_chat_chunk(model, [{"index": 0, "delta": {"role": "assistant", "tool_calls": [head]},
+                                   "finish_reason": None}]),
+              _chat_chunk(model, [{"index": 0, "delta": {"tool_calls": [tail]}, "finish_reason": None}])]
+    return sse_reply([*chunks, *_chat_end(model, "tool_calls", prompt_tokens)])
 
 
 def gemini_text(text: str, model: str = "gemini-3-flash-preview") -> Reply:

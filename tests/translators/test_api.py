@@ -56,7 +56,7 @@ def test_an_unknown_target_is_refused_with_a_responses_shaped_error():
 
 def test_a_refused_request_carries_the_error_the_client_should_get():
     with pytest.raises(Refused) as info:
-        translate_request(body(user("hi"), {"type": "compaction_trigger"}), "anthropic")
+        translate_request(body(user("hi"), {"type": "item_reference", "id": "msg_1"}), "anthropic")
     assert info.value.to_body() == {
         "error": {
             "type": "invalid_request_error",

@@ -44,7 +44,7 @@ def test_request_model_names_the_upstream_model(tmp_path, capsys):
 
 
 def test_a_refused_request_exits_2_and_prints_only_the_error(tmp_path, capsys):
-    request = write(tmp_path, "req.json", body(user("hi"), {"type": "compaction_trigger"}))
+    request = write(tmp_path, "req.json", body(user("hi"), {"type": "item_reference", "id": "msg_1"}))
     assert main(["request", "--to", "anthropic", request]) == 2
     printed = json.loads(capsys.readouterr().out)
     assert set(printed) == {"error"}

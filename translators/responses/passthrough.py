@@ -2,14 +2,16 @@
 
 Custom tool declarations, namespaces and everything else stay verbatim (OpenAI reads them);
 `client_metadata` never leaves (installation and session ids); reasoning state this gateway
-wrote for another vendor is stripped, since OpenAI cannot read it.
+wrote for another vendor is stripped, since OpenAI cannot read it, and a compaction item the
+gateway wrote becomes the summary as a user message (OpenAI refuses foreign `encrypted_content`
+with `invalid_encrypted_content`). OpenAI's own compaction items and triggers pass untouched.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from translators import vendor_state, wirejson
+from translators import compaction, vendor_state, wirejson
 from translators.errors import MalformedRequest
 from translators.ir import events as ev
 from translators.report import Report
@@ -36,13 +38,21 @@ def encode(body: Any, model: str | None, report: Report) -> Encoded:
 
 
 def _ours(item: Any) -> bool:
-    return isinstance(item, dict) and item.get("type") == "reasoning" and vendor_state.is_ours(
-        item.get("encrypted_content"))
+    if not isinstance(item, dict):
+        return False
+    if item.get("type") in compaction.ITEM_TYPES:
+        return compaction.is_ours(item.get("encrypted_content"))
+    return item.get("type") == "reasoning" and vendor_state.is_ours(item.get("encrypted_content"))
 
 
 def _strip(item: Any, path: str, report: Report) -> Any:
     if not _ours(item):
         return item
+    if item.get("type") in compaction.ITEM_TYPES:
+        text = compaction.replay_item(item, path, report)
+        if text is None:
+            return None
+        return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
     report.drop(f"{path}.encrypted_content")
     if not item.get("summary") and not item.get("content"):
         return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from translators import pairing, vendor_state, wirejson
+from translators import compaction, pairing, vendor_state, wirejson
 from translators.errors import MalformedRequest, UnsupportedFeature
 from translators.ir.request import (
     Image,
@@ -33,11 +33,9 @@ _REFUSED_TOP = {
     "conversation": "the gateway is stateless: stored conversations cannot be resolved",
     "prompt": "stored prompt templates live on OpenAI's platform and cannot be resolved",
 }
-_ENCRYPTED_COMPACTION = "remote compaction state is encrypted by OpenAI and cannot be sent to another model"
 _REFUSED_ITEMS = {
-    "compaction": _ENCRYPTED_COMPACTION,
-    "compaction_summary": _ENCRYPTED_COMPACTION,
-    "compaction_trigger": "remote compaction is an OpenAI platform feature; disable remote compaction",
+    # a final trigger never reaches the decoder (translators/compaction.py asks for a summary)
+    "compaction_trigger": "compaction_trigger must be the last input item",
     "item_reference": "item references point into OpenAI's storage, which the gateway cannot read",
 }
 _DROPPED_ITEMS = {"web_search_call", "image_generation_call", "file_search_call", "computer_call",
@@ -62,6 +60,7 @@ _MESSAGE_KEYS = _known_keys("role", "content", "phase")
 _AGENT_MESSAGE_KEYS = _known_keys("content")
 _REASONING_KEYS = _known_keys("summary", "content", "encrypted_content")
 _CONFIGURATION_KEYS = _known_keys("reasoning")
+_COMPACTION_KEYS = _known_keys("encrypted_content", "created_by")
 _ADDITIONAL_TOOLS_KEYS = _known_keys("tools", "role")
 _CALL_KEYS = {args_key: _known_keys("call_id", "name", "namespace", args_key, "encrypted_function_args")
               for args_key in ("arguments", "input")}
@@ -228,11 +227,7 @@ class _ItemState:
         """An item no handler reads: refused, dropped (and reported), or not a Responses item."""
         if kind in _REFUSED_ITEMS:
             raise UnsupportedFeature(f"{path}: {kind}: {_REFUSED_ITEMS[kind]}", param=path)
-        if kind == "context_compaction" and raw.get("encrypted_content"):
-            raise UnsupportedFeature(
-                f"{path}: context_compaction carries OpenAI-encrypted state no other model can read",
-                param=path)
-        if kind in _DROPPED_ITEMS or kind == "context_compaction":
+        if kind in _DROPPED_ITEMS:
             self.report.drop(path)
             return
         raise MalformedRequest(f"{path}: unknown input item type {kind!r}", param=f"{path}.type")
@@ -292,6 +287,15 @@ class _ItemState:
                 # input_file, input_audio, encrypted_content parts: nothing another model can read
                 self.report.drop(ppath)
         return parts
+
+    def _item_compaction(self, raw: dict[str, Any], path: str) -> list[Item]:
+        """A compaction item: the gateway's summary becomes a user message in its place; OpenAI's
+        own cannot be read and is dropped (translators/compaction.py)."""
+        text = compaction.replay_item(raw, path, self.report)
+        if text is None:
+            return []
+        self._unknown_keys(raw, path, _COMPACTION_KEYS)
+        return [Message(role="user", parts=[Text(text=text)], origin=path)]
 
     # -- reasoning --------------------------------------------------------------------------
     def _item_reasoning(self, raw: dict[str, Any], path: str) -> list[Item]:
@@ -396,6 +400,9 @@ class _ItemState:
     _HANDLERS: ClassVar[dict[str, Callable[[_ItemState, dict[str, Any], str], list[Item]]]] = {
         "message": _item_message,
         "agent_message": _item_agent_message,
+        "compaction": _item_compaction,
+        "compaction_summary": _item_compaction,
+        "context_compaction": _item_compaction,
         "reasoning": _item_reasoning,
         "configuration_update": _item_configuration_update,
         "additional_tools": _item_additional_tools,

@@ -184,9 +184,10 @@ def test_stream_cut_mid_way_ends_with_response_failed(client: openai.OpenAI, ups
 def test_refused_request_is_a_400_and_never_reaches_the_upstream(client: openai.OpenAI,
                                                                  upstream: Upstream) -> None:
     with pytest.raises(openai.BadRequestError) as caught:
-        client.responses.create(model="gpt-5.5", stream=True, input=[{"type": "compaction_trigger"}])
+        client.responses.create(model="gpt-5.5", stream=True,
+                                input=[{"type": "item_reference", "id": "msg_1"}])
     assert caught.value.body["type"] == "invalid_request_error"
-    assert "compaction" in caught.value.body["message"]
+    assert "item_reference" in caught.value.body["message"]
     assert upstream.received == []
     _next_flow_is_served(client, upstream)
 

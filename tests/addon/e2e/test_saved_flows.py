@@ -38,7 +38,7 @@ def saved(proxy: MitmDump, module_dir: Path, upstream_server: Upstream) -> Path:
         list(client.responses.create(model="gpt-5.5", input="hi", stream=True))
         client.responses.create(model="gpt-5.5", input="hi", text={"verbosity": "low"})
         with pytest.raises(openai.BadRequestError):
-            client.responses.create(model="gpt-5.5", input=[{"type": "compaction_trigger"}])
+            client.responses.create(model="gpt-5.5", input=[{"type": "item_reference", "id": "msg_1"}])
     assert proxy.stop() == 0, proxy.log
     return module_dir / "saved.flows"
 

@@ -8,18 +8,15 @@ from tests.translators.bodies import body, user
 from translators import MalformedRequest, Refused, TranslatorError, UnsupportedFeature, translate_request
 
 REFUSED_ITEMS = [
-    {"type": "compaction_trigger"},
-    {"type": "compaction", "encrypted_content": "gAAAA"},
-    {"type": "compaction_summary", "encrypted_content": "gAAAA"},
     {"type": "item_reference", "id": "msg_123"},
-    {"type": "context_compaction", "encrypted_content": "gAAAA"},
+    {"type": "compaction_trigger"},  # anywhere but last (a final one asks for a summary)
 ]
 
 
 @pytest.mark.parametrize("item", REFUSED_ITEMS, ids=lambda i: i["type"])
 def test_openai_only_items_are_refused_with_a_responses_shaped_error(item):
     with pytest.raises(Refused) as info:
-        translate_request(body(user("q"), item), "anthropic")
+        translate_request(body(user("q"), item, user("r")), "anthropic")
     error = info.value.to_body()["error"]
     assert set(error) == {"type", "code", "message", "param"}
     assert error["type"] == "invalid_request_error"
