@@ -374,7 +374,7 @@ def test_an_ordinary_turn_keeps_the_routes_model_when_a_compaction_model_is_set(
     tctx.configure(addon, gateway_compaction_model="claude-haiku-4-5")
     flow = client_flow()
     run_request(addon, flow)
-    assert json.loads(flow.request.content)["model"] == "claude-sonnet-4-5"
+    assert json.loads(flow.request.content)["model"] == "claude-sonnet-4-6"
     assert "kind" not in flow.metadata["gateway"]
 
 
