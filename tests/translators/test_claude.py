@@ -229,3 +229,16 @@ def test_a_deprecated_model_is_named_in_the_flows_notes() -> None:
 
 def test_a_current_model_gets_no_lifecycle_note() -> None:
     assert on_anthropic(ADAPTIVE_ONLY).notes == []
+
+
+# -- inputs the model cannot read -------------------------------------------------------------------
+def test_an_image_goes_to_a_model_that_reads_images_and_is_reported_for_one_that_does_not() -> None:
+    image = {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="}
+    item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "look"}, image]}
+    body = {"model": "gpt-5.5", "input": [item]}
+    seen = translate_request(body, "anthropic", ADAPTIVE_ONLY)
+    assert [b["type"] for b in seen.body["messages"][0]["content"]] == ["text", "image"]
+    blind = replace(lookup(ADAPTIVE_ONLY), image_input=False)  # as a vendor may publish for a model
+    unseen = translate_request(body, "anthropic", ADAPTIVE_ONLY, capabilities=blind)
+    assert [b["type"] for b in unseen.body["messages"][0]["content"]] == ["text"]
+    assert unseen.dropped == ["input[0].content[1]"]

@@ -38,7 +38,8 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     tools = toolset.build(request, NAMES, report)
     max_tokens = claude.max_tokens(request, caps, report)
     plan = claude.plan(request, caps, max_tokens, report)
-    messages, thinking = turns.with_thinking(request, _Blocks(tools, report), plan.thinking, report)
+    blocks = _Blocks(tools, report, caps.image_input)
+    messages, thinking = turns.with_thinking(request, blocks, plan.thinking, report)
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": messages}
     system = _system(request, tools)
     if system:
@@ -132,9 +133,11 @@ class _Blocks:
 
     tools: toolset.Toolset
     report: Report
+    images: bool
+    """The model reads images (its capabilities); else each image is reported dropped."""
 
     def parts(self, parts: list[Part], role: str) -> list[dict[str, Any]]:
-        return _parts(parts, self.report)
+        return _parts(parts, self.report, self.images)
 
     def reasoning(self, item: Reasoning) -> dict[str, Any] | None:
         state = vendor_state.replayable(item.state, "anthropic")
@@ -150,7 +153,7 @@ class _Blocks:
                 "input": toolset.call_input(item, self.report)}
 
     def tool_result(self, item: ToolResult) -> dict[str, Any]:
-        content = _parts(item.parts, self.report)
+        content = _parts(item.parts, self.report, self.images)
         return {"type": "tool_result", "tool_use_id": tool_use_id(item.call_id),
                 "content": content or [{"type": "text", "text": "(no output)"}]}
 
@@ -161,14 +164,17 @@ class _Blocks:
         return block["type"] == "tool_result"
 
 
-def _parts(parts: list[Part], report: Report) -> list[dict[str, Any]]:
+def _parts(parts: list[Part], report: Report, images: bool) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in parts:
         if isinstance(part, Text):
             if part.text:
                 blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, Image):
-            blocks.append(_image(part, report))
+            if images:
+                blocks.append(_image(part, report))
+            else:
+                report.drop(part.origin)
     return blocks
 
 

@@ -95,8 +95,8 @@ def _generation_config(request: Request, model: str, report: Report) -> dict[str
         out["responseMimeType"] = "application/json"
         out["responseJsonSchema"] = schema.clean(request.output_schema["schema"], "text.format.schema",
                                                  report)
-        if request.output_schema.get("strict"):
-            report.drop("text.format.strict")
+        # `strict` needs no field: Gemini constrains its answer to responseJsonSchema, and what it
+        # cannot enforce of the schema is reported keyword by keyword above (docs/gemini.md "Request")
         if request.output_schema.get("description"):
             report.drop("text.format.description")
     if request.verbosity is not None:

@@ -275,6 +275,14 @@ def test_output_schema_asks_for_json_with_that_schema() -> None:
     assert body["generationConfig"]["responseJsonSchema"] == schema
 
 
+def test_a_strict_schema_loses_nothing_since_gemini_constrains_its_answer_to_it() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"],
+              "additionalProperties": False}
+    fmt = {"type": "json_schema", "name": "o", "schema": schema, "strict": True}
+    _, report = gemini_body(user("hi"), model="gemini-3-flash-preview", text={"format": fmt})
+    assert report.dropped == []
+
+
 def test_verbosity_is_reported_dropped() -> None:
     _, report = gemini_body(user("hi"), text={"verbosity": "low"})
     assert "text.verbosity" in report.dropped
