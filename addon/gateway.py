@@ -107,6 +107,9 @@ class Gateway:
         match = tuple(p.strip() for p in o.gateway_match if p.strip())
         if not match:
             raise exceptions.OptionsError("gateway_match is empty: write e.g. api.openai.com/v1/responses")
+        if o.gateway_capabilities not in MODES:
+            raise exceptions.OptionsError(f"gateway_capabilities {o.gateway_capabilities!r}: "
+                                          "write vendor or table")
         if o.gateway_capabilities_timeout < 0:
             raise exceptions.OptionsError("gateway_capabilities_timeout is negative: write seconds, e.g. 2")
         self.router = Router(routes=tuple(routes), match=match)
