@@ -48,10 +48,10 @@ class Gateway:
     def __init__(self) -> None:
         self.router = Router(routes=())
         self._live: dict[str, Translation] = {}
-        self.capabilities = Capabilities()
-        """What each route model accepts (the vendor's models endpoint, else the shipped table)."""
         """The translation of each flow in flight. The metadata copy leaves the upstream body out
         (it is the flow's request already), but decoders may read it (Gemini's call-id seed)."""
+        self.capabilities = Capabilities()
+        """What each route model accepts (the vendor's models endpoint, else the shipped table)."""
 
     # -- options ----------------------------------------------------------------------------
     def load(self, loader: Any) -> None:
