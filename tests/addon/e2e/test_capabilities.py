@@ -5,6 +5,7 @@ request the gateway sends, and the saved flow says where the capabilities came f
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,17 +40,19 @@ def test_vendor_capabilities_shape_the_upstream_request_and_the_flow_says_so(
         start_proxy: StartProxy, upstream_server: Upstream, module_dir: Path) -> None:
     proxy = start_proxy("vendor", "reverse:https://api.openai.com", gateway_model=MODEL,
                         gateway_capabilities="vendor")
+    asked = time.monotonic()
     with reverse_client(proxy) as client:
         events = list(client.responses.create(model="gpt-5.5", input="hi", stream=True,
                                               reasoning={"effort": "high"}))
     assert events[-1].type == "response.completed"
     assert proxy.stop() == 0, proxy.log
+    assert f"model {MODEL} is deprecated (retires 2026-11-30)" in proxy.log
 
     gets = [r for r in upstream_server.received if r.method == "GET"]
     (post,) = [r for r in upstream_server.received if r.method == "POST"]
     assert [get.path for get in gets] == [f"/v1/models/{MODEL}"]
     assert gets[0].header("x-api-key") == UPSTREAM_KEY
-    assert gets[0].started < post.started  # fetched at start-up, before any request
+    assert gets[0].started < asked  # fetched at start-up, before any request
     assert post.json["thinking"]["type"] == "adaptive"
 
     with (module_dir / "vendor.flows").open("rb") as f:
