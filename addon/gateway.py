@@ -22,6 +22,7 @@ if _ROOT not in sys.path:  # loaded by path with `-s addon/gateway.py`: make the
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
 from addon import auth, cutoff, flowinfo, recording, views  # noqa: E402
+from addon.capabilities import MODES, Capabilities  # noqa: E402
 from addon.errors import answer, error_response, json_response  # noqa: E402
 from addon.routing import DEFAULT_MATCH, Route, RouteError, Router, from_options, from_toml, serving  # noqa: E402
 from addon.streaming import StreamHook  # noqa: E402
@@ -49,6 +50,8 @@ class Gateway:
         self._live: dict[str, Translation] = {}
         """The translation of each flow in flight. The metadata copy leaves the upstream body out
         (it is the flow's request already), but decoders may read it (Gemini's call-id seed)."""
+        self.capabilities = Capabilities()
+        """What each route model accepts (the vendor's models endpoint, else the shipped table)."""
 
     # -- options ----------------------------------------------------------------------------
     def load(self, loader: Any) -> None:
@@ -76,6 +79,12 @@ class Gateway:
                           "AWS region Bedrock requests are signed for; empty: the region in a "
                           "bedrock-runtime.{region}.amazonaws.com base URL, else $AWS_REGION or "
                           "$AWS_DEFAULT_REGION.")
+        loader.add_option("gateway_capabilities", str, "vendor",
+                          "Where a model's capabilities come from: vendor (its models endpoint, "
+                          "else the shipped table) | table (never ask; offline use).", choices=list(MODES))
+        loader.add_option("gateway_capabilities_timeout", float, 2.0,
+                          "Seconds a request waits for the models endpoint before it is translated "
+                          "with the shipped table (the answer still fills the cache).")
 
     def configure(self, updated: set[str]) -> None:
         o = ctx.options
@@ -101,7 +110,14 @@ class Gateway:
         match = tuple(p.strip() for p in o.gateway_match if p.strip())
         if not match:
             raise exceptions.OptionsError("gateway_match is empty: write e.g. api.openai.com/v1/responses")
+        if o.gateway_capabilities not in MODES:
+            raise exceptions.OptionsError(f"gateway_capabilities {o.gateway_capabilities!r}: "
+                                          "write vendor or table")
+        if o.gateway_capabilities_timeout < 0:
+            raise exceptions.OptionsError("gateway_capabilities_timeout is negative: write seconds, e.g. 2")
         self.router = Router(routes=tuple(routes), match=match)
+        self.capabilities.configure(routes, mode=o.gateway_capabilities,
+                                    timeout=o.gateway_capabilities_timeout)
 
     # -- hooks ------------------------------------------------------------------------------
     def _matched(self, flow: http.HTTPFlow) -> bool:
@@ -116,23 +132,23 @@ class Gateway:
             flow.response = error_response(426, "websocket_unsupported",
                                            "this gateway speaks HTTP/SSE only; falling back is expected")
 
-    def request(self, flow: http.HTTPFlow) -> None:
+    async def request(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error:
             return
         if flowinfo.KEY in flow.metadata:
             if flow.is_replay == "request" and flow.live:
-                self._guarded(flow, self._replay)  # mitmweb's Replay, `mitmdump -C saved.flow`
+                await self._guarded(flow, self._replay)  # mitmweb's Replay, `mitmdump -C saved.flow`
             return  # otherwise translated before (a loaded flow): never twice
         if flow.request.method != "POST" or not self._matched(flow):
             return
-        self._guarded(flow, self._intercept)
+        await self._guarded(flow, self._intercept)
 
-    def _guarded(self, flow: http.HTTPFlow, step: Any) -> None:
+    async def _guarded(self, flow: http.HTTPFlow, step: Any) -> None:
         """Fail closed: an exception escaping a hook would make mitmproxy log it and send the
         flow on as it stands, i.e. untranslated to OpenAI with the client's credentials, or
         half-rewritten. A flow this addon took on is answered instead."""
         try:
-            step(flow)
+            await step(flow)
         except Exception as exc:
             message = f"gateway could not handle the request: {exc!r}"[:500]
             info = flow.metadata.setdefault(flowinfo.KEY, {"upstream": "-", "model": None, "dropped": [],
@@ -140,7 +156,7 @@ class Gateway:
             info["error"] = message
             answer(flow, error_response(500, "server_error", message))
 
-    def _intercept(self, flow: http.HTTPFlow) -> None:
+    async def _intercept(self, flow: http.HTTPFlow) -> None:
         try:
             # Codex may send zstd (notes/mitmproxy.md §8.4). Read it decoded but leave the body
             # as sent until the flow is ours: an unrouted request goes on untouched.
@@ -151,9 +167,9 @@ class Gateway:
         except RecursionError:  # not a ValueError: Python's parser gives up past ~1000 levels
             flow.response = error_response(400, "invalid_json", "the request body is nested too deeply")
             return
-        self._translate(flow, body, flow.request.get_text(strict=False) or "")
+        await self._translate(flow, body, flow.request.get_text(strict=False) or "")
 
-    def _replay(self, flow: http.HTTPFlow) -> None:
+    async def _replay(self, flow: http.HTTPFlow) -> None:
         """A saved gateway flow sent again. Its request is the rewritten one, stale (old options)
         and with `<redacted>` keys; what the client sent is in the metadata, so the flow is
         translated afresh from that, with the current options, and its answer translated again.
@@ -175,14 +191,15 @@ class Gateway:
         if not isinstance(body, dict):
             self._refuse_replay(flow, None, "the saved flow holds no client request to translate again")
             return
-        self._translate(flow, body, client_request or "", replay=True)
+        await self._translate(flow, body, client_request or "", replay=True)
 
     def _refuse_replay(self, flow: http.HTTPFlow, client_model: object, message: str) -> None:
         flow.metadata[flowinfo.KEY] = {"upstream": "-", "model": client_model, "client_model": client_model,
                                        "dropped": [], "notes": [], "error": f"replay: {message}"}
         answer(flow, error_response(400, "replay_failed", message))
 
-    def _translate(self, flow: http.HTTPFlow, body: Any, client_text: str, replay: bool = False) -> None:
+    async def _translate(self, flow: http.HTTPFlow, body: Any, client_text: str,
+                         replay: bool = False) -> None:
         client_model = body.get("model") if isinstance(body, dict) else None
         route = self.router.route(client_model if isinstance(client_model, str) else "")
         if route is None:
@@ -197,8 +214,14 @@ class Gateway:
             info["notes"].append("replayed: translated again from the saved client request")
         flow.metadata[flowinfo.KEY] = info
         flow.metadata["gateway.client_request"] = client_text
+        model = route.model or client_model
+        caps = await self.capabilities.resolve(route, model) if isinstance(model, str) else None
+        if caps is not None:
+            info["capabilities"] = caps.capabilities.source
+            info["notes"] += [caps.note] if caps.note else []
         try:
-            translation = translate_request(body, route.dialect, route.model)
+            translation = translate_request(body, route.dialect, route.model,
+                                            capabilities=caps.capabilities if caps else None)
         except TranslatorError as exc:
             info["refused"] = exc.message
             answer(flow, json_response(exc.status, exc.to_body()))

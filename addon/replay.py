@@ -61,6 +61,7 @@ def mitmdump_command(client: Path, upstream: Path, meta: dict, out: Path) -> lis
         "--set", f"gateway_upstream={meta['dialect']}",
         "--set", f"gateway_base_url={meta['base_url']}",
         "--set", f"gateway_model={meta.get('model') or ''}",
+        "--set", "gateway_capabilities=table",  # offline: the vendor's models endpoint is not asked
         "-C", str(client), "--server-replay", str(upstream), "-w", str(out),
     ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 from collections.abc import Iterator
@@ -36,13 +37,15 @@ def dead_url() -> str:
 
 @pytest.fixture
 def gateway(listener: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Gateway, taddons.context]]:
-    """A Gateway routed to anthropic at a reachable local address, with the key in the env."""
+    """A Gateway routed to anthropic at a reachable local address, with the key in the env; the
+    shipped capability tables only (the listener answers nothing; test_capabilities.py asks a
+    fake models endpoint)."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", UPSTREAM_KEY)
     addon = Gateway()
     # proxyserver and serverplayback declare connection_strategy and server_replay, as in mitmdump
     with taddons.context(proxyserver.Proxyserver(), serverplayback.ServerPlayback(), addon) as tctx:
         tctx.configure(addon, gateway_upstream="anthropic", gateway_base_url=listener,
-                       gateway_model="claude-sonnet-4-6")
+                       gateway_model="claude-sonnet-4-6", gateway_capabilities="table")
         yield addon, tctx
 
 
@@ -62,8 +65,9 @@ def client_flow(body: Any = None, *, url: str = CLIENT_URL, method: str = "POST"
 
 
 def run_request(addon: Gateway, flow: http.HTTPFlow) -> None:
+    """`requestheaders`, then the (async) `request` hook run to its end, as the proxy does."""
     addon.requestheaders(flow)
-    addon.request(flow)
+    asyncio.run(addon.request(flow))
 
 
 def sse_events(data: bytes) -> list[dict[str, Any]]:

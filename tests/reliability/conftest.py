@@ -95,7 +95,8 @@ def start_gateway(
     return MitmDump(
         confdir,
         mode=mode,
-        options={"gateway_config": str(routes), **(options or {})},
+        # the fault upstreams serve no models endpoint: the shipped capability tables only
+        options={"gateway_config": str(routes), "gateway_capabilities": "table", **(options or {})},
         args=[*loaded, *args],
         env={**UPSTREAM_KEYS, **(env or {})},
     )

@@ -59,12 +59,14 @@ def dead_url() -> str:
 def start_proxy(module_dir: Path, upstream_server: Upstream) -> Iterator[StartProxy]:
     """Start mitmdump with the addon routed to the local upstream, writing `<name>.flows`;
     stopped with SIGINT at the end of the module. `env` adds to (None: removes from) the
-    proxy's environment; a module may override `upstream_server` with its own provider."""
+    proxy's environment; a module may override `upstream_server` with its own provider.
+    Capabilities come from the shipped tables unless a test sets `gateway_capabilities=vendor`:
+    the local providers serve no models endpoint, and a start-up fetch would take a planned reply."""
     with ExitStack() as stack:
         def start(name: str, mode: str | None = None, env: dict[str, str | None] | None = None,
                   **options: str) -> MitmDump:
             options = {"gateway_upstream": "anthropic", "gateway_base_url": upstream_server.url,
-                       "gateway_model": UPSTREAM_MODEL, **options}
+                       "gateway_model": UPSTREAM_MODEL, "gateway_capabilities": "table", **options}
             proxy = MitmDump(module_dir / f"{name}-conf", mode=mode, options=options,
                              args=["-w", str(module_dir / f"{name}.flows")],
                              env={"ANTHROPIC_API_KEY": UPSTREAM_KEY, **(env or {})})
