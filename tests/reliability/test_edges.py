@@ -196,9 +196,10 @@ def test_html_answering_a_stream_request_is_a_failure_quoting_the_page(
         ({"type": "reasoning", "summary": 5}, "input[1].summary"),
         ({"type": "message", "role": "user", "content": [{"type": "input_text", "text": 5}]},
          "input[1].content[0].text"),
-        ({"type": "function_call", "call_id": "c1", "name": 7, "arguments": "{}"}, "input[1].name"),
+        ({"type": "message", "role": "user", "content": [{"type": ["input_text"], "text": "x"}]},
+         "input[1].content[0].type"),
     ],
-    ids=["reasoning-summary", "input-text", "call-name"],
+    ids=["reasoning-summary", "input-text", "part-type"],
 )
 def test_wrong_field_type_is_a_400_naming_its_path(
     gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str, item: dict[str, object], param: str
