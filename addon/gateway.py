@@ -308,7 +308,8 @@ class Gateway:
         else:
             try:
                 if refused := upstream_headers.refusal(flow):
-                    flow.metadata["gateway.upstream_response"] = flow.response.get_content(strict=False) or b""
+                    raw = flow.response.get_content(strict=False) or b""
+                    flow.metadata["gateway.upstream_response"] = raw
                     info["error"] = refused["message"]
                     flow.response = error_response(502, refused["code"], refused["message"])
                 elif flow.response.status_code >= 400:

@@ -34,7 +34,8 @@ MAX_BYTES = 64 * 1024
 MAX_COUNT = 256
 
 
-def for_client(headers: Iterable[tuple[str, str]], target: str, *, framing: bool = True) -> list[tuple[str, str]]:
+def for_client(headers: Iterable[tuple[str, str]], target: str, *,
+               framing: bool = True) -> list[tuple[str, str]]:
     """The upstream's (name, value) pairs the client gets, in order; `framing=False` for a body
     the proxy writes itself (an error), which has its own framing."""
     out: list[tuple[str, str]] = []

@@ -81,7 +81,7 @@ class WholeBody:
         try:
             return self._dialect.response_events(parsed, self._translation)
         except TranslatorError as exc:
-            return [ev.Failed(exc.code, clip(f"{where} a whole answer it could not be read as: {exc.message}"))]
+            return [ev.Failed(exc.code, clip(f"{where} a whole answer that cannot be read: {exc.message}"))]
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
             return [ev.Failed("upstream_protocol_error", f"{where} a JSON body that is no answer: {exc}; "
                                                          f"{_quote(body)}")]

@@ -218,7 +218,8 @@ def _write(handler: RecordingHandler, dialect: str, fault: Fault) -> None:
         handler.send_whole(200, {"content-type": "application/json"}, body)
         return
     chunks = events(dialect) if fault.kind != "huge" else _huge_stream(dialect, fault.size)
-    handler.start_chunked(200, {"content-type": CONTENT_TYPE.get(dialect, "text/event-stream"), **fault.headers})
+    content_type = CONTENT_TYPE.get(dialect, "text/event-stream")
+    handler.start_chunked(200, {"content-type": content_type, **fault.headers})
     for i, chunk in enumerate(chunks):
         if fault.kind == "stall" and i == fault.after:
             time.sleep(fault.seconds)

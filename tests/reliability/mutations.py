@@ -182,7 +182,9 @@ WRONG_TYPES: list[Any] = [None, True, 7, 2.5, "s", [], {}, [{"x": 1}], {"x": [1]
 
 
 def _kind(value: Any) -> str:
-    return "bool" if isinstance(value, bool) else "number" if isinstance(value, int | float) else type(value).__name__
+    if isinstance(value, bool):
+        return "bool"
+    return "number" if isinstance(value, int | float) else type(value).__name__
 
 
 def retyped(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:

@@ -444,9 +444,9 @@ EVERY_FIELD: dict[str, Any] = {
     "temperature": 0.5,
     "top_p": 1,
     "reasoning": {"effort": "high", "summary": "auto"},
-    "text": {"verbosity": "low", "format": {"type": "json_schema", "name": "out", "strict": True,
-                                            "description": "the answer",
-                                            "schema": {"type": "object", "properties": {"a": {"type": "string"}}}}},
+    "text": {"verbosity": "low",
+             "format": {"type": "json_schema", "name": "out", "strict": True, "description": "the answer",
+                        "schema": {"type": "object", "properties": {"a": {"type": "string"}}}}},
     "tools": [
         {"type": "function", "name": "exec_command", "description": "run", "strict": False,
          "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}},

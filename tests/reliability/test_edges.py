@@ -16,7 +16,12 @@ import pytest
 
 from tests.reliability.conftest import CLIENT_KEY, DIALECTS, sdk
 from tests.reliability.fault_upstream import Fault, FaultUpstream, error_body
-from tests.reliability.test_faults import assert_next_flow_works, assert_responses_error, raw_turn, sse_payloads
+from tests.reliability.test_faults import (
+    assert_next_flow_works,
+    assert_responses_error,
+    raw_turn,
+    sse_payloads,
+)
 from tests.support.mitmdump import MitmDump
 
 pytestmark = pytest.mark.timeout(120)
@@ -56,7 +61,8 @@ def test_upstream_redirect_is_a_502_naming_status_and_target_and_never_followed(
 def test_upstream_redirect_of_every_target_is_a_responses_shaped_502(
     gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str, stream: bool
 ) -> None:
-    fault_upstream.plan(Fault("body", status=301, headers={"location": "https://moved.example/v2"}, body=b"{}"))
+    moved = {"location": "https://moved.example/v2"}
+    fault_upstream.plan(Fault("body", status=301, headers=moved, body=b"{}"))
     response = raw_turn(gateway, f"{dialect}-redirect", stream)
     error = assert_responses_error(response, 502, "upstream_redirect")
     assert "301" in error["message"] and "https://moved.example/v2" in error["message"]

@@ -4,6 +4,7 @@ upstream's long error message cut once."""
 
 from __future__ import annotations
 
+import json
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,7 +47,8 @@ def captured(tmp_path_factory: pytest.TempPathFactory, fault_upstream: FaultUpst
     whose upstream error says 9,000 characters; then mitmdump stopped so its file is whole."""
     tmp = tmp_path_factory.mktemp("captured")
     with _start(tmp, fault_upstream, tmp / "captures") as proxy:
-        body = ('{"model":"anthropic-charset","stream":true,"input":"%s"}' % TEXT).encode()
+        body = json.dumps({"model": "anthropic-charset", "stream": True, "input": TEXT},
+                          ensure_ascii=False).encode()
         response = _post(proxy, body, "application/json; charset=latin-1")
         assert response.status_code == 200, response.text[:300]
         fault_upstream.plan(Fault("status", status=400, message="m" * 9_000))
@@ -69,16 +71,16 @@ def test_capture_files_are_private_to_the_proxys_user(captured: Path) -> None:
 def test_stored_client_request_is_the_json_text_whatever_charset_its_content_type_claims(
     captured: Path,
 ) -> None:
-    flow = next(f for f in _flows(captured / "flows.mitm")
-                if f.metadata["gateway"]["client_model"] == "anthropic-charset")
+    flows = _flows(captured / "flows.mitm")
+    flow = next(f for f in flows if f.metadata["gateway"]["client_model"] == "anthropic-charset")
     assert TEXT in flow.metadata["gateway.client_request"]
 
 
 def test_long_upstream_error_message_is_cut_once(captured: Path) -> None:
     message = (captured / "message.txt").read_text()
     assert message.count("more characters)") == 1, message[-200:]
-    assert message.endswith(f"... ({len('anthropic upstream returned 400: invalid_request_error: ') + 9_000 - 4000}"
-                            " more characters)")
+    said = len("anthropic upstream returned 400: invalid_request_error: ") + 9_000
+    assert message.endswith(f"... ({said - 4000} more characters)")
 
 
 def test_capture_dir_that_cannot_be_written_is_noted_and_the_flow_keeps_comment_and_mark(
