@@ -22,6 +22,7 @@ if _ROOT not in sys.path:  # loaded by path with `-s addon/gateway.py`: make the
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
 from addon import auth, cutoff, flowinfo, recording, views  # noqa: E402
+from addon import headers as upstream_headers  # noqa: E402
 from addon.capabilities import MODES, Capabilities  # noqa: E402
 from addon.errors import answer, error_response, json_response  # noqa: E402
 from addon.routing import DEFAULT_MATCH, Route, RouteError, Router, from_options, from_toml, serving  # noqa: E402
@@ -39,7 +40,6 @@ from translators import (  # noqa: E402
 _FRAMING_HEADERS = ("content-length", "host", "content-encoding", "transfer-encoding")
 """Client headers that describe the client's own body and connection, never the one re-sent."""
 _AWS_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
-_MAX_ERROR_MESSAGE = 4000
 _EVENTSTREAM = "application/vnd.amazon.eventstream"
 """What Bedrock's ConverseStream answers with (botocore itself sends no accept header)."""
 
@@ -160,14 +160,16 @@ class Gateway:
         try:
             # Codex may send zstd (notes/mitmproxy.md §8.4). Read it decoded but leave the body
             # as sent until the flow is ours: an unrouted request goes on untouched.
-            body = wirejson.loads(flow.request.get_content() or b"")
+            raw = flow.request.get_content() or b""
+            body = wirejson.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
             flow.response = error_response(400, "invalid_json", f"the request body is not JSON: {exc}")
             return
         except RecursionError:  # not a ValueError: Python's parser gives up past ~1000 levels
             flow.response = error_response(400, "invalid_json", "the request body is nested too deeply")
             return
-        await self._translate(flow, body, flow.request.get_text(strict=False) or "")
+        # JSON's own encoding, whatever charset the content-type claims (RFC 8259 §8.1)
+        await self._translate(flow, body, wirejson.decode_text(raw))
 
     async def _replay(self, flow: http.HTTPFlow) -> None:
         """A saved gateway flow sent again. Its request is the rewritten one, stale (old options)
@@ -293,8 +295,9 @@ class Gateway:
         translation = self._translation(flow)
         if translation is None or flow.response is None or "gateway.done" in flow.metadata:
             return
-        if flow.response.status_code != 200 or not translation.stream:
-            return  # errors and whole answers are translated in `response`
+        upstream_headers.screen(flow, translation.target)  # vendor headers stay behind; redirects refused
+        if flow.response.status_code != 200 or not translation.stream or upstream_headers.refusal(flow):
+            return  # errors, refusals and whole answers are answered in `response`
         if flow.is_replay == "response" or not flow.live:
             return  # server-replayed and loaded answers never reach a stream callable
         translator = stream_translator(translation.target, translation)
@@ -327,7 +330,12 @@ class Gateway:
             self._collect(info, hook.translator.report, hook.error)
         else:
             try:
-                if flow.response.status_code >= 400:
+                if refused := upstream_headers.refusal(flow):
+                    raw = flow.response.get_content(strict=False) or b""
+                    flow.metadata["gateway.upstream_response"] = raw
+                    info["error"] = refused["message"]
+                    flow.response = error_response(502, refused["code"], refused["message"])
+                elif flow.response.status_code >= 400:
                     self._translate_error(flow, translation, info)
                 else:
                     self._translate_whole(flow, translation, info)
@@ -338,7 +346,7 @@ class Gateway:
             info["usage"] = usage
         auth.redact_request(flow.request.headers)
         if ctx.options.gateway_capture_dir:
-            recording.write(Path(ctx.options.gateway_capture_dir), flow)
+            recording.save(Path(ctx.options.gateway_capture_dir), flow)
         flowinfo.describe(flow)
 
     def error(self, flow: http.HTTPFlow) -> None:
@@ -361,10 +369,7 @@ class Gateway:
         flow.metadata["gateway.upstream_response"] = raw
         error = translate_error(translation.target, flow.response.status_code, raw,
                                 dict(flow.response.headers))
-        message = str(error.body["error"].get("message") or "")
-        if len(message) > _MAX_ERROR_MESSAGE:  # an upstream may say megabytes; the client needs the gist
-            error.body["error"]["message"] = (f"{message[:_MAX_ERROR_MESSAGE]}... "
-                                              f"({len(message) - _MAX_ERROR_MESSAGE} more characters)")
+        message = str(error.body["error"].get("message") or "")  # already cut to its gist
         info["error"] = f"upstream {error.status}: {message}"[:300]
         flow.response = json_response(error.status, error.body, error.headers)
 

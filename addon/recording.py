@@ -45,7 +45,20 @@ def known_secrets() -> list[str]:
     return [os.environ[n] for n in names if len(os.environ[n]) >= 8]
 
 
+def save(root: Path, flow: http.HTTPFlow) -> Path | None:
+    """`write`, and a capture that cannot be written is a note on the flow, not an exception
+    (which would cost the flow its comment and mark, set after this)."""
+    try:
+        return write(root, flow)
+    except (OSError, ValueError) as exc:
+        info = flow.metadata.get(flowinfo.KEY)
+        if isinstance(info, dict):
+            info.setdefault("notes", []).append(f"capture not written to {root}: {exc}")
+        return None
+
+
 def write(root: Path, flow: http.HTTPFlow) -> Path | None:
+    """Files 0600 in folders 0700: a capture holds the whole conversation."""
     info = flow.metadata.get(flowinfo.KEY)
     translation = flow.metadata.get("gateway.translation")
     raw = flow.metadata.get("gateway.upstream_response")
@@ -54,14 +67,24 @@ def write(root: Path, flow: http.HTTPFlow) -> Path | None:
         return None
     secrets = known_secrets()
     folder = root / f"{int(flow.timestamp_created * 1000)}-{info['upstream']}-{flow.id[:8]}"
-    folder.mkdir(parents=True, exist_ok=True)
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, exist_ok=True)
+    folder.chmod(0o700)  # mkdir's mode is cut by the umask
     body = redact_request(json.loads(client))
     upstream_name = "upstream.bin" if info["upstream"] == "bedrock" else "upstream.body"
-    (folder / "request.json").write_bytes(scrub(json.dumps(body, indent=1).encode(), secrets))
-    (folder / upstream_name).write_bytes(scrub(raw, secrets))
+    _private(folder / "request.json", scrub(json.dumps(body, indent=1).encode(), secrets))
+    _private(folder / upstream_name, scrub(raw, secrets))
     base_url = info.get("url", "")[: -len(translation["path"])] if info.get("url") else ""
     meta = {"dialect": info["upstream"], "model": translation["model"], "base_url": base_url,
             "request": "request.json", "upstream": upstream_name, "status": flow.response.status_code,
             "content_type": flow.response.headers.get("content-type", "")}
-    (folder / "capture.json").write_text(json.dumps(meta, indent=1))
+    _private(folder / "capture.json", json.dumps(meta, indent=1).encode())
     return folder
+
+
+def _private(path: Path, data: bytes) -> None:
+    """Written readable by its owner only, from the first byte on."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an existing file keeps its old mode through O_CREAT
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)

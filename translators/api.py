@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from translators import compaction, wirejson
+from translators import compaction, response_headers, whole_body, wirejson
 from translators import dialect as dialects
 from translators.capabilities import ModelCapabilities
 from translators.errors import MalformedRequest, TranslatorError, UpstreamProtocolError, error_type_for_status
@@ -18,7 +18,7 @@ from translators.responses.compaction import CompactionEncoder
 from translators.responses.request import decode as decode_request
 from translators.responses.stream import ResponsesEncoder
 from translators.translation import Translation, UpstreamError
-from translators.upstream_errors import code_for, text_of
+from translators.upstream_errors import clip, code_for, text_of
 
 
 def _dialect(name: str) -> dialects.Dialect:
@@ -74,11 +74,15 @@ class StreamTranslator:
     """Upstream stream bytes -> Responses SSE bytes. Never raises: whatever goes wrong inside
     ends the client's stream with one `response.failed` (the proxy boundary, STYLE.md §6)."""
 
-    def __init__(self, decoder: dialects.StreamDecoder, encoder: ResponsesEncoder, report: Report) -> None:
+    def __init__(self, decoder: dialects.StreamDecoder, encoder: ResponsesEncoder, report: Report,
+                 whole: Callable[[], dialects.StreamDecoder] | None = None) -> None:
         self._decoder = decoder
         self._encoder = encoder
         self.report = report
         self._closed = False
+        self._whole = whole
+        self._head: bytes | None = b"" if whole is not None else None
+        """The first bytes, until they tell a stream from a whole body (whole_body.py)."""
 
     @property
     def finished(self) -> bool:
@@ -87,6 +91,10 @@ class StreamTranslator:
     def feed(self, data: bytes) -> bytes:
         if self._closed or not data:
             return b""
+        if self._head is not None:
+            data = self._sniff(data)
+            if not data:
+                return b""
         # the happy path inline, without helper calls: this runs once per upstream event (bench/)
         try:
             events = self._decoder.feed(data)
@@ -97,12 +105,26 @@ class StreamTranslator:
         except Exception as exc:
             return self._write_failure(exc)
 
+    def _sniff(self, data: bytes) -> bytes:
+        """The bytes to decode now: none while the first bytes are undecided, then all so far,
+        to the stream decoder or, for a whole body, to a `WholeBody` in its place."""
+        head = (self._head or b"") + data
+        chosen = whole_body.kind(head)
+        if chosen is None:
+            self._head = head
+            return b""
+        self._head = None
+        if chosen == "whole" and self._whole is not None:
+            self._decoder = self._whole()
+        return head
+
     def close(self) -> bytes:
         if self._closed:
             return b""
         self._closed = True
         try:
-            events = self._decoder.close()
+            head, self._head = self._head, None
+            events = (self._decoder.feed(head) if head else []) + self._decoder.close()
         except Exception as exc:
             events = self._read_failure(exc)
         try:
@@ -157,7 +179,8 @@ def stream_translator(source: str, translation: Translation, *, new_id: IdFactor
         return PassthroughTranslator(translation, report)
     dialect = _dialect(source)
     encoder = _encoder(translation, report, new_id, clock)
-    return StreamTranslator(dialect.stream_decoder(translation), encoder, report)
+    return StreamTranslator(dialect.stream_decoder(translation), encoder, report,
+                            whole=lambda: whole_body.WholeBody(dialect, translation))
 
 
 def _encoder(translation: Translation, report: Report, new_id: IdFactory | None,
@@ -196,19 +219,18 @@ def translate_response(source: str, translation: Translation, body: bytes, *,
     return encoder.response()
 
 
-MAX_ERROR_MESSAGE = 4000
-
-
 def translate_error(source: str, status: int, body: bytes,
                     headers: dict[str, str] | None = None) -> UpstreamError:
-    """An upstream HTTP error -> a Responses-shaped error body, status kept, retry-after kept."""
-    headers = {k.lower(): v for k, v in (headers or {}).items()}
+    """An upstream HTTP error -> a Responses-shaped error body, status kept, and the headers the
+    client needs (retry-after, x-ratelimit-*, the request id: `response_headers.py`)."""
     try:
         parsed: Any = wirejson.loads(body) if body else None
     except (ValueError, RecursionError):
         parsed = None
     if source == "responses" and isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
         out = parsed
+        if isinstance(parsed["error"].get("message"), str):
+            parsed["error"]["message"] = clip(parsed["error"]["message"])
     else:
         if source == "responses":
             message, code = text_of(body) or f"upstream answered {status}", code_for(status, text_of(body))
@@ -218,10 +240,7 @@ def translate_error(source: str, status: int, body: bytes,
                 message, code = info.message, info.code
             except Exception:  # an odd error body must not cost the client its status and retry-after
                 message, code = text_of(body), code_for(status, text_of(body))
-        if len(message) > MAX_ERROR_MESSAGE:
-            # an upstream may answer a megabyte of HTML; the client needs the gist, not the page
-            message = message[:MAX_ERROR_MESSAGE] + f"... ({len(message)} characters)"
         out = {"error": {"type": error_type_for_status(status), "code": code,
-                         "message": f"{source} upstream returned {status}: {message}", "param": None}}
-    keep = {k: headers[k] for k in ("retry-after", "retry-after-ms") if k in headers}
+                         "message": clip(f"{source} upstream returned {status}: {message}"), "param": None}}
+    keep = dict(response_headers.for_client((headers or {}).items(), source, framing=False))
     return UpstreamError(status=status, body=out, headers=keep)

@@ -39,6 +39,17 @@ def code_for(status: int, message: str, vendor_code: str | None = None) -> str:
     return _CODE_BY_STATUS.get(status, "server_error" if status >= 500 else "invalid_request_error")
 
 
+MAX_MESSAGE = 4000
+"""Characters of an upstream's error message the client gets: the gist, not a megabyte page."""
+
+
+def clip(message: str) -> str:
+    """The one place an upstream's message is cut for the client (errors and failed streams)."""
+    if len(message) <= MAX_MESSAGE:
+        return message
+    return f"{message[:MAX_MESSAGE]}... ({len(message) - MAX_MESSAGE} more characters)"
+
+
 def text_of(body: object, limit: int = 2000) -> str:
     if isinstance(body, bytes | bytearray):
         return bytes(body[:limit]).decode("utf-8", "replace")

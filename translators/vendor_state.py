@@ -22,9 +22,10 @@ def encode(state: VendorState) -> str:
     return MARKER + base64.urlsafe_b64encode(raw).decode("ascii")
 
 
-def decode(encrypted: str | None) -> VendorState | None:
-    """The state this gateway wrote, or None for anything else (including corrupt payloads)."""
-    if not encrypted or not encrypted.startswith(MARKER):
+def decode(encrypted: object) -> VendorState | None:
+    """The state this gateway wrote, or None for anything else (including corrupt payloads and
+    values that are not strings)."""
+    if not isinstance(encrypted, str) or not encrypted.startswith(MARKER):
         return None
     try:
         raw = base64.urlsafe_b64decode(encrypted[len(MARKER):].encode("ascii"))
@@ -33,8 +34,8 @@ def decode(encrypted: str | None) -> VendorState | None:
         return None
 
 
-def is_ours(encrypted: str | None) -> bool:
-    return bool(encrypted) and encrypted.startswith(MARKER)  # type: ignore[union-attr]
+def is_ours(encrypted: object) -> bool:
+    return isinstance(encrypted, str) and encrypted.startswith(MARKER)
 
 
 def replayable(state: VendorState | None, dialect: str) -> VendorState | None:

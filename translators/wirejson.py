@@ -48,3 +48,9 @@ def dumps(value: Any) -> bytes:
     except TypeError:
         return _compact(value).encode("utf-8", "backslashreplace")
 
+
+
+def decode_text(data: bytes) -> str:
+    """JSON bytes as text, in JSON's own encoding (UTF-8, or the UTF-16/32 `json` detects), never
+    in a charset a content-type claims: JSON has no charset parameter (RFC 8259 §8.1, §11)."""
+    return data.decode(json.detect_encoding(data), "replace")

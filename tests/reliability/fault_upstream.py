@@ -186,6 +186,7 @@ class Fault:
     """Events sent before a stall or a cut."""
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
+    """Extra headers of the answer (for `status`, `body`, `stream` and `whole`)."""
     message: str = "upstream says no"
     size: int = 0
     """Bytes of text for `huge`, of body for `huge_error`."""
@@ -209,14 +210,16 @@ def _write(handler: RecordingHandler, dialect: str, fault: Fault) -> None:
         handler.send_whole(500, {"content-type": "text/html"}, body)
         return
     if fault.kind == "whole":
-        handler.send_whole(200, {"content-type": "application/json"}, json.dumps(WHOLE[dialect]).encode())
+        headers = {"content-type": "application/json", **fault.headers}
+        handler.send_whole(200, headers, json.dumps(WHOLE[dialect]).encode())
         return
     if dialect == "unknown":
         body = json.dumps({"path": handler.path}).encode()
         handler.send_whole(200, {"content-type": "application/json"}, body)
         return
     chunks = events(dialect) if fault.kind != "huge" else _huge_stream(dialect, fault.size)
-    handler.start_chunked(200, {"content-type": CONTENT_TYPE.get(dialect, "text/event-stream")})
+    content_type = CONTENT_TYPE.get(dialect, "text/event-stream")
+    handler.start_chunked(200, {"content-type": content_type, **fault.headers})
     for i, chunk in enumerate(chunks):
         if fault.kind == "stall" and i == fault.after:
             time.sleep(fault.seconds)
@@ -270,7 +273,7 @@ class FaultUpstream(Loopback[Fault]):
         dialect = dialect_of(received.path)
         streamed = wants_stream(dialect, received.path, received.json)
         if fault.kind == "stream" and dialect in WHOLE and not streamed:
-            fault = Fault("whole")
+            fault = Fault("whole", headers=fault.headers)
         _write(handler, dialect, fault)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from collections.abc import Iterator
 from typing import Any
 
 from hypothesis import strategies as st
@@ -174,3 +175,34 @@ def chunking(draw: st.DrawFn, data: bytes) -> list[bytes]:
     cuts = sorted({p for p in points if 0 < p < len(data)})
     bounds = [0, *cuts, len(data)]
     return [data[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+
+
+WRONG_TYPES: list[Any] = [None, True, 7, 2.5, "s", [], {}, [{"x": 1}], {"x": [1]}]
+"""One value of each JSON type (and a non-empty array and object)."""
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    return "number" if isinstance(value, int | float) else type(value).__name__
+
+
+def retyped(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """(JSON path, a copy of `value` with that node replaced by a value of another JSON type),
+    for every node under the root and every other type: exhaustive, not sampled."""
+    children: list[tuple[str, Any]] = []
+    if isinstance(value, dict):
+        children = [(f"{path}.{k}" if path else str(k), k) for k in value]
+    elif isinstance(value, list):
+        children = [(f"{path}[{i}]", i) for i in range(len(value))]
+    for child_path, key in children:
+        child = value[key]
+        for wrong in WRONG_TYPES:
+            if _kind(wrong) != _kind(child) or (wrong in ([], {}) and child not in ([], {})):
+                out = copy.copy(value)
+                out[key] = copy.deepcopy(wrong)
+                yield child_path, out
+        for deeper_path, deeper in retyped(child, child_path):
+            out = copy.copy(value)
+            out[key] = deeper
+            yield deeper_path, out

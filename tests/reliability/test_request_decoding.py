@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from tests.reliability import requests as gen
 from tests.reliability import upstream_bodies as upstream
 from tests.reliability.budget import REQUEST_FUZZ, fuzz
+from tests.reliability.mutations import retyped
 from translators import Refused, Translation, translate_request
 
 TARGETS = ("anthropic", "chat", "gemini", "bedrock", "responses")
@@ -276,3 +277,27 @@ def test_tool_choice_naming_a_tool_only_seen_in_history_is_not_sent_as_a_forced_
     assert upstream.chosen_tool(target, t.body) in (None, *upstream.tool_names(target, t.body))
     if upstream.chosen_tool(target, t.body) is None:
         assert "tool_choice" in t.dropped
+
+
+# -- every field, every wrong type ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_field_retyped_is_translated_or_a_400_naming_a_path_never_a_500(target: str) -> None:
+    """Each node of a request that has every field the decoder reads, replaced in turn by a value
+    of each other JSON type: a 500 (or a foreign exception) makes Codex retry a request that can
+    never succeed (docs/codex.md, Errors and retries)."""
+    assert translate_request(gen.EVERY_FIELD, target, gen.MODELS[target][0])  # the base is valid
+    failures: list[str] = []
+    for path, body in retyped(gen.EVERY_FIELD):
+        try:
+            result = translate(body, target, gen.MODELS[target][0])
+        except Exception as exc:
+            failures.append(f"{path}: {exc!r}")
+            continue
+        if isinstance(result, Refused):
+            if result.status != 400 or not result.param:
+                failures.append(f"{path}: {result.status} {result.code} param={result.param!r}")
+        else:
+            assert_sendable(target, result)
+    assert not failures, f"{len(failures)} retyped fields escaped:\n" + "\n".join(failures[:60])

@@ -24,7 +24,7 @@ _TERMINAL = {"response.completed", "response.failed", "response.incomplete"}
 
 def encode(body: Any, model: str | None, report: Report) -> Encoded:
     if not isinstance(body, dict) or not isinstance(body.get("model"), str):
-        raise MalformedRequest("the request body must be a JSON object with a model")
+        raise MalformedRequest("the request body must be a JSON object with a model", param="model")
     out = body
     if "client_metadata" in body or (model and model != body["model"]):
         out = {k: v for k, v in body.items() if k != "client_metadata"}
@@ -38,8 +38,8 @@ def encode(body: Any, model: str | None, report: Report) -> Encoded:
 
 
 def _ours(item: Any) -> bool:
-    if not isinstance(item, dict):
-        return False
+    if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+        return False  # OpenAI judges it
     if item.get("type") in compaction.ITEM_TYPES:
         return compaction.is_ours(item.get("encrypted_content"))
     return item.get("type") == "reasoning" and vendor_state.is_ours(item.get("encrypted_content"))

@@ -265,6 +265,8 @@ class _ItemState:
             if not isinstance(part, dict):
                 raise MalformedRequest(f"{ppath} must be an object", param=ppath)
             kind = part.get("type")
+            if not isinstance(kind, str):
+                raise MalformedRequest(f"{ppath}.type must be a string", param=f"{ppath}.type")
             if kind in _TEXT_PARTS:
                 text = part.get("text")
                 if not isinstance(text, str):
@@ -300,8 +302,8 @@ class _ItemState:
     # -- reasoning --------------------------------------------------------------------------
     def _item_reasoning(self, raw: dict[str, Any], path: str) -> list[Item]:
         self._unknown_keys(raw, path, _REASONING_KEYS)
-        summary = [p.get("text", "") for p in raw.get("summary") or [] if isinstance(p, dict)]
-        content = [p.get("text", "") for p in raw.get("content") or [] if isinstance(p, dict)]
+        summary = [p.get("text", "") for p in _array(raw, "summary", path) if isinstance(p, dict)]
+        content = [p.get("text", "") for p in _array(raw, "content", path) if isinstance(p, dict)]
         encrypted = raw.get("encrypted_content")
         encrypted = encrypted if isinstance(encrypted, str) and encrypted else None
         state = vendor_state.decode(encrypted)
@@ -416,6 +418,17 @@ class _ItemState:
         "tool_search_output": _item_tool_search_output,
     }
     """Input item type -> its handler."""
+
+
+def _array(raw: dict[str, Any], key: str, path: str) -> list[Any]:
+    """`raw[key]` when it is an array (absent or null: empty); any other type is the client's
+    error, answered 400 with its path."""
+    value = raw.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise MalformedRequest(f"{path}.{key} must be an array", param=f"{path}.{key}")
+    return value
 
 
 def _join(parts: list[Part], report: Report) -> str:

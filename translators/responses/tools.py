@@ -108,6 +108,8 @@ class ToolCollector:
         if not isinstance(name, str) or not name:
             raise MalformedRequest(f"{path}.name must be a non-empty string", param=f"{path}.name")
         description = decl.get("description") or ""
+        if not isinstance(description, str):
+            raise MalformedRequest(f"{path}.description must be a string", param=f"{path}.description")
         if name != DEFAULT_NAMESPACE and not _filler(name, description):
             self._namespaces[name] = Namespace(name=name, description=description)
         self.report.drop_unread(decl, _NAMESPACE_KEYS, path)
