@@ -9,25 +9,30 @@ would keep gpt-5.5's own 272,000 tokens and compact in neither run.
 
 Setups: regular proxy mode (Codex fetches chatgpt.com's catalog URL through the proxy; remote
 compaction) and a custom provider whose `model_catalog_url` is the gateway's own path (local
-compaction). A last test checks that the served entry changes nothing Codex sends but the window.
+compaction); and `openai_base_url`, where Codex fetches nothing and reads the file
+`python -m addon.catalog` wrote (`model_catalog_json`). A last test checks that the served entry
+changes nothing Codex sends but the window.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from addon.catalog import GATEWAY_PATH
+from addon.catalog import BUNDLED_PATH, GATEWAY_PATH
 from tests.support.codex_cli import (
     CLASSIC_MODEL,
     REPO_ROOT,
     CodexRun,
     CodexSetup,
     MitmDump,
+    bundled_catalog,
     codex_mitmdump,
     custom_provider_setup,
     openai_provider_setup,
@@ -195,6 +200,29 @@ def test_custom_provider_compacts_at_the_window_from_its_catalog_url(tmp_path: P
         assert_compacted_once(run, up, mitm)
     else:
         assert_not_compacted(run, up, mitm)
+
+
+def test_openai_base_url_mode_compacts_at_the_window_of_the_written_catalog(tmp_path: Path,
+                                                                            black_hole: FakeUpstream) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    with FakeUpstream(script(OVER)) as up:
+        config = routes(tmp_path, up, context_window=WINDOW)
+        written = tmp_path / "catalog.json"
+        command = [sys.executable, "-m", "addon.catalog", "--config", str(config), "-o", str(written)]
+        made = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False)
+        assert made.returncode == 0, made.stderr
+        with gateway(tmp_path, config, "reverse:https://api.openai.com") as mitm:
+            setup = openai_provider_setup(tmp_path / "codex", proxy_url=black_hole.url,
+                                          openai_base_url=f"{mitm.url}/v1", no_proxy="127.0.0.1,localhost")
+            run = run_codex_exec(setup, "list the workspace", work, timeout=180,
+                                 extra_args=["-c", f"model_catalog_json={json.dumps(str(written))}"])
+    assert_compacted_once(run, up, mitm)
+
+
+def test_the_shipped_catalog_is_what_the_installed_codex_bundles() -> None:
+    """`python -m bench.codex_models` regenerates the file when this fails."""
+    assert BUNDLED_PATH.read_bytes() == bundled_catalog()
 
 
 # -- nothing but the window --------------------------------------------------------------------
