@@ -179,24 +179,39 @@ class Answer:
     body: dict[str, Any] | None
     """None: let the request go on untouched."""
     note: str
+    warning: bool = False
+    """The note is a warning (entries of another Codex version were served)."""
 
 
 def answer(where: Where, version: str | None, router: Router, bundled_path: str = "",
            window_of: WindowOf = window_for) -> Answer:
-    """What a catalog request gets. The entries must be the asking Codex's own, so without a
-    user's catalog file (`bundled_path`) only the shipped version's are served. Nothing to
-    change: chatgpt.com's request goes on untouched, the gateway's own path answers 404."""
-    if not bundled_path and version and version != BUNDLED_VERSION:
-        reason = (f"Codex {version} asks for its model catalog; the gateway ships Codex {BUNDLED_VERSION}'s: "
-                  "write yours with `codex debug models --bundled > FILE` and set gateway_codex_catalog=FILE")
-        return _nothing(where, reason)
+    """What a catalog request gets.
+
+    chatgpt.com's URL is answered only when an entry changes and the entries are the asking
+    Codex's own (the shipped version, or the user's file `bundled_path`); otherwise it goes on
+    untouched, as without the gateway. The gateway's own path always gets the whole catalog: a
+    custom provider with a `model_catalog_url` uses only what it fetched, and a failed fetch
+    leaves it with fallback metadata for every model (docs/codex.md "Model catalog"), which is
+    worse than entries of another Codex version."""
+    stale = bool(not bundled_path and version and version != BUNDLED_VERSION)
+    if stale and where == "chatgpt":
+        return Answer(0, None, f"Codex {version} asks for its model catalog and the gateway ships Codex "
+                               f"{BUNDLED_VERSION}'s: not served. {_OWN_CATALOG}")
     try:
         catalog = build(router, load_bundled(bundled_path), window_of)
     except CatalogError as exc:
         return _nothing(where, str(exc))
-    if not catalog.windows:
-        return _nothing(where, f"Codex's model catalog not served: {catalog.summary()}")
-    return Answer(200, catalog.document, f"Codex's model catalog served: {catalog.summary()}")
+    if not catalog.windows and where == "chatgpt":
+        return Answer(0, None, f"Codex's model catalog not served: {catalog.summary()}")
+    note = f"Codex's model catalog served: {catalog.summary()}"
+    if stale:
+        note += (f". Codex {version} was served Codex {BUNDLED_VERSION}'s entries, whose tools and "
+                 f"instructions may differ from its own. {_OWN_CATALOG}")
+    return Answer(200, catalog.document, note, warning=stale)
+
+
+_OWN_CATALOG = ("Write your Codex's with `codex debug models --bundled > FILE` and set "
+                "gateway_codex_catalog=FILE.")
 
 
 def _nothing(where: Where, reason: str) -> Answer:
@@ -225,7 +240,7 @@ class Server:
         result = answer(where, client_version(request.path), router, bundled_path)
         if result.note not in self._said:
             self._said.add(result.note)
-            log.info(result.note)
+            log.log(logging.WARNING if result.warning else logging.INFO, result.note)
         if result.body is None:
             return False
         flow.response = http.Response.make(result.status, wirejson.dumps(result.body),

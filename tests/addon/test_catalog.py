@@ -146,24 +146,33 @@ def test_the_served_body_is_a_models_list_of_whole_entries() -> None:
     assert "gpt-5.5 -> 200,000 tokens" in result.note
 
 
-def test_nothing_to_change_lets_chatgpt_answer_and_the_gateway_path_say_404() -> None:
+def test_nothing_to_change_lets_chatgpt_answer_and_the_gateway_path_serve_codex_own() -> None:
+    """A custom provider with a `model_catalog_url` keeps only what it fetched: a failed fetch
+    would leave it with fallback metadata for every model."""
     unmapped = router("o3=claude-sonnet-4-6")
     assert answer("chatgpt", BUNDLED_VERSION, unmapped).body is None
     own = answer("gateway", BUNDLED_VERSION, unmapped)
-    assert own.status == 404 and own.body is not None
-    assert own.body["error"]["code"] == "catalog_unavailable"
+    assert own.status == 200
+    assert own.body == {"models": list(bundled())}
 
 
-def test_another_codex_version_is_not_served_the_shipped_entries(tmp_path: Path) -> None:
+def test_another_codex_version_gets_its_own_entries_from_the_user_file(tmp_path: Path) -> None:
     mapped = router("claude-sonnet-4-6")
-    other = answer("chatgpt", "0.170.0", mapped)
-    assert other.body is None
-    assert "codex debug models --bundled" in other.note
+    passed = answer("chatgpt", "0.170.0", mapped)
+    assert passed.body is None
+    assert "codex debug models --bundled" in passed.note
     mine = tmp_path / "codex-models.json"
     mine.write_text(json.dumps({"models": [{**entry(GPT_55), "base_instructions": "newer"}]}))
     theirs = answer("chatgpt", "0.170.0", mapped, str(mine))
     assert theirs.body == {"models": [{**entry(GPT_55), "base_instructions": "newer",
                                        "context_window": 200_000, "max_context_window": 200_000}]}
+    assert not theirs.warning
+
+
+def test_another_codex_version_at_the_gateway_path_gets_the_shipped_entries_with_a_warning() -> None:
+    served = answer("gateway", "0.170.0", router("claude-sonnet-4-6"))
+    assert served.status == 200 and served.warning
+    assert "Codex 0.170.0 was served Codex 0.169.0's entries" in served.note
 
 
 # -- through the addon -----------------------------------------------------------------------------
