@@ -11,7 +11,8 @@ the tools, instructions and reasoning levels Codex uses stay what they were.
 
 The whole bundled catalog is served, mapped entries changed: one served entry with `visibility:
 "list"` makes the served list replace Codex's whole catalog, so the mapped models alone would drop
-every other one (the model picker's list, the hidden auto-review model).
+every other one (the model picker's list, the hidden auto-review model). chatgpt.com's request is
+answered only when a window changes; the gateway's own path always (see `answer`).
 
 `python -m addon.catalog` writes the same document as a `model_catalog_json` file, for the setup
 where Codex fetches nothing (`openai_base_url`).
@@ -30,9 +31,11 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
+from mitmproxy import http
+
+from addon.errors import json_response
 from addon.routing import Route, RouteError, Router, from_options, from_toml
 from translators import dialect as dialects
-from translators import wirejson
 
 BUNDLED_VERSION = "0.169.0"
 """The Codex CLI version whose bundled catalog the gateway ships."""
@@ -228,11 +231,9 @@ class Server:
     def __init__(self) -> None:
         self._said: set[str] = set()
 
-    def serve(self, flow: Any, router: Router, bundled_path: str = "") -> bool:
+    def serve(self, flow: http.HTTPFlow, router: Router, bundled_path: str = "") -> bool:
         """Answer `flow` if it asks for the catalog and there is something to serve; True when
         the flow is answered."""
-        from mitmproxy import http
-
         request = flow.request
         where = catalog_request(request.method, request.pretty_host, request.path)
         if where is None:
@@ -243,8 +244,7 @@ class Server:
             log.log(logging.WARNING if result.warning else logging.INFO, result.note)
         if result.body is None:
             return False
-        flow.response = http.Response.make(result.status, wirejson.dumps(result.body),
-                                           {"content-type": "application/json"})
+        flow.response = json_response(result.status, result.body)
         flow.comment = f"gateway: {result.note}"
         return True
 
