@@ -21,7 +21,7 @@ if _ROOT not in sys.path:  # loaded by path with `-s addon/gateway.py`: make the
 
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
-from addon import auth, cutoff, flowinfo, recording, views  # noqa: E402
+from addon import auth, catalog, cutoff, flowinfo, recording, views  # noqa: E402
 from addon import headers as upstream_headers  # noqa: E402
 from addon.capabilities import MODES, Capabilities  # noqa: E402
 from addon.errors import answer, error_response, json_response  # noqa: E402
@@ -47,6 +47,7 @@ _EVENTSTREAM = "application/vnd.amazon.eventstream"
 class Gateway:
     def __init__(self) -> None:
         self.router = Router(routes=())
+        self.catalog = catalog.Server()
         self._live: dict[str, Translation] = {}
         """The translation of each flow in flight. The metadata copy leaves the upstream body out
         (it is the flow's request already), but decoders may read it (Gemini's call-id seed)."""
@@ -73,6 +74,12 @@ class Gateway:
         loader.add_option("gateway_compaction_model", str, "",
                           "Model of the route's own upstream that writes Codex's compaction summaries; "
                           "empty: the route's own model (per route in gateway_config: compaction_model).")
+        loader.add_option("gateway_context_window", int, 0,
+                          "Upstream context window in tokens served to Codex with its model catalog "
+                          "(0: the model's own figure; per route in gateway_config: context_window).")
+        loader.add_option("gateway_codex_catalog", str, "",
+                          "Codex's bundled catalog (`codex debug models --bundled > FILE`) for a Codex "
+                          f"other than {catalog.BUNDLED_VERSION}; empty: the shipped one.")
         loader.add_option("gateway_capture_dir", str, "",
                           "Write a redacted capture folder per translated flow here.")
         loader.add_option("gateway_aws_region", str, "",
@@ -104,8 +111,10 @@ class Gateway:
         try:
             routes = from_toml(o.gateway_config, aws_region=aws_region) if o.gateway_config else from_options(
                 o.gateway_upstream, o.gateway_base_url, o.gateway_model, o.gateway_key_env,
-                aws_region=aws_region, compaction_model=o.gateway_compaction_model)
-        except RouteError as exc:
+                aws_region=aws_region, compaction_model=o.gateway_compaction_model,
+                context_window=o.gateway_context_window)
+            catalog.load_bundled(o.gateway_codex_catalog)
+        except (RouteError, catalog.CatalogError) as exc:
             raise exceptions.OptionsError(str(exc)) from None
         match = tuple(p.strip() for p in o.gateway_match if p.strip())
         if not match:
@@ -124,7 +133,13 @@ class Gateway:
         return self.router.matches(flow.request.pretty_host, flow.request.path)
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
-        if flow.response or flow.error or not self._matched(flow):
+        if flow.response or flow.error:
+            return
+        # the window Codex compacts at comes from the vendor's own figure once it is known
+        windows = catalog.windows_from(self.capabilities.best)
+        if self.catalog.serve(flow, self.router, ctx.options.gateway_codex_catalog, windows):
+            return  # Codex's model catalog, with the upstream windows (addon/catalog.py)
+        if not self._matched(flow):
             return
         if flow.request.headers.get("upgrade", "").lower() == "websocket":
             # Codex tries a WebSocket first; a 426 makes it fall back to HTTP after one try

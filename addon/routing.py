@@ -48,6 +48,9 @@ class Route:
     summarizer: Route | None = None
     """Where a remote-compaction request goes instead (`compaction_*` keys,
     `gateway_compaction_model`); None: this route's own upstream and model."""
+    context_window: int | None = None
+    """The upstream model's context window as the user states it (`context_window` in TOML,
+    `gateway_context_window`); None: the model's capabilities say (addon/catalog.py)."""
 
 
 def serving(route: Route, body: Any) -> Route:
@@ -117,14 +120,24 @@ def default_base_url(dialect: str, aws_region: str | None = None) -> str:
     return DEFAULT_BASE_URL[dialect]
 
 
+def check_context_window(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise RouteError(f"{where} must be a positive number of tokens, e.g. context_window = 200000")
+    return value
+
+
 def from_options(upstream: str, base_url: str, model: str, key_env: str, *,
-                 aws_region: str | None = None, compaction_model: str = "") -> list[Route]:
+                 aws_region: str | None = None, compaction_model: str = "",
+                 context_window: int = 0) -> list[Route]:
     """Routes from the single-route options; `compaction_model` names the model of the same
-    upstream that writes compaction summaries (empty: each route's own model)."""
+    upstream that writes compaction summaries (empty: each route's own model);
+    `context_window` (0: unset) is every route's upstream window."""
     dialect = check_dialect(upstream)
     url = check_base_url(base_url or default_base_url(dialect, aws_region))
     env = key_env or DEFAULT_KEY_ENV[dialect]
-    routes = [Route(pattern, dialect, url, target, env) for pattern, target in parse_models(model)]
+    window = check_context_window(context_window, "gateway_context_window") if context_window else None
+    routes = [Route(pattern, dialect, url, target, env, context_window=window)
+              for pattern, target in parse_models(model)]
     if compaction_model.strip():
         routes = [replace(r, summarizer=replace(r, model=compaction_model.strip())) for r in routes]
     return routes
@@ -133,13 +146,15 @@ def from_options(upstream: str, base_url: str, model: str, key_env: str, *,
 _ROUTE_KEYS = {"model": "gpt-5*", "upstream": "anthropic", "base_url": "https://api.anthropic.com",
                "target_model": "claude-sonnet-4-6", "key_env": "ANTHROPIC_API_KEY",
                "compaction_model": "claude-haiku-4-5", "compaction_upstream": "anthropic",
-               "compaction_base_url": "https://api.anthropic.com", "compaction_key_env": "ANTHROPIC_API_KEY"}
+               "compaction_base_url": "https://api.anthropic.com", "compaction_key_env": "ANTHROPIC_API_KEY",
+               "context_window": 200000}
 """The keys of a `[[route]]` table, with an example value each (for error messages)."""
 
 
 def from_toml(path: str, *, aws_region: str | None = None) -> list[Route]:
     """Routes from a TOML file: `[[route]]` tables with `model` (a pattern, default `*`),
-    `upstream`, optional `base_url`, `target_model`, `key_env`, and the summarizer of compaction
+    `upstream`, optional `base_url`, `target_model`, `key_env`, `context_window` (the upstream
+    model's window in tokens, served to Codex; addon/catalog.py), and the summarizer of compaction
     requests: `compaction_model`, `compaction_upstream` (whose URL and key variable default to
     that dialect's), `compaction_base_url`, `compaction_key_env`; first match wins."""
     try:
@@ -161,7 +176,9 @@ def from_toml(path: str, *, aws_region: str | None = None) -> list[Route]:
             if key not in _ROUTE_KEYS:
                 raise RouteError(f"gateway_config route #{i + 1} has an unknown key {key!r}: "
                                  f"write one of {', '.join(_ROUTE_KEYS)}")
-            if not isinstance(value, str):
+            if key == "context_window":
+                check_context_window(value, f"gateway_config route #{i + 1}: context_window")
+            elif not isinstance(value, str):
                 raise RouteError(f"gateway_config route #{i + 1}: {key} must be a string, "
                                  f'e.g. {key} = "{_ROUTE_KEYS[key]}"')
         dialect = check_dialect(entry["upstream"])
@@ -171,6 +188,7 @@ def from_toml(path: str, *, aws_region: str | None = None) -> list[Route]:
             base_url=check_base_url(entry.get("base_url") or default_base_url(dialect, aws_region)),
             model=entry.get("target_model") or None,
             key_env=entry.get("key_env") or DEFAULT_KEY_ENV[dialect],
+            context_window=entry.get("context_window"),
         )
         routes.append(replace(route, summarizer=_summarizer(route, entry, i, aws_region)))
     if not routes:
@@ -178,7 +196,7 @@ def from_toml(path: str, *, aws_region: str | None = None) -> list[Route]:
     return routes
 
 
-def _summarizer(route: Route, entry: dict[str, str], i: int, aws_region: str | None) -> Route | None:
+def _summarizer(route: Route, entry: dict[str, Any], i: int, aws_region: str | None) -> Route | None:
     """A route table's `compaction_*` keys -> the route compaction requests go to, or None."""
     if not any(key.startswith("compaction_") for key in entry):
         return None

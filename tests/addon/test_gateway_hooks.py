@@ -63,7 +63,6 @@ def _stream_through(addon: Gateway, flow: http.HTTPFlow, chunks: list[bytes]) ->
     ("POST", "https://example.com/v1/responses"),
     ("POST", "https://api.openai.com/v1/chat/completions"),
     ("GET", "https://chatgpt.com/backend-api/wham/accounts/check"),
-    ("GET", "https://chatgpt.com/backend-api/codex/models?client_version=0.169.0"),
     ("POST", "https://chatgpt.com/backend-api/wham/settings/user"),
     ("GET", CLIENT_URL),
 ])

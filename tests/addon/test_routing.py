@@ -151,6 +151,27 @@ def test_toml_non_string_value_is_refused(tmp_path: Path) -> None:
         from_toml(_toml(tmp_path, '[[route]]\nupstream = "anthropic"\ntarget_model = 5\n'))
 
 
+def test_toml_context_window_is_the_route_window_in_tokens(tmp_path: Path) -> None:
+    routes = from_toml(_toml(tmp_path, '[[route]]\nupstream = "chat"\ncontext_window = 32768\n'
+                                       '[[route]]\nupstream = "gemini"\n'))
+    assert [r.context_window for r in routes] == [32768, None]
+
+
+@pytest.mark.parametrize("value", ['"200k"', "0", "-5", "true", "2.5e5"])
+def test_toml_context_window_must_be_a_positive_integer(tmp_path: Path, value: str) -> None:
+    with pytest.raises(RouteError, match="route #1: context_window must be a positive number of tokens"):
+        from_toml(_toml(tmp_path, f'[[route]]\nupstream = "anthropic"\ncontext_window = {value}\n'))
+
+
+def test_gateway_context_window_applies_to_every_single_option_route() -> None:
+    routes = from_options("anthropic", "", "gpt-5*=claude-sonnet-4-6,*=claude-haiku-4-5", "",
+                          context_window=64000)
+    assert [r.context_window for r in routes] == [64000, 64000]
+    assert from_options("anthropic", "", "", "")[0].context_window is None
+    with pytest.raises(RouteError, match="gateway_context_window must be a positive number"):
+        from_options("anthropic", "", "", "", context_window=-1)
+
+
 def test_toml_bad_dialect_and_url_are_checked_like_options(tmp_path: Path) -> None:
     with pytest.raises(RouteError, match="unknown upstream 'claude'"):
         from_toml(_toml(tmp_path, '[[route]]\nupstream = "claude"\n'))

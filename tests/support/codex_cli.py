@@ -71,6 +71,7 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -273,27 +274,30 @@ def custom_provider_setup(
     proxy_url: str | None,
     no_proxy: str = "127.0.0.1,localhost",
     model: str = LITE_MODEL,
+    model_catalog_url: str | None = None,
 ) -> CodexSetup:
     """Setup (b): a custom ``responses`` provider at ``base_url`` with the Lite code-mode model ``model``.
 
     Behind the gateway, ``base_url`` is mitmproxy in reverse mode (``http://127.0.0.1:PORT/v1``); no CA is
     needed. ``proxy_url`` should be a loopback black hole for Codex's start-up calls to github.com & co.
+    With ``model_catalog_url`` the provider fetches its catalog from there instead (no
+    ``model_catalog_json``; ``model`` should then be a slug of Codex's bundled catalog, e.g. gpt-5.5).
     """
-    catalog = home / "model_catalog.json"
     home.mkdir(parents=True, exist_ok=True)
-    catalog.write_text(json.dumps(lite_code_mode_catalog(model), indent=2))
-    top = {
-        "model": model,
-        "model_provider": CUSTOM_PROVIDER_ID,
-        "model_catalog_json": str(catalog),
-        **_COMMON_CONFIG,
-    }
+    top: dict[str, Any] = {"model": model, "model_provider": CUSTOM_PROVIDER_ID}
     provider = {
         "name": "Dialect gateway",
         "base_url": base_url,
         "wire_api": "responses",
         "env_key": CUSTOM_KEY_ENV,
     }
+    if model_catalog_url:
+        provider["model_catalog_url"] = model_catalog_url
+    else:
+        catalog = home / "model_catalog.json"
+        catalog.write_text(json.dumps(lite_code_mode_catalog(model), indent=2))
+        top["model_catalog_json"] = str(catalog)
+    top.update(_COMMON_CONFIG)
     _write_config(home, top, {f"model_providers.{CUSTOM_PROVIDER_ID}": provider, **_COMMON_TABLES})
     env = _base_env(home, proxy_url, no_proxy)
     env[CUSTOM_KEY_ENV] = CLIENT_API_KEY
@@ -383,6 +387,21 @@ def run_codex_exec(
         stdout, stderr = process.communicate()
         return CodexRun(-9, stdout, stderr + f"\n[harness] killed after {timeout} s")
     return CodexRun(process.returncode, stdout, stderr)
+
+
+def bundled_catalog(timeout: float = 60.0) -> bytes:
+    """``codex debug models --bundled``: the model catalog shipped inside the binary, as it prints it
+    (``{"models": [ModelInfo, ...]}``). Run with a private, empty CODEX_HOME and no network settings,
+    so no config and no cached catalog can colour it."""
+    with tempfile.TemporaryDirectory(prefix="codex-bundled-") as tmp:
+        home = Path(tmp) / "codex"
+        home.mkdir()
+        env = _base_env(home, None, None)
+        result = subprocess.run([str(codex_binary()), "debug", "models", "--bundled"], env=env,
+                                stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"codex debug models --bundled failed ({result.returncode}): {result.stderr!r}")
+    return result.stdout
 
 
 # --------------------------------------------------------------------------------------------------------
