@@ -117,7 +117,8 @@ def test_local_shell_is_a_local_shell_tool():
 def test_hosted_image_generation_is_kept_as_a_hosted_tool_for_the_encoder_to_judge():
     request, _ = decoded(body(tools=[{"type": "image_generation", "quality": "low"}]))
     assert request.tools == [
-        HostedTool(name="image_generation", raw={"type": "image_generation", "quality": "low"}, origin="tools[0]")
+        HostedTool(name="image_generation", raw={"type": "image_generation", "quality": "low"},
+                   origin="tools[0]")
     ]
 
 
