@@ -257,7 +257,7 @@ def test_translator_crash_is_answered_500_and_never_sent(gateway: Ctx,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     addon, _ = gateway
 
-    def broken(*args: Any) -> Translation:
+    def broken(*args: Any, **kwargs: Any) -> Translation:
         raise KeyError("boom")
 
     monkeypatch.setattr(gateway_module, "translate_request", broken)
