@@ -25,6 +25,8 @@ def summary(info: dict[str, Any]) -> str:
         parts.append(f"error: {info['error']}")
     if info.get("dropped"):
         parts.append("dropped: " + ", ".join(collapse(info["dropped"])))
+    if info.get("searches"):
+        parts.append(f"searches: {info['searches']}")
     if info.get("notes"):
         parts.append(f"notes: {len(info['notes'])}")
     return " | ".join(parts)
@@ -64,10 +66,26 @@ _TERMINAL = (b"event: response.completed\n", b"event: response.incomplete\n", b"
 
 def usage_of(body: bytes) -> dict[str, Any] | None:
     """Token usage of what the client got: a Responses object, or a stream's terminal event."""
+    response = _final_response(body)
+    usage = response.get("usage") if response is not None else None
+    return usage if isinstance(usage, dict) else None
+
+
+def searches_of(body: bytes) -> int:
+    """How many web searches the upstream ran: the `web_search_call` items the client got."""
+    response = _final_response(body)
+    output = response.get("output") if response is not None else None
+    if not isinstance(output, list):
+        return 0
+    return sum(1 for item in output if isinstance(item, dict) and item.get("type") == "web_search_call")
+
+
+def _final_response(body: bytes) -> dict[str, Any] | None:
+    """The Responses object the client got: the whole body, or a stream's terminal event's."""
     try:
         if body.lstrip().startswith(b"{"):
-            usage = wirejson.loads(body).get("usage")
-            return usage if isinstance(usage, dict) else None
+            response = wirejson.loads(body)
+            return response if isinstance(response, dict) else None
         # the last terminal event (an event line never occurs inside JSON data, whose newlines
         # are escaped); found from the end rather than by splitting a stream of megabytes
         start = max(body.rfind(marker) for marker in _TERMINAL)
@@ -75,8 +93,8 @@ def usage_of(body: bytes) -> dict[str, Any] | None:
             return None
         block = body[start:].split(b"\n\n", 1)[0]
         data = b"".join(line[5:] for line in block.split(b"\n") if line.startswith(b"data:"))
-        usage = wirejson.loads(data).get("response", {}).get("usage")
-        return usage if isinstance(usage, dict) else None
+        response = wirejson.loads(data).get("response")
+        return response if isinstance(response, dict) else None
     except (ValueError, AttributeError):
         pass
     return None

@@ -34,6 +34,7 @@ from translators import (  # noqa: E402
     translate_error,
     translate_request,
     translate_response,
+    websearch,
     wirejson,
 )
 
@@ -80,6 +81,9 @@ class Gateway:
         loader.add_option("gateway_codex_catalog", str, "",
                           "Codex's bundled catalog (`codex debug models --bundled > FILE`) for a Codex "
                           f"other than {catalog.BUNDLED_VERSION}; empty: the shipped one.")
+        loader.add_option("gateway_web_search", str, "follow",
+                          "Web search on the upstream's own engine: follow (live when the client asks "
+                          "for live search), live (also when it asks for cached results), off.")
         loader.add_option("gateway_capture_dir", str, "",
                           "Write a redacted capture folder per translated flow here.")
         loader.add_option("gateway_aws_region", str, "",
@@ -107,6 +111,9 @@ class Gateway:
         if region and not _AWS_REGION.match(region):
             raise exceptions.OptionsError(f"gateway_aws_region {region!r} is not an AWS region: "
                                           "write e.g. us-east-1, or leave it empty")
+        if o.gateway_web_search not in websearch.MODES:
+            raise exceptions.OptionsError(f"gateway_web_search {o.gateway_web_search!r}: write one of "
+                                          + ", ".join(websearch.MODES))
         aws_region = region or auth.env_aws_region()
         try:
             routes = from_toml(o.gateway_config, aws_region=aws_region) if o.gateway_config else from_options(
@@ -238,7 +245,8 @@ class Gateway:
             info["notes"] += [caps.note] if caps.note else []
         try:
             translation = translate_request(body, route.dialect, route.model,
-                                            capabilities=caps.capabilities if caps else None)
+                                            capabilities=caps.capabilities if caps else None,
+                                            web_search=ctx.options.gateway_web_search)
         except TranslatorError as exc:
             info["refused"] = exc.message
             answer(flow, json_response(exc.status, exc.to_body()))
@@ -359,6 +367,8 @@ class Gateway:
                 flow.response = error_response(502, "upstream_protocol_error", info["error"])
         if usage := flowinfo.usage_of(flow.response.content or b""):
             info["usage"] = usage
+        if searches := flowinfo.searches_of(flow.response.content or b""):
+            info["searches"] = searches
         auth.redact_request(flow.request.headers)
         if ctx.options.gateway_capture_dir:
             recording.save(Path(ctx.options.gateway_capture_dir), flow)

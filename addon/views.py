@@ -426,6 +426,10 @@ def _responses_line(obj: dict[str, Any]) -> str:
     where = f"#{obj['output_index']}" if isinstance(obj.get("output_index"), int) else None
     item = obj.get("item")
     if isinstance(item, dict):
+        if item.get("type") == "web_search_call":  # its id carries the vendor's search: too long to show
+            action = item.get("action") if isinstance(item.get("action"), dict) else {}
+            what = f"{str(item.get('id')).split('.')[0]} (web_search_call {_short(action.get('query'))})"
+            return _join(where, what, item.get("status"))
         what = f"{item.get('id')} ({item.get('type')}{' ' + item['name'] if item.get('name') else ''})"
         return _join(where, what, item.get("status"))
     response = obj.get("response")
@@ -586,6 +590,8 @@ class SSEEventsView(contentviews.Contentview):
             out.append(f"ERROR: {info['error']}")
         if info.get("dropped"):
             out.append("dropped: " + ", ".join(info["dropped"]))
+        if info.get("searches"):
+            out.append(f"web searches: {info['searches']}")
         sections = [stream_section("what the client got (Responses)", data)]
         if isinstance(upstream, (bytes, str)):
             raw = upstream.encode() if isinstance(upstream, str) else upstream

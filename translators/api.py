@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from translators import compaction, response_headers, whole_body, wirejson
+from translators import compaction, response_headers, websearch, whole_body, wirejson
 from translators import dialect as dialects
 from translators.capabilities import ModelCapabilities
 from translators.errors import MalformedRequest, TranslatorError, UpstreamProtocolError, error_type_for_status
@@ -31,12 +31,14 @@ def _dialect(name: str) -> dialects.Dialect:
 
 
 def translate_request(body: dict[str, Any], target: str, model: str | None = None, *,
-                      capabilities: ModelCapabilities | None = None) -> Translation:
+                      capabilities: ModelCapabilities | None = None,
+                      web_search: str = "follow") -> Translation:
     """Client Responses body -> what to send to `target`. Raises `Refused` (with a Responses-shaped
     error in `.to_body()`) for a request that must not go upstream. `capabilities`: what the
     vendor said the model accepts; without it the dialect's shipped table answers. A request
     whose last item is `compaction_trigger` asks a non-OpenAI target for a handoff summary
-    (`Translation.compaction`, translators/compaction.py)."""
+    (`Translation.compaction`, translators/compaction.py). `web_search`: the operator's
+    `gateway_web_search`, off | live | follow (translators/websearch.py)."""
     report = Report()
     summarize = False
     if target == "responses":
@@ -49,6 +51,7 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
         request = decode_request(compaction.without_trigger(body) if summarize else body, report)
         if summarize:
             request = compaction.summarizer_request(request, report)
+        request = websearch.prepare(request, target, web_search, report)
         client_model = request.model
         stream = request.stream
         upstream_model = model or request.model

@@ -150,6 +150,9 @@ def summarizer_request(request: Request, report: Report) -> Request:
             items.append(Message(role="user", parts=[head, *_result_parts(item.parts)], origin=item.origin))
         elif item.type == "reasoning":
             reasoning += 1
+        elif item.type == "web_search":
+            items.append(Message(role="assistant", parts=[Text(text=f"[searched the web: {item.query}]")],
+                                 origin=item.origin))
         else:
             items.append(item)
     items.append(Message(role="user", parts=[Text(text=INSTRUCTION)], origin="compaction"))

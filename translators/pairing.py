@@ -18,7 +18,8 @@ ABORTED = "aborted"
 
 
 def _assistant_side(item: Item) -> bool:
-    return item.type in ("tool_call", "reasoning") or (item.type == "message" and item.role == "assistant")
+    return (item.type in ("tool_call", "reasoning", "web_search")
+            or (item.type == "message" and item.role == "assistant"))
 
 
 def pair(items: list[Item], report: Report) -> list[Item]:

@@ -59,7 +59,8 @@ def _ns(namespace: str | None) -> str | None:
 
 
 def build(request: Request, policy: NamePolicy, report: Report) -> Toolset:
-    declared = [t for t in request.tools if t.kind != "hosted"]
+    # the web search tool is each dialect's business (translators/websearch.py)
+    declared = [t for t in request.tools if t.kind not in ("hosted", "web_search")]
     for tool in request.tools:
         if tool.kind == "hosted":
             report.drop(tool.origin)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from translators.ir.request import Part, Reasoning, Request, ToolCall, ToolResult
+from translators.ir.request import Part, Reasoning, Request, ToolCall, ToolResult, WebSearchCall
 from translators.report import Report
 
 Turn = dict[str, Any]
@@ -32,6 +32,10 @@ class Blocks(Protocol):
     def tool_call(self, item: ToolCall) -> dict[str, Any]: ...
 
     def tool_result(self, item: ToolResult) -> dict[str, Any]: ...
+
+    def web_search(self, item: WebSearchCall) -> list[dict[str, Any]]:
+        """A search the vendor ran itself, as its own blocks (only the vendor that ran it gets it)."""
+        ...
 
     def is_reasoning(self, block: dict[str, Any]) -> bool: ...
 
@@ -65,6 +69,8 @@ def alternate(request: Request, blocks: Blocks, thinking: bool, report: Report) 
             add("assistant", [blocks.tool_call(item)])
         elif item.type == "tool_result":
             add("user", [blocks.tool_result(item)])
+        elif item.type == "web_search":
+            add("assistant", blocks.web_search(item))
     return turns
 
 

@@ -34,6 +34,20 @@ def decode(encrypted: object) -> VendorState | None:
         return None
 
 
+def in_id(item_id: str, state: VendorState | None) -> str:
+    """An output item id that carries `state` after it: Codex replays a `web_search_call` with no
+    opaque field but its `id`, byte for byte (docs/codex.md "Echo behaviour")."""
+    return item_id if state is None else f"{item_id}.{encode(state)}"
+
+
+def from_id(item_id: str | None) -> VendorState | None:
+    """The state an id made by `in_id` carries, or None for any other id."""
+    if not item_id:
+        return None
+    at = item_id.find(MARKER)
+    return decode(item_id[at:]) if at >= 0 else None
+
+
 def is_ours(encrypted: object) -> bool:
     return isinstance(encrypted, str) and encrypted.startswith(MARKER)
 

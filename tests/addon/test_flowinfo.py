@@ -67,3 +67,17 @@ def test_summary_says_a_flow_was_a_compaction() -> None:
     info = {"upstream": "anthropic", "model": "claude-sonnet-4-6", "kind": "compaction", "dropped": [],
             "notes": ["n"]}
     assert flowinfo.summary(info) == "-> anthropic claude-sonnet-4-6 compaction | notes: 1"
+
+
+def test_searches_are_counted_from_the_web_search_calls_the_client_got_and_shown_in_the_comment() -> None:
+    output = [{"type": "web_search_call", "id": "ws_1", "status": "completed"},
+              {"type": "message", "id": "msg_2"},
+              {"type": "web_search_call", "id": "ws_3", "status": "failed"}]
+    response = {"id": "r", "status": "completed", "output": output}
+    completed = {"type": "response.completed", "response": response}
+    stream = f"event: response.completed\ndata: {json.dumps(completed)}\n\n".encode()
+    assert flowinfo.searches_of(stream) == 2
+    assert flowinfo.searches_of(json.dumps(completed["response"]).encode()) == 2
+    assert flowinfo.searches_of(b"") == 0
+    info = {"upstream": "anthropic", "model": "claude-sonnet-4-6", "searches": 2}
+    assert flowinfo.summary(info) == "-> anthropic claude-sonnet-4-6 | searches: 2"

@@ -24,7 +24,8 @@ from __future__ import annotations
 import itertools
 import json
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tests.support.loopback_http import Loopback, Received, RecordingHandler
@@ -316,6 +317,76 @@ def anthropic_tool_use(
     chunks += _anthropic_tool_use_block(index, tool_id, name, tool_input)
     chunks += _anthropic_finish("tool_use", 20, input_tokens)
     return sse_reply(chunks)
+
+
+@dataclass(frozen=True)
+class WebResult:
+    url: str
+    title: str
+    encrypted_content: str
+    page_age: str | None = None
+
+
+@dataclass(frozen=True)
+class Cited:
+    """A stretch of the answer; cited by `sources` (indexes into the results) when given."""
+
+    text: str
+    sources: tuple[int, ...] = ()
+
+
+def anthropic_web_search_events(query: str, results: Sequence[WebResult], answer: Sequence[Cited],
+                                preface: str = "I'll search for that.",
+                                tool_id: str = "srvtoolu_01WebSearchFake") -> list[dict[str, Any]]:
+    """The events of a Claude answer that searches once: a preface text block, `server_tool_use`
+    (name `web_search`, its input streamed as JSON fragments), `web_search_tool_result`, then one
+    text block per stretch of the answer, a cited one opening with its `citations_delta` events,
+    and `usage.server_tool_use.web_search_requests: 1` (shapes of the anthropic SDK's
+    `RawMessageStreamEvent`)."""
+    def block(index: int, content: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"type": "content_block_start", "index": index, "content_block": content}]
+
+    def delta(index: int, value: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "content_block_delta", "index": index, "delta": value}
+
+    def stop(index: int) -> dict[str, Any]:
+        return {"type": "content_block_stop", "index": index}
+
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": {
+        "model": "claude-sonnet-4-6", "id": f"msg_fake{next(_ids):04d}", "type": "message",
+        "role": "assistant", "content": [], "stop_reason": None, "stop_sequence": None,
+        "usage": _anthropic_usage(1)}}]
+    events += [*block(0, {"type": "text", "text": ""}), delta(0, {"type": "text_delta", "text": preface}),
+               stop(0)]
+    events += block(1, {"type": "server_tool_use", "id": tool_id, "name": "web_search", "input": {}})
+    events += [delta(1, {"type": "input_json_delta", "partial_json": part})
+               for part in _json_fragments({"query": query}, size=9)]
+    found = [{"type": "web_search_result", "url": r.url, "title": r.title,
+              "encrypted_content": r.encrypted_content, "page_age": r.page_age} for r in results]
+    result = {"type": "web_search_tool_result", "tool_use_id": tool_id, "content": found}
+    events += [stop(1), *block(2, result), stop(2)]
+    for index, stretch in enumerate(answer, start=3):
+        content: dict[str, Any] = {"type": "text", "text": ""}
+        if stretch.sources:
+            content["citations"] = []
+        events += block(index, content)
+        for source in stretch.sources:
+            result = results[source]
+            events.append(delta(index, {"type": "citations_delta", "citation": {
+                "type": "web_search_result_location", "cited_text": stretch.text[:40], "url": result.url,
+                "title": result.title, "encrypted_index": f"EqIndex{source}=="}}))
+        events += [delta(index, {"type": "text_delta", "text": part}) for part in _halves_of(stretch.text)]
+        events.append(stop(index))
+    usage = {**_anthropic_usage(57), "server_tool_use": {"web_search_requests": 1, "web_fetch_requests": 0}}
+    events += [{"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": usage}, {"type": "message_stop"}]
+    return events
+
+
+def anthropic_web_search(query: str, results: Sequence[WebResult], answer: Sequence[Cited]) -> Reply:
+    """`anthropic_web_search_events` as the SSE stream Anthropic writes."""
+    events = anthropic_web_search_events(query, results, answer)
+    return sse_reply([_sse_event(e["type"], e, _PAD) for e in events])
 
 
 def anthropic_tool_results(body: Any) -> list[dict[str, Any]]:

@@ -30,9 +30,15 @@ def build(request_body):
 
 
 def test_hosted_tools_are_reported_and_left_out():
-    tools, report = build(body(tools=[function("f"), {"type": "web_search"}, {"type": "image_generation"}]))
+    tools, report = build(body(tools=[function("f"), {"type": "file_search"}, {"type": "image_generation"}]))
     assert [t.wire for t in tools.tools] == ["f"]
     assert report.dropped == ["tools[1]", "tools[2]"]
+
+
+def test_the_web_search_tool_is_no_function_and_left_to_each_dialect():
+    tools, report = build(body(tools=[function("f"), {"type": "web_search"}]))
+    assert [t.wire for t in tools.tools] == ["f"]
+    assert report.dropped == []
 
 
 def test_a_freeform_tool_gets_the_one_string_schema_and_maps_back_as_custom():

@@ -11,9 +11,19 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from translators import claude, structured, toolset, turns, vendor_state
+from translators import claude, structured, toolset, turns, vendor_state, websearch
 from translators.capabilities import ModelCapabilities
-from translators.ir.request import Image, Part, Reasoning, Request, Text, ToolCall, ToolResult
+from translators.ir.request import (
+    Image,
+    Part,
+    Reasoning,
+    Request,
+    Text,
+    ToolCall,
+    ToolResult,
+    WebSearchCall,
+    WebSearchTool,
+)
 from translators.naming import NamePolicy, fnv1a_32
 from translators.report import Report
 from translators.translation import Encoded
@@ -44,8 +54,12 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     system = _system(request, tools)
     if system:
         body["system"] = system
-    if tools.tools:
-        body["tools"] = [_tool(t, report) for t in tools.tools]
+    declared = [_tool(t, report) for t in tools.tools]
+    search = websearch.declared(request)
+    if search is not None and (server := _web_search_tool(search, tools, caps, report)) is not None:
+        declared.append(server)
+    if declared:
+        body["tools"] = declared
         body["tools"][-1]["cache_control"] = _CACHE
         choice = _tool_choice(request, tools, thinking is not None, report)
         if choice:
@@ -106,6 +120,37 @@ def _tool(tool: toolset.JsonTool, report: Report) -> dict[str, Any]:
     return out
 
 
+WEB_SEARCH_VERSION = "web_search_20250305"
+"""The web search tool every Claude with search takes. The newer versions (`web_search_20260209`,
+`web_search_20260318`) filter results by running code: their answers carry code-execution blocks
+this gateway does not map (docs/_from_websearch.md)."""
+_LOCATION_KEYS = ("city", "region", "country", "timezone")
+
+
+def _web_search_tool(tool: WebSearchTool, tools: toolset.Toolset, caps: ModelCapabilities,
+                     report: Report) -> dict[str, Any] | None:
+    """Anthropic's server-side web search for the client's hosted `web_search` tool."""
+    if not caps.web_search:
+        report.drop(tool.origin)
+        report.note(f"web search dropped: {caps.model} has no server-side web search")
+        return None
+    if any(t.wire == "web_search" for t in tools.tools):
+        report.drop(tool.origin)
+        report.note("web search dropped: a client tool is already named web_search upstream")
+        return None
+    out: dict[str, Any] = {"type": WEB_SEARCH_VERSION, "name": "web_search"}
+    if tool.allowed_domains:
+        out["allowed_domains"] = tool.allowed_domains
+    if tool.user_location is not None:
+        location = {k: v for k, v in tool.user_location.items() if k in _LOCATION_KEYS and isinstance(v, str)}
+        report.drop_unread(tool.user_location, {"type", *_LOCATION_KEYS}, f"{tool.origin}.user_location",
+                           skip_empty=True)
+        out["user_location"] = {"type": "approximate", **location}
+    if tool.context_size is not None:
+        report.drop(f"{tool.origin}.search_context_size")
+    return out
+
+
 def _tool_choice(request: Request, tools: toolset.Toolset, thinking: bool,
                  report: Report) -> dict[str, Any] | None:
     choice = request.tool_choice
@@ -151,6 +196,10 @@ class _Blocks:
         return {"type": "tool_use", "id": tool_use_id(item.call_id),
                 "name": self.tools.wire(item.namespace, item.name),
                 "input": toolset.call_input(item, self.report)}
+
+    def web_search(self, item: WebSearchCall) -> list[dict[str, Any]]:
+        """The search Claude ran, verbatim (websearch.prepare keeps only Anthropic's own)."""
+        return list(item.state.blocks) if item.state is not None else []
 
     def tool_result(self, item: ToolResult) -> dict[str, Any]:
         content = _parts(item.parts, self.report, self.images)

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from translators import decoding, wirejson
+from translators.anthropic.websearch import Searches
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import VendorState
@@ -22,7 +23,7 @@ _DELTA_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json", "thin
 """Each delta type's one field (notes/dialects.md §A.5)."""
 
 _STREAMED = ("text", "thinking", "tool_use")
-"""Block types whose deltas are passed on (server-tool blocks were reported at their start)."""
+"""Block types whose deltas are passed on (other server-tool blocks were reported at their start)."""
 
 _ONE_DELTA = re.compile(
     rb'event: content_block_delta\ndata: \{"type":"content_block_delta","index":(0|[1-9][0-9]{0,8}),'
@@ -66,10 +67,12 @@ def usage_event(usage: dict[str, Any]) -> ev.Usage:
     cached = _count(usage, "cache_read_input_tokens") or 0
     written = _count(usage, "cache_creation_input_tokens") or 0
     counted = uncached is not None
+    server = usage.get("server_tool_use")
     return ev.Usage(input_tokens=uncached + cached + written if counted else None,
                     output_tokens=_count(usage, "output_tokens"),
                     cached_tokens=cached if counted else None,
-                    cache_write_tokens=written if counted else None)
+                    cache_write_tokens=written if counted else None,
+                    web_searches=_count(server, "web_search_requests") if isinstance(server, dict) else None)
 
 
 def finish_events(stop_reason: str | None) -> list[ev.Event]:
@@ -92,6 +95,7 @@ class AnthropicDecoder:
         self._tool_input: dict[int, str] = {}
         self._stop_reason: str | None = None
         self._done = False
+        self._web = Searches()
 
     def feed(self, data: bytes) -> list[ev.Event]:
         # nearly every chunk is one whole delta event, one upstream write: read it in one regex
@@ -158,9 +162,14 @@ class AnthropicDecoder:
         kind = block.get("type")
         self._blocks[index] = kind
         if kind == "text":
+            key = self._web.text_start(index, block)
             if text := _text(block.get("text")):
-                out.append(ev.TextDelta(index, text))
-        elif kind == "thinking":
+                out.append(ev.TextDelta(self._web.text(index, text) if self._web.merging else key, text))
+            return
+        if self._web.start(index, block, out):
+            return
+        self._web.flush(out)  # a block of another kind ends the cited text run
+        if kind == "thinking":
             thinking = _text(block.get("thinking"))
             self._thinking[index] = [thinking]
             if thinking:
@@ -172,23 +181,30 @@ class AnthropicDecoder:
             self._tool_input[index] = wirejson.text(block["input"]) if block.get("input") else ""
             out.append(ev.ToolCallStarted(index, _text(block.get("id")), _text(block.get("name"))))
         else:
-            # server tools (web search, code execution) run on Anthropic's side; the client
-            # cannot replay them, so they are reported rather than forwarded
+            # other server tools (web fetch, code execution) run on Anthropic's side; the
+            # client cannot replay them, so they are reported rather than forwarded
             out.append(ev.Unknown(f"output.content_block.{kind}"))
 
     def _on_content_block_delta(self, event: dict[str, Any], out: list[ev.Event]) -> None:
         index = event.get("index")
-        if self._blocks.get(index) not in _STREAMED:
-            return  # a block already reported at its start (server tools), or never started
+        block = self._blocks.get(index)
         delta = event.get("delta") or {}
         kind = delta.get("type")
+        if block == "server_tool_use" and kind == "input_json_delta":
+            self._web.input(index, _text(delta.get("partial_json")))
+            return
+        if block == "text" and kind == "citations_delta":
+            self._web.cite(index, delta.get("citation"), out)
+            return
+        if block not in _STREAMED:
+            return  # a block already reported at its start (server tools), or never started
         field = _DELTA_FIELDS.get(kind) if isinstance(kind, str) else None
         self._delta(index, kind, _text(delta.get(field)) if field else "", out)
 
     def _delta(self, index: Any, kind: Any, value: str, out: list[ev.Event]) -> None:
         """A delta of a streamed block: its index, delta type and the text of its one field."""
         if kind == "text_delta":
-            out.append(ev.TextDelta(index, value))
+            out.append(ev.TextDelta(self._web.text(index, value) if self._web.merging else index, value))
         elif kind == "input_json_delta":
             self._tool_input[index] = self._tool_input.get(index, "") + value
             out.append(ev.ToolCallDelta(index, value))
@@ -204,7 +220,8 @@ class AnthropicDecoder:
         index = event.get("index")
         kind = self._blocks.pop(index, None)
         if kind == "text":
-            out.append(ev.TextDone(index))
+            if not self._web.text_stop(index, out):  # a cited run closes when something else starts
+                out.append(ev.TextDone(index))
         elif kind == "thinking":
             text = "".join(self._thinking.pop(index, []))
             out.append(ev.ReasoningDone(index, VendorState(
@@ -214,6 +231,7 @@ class AnthropicDecoder:
             out.append(ev.ToolCallDone(index, args or "{}"))
 
     def _on_message_delta(self, event: dict[str, Any], out: list[ev.Event]) -> None:
+        self._web.end(out)
         delta = event.get("delta") or {}
         if delta.get("stop_reason"):
             self._stop_reason = delta["stop_reason"]
@@ -221,6 +239,7 @@ class AnthropicDecoder:
             out.append(usage_event(event["usage"]))
 
     def _on_message_stop(self, event: dict[str, Any], out: list[ev.Event]) -> None:
+        self._web.end(out)
         self._done = True
         out.extend(finish_events(self._stop_reason))
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from translators import toolset, turns, vendor_state
-from translators.ir.request import Image, Part, Reasoning, Request, Text, ToolCall, ToolResult
+from translators.ir.request import Image, Part, Reasoning, Request, Text, ToolCall, ToolResult, WebSearchCall
 from translators.naming import fnv1a_32
 from translators.report import Report
 
@@ -59,6 +59,9 @@ class _Blocks:
         return {"toolUse": {"toolUseId": tool_use_id(item.call_id),
                             "name": self.tools.wire(item.namespace, item.name),
                             "input": toolset.call_input(item, self.report)}}
+
+    def web_search(self, item: WebSearchCall) -> list[dict[str, Any]]:
+        return []  # Converse has no server tools: websearch.prepare keeps no search for Bedrock
 
     def tool_result(self, item: ToolResult) -> dict[str, Any]:
         content = _parts(item.parts, self.report, images=True)

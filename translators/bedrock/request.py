@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from translators import claude, structured, toolset, wirejson
+from translators import claude, structured, toolset, websearch, wirejson
 from translators.bedrock import messages as bedrock_messages
 from translators.bedrock.models import cache_points, is_claude
 from translators.bedrock.tools import tool_config
@@ -32,6 +32,8 @@ def path_for(model: str, stream: bool) -> str:
 def encode(request: Request, model: str, report: Report, caps: ModelCapabilities) -> Encoded:
     claude_model = is_claude(model)
     tools = toolset.build(request, NAMES, report)
+    websearch.decline(request, report, "Converse offers no Anthropic server tools for Claude, and "
+                      "no web search of its own (docs/bedrock.md \"Request\")")
     # a Claude model must be given a limit (its own default is small); others keep Bedrock's
     max_tokens = claude.max_tokens(request, caps, report) if claude_model else request.max_output_tokens
     plan = claude.plan(request, caps, max_tokens or claude.DEFAULT_MAX_TOKENS, report)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import toolset, wirejson
+from translators import toolset, websearch, wirejson
 from translators.capabilities import ModelCapabilities
 from translators.chat import messages, tools
 from translators.chat.models import Target, target_for
@@ -29,6 +29,8 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     if request.output_schema is not None and not caps.structured_output:
         request = _schema_in_prompt(request, model, report)
     names = toolset.build(request, NAMES, report)
+    websearch.decline(request, report, "Chat Completions has no search tool of its own (DeepSeek, vLLM and "
+                      "Ollama offer none; OpenRouter's plugin is not a tool)")
     body: dict[str, Any] = {"model": model, "messages": messages.encode(request, names, target, report)}
     declared = tools.declarations(request, names, target, report)
     if declared:

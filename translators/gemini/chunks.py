@@ -61,8 +61,8 @@ FAILED = {
 """finishReason -> (error code, explanation) for stops that leave no usable answer."""
 
 _PART_BOOKKEEPING = {"thought", "thoughtSignature", "partMetadata"}
-_CANDIDATE_EXTRAS = ("citationMetadata", "groundingMetadata", "urlContextMetadata")
-_ANY_EXTRA = frozenset(_CANDIDATE_EXTRAS)
+_CANDIDATE_EXTRAS = ("citationMetadata", "urlContextMetadata")
+_ANY_EXTRA = frozenset((*_CANDIDATE_EXTRAS, "groundingMetadata"))
 
 
 class _StreamedCall:
@@ -90,6 +90,9 @@ class ChunkReader:
         self._calls = 0
         self._saw_call = False
         self._text: object | None = None
+        self._answer: list[str] = []
+        """The open text item's text so far (grounding offsets point into it)."""
+        self._grounded = Grounding()
         self._thought: object | None = None
         self._streamed: _StreamedCall | None = None
 
@@ -150,7 +153,9 @@ class ChunkReader:
             for part in parts:
                 self._part(part, out)
         if not _ANY_EXTRA.isdisjoint(candidate):
-            # sources Gemini cites or grounded on: Responses annotations cannot carry them here
+            if isinstance(candidate.get("groundingMetadata"), dict):
+                self._grounding(candidate["groundingMetadata"], out)
+            # sources Gemini cites otherwise: Responses annotations cannot carry them here
             out += [ev.Unknown(f"output.{key}") for key in _CANDIDATE_EXTRAS if candidate.get(key)]
         reason = candidate.get("finishReason")
         if isinstance(reason, str) and reason:
@@ -200,6 +205,8 @@ class ChunkReader:
         key = self._text
         if key is None:
             key = self._text = self._key("text")
+            self._answer = []
+        self._answer.append(text)
         out.append(ev.TextDelta(key, text))
 
     def _function_call(self, call: Any, signature: str | None, out: list[ev.Event]) -> None:
@@ -247,6 +254,19 @@ class ChunkReader:
         streamed, self._streamed = self._streamed, None
         if streamed is not None:
             out.append(ev.ToolCallDone(streamed.key, streamed.args.json()))
+
+    def _grounding(self, metadata: dict[str, Any], out: list[ev.Event]) -> None:
+        """Google Search grounding: citations on the open text, then one `WebSearch` for the
+        queries Gemini ran (after the text it grounded: Gemini says so only at the end)."""
+        key = self._text
+        citations, search = self._grounded.read(metadata, "".join(self._answer) if key is not None else None)
+        if key is not None:
+            out += [ev.Citation(key, url, title, start, end) for url, title, start, end in citations]
+        elif citations:
+            out.append(ev.Note("Gemini grounded text that had already ended; its citations were left out"))
+        if search is not None:
+            self._close_text(out)
+            out.append(ev.WebSearch(self._key("search"), search[0], search[1]))
 
     # -- items -----------------------------------------------------------------------------------
     def _signature(self, signature: str, call_ids: list[str], out: list[ev.Event]) -> None:
@@ -298,6 +318,62 @@ class ChunkReader:
         self._end(out)
         out.append(ev.Failed(failure.code, failure.message, status=failure.status,
                              retry_after=failure.retry_after))
+
+
+class Grounding:
+    """What one answer's `groundingMetadata` says, read once even when chunks repeat it
+    (google-genai `GroundingMetadata`: `webSearchQueries`, `groundingChunks[].web{uri, title}`,
+    `groundingSupports[].segment{startIndex, endIndex}` + `groundingChunkIndices`)."""
+
+    def __init__(self) -> None:
+        self._queries: set[str] = set()
+        self._supports: set[tuple[int, int, int]] = set()
+
+    def read(self, metadata: dict[str, Any], text: str | None
+             ) -> tuple[list[tuple[str, str, int, int]], tuple[str, list[str]] | None]:
+        """(citations as (url, title, start, end) in characters of `text`, the new search as
+        (query, source urls) or None)."""
+        chunks = metadata.get("groundingChunks")
+        webs = [c["web"] for c in chunks if isinstance(c, dict) and isinstance(c.get("web"), dict)
+                and isinstance(c["web"].get("uri"), str)] if isinstance(chunks, list) else []
+        if isinstance(chunks, list) and len(webs) != len(chunks):
+            webs = []  # indices would point past chunks that are no web pages: read none
+        citations = []
+        supports = metadata.get("groundingSupports")
+        for support in supports if isinstance(supports, list) and text is not None else []:
+            segment = support.get("segment") if isinstance(support, dict) else None
+            span = _characters(text or "", segment) if isinstance(segment, dict) else None
+            indices = support.get("groundingChunkIndices") if span is not None else None
+            for index in indices if isinstance(indices, list) else []:
+                known = isinstance(index, int) and 0 <= index < len(webs)
+                if not known or (*span, index) in self._supports:
+                    continue
+                self._supports.add((*span, index))
+                title = webs[index].get("title")
+                citations.append((webs[index]["uri"], title if isinstance(title, str) else "", *span))
+        said = metadata.get("webSearchQueries")
+        said = said if isinstance(said, list) else []
+        queries = [q for q in said if isinstance(q, str) and q not in self._queries]
+        if not queries:
+            return citations, None
+        self._queries.update(queries)
+        return citations, ("; ".join(queries), [w["uri"] for w in webs])
+
+
+def _characters(text: str, segment: dict[str, Any]) -> tuple[int, int] | None:
+    """A segment's UTF-8 byte offsets as character offsets into `text` (the Responses API counts
+    characters). A segment whose bytes do not hold its `text` is looked up by that text."""
+    raw = text.encode("utf-8")
+    start, end = segment.get("startIndex", 0), segment.get("endIndex")
+    said = segment.get("text")
+    if isinstance(start, int) and isinstance(end, int) and 0 <= start <= end <= len(raw):
+        first = len(raw[:start].decode("utf-8", "ignore"))
+        last = len(raw[:end].decode("utf-8", "ignore"))
+        if not isinstance(said, str) or text[first:last] == said:
+            return first, last
+    if isinstance(said, str) and said and (at := text.find(said)) >= 0:
+        return at, at + len(said)
+    return None
 
 
 def usage_event(usage: dict[str, Any]) -> ev.Usage:

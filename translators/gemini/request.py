@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from translators import toolset
+from translators import toolset, websearch
 from translators.capabilities import ModelCapabilities
 from translators.gemini import contents, models, schema
-from translators.ir.request import Request
+from translators.ir.request import Request, WebSearchTool
 from translators.naming import NamePolicy
 from translators.report import Report
 from translators.translation import Encoded
@@ -36,6 +36,8 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     system = _system(request, tools)
     if system:
         body["systemInstruction"] = {"parts": [{"text": text} for text in system]}
+    search = websearch.declared(request)
+    searching = search is not None and _searches(search, model, caps, bool(tools.tools), report)
     if tools.tools:
         body["tools"] = [{"functionDeclarations": [_declaration(t, report) for t in tools.tools]}]
         config = _tool_config(request, tools, report)
@@ -43,6 +45,12 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
             body["toolConfig"] = {"functionCallingConfig": config}
     elif request.tool_choice.mode != "auto":
         report.drop("tool_choice")
+    if searching:
+        body.setdefault("tools", []).append({"googleSearch": {}})
+        if tools.tools:
+            # Gemini 3 searches beside function calls only when it returns its server-side calls
+            # (docs/_from_websearch.md)
+            body.setdefault("toolConfig", {})["includeServerSideToolInvocations"] = True
     if request.parallel_tool_calls is False:
         report.drop("parallel_tool_calls")  # Gemini has no switch for parallel calls
     generation = _generation_config(request, model, report)
@@ -52,6 +60,28 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
         report.drop("user")
     return Encoded(path=path(model, request.stream), body=body, tools=tools.index,
                    headers={"content-type": "application/json"})
+
+
+def _searches(tool: WebSearchTool, model: str, caps: ModelCapabilities, functions: bool,
+              report: Report) -> bool:
+    """Whether Gemini's `googleSearch` serves the client's web search: every Gemini 2 and 3 model
+    has it, but only Gemini 3 takes it together with function declarations; where both cannot go,
+    the functions stay (docs/_from_websearch.md)."""
+    if not caps.web_search:
+        why = f"{model} has no Google Search grounding"
+    elif functions and not models.uses_levels(model):
+        why = (f"{model} cannot combine Google Search with function calling (Gemini 3 can); "
+               "the functions were kept")
+    else:
+        # googleSearch takes no domains, place or context size
+        for name, given in (("filters", tool.allowed_domains), ("user_location", tool.user_location),
+                            ("search_context_size", tool.context_size)):
+            if given:
+                report.drop(f"{tool.origin}.{name}")
+        return True
+    report.drop(tool.origin)
+    report.note(f"web search dropped: {why}")
+    return False
 
 
 def _system(request: Request, tools: toolset.Toolset) -> list[str]:

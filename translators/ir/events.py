@@ -81,6 +81,32 @@ class Usage:
     reasoning_tokens: int | None = None
     cache_write_tokens: int | None = None
     """Input tokens written to the prompt cache (part of input_tokens, like cached_tokens)."""
+    web_searches: int | None = None
+    """Searches the upstream ran and counted (Anthropic `server_tool_use.web_search_requests`)."""
+
+
+@dataclass(slots=True)
+class WebSearch:
+    """A search the upstream ran itself, whole: it becomes one `web_search_call` item."""
+
+    key: object
+    query: str
+    sources: list[str]
+    """URLs of the results, in the upstream's order."""
+    state: VendorState | None = None
+    """What the vendor needs on the next turn to take the search back."""
+    failed: bool = False
+
+
+@dataclass(slots=True)
+class Citation:
+    """A source cited by text of the message `key`: characters [start, end) of its text."""
+
+    key: object
+    url: str
+    title: str
+    start: int
+    end: int
 
 
 @dataclass(slots=True)
@@ -112,5 +138,5 @@ class Note:
 
 Event = (
     Started | TextDelta | TextDone | ReasoningDelta | ReasoningDone | ToolCallStarted | ToolCallDelta
-    | ToolCallDone | Usage | Finished | Failed | Unknown | Note
+    | ToolCallDone | Usage | WebSearch | Citation | Finished | Failed | Unknown | Note
 )

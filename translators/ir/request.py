@@ -61,6 +61,10 @@ class VendorState(_Model):
     """The reasoning text exactly as the provider produced it (signatures are over this text)."""
     call_ids: list[str] = Field(default_factory=list)
     """For signatures attached to function calls: the calls they belong to (Gemini)."""
+    blocks: list[dict[str, Any]] = Field(default_factory=list)
+    """A vendor's own search, verbatim, for the next turn: Anthropic's `server_tool_use` and
+    `web_search_tool_result` blocks (with the results' encrypted contents), Gemini's server-side
+    `toolCall` / `toolResponse` parts (translators/websearch.py)."""
 
 
 class Message(_Model):
@@ -105,7 +109,17 @@ class ToolResult(_Model):
     origin: str = ""
 
 
-Item = Annotated[Message | Reasoning | ToolCall | ToolResult, Field(discriminator="type")]
+class WebSearchCall(_Model):
+    """A web search the upstream ran on its own side (a Responses `web_search_call`)."""
+
+    type: Literal["web_search"] = "web_search"
+    query: str = ""
+    state: VendorState | None = None
+    """What the vendor needs to take the search back (this gateway's, from the item's id)."""
+    origin: str = ""
+
+
+Item = Annotated[Message | Reasoning | ToolCall | ToolResult | WebSearchCall, Field(discriminator="type")]
 
 
 class FunctionTool(_Model):
@@ -162,8 +176,26 @@ class HostedTool(_Model):
     origin: str = ""
 
 
+class WebSearchTool(_Model):
+    """The hosted `web_search` tool (also `web_search_preview`), served by the upstream's own
+    search where it has one (translators/websearch.py)."""
+
+    kind: Literal["web_search"] = "web_search"
+    name: str = "web_search"
+    namespace: None = None
+    live: bool = True
+    """`external_web_access`: false asks for cached results only, which no other vendor offers."""
+    allowed_domains: list[str] = Field(default_factory=list)
+    user_location: dict[str, Any] | None = None
+    """`{type: "approximate", city?, region?, country?, timezone?}` as the client sent it."""
+    context_size: str | None = None
+    """`search_context_size`: low | medium | high."""
+    origin: str = ""
+
+
 Tool = Annotated[
-    FunctionTool | CustomTool | ToolSearchTool | LocalShellTool | HostedTool, Field(discriminator="kind")
+    FunctionTool | CustomTool | ToolSearchTool | LocalShellTool | HostedTool | WebSearchTool,
+    Field(discriminator="kind"),
 ]
 
 

@@ -20,6 +20,7 @@ from translators.ir.request import (
     ToolCall,
     ToolChoice,
     ToolResult,
+    WebSearchCall,
 )
 from translators.report import Report
 from translators.responses.tools import ToolCollector, listing
@@ -38,7 +39,7 @@ _REFUSED_ITEMS = {
     "compaction_trigger": "compaction_trigger must be the last input item",
     "item_reference": "item references point into OpenAI's storage, which the gateway cannot read",
 }
-_DROPPED_ITEMS = {"web_search_call", "image_generation_call", "file_search_call", "computer_call",
+_DROPPED_ITEMS = {"image_generation_call", "file_search_call", "computer_call",
                   "computer_call_output", "code_interpreter_call", "mcp_list_tools", "mcp_call",
                   "mcp_approval_request", "mcp_approval_response"}
 # Echo bookkeeping: ids and status of earlier output, and Codex's own turn metadata, which the
@@ -68,6 +69,7 @@ _LOCAL_SHELL_KEYS = _known_keys("call_id", "action")
 _TOOL_SEARCH_CALL_KEYS = _known_keys("call_id", "execution", "arguments")
 _OUTPUT_KEYS = _known_keys("call_id", "output", "name", "namespace")
 _TOOL_SEARCH_OUTPUT_KEYS = _known_keys("call_id", "execution", "tools")
+_WEB_SEARCH_CALL_KEYS = _known_keys("action")
 
 
 def decode(body: Any, report: Report) -> Request:
@@ -399,6 +401,19 @@ class _ItemState:
         return [ToolResult(kind="tool_search", call_id=call_id, parts=[Text(text=listing(found))],
                            origin=path)]
 
+    def _item_web_search_call(self, raw: dict[str, Any], path: str) -> list[Item]:
+        """A search the upstream ran: its query, and the vendor's own blocks when this gateway put
+        them in the id (translators/websearch.py decides per target what is sent)."""
+        self._unknown_keys(raw, path, _WEB_SEARCH_CALL_KEYS)
+        action = raw.get("action") if isinstance(raw.get("action"), dict) else {}
+        query = action.get("query")
+        if not isinstance(query, str):
+            queries = action.get("queries")
+            query = " | ".join(q for q in queries if isinstance(q, str)) if isinstance(queries, list) else ""
+        item_id = raw.get("id")
+        state = vendor_state.from_id(item_id if isinstance(item_id, str) else None)
+        return [WebSearchCall(query=query, state=state, origin=path)]
+
     _HANDLERS: ClassVar[dict[str, Callable[[_ItemState, dict[str, Any], str], list[Item]]]] = {
         "message": _item_message,
         "agent_message": _item_agent_message,
@@ -416,6 +431,7 @@ class _ItemState:
         "custom_tool_call_output": _item_custom_tool_call_output,
         "local_shell_call_output": _item_local_shell_call_output,
         "tool_search_output": _item_tool_search_output,
+        "web_search_call": _item_web_search_call,
     }
     """Input item type -> its handler."""
 

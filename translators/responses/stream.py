@@ -23,7 +23,8 @@ from translators.sse import encode_event
 
 # Upstream finish reasons, already normalised by the decoders, -> how the response ends.
 _INCOMPLETE = {"max_output_tokens", "content_filter"}
-_USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens", "cache_write_tokens")
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens", "cache_write_tokens",
+                 "web_searches")
 _FAILED_FINISH = {"context_length_exceeded": "Your input exceeds the context window of this model."}
 # `response.failed` codes the client understands: the ones Codex acts on (notes/codex.md §5.3) and the
 # general ones of the SDK's `ResponseError.code`. Codex retries any other code like server_error, and
@@ -44,8 +45,8 @@ _DELTAS = {
 class _Open:
     """One output item being streamed."""
 
-    __slots__ = ("call_id", "chunks", "delta_head", "delta_tail", "index", "item_id", "kind", "name",
-                 "opened", "ref", "streamer")
+    __slots__ = ("annotations", "call_id", "chunks", "delta_head", "delta_tail", "index", "item_id", "kind",
+                 "name", "opened", "ref", "streamer")
 
     def __init__(self, kind: str, index: int, item_id: str) -> None:
         self.kind = kind
@@ -58,6 +59,7 @@ class _Open:
         """Every delta event of this item is delta_head + the JSON string + delta_tail + its
         sequence number + `}`: see `_emit_delta`."""
         self.chunks: list[str] = []
+        self.annotations: list[dict[str, Any]] = []
         self.ref: ToolRef | None = None
         self.call_id = ""
         self.name = ""
@@ -154,6 +156,10 @@ class ResponsesEncoder:
                 self._call_delta(key, fragment)
             case ev.ToolCallDone(key=key, arguments=arguments):
                 self._call_done(key, arguments)
+            case ev.WebSearch():
+                self._web_search(event)
+            case ev.Citation():
+                self._cite(event)
             case ev.Finished(reason=reason, detail=detail):
                 self._finish(reason, detail)
             case ev.Failed(code=code, message=message, retry_after=retry_after):
@@ -204,9 +210,22 @@ class ResponsesEncoder:
         item.chunks.append(text)
         self._emit_delta(item, text)
 
+    def _cite(self, citation: ev.Citation) -> None:
+        """A `url_citation` on the open message's text (openai SDK `AnnotationURLCitation`)."""
+        item = self._open.get(citation.key)
+        if item is None or item.kind != "message":
+            self.report.note(f"a citation of {citation.url} came for no open message and was left out")
+            return
+        annotation = {"type": "url_citation", "url": citation.url, "title": citation.title,
+                      "start_index": citation.start, "end_index": citation.end}
+        self._emit("response.output_text.annotation.added", {
+            "item_id": item.item_id, "output_index": item.index, "content_index": 0,
+            "annotation_index": len(item.annotations), "annotation": annotation})
+        item.annotations.append(annotation)
+
     def _close_message(self, item: _Open) -> None:
         text = "".join(item.chunks)
-        part = {"type": "output_text", "text": text, "annotations": []}
+        part = {"type": "output_text", "text": text, "annotations": item.annotations}
         self._emit("response.output_text.done", {
             "item_id": item.item_id, "output_index": item.index, "content_index": 0, "text": text,
             "logprobs": []})
@@ -320,6 +339,25 @@ class ResponsesEncoder:
             self._emit("response.output_item.added", {"output_index": item.index, "item": body})
             self._done(item, body)
 
+    # -- web search -------------------------------------------------------------------------
+    def _web_search(self, search: ev.WebSearch) -> None:
+        """One `web_search_call` item, whole (openai SDK `ResponseFunctionWebSearch`). The vendor's
+        state rides in its id, the one field of it Codex sends back (docs/codex.md "Echo behaviour")."""
+        item = self._new(search.key, "web_search", "ws")
+        item.item_id = vendor_state.in_id(item.item_id, search.state)
+        head = {"item_id": item.item_id, "output_index": item.index}
+        self._emit("response.output_item.added", {"output_index": item.index, "item": {
+            "type": "web_search_call", "id": item.item_id, "status": "in_progress",
+            "action": {"type": "search", "query": search.query}}})
+        self._emit("response.web_search_call.in_progress", dict(head))
+        self._emit("response.web_search_call.searching", dict(head))
+        if not search.failed:
+            self._emit("response.web_search_call.completed", dict(head))
+        action = {"type": "search", "query": search.query,
+                  "sources": [{"type": "url", "url": url} for url in search.sources]}
+        self._done(item, {"type": "web_search_call", "id": item.item_id,
+                          "status": "failed" if search.failed else "completed", "action": action})
+
     # -- closing ----------------------------------------------------------------------------
     def _done(self, item: _Open, body: dict[str, Any]) -> None:
         self._emit("response.output_item.done", {"output_index": item.index, "item": body})
@@ -350,6 +388,8 @@ class ResponsesEncoder:
             self._fail(reason, detail or _FAILED_FINISH[reason])
             return
         self.finished = True
+        if searches := self._usage.get("web_searches"):
+            self.report.note(f"web searches: {searches} (the upstream's count)")
         if reason in _INCOMPLETE:
             self.status = "incomplete"
             self.incomplete = {"reason": reason}

@@ -15,6 +15,7 @@ from translators.ir.request import (
     Namespace,
     Tool,
     ToolSearchTool,
+    WebSearchTool,
 )
 from translators.naming import DEFAULT_NAMESPACE
 from translators.report import Report
@@ -42,6 +43,11 @@ _READ_FUNCTION_KEYS = frozenset(_FUNCTION_KEYS | _SILENT_FUNCTION_KEYS)
 _READ_CUSTOM_KEYS = frozenset({"type", "name", "description", "format"} | _SILENT_FUNCTION_KEYS)
 _NAMESPACE_KEYS = frozenset({"type", "name", "description", "tools"})
 _TOOL_SEARCH_KEYS = frozenset({"type", "execution", "description", "parameters"})
+WEB_SEARCH_TYPES = frozenset({"web_search", "web_search_2025_08_26", "web_search_preview",
+                              "web_search_preview_2025_03_11"})
+"""The hosted web search tool's types (openai SDK `WebSearchToolParam`, `WebSearchPreviewToolParam`)."""
+_WEB_SEARCH_KEYS = frozenset({"type", "external_web_access", "search_content_types", "filters",
+                              "user_location", "search_context_size"})
 
 
 def _filler(namespace: str, description: str) -> bool:
@@ -89,6 +95,8 @@ class ToolCollector:
             self._put(self._custom(decl, path, namespace))
         elif kind == "tool_search":
             self._tool_search(decl, path)
+        elif kind in WEB_SEARCH_TYPES:
+            self._put(self._web_search(decl, path))
         elif kind == "local_shell":
             self._put(LocalShellTool(parameters=LOCAL_SHELL_SCHEMA, origin=path))
         else:
@@ -99,7 +107,7 @@ class ToolCollector:
     def _put(self, tool: Tool) -> None:
         # a hosted tool lives apart from client tools: a function called `web_search` and the
         # hosted web_search are two tools, and neither may silently replace the other
-        key = (_HOSTED, tool.name) if tool.kind == "hosted" else (tool.namespace, tool.name)
+        key = (_HOSTED, tool.name) if tool.kind in ("hosted", "web_search") else (tool.namespace, tool.name)
         self._tools[key] = tool
         self._declared.append(key)
 
@@ -160,6 +168,25 @@ class ToolCollector:
         self.report.drop_unread(decl, _TOOL_SEARCH_KEYS, path)
         self._put(ToolSearchTool(description=_text(decl.get("description")), parameters=parameters,
                                  origin=path))
+
+
+    def _web_search(self, decl: dict[str, Any], path: str) -> WebSearchTool:
+        """`external_web_access` is true when left out (openai SDK `WebSearchToolParam`). Text search
+        is what every upstream does; a client that allows only image search loses its types."""
+        self.report.drop_unread(decl, _WEB_SEARCH_KEYS, path)
+        types = decl.get("search_content_types")
+        if isinstance(types, list) and "text" not in types:
+            self.report.drop(f"{path}.search_content_types")
+        filters = decl.get("filters") if isinstance(decl.get("filters"), dict) else {}
+        self.report.drop_unread(filters, {"allowed_domains"}, f"{path}.filters", skip_empty=True)
+        domains = filters.get("allowed_domains")
+        location = decl.get("user_location")
+        size = decl.get("search_context_size")
+        return WebSearchTool(live=decl.get("external_web_access") is not False,
+                             allowed_domains=[d for d in domains if isinstance(d, str)]
+                             if isinstance(domains, list) else [],
+                             user_location=location if isinstance(location, dict) else None,
+                             context_size=size if isinstance(size, str) else None, origin=path)
 
 
 def _name(decl: dict[str, Any], path: str) -> str:

@@ -428,11 +428,15 @@ def test_an_unknown_delta_type_is_reported_dropped():
     _, report = translate(
         start(),
         *text_block(0, "x")[:2],
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "citations_delta", "citation": {}}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "future_delta", "future": {}}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "citations_delta", "citation": {
+            "type": "char_location", "cited_text": "x", "document_index": 0, "start_char_index": 0,
+            "end_char_index": 1}}},
         *text_block(0, "x")[2:],
         *end(),
     )
-    assert report.dropped == ["output.delta.citations_delta"]
+    # a citation of a document has no URL for a url_citation
+    assert report.dropped == ["output.delta.future_delta", "output.citation.char_location"]
 
 
 def test_a_stream_that_ends_without_message_stop_fails_once():

@@ -194,7 +194,7 @@ def test_strict_flag_is_reported_dropped() -> None:
 
 
 def test_hosted_tool_is_reported_dropped() -> None:
-    body, report = gemini_body(user("hi"), tools=[{"type": "web_search"}])
+    body, report = gemini_body(user("hi"), tools=[{"type": "image_generation"}])
     assert "tools" not in body
     assert "tools[0]" in report.dropped
 

@@ -285,7 +285,7 @@ def test_a_function_call_without_call_id_is_dropped_and_reported():
     assert report.dropped == ["input[1]"]
 
 
-@pytest.mark.parametrize("kind", ["web_search_call", "image_generation_call"])
+@pytest.mark.parametrize("kind", ["image_generation_call", "file_search_call"])
 def test_hosted_tool_calls_in_history_are_dropped_and_reported(kind):
     request, report = decoded(
         body(user("q"), {"type": kind, "id": "x1", "status": "completed"}, user("next"))

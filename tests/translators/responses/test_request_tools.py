@@ -114,12 +114,11 @@ def test_local_shell_is_a_local_shell_tool():
     assert isinstance(request.tools[0], LocalShellTool)
 
 
-def test_hosted_web_search_is_kept_as_a_hosted_tool_for_the_encoder_to_judge():
-    request, _ = decoded(body(tools=[{"type": "web_search", "external_web_access": False}]))
+def test_hosted_image_generation_is_kept_as_a_hosted_tool_for_the_encoder_to_judge():
+    request, _ = decoded(body(tools=[{"type": "image_generation", "quality": "low"}]))
     assert request.tools == [
-        HostedTool(
-            name="web_search", raw={"type": "web_search", "external_web_access": False}, origin="tools[0]"
-        )
+        HostedTool(name="image_generation", raw={"type": "image_generation", "quality": "low"},
+                   origin="tools[0]")
     ]
 
 
@@ -248,4 +247,4 @@ def test_a_tool_search_output_with_no_tools_says_so():
 def test_a_function_named_like_a_hosted_tool_is_not_replaced_by_it():
     request, _ = decoded(body(tools=[function("web_search", "Search my notes."), {"type": "web_search"}]))
     kinds = [(type(t).__name__, t.name) for t in request.tools]
-    assert kinds == [("FunctionTool", "web_search"), ("HostedTool", "web_search")]
+    assert kinds == [("FunctionTool", "web_search"), ("WebSearchTool", "web_search")]
