@@ -153,7 +153,8 @@ def _addon_args(up_port: int) -> list[str]:
     return ["--mode", f"reverse:http://127.0.0.1:{up_port}", "-s", str(ADDON),
             "--set", "gateway_match=/v1/responses", "--set", "gateway_upstream=anthropic",
             "--set", f"gateway_base_url=http://127.0.0.1:{up_port}",
-            "--set", f"gateway_model={TARGET_MODELS['anthropic']}"]
+            "--set", f"gateway_model={TARGET_MODELS['anthropic']}",
+            "--set", "gateway_key_env=ANTHROPIC_API_KEY"]  # a loopback upstream gets only a named key
 
 
 @contextlib.contextmanager
