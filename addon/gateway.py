@@ -60,7 +60,8 @@ class Gateway:
                           "Upstream model: one name, or pattern=model pairs "
                           "(gpt-5*=claude-sonnet-4-6,*=claude-haiku-4-5); empty keeps the client's.")
         loader.add_option("gateway_key_env", str, "",
-                          "Environment variable holding the upstream key (default per dialect).")
+                          "Environment variable holding the key sent to the base URL; empty: the "
+                          "dialect's own variable, sent only to the dialect's own public host.")
         loader.add_option("gateway_match", Sequence[str], list(DEFAULT_MATCH),
                           "host/path patterns of intercepted requests (fnmatch; a pattern starting "
                           "with / matches any host).")
