@@ -1,6 +1,7 @@
 """Upstream credentials. They come from the environment (or, for Bedrock, the AWS chain), never
 from the flow: the client's OpenAI key, ChatGPT account headers and cookies are removed before
-a request leaves for another vendor."""
+a request leaves for another vendor. Which variable a route reads is `routing.key_env_for`;
+the headers built here go on the wire only (`addon/credentials.py`), never into the flow."""
 
 from __future__ import annotations
 
@@ -21,9 +22,45 @@ _OPENAI_HOSTS = ("api.openai.com", "chatgpt.com")
 
 
 def is_openai(base_url: str) -> bool:
-    """Only OpenAI's own hosts may see the client's OpenAI key and ChatGPT account headers."""
-    host = urlsplit(base_url).hostname or ""
-    return any(host == h or host.endswith("." + h) for h in _OPENAI_HOSTS)
+    """Only OpenAI's own hosts, over HTTPS, may see the client's OpenAI key and ChatGPT account
+    headers."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    return parts.scheme == "https" and any(host == h or host.endswith("." + h) for h in _OPENAI_HOSTS)
+
+
+_CLIENT_CREDENTIALS = ("authorization", "cookie", "chatgpt-account-id")
+"""What identifies the client's own OpenAI or ChatGPT account."""
+
+
+def client_credentials(headers: dict[str, str]) -> dict[str, str]:
+    """Take the client's own credentials out of `headers` (a `responses` route to OpenAI that
+    names no key: they go along, on the wire only)."""
+    return {name: headers.pop(name) for name in list(headers) if name.lower() in _CLIENT_CREDENTIALS}
+
+
+def upstream_credentials(route: Any, headers: dict[str, str], url: str, content: bytes,
+                         region_option: str) -> tuple[dict[str, str], str | None]:
+    """The credential headers of one upstream request, and a note when the route's key is
+    missing. `headers` (the request's other headers) loses the client's credentials if the
+    route replaces them, and gains Bedrock's `x-amz-date`."""
+    key = read_key(route.key_env) if route.key_env else None
+    note = f"no upstream key: ${route.key_env} is not set" if route.key_env and key is None else None
+    if route.dialect == "bedrock":
+        from translators.bedrock import auth as bedrock_auth
+
+        # signed last, over the final URL, headers and body bytes; nothing changes after. No
+        # key: the AWS chain (a signature, never the secret itself), whatever the host
+        signed = bedrock_auth.sign("POST", url, headers, content, region=aws_region(region_option, url),
+                                   bearer_token=key, environment_bearer=False)
+        secret = {k: v for k, v in signed.items() if k.lower() in ("authorization", "x-amz-security-token")}
+        headers.update({k: v for k, v in signed.items() if k not in secret})
+        return secret, None  # no bearer key: the AWS chain signed it
+    if route.dialect == "responses" and is_openai(route.base_url):
+        own = client_credentials(headers)
+        if key is None and route.key_env is None:
+            return own, None  # the client's own account, as it would reach OpenAI without us
+    return key_headers(route.dialect, key), note
 
 
 def key_headers(dialect: str, key: str | None) -> dict[str, str]:

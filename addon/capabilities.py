@@ -193,7 +193,7 @@ class Capabilities:
     def _fetch(self, route: Route, model: str) -> Outcome:
         endpoint = _endpoint(route.dialect)
         assert endpoint is not None
-        key = auth.read_key(route.key_env)
+        key = auth.read_key(route.key_env) if route.key_env else None  # the route's key rule: routing.py
         headers = {**endpoint.headers, **auth.key_headers(route.dialect, key), "accept": "application/json"}
         request = urllib.request.Request(route.base_url + endpoint.path(model), headers=headers, method="GET")
 

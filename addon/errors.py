@@ -6,7 +6,7 @@ from typing import Any
 
 from mitmproxy import http
 
-from addon import auth, flowinfo
+from addon import auth, credentials, flowinfo
 from translators import wirejson
 from translators.errors import error_type_for_status
 
@@ -32,4 +32,5 @@ def answer(flow: http.HTTPFlow, response: http.Response) -> None:
     flow.response = response
     flow.metadata["gateway.done"] = True
     auth.redact_request(flow.request.headers)
+    credentials.scrub_flow(flow)
     flowinfo.describe(flow)

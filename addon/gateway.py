@@ -21,7 +21,7 @@ if _ROOT not in sys.path:  # loaded by path with `-s addon/gateway.py`: make the
 
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
-from addon import auth, catalog, cutoff, flowinfo, recording, views  # noqa: E402
+from addon import auth, catalog, credentials, cutoff, flowinfo, recording, views  # noqa: E402
 from addon import headers as upstream_headers  # noqa: E402
 from addon.capabilities import MODES, Capabilities  # noqa: E402
 from addon.errors import answer, error_response, json_response  # noqa: E402
@@ -65,7 +65,8 @@ class Gateway:
                           "Upstream model: one name, or pattern=model pairs "
                           "(gpt-5*=claude-sonnet-4-6,*=claude-haiku-4-5); empty keeps the client's.")
         loader.add_option("gateway_key_env", str, "",
-                          "Environment variable holding the upstream key (default per dialect).")
+                          "Environment variable holding the key sent to the base URL; empty: the "
+                          "dialect's own variable, sent only to the dialect's own public host.")
         loader.add_option("gateway_match", Sequence[str], list(DEFAULT_MATCH),
                           "host/path patterns of intercepted requests (fnmatch; a pattern starting "
                           "with / matches any host).")
@@ -278,7 +279,8 @@ class Gateway:
     def _retarget(self, flow: http.HTTPFlow, route: Route, translation: Translation) -> None:
         content = wirejson.dumps(translation.body)
         if route.dialect == "responses" and auth.is_openai(route.base_url):
-            # the same vendor: the client's own credentials and headers go along
+            # the same vendor: the client's own headers go along (its credentials unless the
+            # route names a key: auth.upstream_credentials)
             headers = {k: v for k, v in flow.request.headers.items()
                        if k.lower() not in _FRAMING_HEADERS}
         else:
@@ -293,19 +295,10 @@ class Gateway:
             headers["accept"] = "text/event-stream"
         headers["accept-encoding"] = "identity"  # the stream callable gets raw bytes
         flow.request.url = route.base_url + translation.path
-        url = flow.request.url
-        if route.dialect == "bedrock":
-            from translators.bedrock import auth as bedrock_auth
-
-            # signed last, over the final URL, headers and body bytes; nothing changes after
-            region = auth.aws_region(ctx.options.gateway_aws_region, url)
-            headers.update(bedrock_auth.sign("POST", url, headers, content, region=region,
-                                             bearer_token=auth.read_key(route.key_env)))
-        else:
-            key = auth.read_key(route.key_env)
-            if key is None and route.dialect != "responses":
-                flow.metadata[flowinfo.KEY]["notes"].append(f"no upstream key: ${route.key_env} is not set")
-            headers.update(auth.key_headers(route.dialect, key))
+        secret, note = auth.upstream_credentials(route, headers, flow.request.url, content,
+                                                 ctx.options.gateway_aws_region)
+        if note:
+            flow.metadata[flowinfo.KEY]["notes"].append(note)
         host = flow.request.headers.get("host")
         flow.request.headers.clear()
         if host is not None:
@@ -313,6 +306,7 @@ class Gateway:
         for name, value in headers.items():
             flow.request.headers[name] = value
         flow.request.content = content
+        credentials.attach(flow, secret)  # on the wire only; the flow shows <redacted>
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         translation = self._translation(flow)
@@ -331,7 +325,7 @@ class Gateway:
             flow.response.headers["transfer-encoding"] = "chunked"
         flow.response.headers.pop("content-encoding", None)
         flow.response.headers["content-type"] = "text/event-stream"
-        flow.response.stream = StreamHook(translator)
+        flow.response.stream = StreamHook(translator, secrets=credentials.secrets_of(flow))
 
     def response(self, flow: http.HTTPFlow) -> None:
         translation = self._translation(flow)
@@ -370,6 +364,7 @@ class Gateway:
         if searches := flowinfo.searches_of(flow.response.content or b""):
             info["searches"] = searches
         auth.redact_request(flow.request.headers)
+        credentials.scrub_flow(flow)
         if ctx.options.gateway_capture_dir:
             recording.save(Path(ctx.options.gateway_capture_dir), flow)
         flowinfo.describe(flow)
@@ -385,12 +380,15 @@ class Gateway:
                 flow.response.content = bytes(hook.client)
             flow.metadata[flowinfo.KEY]["error"] = flow.error.msg if flow.error else "connection error"
             auth.redact_request(flow.request.headers)
+            credentials.scrub_flow(flow)
             flowinfo.describe(flow)
 
     # -- whole bodies -----------------------------------------------------------------------
     def _translate_error(self, flow: http.HTTPFlow, translation: Translation, info: dict[str, Any]) -> None:
         assert flow.response is not None
-        raw = flow.response.get_content(strict=False) or b""
+        # before the message is cut short: no credential the upstream repeats survives in part
+        raw = credentials.scrub_bytes(flow.response.get_content(strict=False) or b"",
+                                      credentials.secrets_of(flow))
         flow.metadata["gateway.upstream_response"] = raw
         error = translate_error(translation.target, flow.response.status_code, raw,
                                 dict(flow.response.headers))
@@ -446,4 +444,5 @@ class Gateway:
 
 
 cutoff.install()
+credentials.install()
 addons = [Gateway(), views.Views()]

@@ -15,7 +15,7 @@ from typing import Any
 
 from mitmproxy import http
 
-from addon import flowinfo
+from addon import credentials, flowinfo
 
 # Values that identify a user or a machine, not what the model sees.
 _REDACT_KEYS = {"client_metadata", "prompt_cache_key", "safety_identifier", "user"}
@@ -65,7 +65,7 @@ def write(root: Path, flow: http.HTTPFlow) -> Path | None:
     client = flow.metadata.get("gateway.client_request")
     if not info or not translation or raw is None or not client or flow.response is None:
         return None
-    secrets = known_secrets()
+    secrets = [*credentials.secrets_of(flow), *known_secrets()]  # what was sent, exactly, first
     folder = root / f"{int(flow.timestamp_created * 1000)}-{info['upstream']}-{flow.id[:8]}"
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     folder.mkdir(mode=0o700, exist_ok=True)

@@ -6,6 +6,7 @@ Pure functions, so `configure()` can validate them and tests can call them witho
 from __future__ import annotations
 
 import fnmatch
+import ipaddress
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,12 +25,13 @@ DEFAULT_BASE_URL = {
     "bedrock": "https://bedrock-runtime.us-east-1.amazonaws.com",
 }
 DEFAULT_KEY_ENV = {
-    "responses": "OPENAI_API_KEY",
     "anthropic": "ANTHROPIC_API_KEY",
     "chat": "DEEPSEEK_API_KEY",
     "gemini": "GEMINI_API_KEY",
     "bedrock": "AWS_BEARER_TOKEN_BEDROCK",
 }
+"""Each dialect's own key variable, sent only to that dialect's own host (`key_env_for`). The
+`responses` dialect has none: to OpenAI the client's own credentials go along."""
 DEFAULT_MATCH = ("api.openai.com/v1/responses", "chatgpt.com/backend-api/codex/responses")
 
 
@@ -44,7 +46,8 @@ class Route:
     base_url: str
     model: str | None
     """None keeps the client's model name."""
-    key_env: str
+    key_env: str | None
+    """The variable holding the key sent to `base_url` (`key_env_for`); None sends no key."""
     summarizer: Route | None = None
     """Where a remote-compaction request goes instead (`compaction_*` keys,
     `gateway_compaction_model`); None: this route's own upstream and model."""
@@ -91,9 +94,59 @@ def check_dialect(name: str) -> str:
 
 def check_base_url(url: str) -> str:
     parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        # never echoed: the message names the URL without its user:password@ part
+        bare = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
+        raise RouteError(f"base URL {bare!r} has a user:password@ part: a credential in a URL ends up in "
+                         "every saved flow; put the key in an environment variable and name it with "
+                         "key_env (gateway_key_env)")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise RouteError(f"base URL {url!r} is not an http(s) URL: write e.g. https://api.anthropic.com")
     return url.rstrip("/")
+
+
+def is_default_host(dialect: str, url: str) -> bool:
+    """`url` is the dialect's own public API over HTTPS: its default host, or for Bedrock any
+    `bedrock-runtime.{region}.amazonaws.com` host (VPC endpoints included)."""
+    from translators.bedrock.auth import region_from_url
+
+    parts = urlsplit(url)
+    if parts.scheme != "https" or parts.port not in (None, 443) or dialect not in DEFAULT_KEY_ENV:
+        return False
+    if dialect == "bedrock":
+        return region_from_url(url) is not None
+    return parts.hostname == urlsplit(DEFAULT_BASE_URL[dialect]).hostname
+
+
+def key_env_for(dialect: str, url: str, explicit: str | None) -> str | None:
+    """The variable whose key a route sends, the one rule for operator keys: the one the route
+    names (`key_env`, `gateway_key_env`), sent to the route's own base URL; else the dialect's
+    default variable, only to the dialect's own host; else none (a local server, a proxy, any
+    other host gets no key unless the route names one)."""
+    if explicit:
+        return explicit
+    return DEFAULT_KEY_ENV[dialect] if is_default_host(dialect, url) else None
+
+
+def check_transport(route: Route, where: str) -> Route:
+    """Credentials never travel over plain http, except to a loopback address."""
+    parts = urlsplit(route.base_url)
+    carries = route.key_env is not None or route.dialect == "bedrock"  # Bedrock signs every request
+    if parts.scheme == "http" and carries and not is_loopback(parts.hostname or ""):
+        what = f"${route.key_env}" if route.key_env else "AWS signatures"
+        raise RouteError(f"{where}: base URL {route.base_url!r} is plain http to a host that is not "
+                         f"loopback, and {what} would cross the network in clear: use https, or a "
+                         "127.0.0.1 / ::1 / localhost address")
+    return route
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def parse_models(spec: str) -> list[tuple[str, str | None]]:
@@ -134,9 +187,10 @@ def from_options(upstream: str, base_url: str, model: str, key_env: str, *,
     `context_window` (0: unset) is every route's upstream window."""
     dialect = check_dialect(upstream)
     url = check_base_url(base_url or default_base_url(dialect, aws_region))
-    env = key_env or DEFAULT_KEY_ENV[dialect]
+    env = key_env_for(dialect, url, key_env.strip() or None)
     window = check_context_window(context_window, "gateway_context_window") if context_window else None
-    routes = [Route(pattern, dialect, url, target, env, context_window=window)
+    routes = [check_transport(Route(pattern, dialect, url, target, env, context_window=window),
+                              "gateway_base_url")
               for pattern, target in parse_models(model)]
     if compaction_model.strip():
         routes = [replace(r, summarizer=replace(r, model=compaction_model.strip())) for r in routes]
@@ -182,14 +236,15 @@ def from_toml(path: str, *, aws_region: str | None = None) -> list[Route]:
                 raise RouteError(f"gateway_config route #{i + 1}: {key} must be a string, "
                                  f'e.g. {key} = "{_ROUTE_KEYS[key]}"')
         dialect = check_dialect(entry["upstream"])
-        route = Route(
+        url = check_base_url(entry.get("base_url") or default_base_url(dialect, aws_region))
+        route = check_transport(Route(
             pattern=entry.get("model", "*"),
             dialect=dialect,
-            base_url=check_base_url(entry.get("base_url") or default_base_url(dialect, aws_region)),
+            base_url=url,
             model=entry.get("target_model") or None,
-            key_env=entry.get("key_env") or DEFAULT_KEY_ENV[dialect],
+            key_env=key_env_for(dialect, url, entry.get("key_env") or None),
             context_window=entry.get("context_window"),
-        )
+        ), f"gateway_config route #{i + 1}")
         routes.append(replace(route, summarizer=_summarizer(route, entry, i, aws_region)))
     if not routes:
         raise RouteError(f"gateway_config {path!r} has no [[route]] table")
@@ -203,11 +258,17 @@ def _summarizer(route: Route, entry: dict[str, Any], i: int, aws_region: str | N
     upstream = entry.get("compaction_upstream")
     dialect = check_dialect(upstream) if upstream else route.dialect
     if dialect == route.dialect:
-        url, model, key_env = route.base_url, route.model, route.key_env
+        url, model = route.base_url, route.model
     elif entry.get("compaction_model"):
-        url, model, key_env = default_base_url(dialect, aws_region), None, DEFAULT_KEY_ENV[dialect]
+        url, model = default_base_url(dialect, aws_region), None
     else:
         raise RouteError(f"gateway_config route #{i + 1}: compaction_upstream {dialect!r} needs a "
                          'compaction_model, e.g. compaction_model = "claude-haiku-4-5"')
-    return Route(route.pattern, dialect, check_base_url(entry.get("compaction_base_url") or url),
-                 entry.get("compaction_model") or model, entry.get("compaction_key_env") or key_env)
+    url = check_base_url(entry.get("compaction_base_url") or url)
+    explicit = entry.get("compaction_key_env") or None
+    if explicit is None and dialect == route.dialect and url == route.base_url:
+        key_env = route.key_env  # the route's own upstream: its own key
+    else:
+        key_env = key_env_for(dialect, url, explicit)  # another host gets only what is named for it
+    summarizer = Route(route.pattern, dialect, url, entry.get("compaction_model") or model, key_env)
+    return check_transport(summarizer, f"gateway_config route #{i + 1} (compaction)")

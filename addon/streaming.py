@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Callable
 
+from addon.credentials import scrub_bytes
 from translators import PassthroughTranslator, StreamTranslator, wirejson
 from translators.sse import encode_event
 
@@ -19,8 +20,12 @@ Translator = StreamTranslator | PassthroughTranslator
 
 
 class StreamHook:
-    def __init__(self, translator: Translator, on_end: Callable[[StreamHook], None] | None = None) -> None:
+    def __init__(self, translator: Translator, on_end: Callable[[StreamHook], None] | None = None,
+                 secrets: tuple[str, ...] = ()) -> None:
         self.translator = translator
+        self.secrets = secrets
+        """The credentials sent upstream: an event that repeats one (an error message) reaches
+        the client without it. Translators emit whole events, so no value spans two chunks."""
         self.upstream = bytearray()
         """The upstream's own bytes, kept for the saved flow and the views."""
         self.client = bytearray()
@@ -42,6 +47,7 @@ class StreamHook:
         except Exception as exc:
             out = self._fail(repr(exc))
         if out:
+            out = scrub_bytes(out, self.secrets)
             self.client += out
             return out
         return []
@@ -64,6 +70,7 @@ class StreamHook:
         except Exception as exc:
             out = self._fail(repr(exc))
         if out:
+            out = scrub_bytes(out, self.secrets)
             self.client += out
         return out
 

@@ -154,7 +154,8 @@ def _addon_args(up_port: int) -> list[str]:
             "--set", "gateway_match=/v1/responses", "--set", "gateway_upstream=anthropic",
             "--set", f"gateway_base_url=http://127.0.0.1:{up_port}",
             "--set", f"gateway_model={TARGET_MODELS['anthropic']}",
-            "--set", "gateway_capabilities=table"]  # the bench upstream serves no models endpoint
+            "--set", "gateway_capabilities=table",  # the bench upstream serves no models endpoint
+            "--set", "gateway_key_env=ANTHROPIC_API_KEY"]  # a loopback upstream gets only a named key
 
 
 @contextlib.contextmanager

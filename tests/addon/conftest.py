@@ -13,6 +13,7 @@ from mitmproxy import http
 from mitmproxy.addons import proxyserver, serverplayback
 from mitmproxy.test import taddons, tflow
 
+from addon import credentials
 from addon.gateway import Gateway
 
 CLIENT_URL = "https://api.openai.com/v1/responses"
@@ -37,15 +38,17 @@ def dead_url() -> str:
 
 @pytest.fixture
 def gateway(listener: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Gateway, taddons.context]]:
-    """A Gateway routed to anthropic at a reachable local address, with the key in the env; the
-    shipped capability tables only (the listener answers nothing; test_capabilities.py asks a
-    fake models endpoint)."""
+    """A Gateway routed to anthropic at a reachable local address, with the key in the env (named
+    by gateway_key_env: a local address gets no key unless the route names one); the shipped
+    capability tables only (the listener answers nothing; test_capabilities.py asks a fake models
+    endpoint)."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", UPSTREAM_KEY)
     addon = Gateway()
     # proxyserver and serverplayback declare connection_strategy and server_replay, as in mitmdump
     with taddons.context(proxyserver.Proxyserver(), serverplayback.ServerPlayback(), addon) as tctx:
         tctx.configure(addon, gateway_upstream="anthropic", gateway_base_url=listener,
-                       gateway_model="claude-sonnet-4-6", gateway_capabilities="table")
+                       gateway_model="claude-sonnet-4-6", gateway_capabilities="table",
+                       gateway_key_env="ANTHROPIC_API_KEY")
         yield addon, tctx
 
 
@@ -62,6 +65,12 @@ def client_flow(body: Any = None, *, url: str = CLIENT_URL, method: str = "POST"
     flow = tflow.tflow(req=request)
     flow.metadata.clear()
     return flow
+
+
+def wire_headers(flow: http.HTTPFlow) -> dict[str, str]:
+    """The request headers as they go upstream (credentials included), lower-cased names; the
+    flow itself shows `<redacted>` for each credential."""
+    return {k.lower(): v for k, v in credentials.wire_request(flow).headers.items()}
 
 
 def run_request(addon: Gateway, flow: http.HTTPFlow) -> None:

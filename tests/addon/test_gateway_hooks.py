@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from mitmproxy import http
+from mitmproxy import exceptions, http
 from mitmproxy import io as mio
 from mitmproxy.net import encoding
 from mitmproxy.test import taddons
@@ -18,7 +18,15 @@ from addon import gateway as gateway_module
 from addon.gateway import Gateway
 from addon.routing import Router
 from addon.streaming import StreamHook
-from tests.addon.conftest import CLIENT_KEY, CLIENT_URL, UPSTREAM_KEY, client_flow, run_request, sse_events
+from tests.addon.conftest import (
+    CLIENT_KEY,
+    CLIENT_URL,
+    UPSTREAM_KEY,
+    client_flow,
+    run_request,
+    sse_events,
+    wire_headers,
+)
 from tests.data import DATA
 from translators import Translation
 
@@ -142,30 +150,35 @@ def test_client_credentials_never_reach_another_vendor_and_the_key_comes_from_th
         dialect: str, env: str, header: str, value: str) -> None:
     addon, tctx = gateway
     monkeypatch.setenv(env, value.removeprefix("Bearer "))
-    tctx.configure(addon, gateway_upstream=dialect, gateway_base_url=listener)
+    tctx.configure(addon, gateway_upstream=dialect, gateway_base_url=listener, gateway_key_env=env)
     flow = client_flow(headers=CODEX_HEADERS)
     run_request(addon, flow)
     assert flow.response is None, flow.response and flow.response.text
-    headers = {k.lower(): v for k, v in flow.request.headers.items()}
+    headers = wire_headers(flow)
     assert headers[header] == value
+    assert flow.request.headers[header] == "<redacted>"  # the flow never holds it
     assert CLIENT_KEY not in json.dumps(headers)
     for name in CODEX_HEADERS:
         assert name not in headers
     assert not [name for name in headers if name.startswith(("x-codex", "openai-", "chatgpt-"))]
 
 
-def test_upstream_auth_failure_is_answered_and_the_request_never_leaves(
-        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("options", [
+    {"gateway_upstream": "bedrock", "gateway_key_env": ""},  # every Bedrock request is signed
+    {"gateway_upstream": "chat", "gateway_key_env": "DEEPSEEK_API_KEY"},
+])
+def test_credentials_over_plain_http_to_a_remote_host_are_refused_at_start_up(
+        gateway: Ctx, options: dict[str, str]) -> None:
     addon, tctx = gateway
-    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "k-bedrock-0123456789")
-    # a Bedrock API key is only ever sent over HTTPS (or to loopback)
-    tctx.configure(addon, gateway_upstream="bedrock", gateway_base_url="http://bedrock.example")
-    flow = client_flow(headers=CODEX_HEADERS)
-    run_request(addon, flow)
-    assert flow.response.status_code == 401
-    assert flow.response.json()["error"]["code"] == "missing_credentials"
-    assert "HTTPS" in flow.metadata["gateway"]["error"]
-    assert CLIENT_KEY not in json.dumps(dict(flow.request.headers))
+    with pytest.raises(exceptions.OptionsError, match="plain http"):
+        tctx.configure(addon, gateway_base_url="http://upstream.example", **options)
+
+
+def test_a_keyless_route_may_use_plain_http_to_a_remote_host(gateway: Ctx) -> None:
+    addon, tctx = gateway
+    tctx.configure(addon, gateway_upstream="chat", gateway_base_url="http://vllm.example:8000/v1",
+                   gateway_key_env="")
+    assert addon.router.routes[0].key_env is None
 
 
 def test_upstream_key_comes_from_the_variable_named_by_gateway_key_env(
@@ -175,7 +188,7 @@ def test_upstream_key_comes_from_the_variable_named_by_gateway_key_env(
     tctx.configure(addon, gateway_key_env="MY_PROXY_KEY")
     flow = client_flow()
     run_request(addon, flow)
-    assert flow.request.headers["x-api-key"] == "k-from-my-variable-0123"
+    assert wire_headers(flow)["x-api-key"] == "k-from-my-variable-0123"
 
 
 def test_missing_upstream_key_is_noted_in_the_metadata(gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -196,23 +209,51 @@ def test_responses_upstream_that_is_not_openai_gets_no_client_credentials(
     flow = client_flow(headers=CODEX_HEADERS)
     run_request(addon, flow)
     assert flow.request.url == f"{listener}/v1/responses"
-    assert flow.request.headers["authorization"] == "Bearer k-local-responses-0123"
+    assert wire_headers(flow)["authorization"] == "Bearer k-local-responses-0123"
     for name in CODEX_HEADERS:
-        assert name not in flow.request.headers
+        assert name not in wire_headers(flow)
 
 
 def test_openai_upstream_keeps_the_client_credentials_when_no_key_is_set(
         gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
     addon, tctx = gateway
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    tctx.configure(addon, gateway_upstream="responses", gateway_base_url="", gateway_model="")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-operator-must-not-replace-it-0123")
+    tctx.configure(addon, gateway_upstream="responses", gateway_base_url="", gateway_model="",
+                   gateway_key_env="")
     flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True,
                         "client_metadata": {"installation_id": "inst-42"}}, headers=CODEX_HEADERS)
     run_request(addon, flow)
     assert flow.request.url == CLIENT_URL
-    assert flow.request.headers["authorization"] == f"Bearer {CLIENT_KEY}"
-    assert flow.request.headers["chatgpt-account-id"] == "acct-1234"
+    assert wire_headers(flow)["authorization"] == f"Bearer {CLIENT_KEY}"
+    assert wire_headers(flow)["chatgpt-account-id"] == "acct-1234"
+    assert flow.request.headers["authorization"] == "<redacted>"
     assert b"inst-42" not in flow.request.content
+
+
+def test_openai_upstream_sends_no_operator_key_for_a_client_that_sent_none(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No open relay: an exported OPENAI_API_KEY is not the default credential of anyone."""
+    addon, tctx = gateway
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-operator-must-not-replace-it-0123")
+    tctx.configure(addon, gateway_upstream="responses", gateway_base_url="", gateway_model="",
+                   gateway_key_env="")
+    flow = client_flow(headers={"authorization": ""})
+    del flow.request.headers["authorization"]
+    run_request(addon, flow)
+    assert "authorization" not in wire_headers(flow)
+
+
+def test_openai_upstream_with_a_named_key_sends_it_instead_of_the_clients(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    addon, tctx = gateway
+    monkeypatch.setenv("TEAM_OPENAI_KEY", "sk-team-key-0123456789")
+    tctx.configure(addon, gateway_upstream="responses", gateway_base_url="", gateway_model="",
+                   gateway_key_env="TEAM_OPENAI_KEY")
+    flow = client_flow(headers=CODEX_HEADERS)
+    run_request(addon, flow)
+    wire = wire_headers(flow)
+    assert wire["authorization"] == "Bearer sk-team-key-0123456789"
+    assert "chatgpt-account-id" not in wire and "cookie" not in wire
 
 
 def test_client_metadata_is_not_sent_upstream(gateway: Ctx) -> None:
@@ -646,7 +687,7 @@ def aws_keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def _bedrock(tctx: taddons.context, addon: Gateway, listener: str, **options: str) -> None:
     tctx.configure(addon, gateway_upstream="bedrock", gateway_base_url=listener,
-                   gateway_model="us.anthropic.claude-sonnet-4-6", **options)
+                   gateway_model="us.anthropic.claude-sonnet-4-6", gateway_key_env="", **options)
 
 
 def test_bedrock_request_is_signed_for_the_region_option(gateway: Ctx, listener: str, aws_keys: None) -> None:
@@ -655,7 +696,7 @@ def test_bedrock_request_is_signed_for_the_region_option(gateway: Ctx, listener:
     flow = client_flow()
     run_request(addon, flow)
     assert flow.response is None
-    assert "/us-west-2/bedrock/aws4_request" in flow.request.headers["authorization"]
+    assert "/us-west-2/bedrock/aws4_request" in wire_headers(flow)["authorization"]
 
 
 def test_bedrock_request_is_signed_for_the_environments_region_without_the_option(
@@ -664,7 +705,7 @@ def test_bedrock_request_is_signed_for_the_environments_region_without_the_optio
     _bedrock(tctx, addon, listener)
     flow = client_flow()
     run_request(addon, flow)
-    assert "/eu-central-1/bedrock/aws4_request" in flow.request.headers["authorization"]
+    assert "/eu-central-1/bedrock/aws4_request" in wire_headers(flow)["authorization"]
 
 
 def test_bedrock_stream_asks_for_an_event_stream(gateway: Ctx, listener: str, aws_keys: None) -> None:

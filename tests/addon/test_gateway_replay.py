@@ -13,7 +13,7 @@ from mitmproxy.test import taddons
 
 from addon.gateway import Gateway
 from addon.streaming import StreamHook
-from tests.addon.conftest import CLIENT_URL, client_flow, run_request, sse_events
+from tests.addon.conftest import CLIENT_URL, client_flow, run_request, sse_events, wire_headers
 from tests.data import DATA
 
 Ctx = tuple[Gateway, taddons.context]
@@ -68,7 +68,7 @@ def test_replay_sends_the_current_key_and_model(gateway: Ctx, monkeypatch: pytes
     tctx.configure(addon, gateway_model="claude-haiku-4-5")
     _replay(addon, flow)
     assert flow.response is None  # it goes upstream
-    assert flow.request.headers["x-api-key"] == NEW_KEY
+    assert wire_headers(flow)["x-api-key"] == NEW_KEY
     assert json.loads(flow.request.content)["model"] == "claude-haiku-4-5"
     assert flow.metadata["gateway"]["model"] == "claude-haiku-4-5"
     assert "replayed: translated again from the saved client request" in flow.metadata["gateway"]["notes"]
@@ -80,11 +80,11 @@ def test_replay_goes_to_the_current_upstream_in_its_dialect(gateway: Ctx, listen
     flow = _saved(addon)
     monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-deepseek-0123456789")
     tctx.configure(addon, gateway_upstream="chat", gateway_base_url=f"{listener}/v1",
-                   gateway_model="deepseek-chat")
+                   gateway_model="deepseek-chat", gateway_key_env="DEEPSEEK_API_KEY")
     _replay(addon, flow)
     assert flow.request.url == f"{listener}/v1/chat/completions"
-    assert flow.request.headers["authorization"] == "Bearer sk-deepseek-0123456789"
-    assert "x-api-key" not in flow.request.headers
+    assert wire_headers(flow)["authorization"] == "Bearer sk-deepseek-0123456789"
+    assert "x-api-key" not in wire_headers(flow)
     assert json.loads(flow.request.content)["messages"] == [{"role": "user", "content": "hi"}]
 
 
@@ -124,7 +124,8 @@ def test_replay_the_current_options_do_not_route_is_answered_not_sent(gateway: C
 def test_replay_never_sends_a_redacted_placeholder(gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
     """To OpenAI itself the client's own credentials would go along; the saved flow lost them."""
     addon, tctx = gateway
-    tctx.configure(addon, gateway_upstream="responses", gateway_base_url="", gateway_model="")
+    tctx.configure(addon, gateway_upstream="responses", gateway_base_url="", gateway_model="",
+                   gateway_key_env="")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     flow = client_flow()
     run_request(addon, flow)
@@ -132,7 +133,7 @@ def test_replay_never_sends_a_redacted_placeholder(gateway: Ctx, monkeypatch: py
     addon.response(flow)
     assert flow.request.headers["authorization"] == "<redacted>"
     _replay(addon, flow)
-    assert "<redacted>" not in flow.request.headers.values()
+    assert "<redacted>" not in wire_headers(flow).values()
 
 
 def test_revert_after_a_replay_brings_back_the_saved_flow(gateway: Ctx) -> None:

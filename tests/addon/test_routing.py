@@ -70,12 +70,81 @@ def test_bad_base_url_shows_a_good_one(url: str) -> None:
     ("anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
     ("chat", "https://api.deepseek.com", "DEEPSEEK_API_KEY"),
     ("gemini", "https://generativelanguage.googleapis.com", "GEMINI_API_KEY"),
-    ("responses", "https://api.openai.com/v1", "OPENAI_API_KEY"),
+    ("bedrock", "https://bedrock-runtime.us-east-1.amazonaws.com", "AWS_BEARER_TOKEN_BEDROCK"),
+    ("responses", "https://api.openai.com/v1", None),  # to OpenAI: the client's own credentials
 ])
 def test_each_dialect_has_a_default_base_url_and_key_variable(dialect: str, base_url: str,
-                                                              key_env: str) -> None:
+                                                              key_env: str | None) -> None:
     (route,) = from_options(dialect, "", "", "")
     assert (route.dialect, route.base_url, route.key_env) == (dialect, base_url, key_env)
+
+
+@pytest.mark.parametrize(("dialect", "base_url"), [
+    ("chat", "http://127.0.0.1:8000/v1"),  # a local vLLM
+    ("chat", "https://openrouter.ai/api/v1"),
+    ("anthropic", "https://anthropic-proxy.example"),
+    ("anthropic", "https://api.anthropic.com:8443"),
+    ("gemini", "http://localhost:8080"),
+    ("bedrock", "http://127.0.0.1:9000"),
+    ("responses", "https://api.openai.com/v1"),
+])
+def test_a_route_that_names_no_key_sends_none_to_any_host_but_the_dialects_own(dialect: str,
+                                                                              base_url: str) -> None:
+    (route,) = from_options(dialect, base_url, "", "")
+    assert route.key_env is None
+
+
+def test_a_dialects_key_goes_to_any_of_its_bedrock_hosts() -> None:
+    (route,) = from_options("bedrock", "https://bedrock-runtime.eu-west-3.amazonaws.com", "", "")
+    assert route.key_env == "AWS_BEARER_TOKEN_BEDROCK"
+
+
+@pytest.mark.parametrize("url", ["https://user:s3cret-pass@api.example/v1", "https://s3cret-pass@api.example",
+                                 "http://:s3cret-pass@127.0.0.1:8000"])
+def test_a_base_url_with_a_password_is_refused_without_repeating_it(url: str) -> None:
+    with pytest.raises(RouteError, match="user:password@") as caught:
+        from_options("chat", url, "", "")
+    assert "s3cret-pass" not in str(caught.value)
+
+
+@pytest.mark.parametrize("url", ["http://api.example/v1", "http://10.0.0.5:8000/v1"])
+def test_a_named_key_over_plain_http_to_a_remote_host_is_refused(url: str) -> None:
+    with pytest.raises(RouteError, match=r"plain http .* \$MY_KEY would cross the network in clear"):
+        from_options("chat", url, "", "MY_KEY")
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8000/v1", "http://localhost:8000", "http://[::1]:8000",
+                                 "http://127.0.0.2:8000"])
+def test_a_named_key_may_go_over_plain_http_to_loopback(url: str) -> None:
+    (route,) = from_options("chat", url, "", "MY_KEY")
+    assert route.key_env == "MY_KEY"
+
+
+def test_a_toml_route_with_a_key_over_plain_http_is_refused_naming_the_route(tmp_path: Path) -> None:
+    with pytest.raises(RouteError, match=r"route #2: base URL 'http://gpu-box:8000/v1' is plain http"):
+        from_toml(_toml(tmp_path, """
+[[route]]
+model = "a*"
+upstream = "anthropic"
+
+[[route]]
+upstream = "chat"
+base_url = "http://gpu-box:8000/v1"
+key_env = "GPU_KEY"
+"""))
+
+
+def test_a_compaction_base_url_elsewhere_does_not_get_the_routes_named_key(tmp_path: Path) -> None:
+    (route,) = from_toml(_toml(tmp_path, """
+[[route]]
+upstream = "chat"
+base_url = "https://llm.example/v1"
+key_env = "LLM_KEY"
+compaction_model = "small"
+compaction_base_url = "https://summaries.example/v1"
+"""))
+    assert route.key_env == "LLM_KEY"
+    assert route.summarizer is not None and route.summarizer.key_env is None
 
 
 def test_base_url_and_key_variable_options_win_over_defaults() -> None:
@@ -269,7 +338,7 @@ compaction_base_url = "http://127.0.0.1:11434/v1"
     assert [(s.dialect, s.base_url, s.model, s.key_env) for s in summarizers] == [
         ("anthropic", "https://api.anthropic.com", "claude-haiku-4-5", "ANTHROPIC_API_KEY"),
         ("chat", "http://127.0.0.1:8000/v1", "qwen3-small", "SUMMARY_KEY"),
-        ("chat", "http://127.0.0.1:11434/v1", "local", "DEEPSEEK_API_KEY"),
+        ("chat", "http://127.0.0.1:11434/v1", "local", None),  # not DeepSeek's host: no key
     ]
     assert [serving(r, TURN_REQUEST) for r in routes] == routes
 

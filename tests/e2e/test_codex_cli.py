@@ -128,6 +128,7 @@ def gateway(tmp_path: Path, upstream: FakeUpstream, mode: str | None) -> MitmDum
             "gateway_upstream": "anthropic",
             "gateway_base_url": upstream.url,
             "gateway_model": UPSTREAM_MODEL,
+            "gateway_key_env": "ANTHROPIC_API_KEY",  # a local upstream gets only a key it names
         },
         env={"ANTHROPIC_API_KEY": UPSTREAM_KEY},
     )

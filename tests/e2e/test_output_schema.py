@@ -88,9 +88,10 @@ def gateway(tmp_path_factory: pytest.TempPathFactory, upstream: FakeUpstream) ->
     routes = here / "routes.toml"
     routes.write_text(
         f'[[route]]\nmodel = "{ANTHROPIC_CLIENT_MODEL}"\nupstream = "anthropic"\n'
-        f'base_url = "{upstream.url}"\ntarget_model = "{CLAUDE}"\n\n'
+        f'base_url = "{upstream.url}"\ntarget_model = "{CLAUDE}"\nkey_env = "ANTHROPIC_API_KEY"\n\n'
         f'[[route]]\nmodel = "{BEDROCK_CLIENT_MODEL}"\nupstream = "bedrock"\n'
-        f'base_url = "{upstream.url}"\ntarget_model = "{BEDROCK_CLAUDE}"\n')
+        f'base_url = "{upstream.url}"\ntarget_model = "{BEDROCK_CLAUDE}"\n'
+        'key_env = "AWS_BEARER_TOKEN_BEDROCK"\n')
     env: dict[str, str | None] = {
         "ANTHROPIC_API_KEY": ANTHROPIC_KEY, "AWS_BEARER_TOKEN_BEDROCK": BEDROCK_KEY,
         "AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None, "AWS_PROFILE": None}

@@ -70,10 +70,12 @@ def region_from_url(url: str) -> str | None:
 
 
 def sign(method: str, url: str, headers: Mapping[str, str], body: bytes, *, region: str | None = None,
-         credentials: Any = None, bearer_token: str | None = None) -> dict[str, str]:
-    """The headers to add to this exact request so Bedrock accepts it (see the module doc)."""
+         credentials: Any = None, bearer_token: str | None = None,
+         environment_bearer: bool = True) -> dict[str, str]:
+    """The headers to add to this exact request so Bedrock accepts it (see the module doc).
+    `environment_bearer=False` skips `AWS_BEARER_TOKEN_BEDROCK` in case 3: the AWS chain only."""
     from_environment = credentials is None and bearer_token is None
-    if from_environment:
+    if from_environment and environment_bearer:
         bearer_token = os.environ.get(BEARER_ENV) or None
     if bearer_token:
         _require_tls(url)

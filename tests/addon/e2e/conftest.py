@@ -65,8 +65,10 @@ def start_proxy(module_dir: Path, upstream_server: Upstream) -> Iterator[StartPr
     with ExitStack() as stack:
         def start(name: str, mode: str | None = None, env: dict[str, str | None] | None = None,
                   **options: str) -> MitmDump:
+            # a local upstream gets a key only when the route names its variable
             options = {"gateway_upstream": "anthropic", "gateway_base_url": upstream_server.url,
-                       "gateway_model": UPSTREAM_MODEL, "gateway_capabilities": "table", **options}
+                       "gateway_model": UPSTREAM_MODEL, "gateway_capabilities": "table",
+                       "gateway_key_env": "ANTHROPIC_API_KEY", **options}
             proxy = MitmDump(module_dir / f"{name}-conf", mode=mode, options=options,
                              args=["-w", str(module_dir / f"{name}.flows")],
                              env={"ANTHROPIC_API_KEY": UPSTREAM_KEY, **(env or {})})

@@ -81,10 +81,12 @@ def door(bedrock: Bedrock) -> Bedrock:
     return bedrock
 
 
-def _proxy(start_proxy: StartProxy, upstream: Upstream, name: str, env: dict[str, str | None]) -> MitmDump:
+def _proxy(start_proxy: StartProxy, upstream: Upstream, name: str, env: dict[str, str | None],
+           key_env: str = "") -> MitmDump:
+    """No key_env: the AWS chain signs (a local Bedrock gets no bearer key it does not name)."""
     return start_proxy(name, "reverse:https://api.openai.com", env={**AWS_ENV, **env},
                        gateway_upstream="bedrock", gateway_base_url=upstream.url, gateway_model=MODEL,
-                       gateway_aws_region=REGION)
+                       gateway_aws_region=REGION, gateway_key_env=key_env)
 
 
 @pytest.fixture(scope="module")
@@ -218,7 +220,8 @@ def test_bedrock_api_key_is_sent_as_bearer_to_a_loopback_upstream(
         start_proxy: StartProxy, upstream: Upstream, door: Bedrock) -> None:
     """`sign` sends a bearer key over HTTPS only, or to a loopback host (the local Bedrock)."""
     proxy = _proxy(start_proxy, upstream, "bedrock-bearer", {
-        "AWS_BEARER_TOKEN_BEDROCK": API_KEY, "AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None})
+        "AWS_BEARER_TOKEN_BEDROCK": API_KEY, "AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None},
+        key_env="AWS_BEARER_TOKEN_BEDROCK")
     with reverse_client(proxy) as sdk, sdk.responses.stream(model="gpt-5.5", input="hi") as stream_:
         final = stream_.get_final_response()
     assert final.output_text == bedrock_text(TEXT)

@@ -70,7 +70,7 @@ def upstream_server() -> Iterator[Upstream]:
 def proxy(start_proxy: StartProxy, upstream_server: Upstream) -> MitmDump:
     return start_proxy("chat", "reverse:https://api.openai.com", env={"DEEPSEEK_API_KEY": CHAT_KEY},
                        gateway_upstream="chat", gateway_base_url=f"{upstream_server.url}/v1",
-                       gateway_model=MODEL)
+                       gateway_model=MODEL, gateway_key_env="DEEPSEEK_API_KEY")
 
 
 @pytest.fixture

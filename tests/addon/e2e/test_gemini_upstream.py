@@ -53,7 +53,8 @@ def upstream_server() -> Iterator[Upstream]:
 @pytest.fixture(scope="module")
 def proxy(start_proxy: StartProxy, upstream_server: Upstream) -> MitmDump:
     return start_proxy("gemini", "reverse:https://api.openai.com", env={"GEMINI_API_KEY": GEMINI_KEY},
-                       gateway_upstream="gemini", gateway_base_url=upstream_server.url, gateway_model=MODEL)
+                       gateway_upstream="gemini", gateway_base_url=upstream_server.url, gateway_model=MODEL,
+                       gateway_key_env="GEMINI_API_KEY")
 
 
 @pytest.fixture

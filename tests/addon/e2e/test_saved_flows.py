@@ -113,7 +113,8 @@ def test_replaying_the_saved_flows_translates_them_again_with_the_current_option
     out = tmp_path / "replayed.flows"
     options = {"confdir": f"{tmp_path}/conf", "server": "false", "gateway_upstream": "anthropic",
                "gateway_base_url": upstream.url, "gateway_model": "claude-sonnet-4-6",
-               "gateway_capabilities": "table"}  # the local provider serves no models endpoint
+               "gateway_capabilities": "table",  # the local provider serves no models endpoint
+               "gateway_key_env": "ANTHROPIC_API_KEY"}
     command = [str(MITMDUMP), "-q", "-s", str(ROOT / "addon" / "gateway.py"), "-C", str(saved),
                "-w", str(out)]
     for name, value in options.items():
