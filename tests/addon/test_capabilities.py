@@ -39,7 +39,8 @@ def configure(monkeypatch: pytest.MonkeyPatch) -> Iterator[Configure]:
         def configure(endpoint: ModelsEndpoint | str, **options: Any) -> Gateway:
             url = endpoint if isinstance(endpoint, str) else endpoint.url
             tctx.configure(addon, **{"gateway_upstream": "anthropic", "gateway_base_url": url,
-                                     "gateway_model": MODEL, **options})
+                                     "gateway_model": MODEL, "gateway_key_env": "ANTHROPIC_API_KEY",
+                                     **options})
             return addon
         yield configure
 
@@ -93,11 +94,21 @@ def test_models_endpoint_is_asked_with_the_route_key_and_the_dialect_headers(con
     assert get.header("authorization") == ""
 
 
+def test_a_route_that_sends_no_key_asks_the_models_endpoint_without_one(configure: Configure) -> None:
+    # a local server's route names no key variable, so none goes there (routing.key_env_for)
+    with ModelsEndpoint(ADAPTIVE_ONLY) as endpoint:
+        flow = translated(configure(endpoint, gateway_key_env=""))
+        (get,) = endpoint.gets
+    assert get.header("x-api-key") == "" and get.header("authorization") == ""
+    assert flow.metadata["gateway"]["capabilities"] == "vendor"
+
+
 def test_gemini_models_endpoint_is_asked_with_its_key_header(
         configure: Configure, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", "k-gemini-models-0123456789")
     with ModelsEndpoint(json_reply(gemini_model("gemini-2.5-pro", input_limit=2_000_000))) as endpoint:
-        addon = configure(endpoint, gateway_upstream="gemini", gateway_model="gemini-2.5-pro")
+        addon = configure(endpoint, gateway_upstream="gemini", gateway_model="gemini-2.5-pro",
+                          gateway_key_env="GEMINI_API_KEY")
         flow = translated(addon)
         (get,) = endpoint.gets
     assert get.path == "/v1beta/models/gemini-2.5-pro"
