@@ -25,6 +25,7 @@ from addon import auth, cutoff, flowinfo, recording, views  # noqa: E402
 from addon.capabilities import MODES, Capabilities  # noqa: E402
 from addon.errors import answer, error_response, json_response  # noqa: E402
 from addon.routing import DEFAULT_MATCH, Route, RouteError, Router, from_options, from_toml, serving  # noqa: E402
+from addon.state import State  # noqa: E402
 from addon.streaming import StreamHook  # noqa: E402
 from translators import (  # noqa: E402
     Translation,
@@ -52,6 +53,8 @@ class Gateway:
         (it is the flow's request already), but decoders may read it (Gemini's call-id seed)."""
         self.capabilities = Capabilities()
         """What each route model accepts (the vendor's models endpoint, else the shipped table)."""
+        self.state = State()
+        """previous_response_id, conversations, /responses/compact and the store (addon/state.py)."""
 
     # -- options ----------------------------------------------------------------------------
     def load(self, loader: Any) -> None:
@@ -85,6 +88,7 @@ class Gateway:
         loader.add_option("gateway_capabilities_timeout", float, 2.0,
                           "Seconds a request waits for the models endpoint before it is translated "
                           "with the shipped table (the answer still fills the cache).")
+        self.state.load(loader)
 
     def configure(self, updated: set[str]) -> None:
         o = ctx.options
@@ -94,6 +98,7 @@ class Gateway:
             # re-targeted (notes/mitmproxy.md §1); a translated flow must never touch it.
             # Checked on its own, so a later `set connection_strategy=eager` is undone too.
             o.update(connection_strategy="lazy")
+        self.state.configure(updated)
         if not any(name.startswith("gateway_") for name in updated):
             return
         region = o.gateway_aws_region.strip()
@@ -139,7 +144,12 @@ class Gateway:
             if flow.is_replay == "request" and flow.live:
                 await self._guarded(flow, self._replay)  # mitmweb's Replay, `mitmdump -C saved.flow`
             return  # otherwise translated before (a loaded flow): never twice
-        if flow.request.method != "POST" or not self._matched(flow):
+        rest = self.state.endpoint(self.router.match, flow.request.pretty_host, flow.request.path)
+        if rest is not None and rest != "responses/compact":  # the store's own endpoints
+            passthrough = any(r.dialect == "responses" for r in self.router.routes)
+            await self._guarded(flow, lambda f: self.state.serve(f, rest, passthrough=passthrough))
+            return
+        if flow.request.method != "POST" or not (self._matched(flow) or rest is not None):
             return
         await self._guarded(flow, self._intercept)
 
@@ -207,6 +217,11 @@ class Gateway:
                 self._refuse_replay(flow, client_model, f"no gateway route for model {client_model!r} "
                                                         "under the current options")
             return  # no route for this model: leave the flow untouched
+        compact = self.state.endpoint(self.router.match, flow.request.pretty_host,
+                                      flow.request.path) == "responses/compact"
+        body = await self.state.prepare(flow, body, route, compact=compact)  # the stored history
+        if body is None:
+            return
         route = serving(route, body)  # a compaction request goes to the route's summarizer
         info: dict[str, Any] = {"upstream": route.dialect, "model": route.model or client_model,
                                 "client_model": client_model, "dropped": [], "notes": []}
@@ -297,7 +312,7 @@ class Gateway:
             return  # errors and whole answers are translated in `response`
         if flow.is_replay == "response" or not flow.live:
             return  # server-replayed and loaded answers never reach a stream callable
-        translator = stream_translator(translation.target, translation)
+        translator = self.state.recorder(flow, stream_translator(translation.target, translation))
         had_length = flow.response.headers.pop("content-length", None) is not None
         if had_length and flow.request.http_version != "HTTP/1.0":
             # the translated body has another length; chunked framing tells an HTTP/1.1 client
@@ -331,6 +346,7 @@ class Gateway:
                     self._translate_error(flow, translation, info)
                 else:
                     self._translate_whole(flow, translation, info)
+                    self.state.finish(flow)
             except Exception as exc:  # the client still gets an answer in its own dialect
                 info["error"] = f"gateway could not translate the upstream's answer: {exc!r}"[:500]
                 flow.response = error_response(502, "upstream_protocol_error", info["error"])
