@@ -156,8 +156,8 @@ class State:
         if not previous and not conversation_id and not compact and not store:
             return body  # Codex: nothing to read, nothing to write
         if previous and conversation_id:
-            answer(flow, error_response(400, "invalid_request_error", "previous_response_id and "
-                                        "conversation cannot be used together.", "conversation"))
+            _refuse(flow, body, error_response(400, "invalid_request_error", "previous_response_id and "
+                                               "conversation cannot be used together.", "conversation"))
             return None
         new_items = [history.stored_item(i) for i in history.input_items(body.get("input"))]
         past: list[dict[str, Any]] = []
@@ -167,9 +167,9 @@ class State:
                 if chain is None:
                     if dialect == "responses":
                         return body  # OpenAI's own id
-                    answer(flow, error_response(400, "previous_response_not_found",
-                                                f"Previous response with id '{previous}' not found.",
-                                                "previous_response_id"))
+                    _refuse(flow, body, error_response(400, "previous_response_not_found",
+                                                       f"Previous response with id '{previous}' not found.",
+                                                       "previous_response_id"))
                     return None
                 past = history.chain_items(chain)
             elif isinstance(conversation_id, str) and conversation_id:
@@ -177,12 +177,12 @@ class State:
                 if listed is None:
                     if dialect == "responses":
                         return body
-                    answer(flow, error_response(404, "not_found", f"Conversation with id '{conversation_id}' "
-                                                "not found.", "conversation"))
+                    _refuse(flow, body, error_response(404, "not_found", f"Conversation with id "
+                                                       f"'{conversation_id}' not found.", "conversation"))
                     return None
                 past = listed[0]
         except StoreError as exc:
-            answer(flow, error_response(503, "store_unavailable", str(exc)))
+            _refuse(flow, body, error_response(503, "store_unavailable", str(exc)))
             return None
         expanded = {k: v for k, v in body.items() if k not in ("previous_response_id", "conversation")}
         expanded["input"] = past + new_items
@@ -246,6 +246,15 @@ class State:
             info = flow.metadata.get(flowinfo.KEY)
             if info is not None:
                 info["notes"].append(f"state: not stored: {exc}")
+
+
+def _refuse(flow: http.HTTPFlow, body: dict[str, Any], response: http.Response) -> None:
+    """Answer a request the store cannot serve; the flow says why."""
+    message = wirejson.loads(response.content or b"{}")["error"]["message"]
+    model = body.get("model")
+    flow.metadata[flowinfo.KEY] = {"upstream": "-", "model": model, "client_model": model, "dropped": [],
+                                   "notes": [], "refused": message}
+    answer(flow, response)
 
 
 class _Recording:
