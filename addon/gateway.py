@@ -134,8 +134,13 @@ class Gateway:
         if flow.request.headers.get("upgrade", "").lower() == "websocket":
             # Codex tries a WebSocket first; a 426 makes it fall back to HTTP after one try
             # (notes/codex.md §1.2)
+            # the addon cannot serve the socket itself (docs/_from_state.md); the message says what to do
             flow.response = error_response(426, "websocket_unsupported",
-                                           "this gateway speaks HTTP/SSE only; falling back is expected")
+                                           "this gateway serves the Responses API over HTTP (POST "
+                                           ".../responses, SSE) only, not the WebSocket transport: use the "
+                                           "HTTP transport "
+                                           "(Agents SDK: set_default_openai_responses_transport(\"http\"); "
+                                           "Codex falls back by itself)")
 
     async def request(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error:
