@@ -26,6 +26,7 @@ from addon import headers as upstream_headers  # noqa: E402
 from addon.capabilities import MODES, Capabilities  # noqa: E402
 from addon.errors import answer, error_response, json_response  # noqa: E402
 from addon.routing import DEFAULT_MATCH, Route, RouteError, Router, from_options, from_toml, serving  # noqa: E402
+from addon.state import State  # noqa: E402
 from addon.streaming import StreamHook  # noqa: E402
 from translators import (  # noqa: E402
     Translation,
@@ -54,6 +55,8 @@ class Gateway:
         (it is the flow's request already), but decoders may read it (Gemini's call-id seed)."""
         self.capabilities = Capabilities()
         """What each route model accepts (the vendor's models endpoint, else the shipped table)."""
+        self.state = State()
+        """previous_response_id, conversations, /responses/compact and the store (addon/state.py)."""
 
     # -- options ----------------------------------------------------------------------------
     def load(self, loader: Any) -> None:
@@ -97,6 +100,7 @@ class Gateway:
         loader.add_option("gateway_capabilities_timeout", float, 2.0,
                           "Seconds a request waits for the models endpoint before it is translated "
                           "with the shipped table (the answer still fills the cache).")
+        self.state.load(loader)
 
     def configure(self, updated: set[str]) -> None:
         o = ctx.options
@@ -106,6 +110,7 @@ class Gateway:
             # re-targeted (notes/mitmproxy.md §1); a translated flow must never touch it.
             # Checked on its own, so a later `set connection_strategy=eager` is undone too.
             o.update(connection_strategy="lazy")
+        self.state.configure(updated)
         if not any(name.startswith("gateway_") for name in updated):
             return
         region = o.gateway_aws_region.strip()
@@ -152,8 +157,13 @@ class Gateway:
         if flow.request.headers.get("upgrade", "").lower() == "websocket":
             # Codex tries a WebSocket first; a 426 makes it fall back to HTTP after one try
             # (notes/codex.md §1.2)
+            # the addon cannot serve the socket itself (docs/_from_state.md); the message says what to do
             flow.response = error_response(426, "websocket_unsupported",
-                                           "this gateway speaks HTTP/SSE only; falling back is expected")
+                                           "this gateway serves the Responses API over HTTP (POST "
+                                           ".../responses, SSE) only, not the WebSocket transport: use the "
+                                           "HTTP transport "
+                                           "(Agents SDK: set_default_openai_responses_transport(\"http\"); "
+                                           "Codex falls back by itself)")
 
     async def request(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error:
@@ -162,7 +172,12 @@ class Gateway:
             if flow.is_replay == "request" and flow.live:
                 await self._guarded(flow, self._replay)  # mitmweb's Replay, `mitmdump -C saved.flow`
             return  # otherwise translated before (a loaded flow): never twice
-        if flow.request.method != "POST" or not self._matched(flow):
+        rest = self.state.endpoint(self.router.match, flow.request.pretty_host, flow.request.path)
+        if rest is not None and rest != "responses/compact":  # the store's own endpoints
+            passthrough = any(r.dialect == "responses" for r in self.router.routes)
+            await self._guarded(flow, lambda f: self.state.serve(f, rest, passthrough=passthrough))
+            return
+        if flow.request.method != "POST" or not (self._matched(flow) or rest is not None):
             return
         await self._guarded(flow, self._intercept)
 
@@ -232,6 +247,11 @@ class Gateway:
                 self._refuse_replay(flow, client_model, f"no gateway route for model {client_model!r} "
                                                         "under the current options")
             return  # no route for this model: leave the flow untouched
+        compact = self.state.endpoint(self.router.match, flow.request.pretty_host,
+                                      flow.request.path) == "responses/compact"
+        body = await self.state.prepare(flow, body, route, compact=compact)  # the stored history
+        if body is None:
+            return
         route = serving(route, body)  # a compaction request goes to the route's summarizer
         info: dict[str, Any] = {"upstream": route.dialect, "model": route.model or client_model,
                                 "client_model": client_model, "dropped": [], "notes": []}
@@ -317,7 +337,7 @@ class Gateway:
             return  # errors, refusals and whole answers are answered in `response`
         if flow.is_replay == "response" or not flow.live:
             return  # server-replayed and loaded answers never reach a stream callable
-        translator = stream_translator(translation.target, translation)
+        translator = self.state.recorder(flow, stream_translator(translation.target, translation))
         had_length = flow.response.headers.pop("content-length", None) is not None
         if had_length and flow.request.http_version != "HTTP/1.0":
             # the translated body has another length; chunked framing tells an HTTP/1.1 client
@@ -356,6 +376,7 @@ class Gateway:
                     self._translate_error(flow, translation, info)
                 else:
                     self._translate_whole(flow, translation, info)
+                    self.state.finish(flow)
             except Exception as exc:  # the client still gets an answer in its own dialect
                 info["error"] = f"gateway could not translate the upstream's answer: {exc!r}"[:500]
                 flow.response = error_response(502, "upstream_protocol_error", info["error"])

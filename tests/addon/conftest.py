@@ -37,18 +37,20 @@ def dead_url() -> str:
 
 
 @pytest.fixture
-def gateway(listener: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Gateway, taddons.context]]:
+def gateway(listener: str, monkeypatch: pytest.MonkeyPatch,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Gateway, taddons.context]]:
     """A Gateway routed to anthropic at a reachable local address, with the key in the env (named
     by gateway_key_env: a local address gets no key unless the route names one); the shipped
     capability tables only (the listener answers nothing; test_capabilities.py asks a fake models
-    endpoint)."""
+    endpoint); its response store in a temporary folder."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", UPSTREAM_KEY)
     addon = Gateway()
     # proxyserver and serverplayback declare connection_strategy and server_replay, as in mitmdump
     with taddons.context(proxyserver.Proxyserver(), serverplayback.ServerPlayback(), addon) as tctx:
         tctx.configure(addon, gateway_upstream="anthropic", gateway_base_url=listener,
                        gateway_model="claude-sonnet-4-6", gateway_capabilities="table",
-                       gateway_key_env="ANTHROPIC_API_KEY")
+                       gateway_key_env="ANTHROPIC_API_KEY",
+                       gateway_store_path=str(tmp_path_factory.mktemp("store") / "store.sqlite"))
         yield addon, tctx
 
 

@@ -1,0 +1,78 @@
+"""Pure helpers over Responses items for the stored state (no mitmproxy, no store).
+
+The Responses API rebuilds a turn's context as: the items of the previous responses (each one's
+input, then its output), or the conversation's items, then the new input (docs/_from_state.md).
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+_ID_PREFIX = {"message": "msg", "function_call": "fc", "function_call_output": "fco", "reasoning": "rs",
+              "custom_tool_call": "ctc", "custom_tool_call_output": "ctco", "compaction": "cmp"}
+_INPUT_ROLES = {"user", "system", "developer"}
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(24)}"
+
+
+def input_items(value: Any) -> list[dict[str, Any]]:
+    """The request's `input` as a list of items (a string is one user message)."""
+    if isinstance(value, str):
+        return [{"type": "message", "role": "user", "content": value}]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, dict)]
+    return []
+
+
+def stored_item(item: dict[str, Any]) -> dict[str, Any]:
+    """An input item as the store keeps it and the list endpoints return it: with an id, a
+    message's text content as parts and a status (the SDK's `Message` requires both)."""
+    item = dict(item)
+    kind = item.get("type") or ("message" if "role" in item else "item")
+    item["type"] = kind
+    if not item.get("id"):
+        item["id"] = new_id(_ID_PREFIX.get(kind, "item"))
+    if kind == "message":
+        content = item.get("content")
+        if isinstance(content, str):
+            part = "input_text" if item.get("role") in _INPUT_ROLES else "output_text"
+            item["content"] = [{"type": part, "text": content,
+                                **({"annotations": []} if part == "output_text" else {})}]
+        item.setdefault("status", "completed")
+    return item
+
+
+def chain_items(records: list[Any]) -> list[dict[str, Any]]:
+    """Every item of a chain of stored responses, oldest first: each input, then its output."""
+    items: list[dict[str, Any]] = []
+    for record in records:
+        items += record.input
+        items += record.response.get("output") or []
+    return items
+
+
+def user_messages(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The user messages a compaction keeps before its summary (openai `CompactedResponse.output`)."""
+    return [stored_item(i) for i in items
+            if i.get("type", "message") == "message" and i.get("role") == "user"]
+
+
+def compacted_response(answer: dict[str, Any], history: list[dict[str, Any]]) -> dict[str, Any]:
+    """The `/responses/compact` answer from the summarizer's Responses object: the history's user
+    messages, then the one compaction item (translators/responses/compaction.py)."""
+    compaction = [i for i in answer.get("output") or [] if i.get("type") == "compaction"]
+    usage = answer.get("usage") or {
+        "input_tokens": 0, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 0,
+        "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 0}
+    return {"id": answer.get("id") or new_id("resp"), "object": "response.compaction",
+            "created_at": int(answer.get("created_at") or 0), "output": user_messages(history) + compaction,
+            "usage": usage}
+
+
+def item_list(items: list[dict[str, Any]], has_more: bool) -> dict[str, Any]:
+    """A cursor page as the list endpoints answer it (openai `ConversationItemList`)."""
+    return {"object": "list", "data": items, "first_id": items[0]["id"] if items else "",
+            "last_id": items[-1]["id"] if items else "", "has_more": has_more}

@@ -1,0 +1,292 @@
+"""Responses state in the proxy: `previous_response_id`, `conversation`, `/responses/compact` and
+the store's own endpoints, served from the store (addon/store/, docs/_from_state.md).
+
+The translators stay stateless: before a request is translated, `prepare` replaces
+`previous_response_id` / `conversation` by the whole history from the store; after the answer,
+the turn is recorded (its new input items, the output items as the client saw them, the route),
+for a streamed answer before its last event leaves, so the client's next request finds it.
+A request with `store: false` (Codex) and no stored state to read never opens the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import ctx, exceptions, http
+
+from addon import endpoints, flowinfo, history
+from addon.errors import answer, error_response, json_response
+from addon.routing import Route, serving
+from addon.store import ResponseRecord, Store, StoreError, open_store
+from translators import wirejson
+
+KEY = "gateway.state"
+"""flow.metadata key of the turn's state: what `record` needs once the answer is there."""
+_DAY = 86400.0
+_COLLECTIONS = ("responses/", "conversations")
+_RECORDED = {"completed", "incomplete"}
+
+
+class State:
+    def __init__(self) -> None:
+        self._store: Store | None = None
+        self._location = ""
+
+    # -- options ----------------------------------------------------------------------------
+    def load(self, loader: Any) -> None:
+        loader.add_option("gateway_store", bool, True,
+                          "Keep Responses state (previous_response_id, conversations, GET /responses/{id}); "
+                          "requests with store:false (Codex) are never stored.")
+        loader.add_option("gateway_store_path", str, "",
+                          "SQLite file of the response store; empty: gateway-store.sqlite in the confdir.")
+        loader.add_option("gateway_store_url", str, "",
+                          "postgresql:// URL of a shared response store (several gateway processes); "
+                          "wins over gateway_store_path.")
+        loader.add_option("gateway_store_ttl", float, 30 * _DAY,
+                          "Seconds a stored response or conversation is kept after its last use; 0: forever.")
+        loader.add_option("gateway_store_max_bytes", int, 1 << 30,
+                          "Size limit of the store's JSON; past it the least recently used go first; "
+                          "0: none.")
+
+    def configure(self, updated: set[str]) -> None:
+        if not any(name.startswith("gateway_store") or name == "confdir" for name in updated):
+            return
+        o = ctx.options
+        url = o.gateway_store_url.strip()
+        if url and not url.startswith(("postgresql://", "postgres://")):
+            raise exceptions.OptionsError("gateway_store_url must be a postgresql:// URL, e.g. "
+                                          "postgresql://gateway@db.internal/gateway")
+        if o.gateway_store_ttl < 0 or o.gateway_store_max_bytes < 0:
+            raise exceptions.OptionsError("gateway_store_ttl and gateway_store_max_bytes must be >= 0 "
+                                          "(0: no limit)")
+        self.close()
+        confdir = os.path.expanduser(o.confdir) if "confdir" in o else "~/.mitmproxy"
+        self._location = url or o.gateway_store_path.strip() or str(Path(confdir) / "gateway-store.sqlite")
+
+    def done(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    @property
+    def enabled(self) -> bool:
+        return "gateway_store" not in ctx.options or bool(ctx.options.gateway_store)
+
+    def store(self) -> Store:
+        """Opened at first use, so a proxy that never needs state never creates the file."""
+        if self._store is None:
+            o = ctx.options
+            location = self._location or str(Path(os.path.expanduser(o.confdir)) / "gateway-store.sqlite")
+            self._store = open_store(location, ttl=o.gateway_store_ttl, max_bytes=o.gateway_store_max_bytes)
+        return self._store
+
+    async def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    # -- matching ---------------------------------------------------------------------------
+    @staticmethod
+    def endpoint(match: tuple[str, ...], host: str, path: str) -> str | None:
+        """For a request to a state endpoint next to an intercepted `.../responses` path, the rest
+        of its path from `responses/` or `conversations` on (`responses/compact`,
+        `responses/resp_1/input_items`, `conversations/conv_1/items`); else None."""
+        bare = path.split("?", 1)[0].rstrip("/")
+        for pattern in match:
+            if not pattern.endswith("/responses"):
+                continue
+            base = pattern[: -len("responses")]
+            target = bare if pattern.startswith("/") else f"{host}{bare}"
+            for collection in _COLLECTIONS:
+                if fnmatch.fnmatchcase(target, f"{base}{collection}*"):
+                    at = bare.rfind("/" + collection)
+                    return bare[at + 1:]
+        return None
+
+    # -- the store's endpoints --------------------------------------------------------------
+    async def serve(self, flow: http.HTTPFlow, rest: str, *, passthrough: bool) -> None:
+        """GET/DELETE /responses/{id}[/input_items], the conversations endpoints. `passthrough`: a
+        route goes to OpenAI itself, so an id the store does not know is OpenAI's: the request
+        goes on untouched."""
+        if not self.enabled:
+            flow.response = error_response(404, "not_found",
+                                           "the gateway keeps no state (gateway_store=false)")
+            return
+        try:
+            body = wirejson.loads(flow.request.get_content() or b"{}") if flow.request.content else {}
+        except ValueError as exc:
+            flow.response = error_response(400, "invalid_json", f"the request body is not JSON: {exc}")
+            return
+        query = dict(flow.request.query)
+        try:
+            result = await self._call(endpoints.handle, self.store(), flow.request.method, rest, query,
+                                      body if isinstance(body, dict) else {})
+        except StoreError as exc:
+            flow.response = error_response(503, "store_unavailable", str(exc))
+            return
+        if result is None or (result[0] == 404 and passthrough):
+            if not passthrough:
+                flow.response = error_response(404, "not_found", f"no such endpoint: {flow.request.method} "
+                                                                   f"/{rest}")
+            return
+        status, payload = result
+        flow.metadata[flowinfo.KEY] = {"upstream": "store", "model": None, "dropped": [], "notes": [],
+                                       "kind": "state"}
+        answer(flow, json_response(status, payload))
+
+    # -- before translation -----------------------------------------------------------------
+    async def prepare(self, flow: http.HTTPFlow, body: dict[str, Any], route: Route,
+                      *, compact: bool) -> dict[str, Any] | None:
+        """The body to translate, with the stored history in `input`; None when the flow is
+        answered here (an unknown id) or left untouched (a compaction for OpenAI itself)."""
+        previous = body.get("previous_response_id")
+        conversation = body.get("conversation")
+        conversation_id = conversation.get("id") if isinstance(conversation, dict) else conversation
+        store = body.get("store") is not False and self.enabled
+        trigger = {"input": [{"type": "compaction_trigger"}]}
+        dialect = serving(route, trigger).dialect if compact else route.dialect
+        model = route.model or body.get("model")
+        if compact and dialect == "responses":
+            return None  # OpenAI compacts its own; the request goes on as sent
+        if not previous and not conversation_id and not compact and not store:
+            return body  # Codex: nothing to read, nothing to write
+        if previous and conversation_id:
+            _refuse(flow, body, error_response(400, "invalid_request_error", "previous_response_id and "
+                                               "conversation cannot be used together.", "conversation"))
+            return None
+        new_items = [history.stored_item(i) for i in history.input_items(body.get("input"))]
+        past: list[dict[str, Any]] = []
+        try:
+            if isinstance(previous, str) and previous:
+                chain = await self._call(self.store().chain, previous) if self.enabled else None
+                if chain is None:
+                    if dialect == "responses":
+                        return body  # OpenAI's own id
+                    _refuse(flow, body, error_response(400, "previous_response_not_found",
+                                                       f"Previous response with id '{previous}' not found.",
+                                                       "previous_response_id"))
+                    return None
+                past = history.chain_items(chain)
+            elif isinstance(conversation_id, str) and conversation_id:
+                listed = await self._call(self.store().list_items, conversation_id) if self.enabled else None
+                if listed is None:
+                    if dialect == "responses":
+                        return body
+                    _refuse(flow, body, error_response(404, "not_found", f"Conversation with id "
+                                                       f"'{conversation_id}' not found.", "conversation"))
+                    return None
+                past = listed[0]
+        except StoreError as exc:
+            _refuse(flow, body, error_response(503, "store_unavailable", str(exc)))
+            return None
+        expanded = {k: v for k, v in body.items() if k not in ("previous_response_id", "conversation")}
+        expanded["input"] = past + new_items
+        if compact:
+            expanded["input"] = [*expanded["input"], {"type": "compaction_trigger"}]
+            expanded["stream"] = False
+            flow.metadata[KEY] = {"kind": "compact", "kept": history.user_messages(past + new_items)}
+            return expanded
+        if dialect == "responses":
+            return expanded  # OpenAI's answer is OpenAI's to keep
+        flow.metadata[KEY] = {"kind": "response", "store": store, "previous_id": previous or None,
+                              "conversation_id": conversation_id or None, "input": new_items,
+                              "route": {"dialect": dialect, "model": model}}
+        return expanded
+
+    # -- after the answer -------------------------------------------------------------------
+    def recorder(self, flow: http.HTTPFlow, translator: Any) -> Any:
+        """The stream translator, recording the turn as soon as it finishes (before the final
+        bytes are handed to mitmproxy)."""
+        turn = flow.metadata.get(KEY)
+        if not turn or turn.get("kind") != "response":
+            return translator
+        return _Recording(translator, lambda response: self._record(flow, turn, response))
+
+    def finish(self, flow: http.HTTPFlow) -> None:
+        """A whole (non-streamed) answer: record it, or reshape a compaction's."""
+        turn = flow.metadata.get(KEY)
+        if not turn or flow.response is None or flow.response.status_code != 200:
+            return
+        if turn.get("recorded") or "text/event-stream" in flow.response.headers.get("content-type", ""):
+            return
+        try:
+            body = wirejson.loads(flow.response.content or b"{}")
+        except ValueError:
+            return
+        if turn["kind"] == "compact":
+            if body.get("status") != "completed":
+                why = (body.get("error") or {}).get("message") or body.get("status")
+                flow.response = error_response(500, "server_error", f"compaction failed: {why}")
+                return
+            flow.response.content = wirejson.dumps(history.compacted_response(body, turn["kept"]))
+            return
+        self._record(flow, turn, body)
+
+    def _record(self, flow: http.HTTPFlow, turn: dict[str, Any], response: dict[str, Any]) -> None:
+        turn["recorded"] = True
+        if response.get("status") not in _RECORDED:
+            return
+        conversation_id = turn.get("conversation_id")
+        stored = {**response, "previous_response_id": turn.get("previous_id"), "store": turn["store"],
+                  "conversation": {"id": conversation_id} if conversation_id else None}
+        output = [history.stored_item(i) for i in response.get("output") or []]
+        try:
+            if turn["store"]:
+                self.store().put_response(ResponseRecord(
+                    id=response["id"], response=stored, input=turn["input"], route=turn["route"],
+                    previous_id=turn.get("previous_id"), conversation_id=conversation_id))
+            if conversation_id:
+                self.store().append_items(conversation_id, turn["input"] + output)
+        except StoreError as exc:
+            info = flow.metadata.get(flowinfo.KEY)
+            if info is not None:
+                info["notes"].append(f"state: not stored: {exc}")
+
+
+def _refuse(flow: http.HTTPFlow, body: dict[str, Any], response: http.Response) -> None:
+    """Answer a request the store cannot serve; the flow says why."""
+    message = wirejson.loads(response.content or b"{}")["error"]["message"]
+    model = body.get("model")
+    flow.metadata[flowinfo.KEY] = {"upstream": "-", "model": model, "client_model": model, "dropped": [],
+                                   "notes": [], "refused": message}
+    answer(flow, response)
+
+
+class _Recording:
+    """A stream translator that calls `on_finish(response object)` once, when it has finished."""
+
+    def __init__(self, inner: Any, on_finish: Any) -> None:
+        self.inner = inner
+        self.report = inner.report
+        self._on_finish = on_finish
+        self._done = False
+
+    @property
+    def finished(self) -> bool:
+        return self.inner.finished
+
+    def response(self) -> dict[str, Any]:
+        return self.inner.response()
+
+    def feed(self, data: bytes) -> bytes:
+        out = self.inner.feed(data)
+        self._check()
+        return out
+
+    def close(self) -> bytes:
+        out = self.inner.close()
+        self._check()
+        return out
+
+    def _check(self) -> None:
+        if not self._done and self.inner.finished:
+            self._done = True
+            try:
+                self._on_finish(self.inner.response())
+            except Exception as exc:  # recording must never break the client's stream
+                self.report.note(f"state: the turn was not stored: {exc!r}")

@@ -1,0 +1,26 @@
+"""Where the gateway keeps Responses state: stored responses and conversations (docs/_from_state.md).
+
+One small interface, `Store`, two backends sharing one SQL schema and one set of queries
+(`addon/store/sql.py`): SQLite in a private file (the default, one gateway process or several on
+one machine) and PostgreSQL (a team running several gateway processes behind a load balancer).
+What is kept: per response id, the client's input items, the output items as the client saw them
+(reasoning state in `encrypted_content` included), the route (dialect, model) and the Responses
+object; per conversation, its items in order and its metadata. Never headers, never keys.
+"""
+
+from __future__ import annotations
+
+from addon.store.records import Conversation, ResponseRecord, Store, StoreError
+
+__all__ = ["Conversation", "ResponseRecord", "Store", "StoreError", "open_store"]
+
+
+def open_store(location: str, *, ttl: float, max_bytes: int) -> Store:
+    """`location` is a `postgresql://` URL (the shared backend) or a SQLite file path."""
+    if location.startswith(("postgresql://", "postgres://")):
+        from addon.store.postgres import PostgresStore
+
+        return PostgresStore(location, ttl=ttl, max_bytes=max_bytes)
+    from addon.store.sqlite import SqliteStore
+
+    return SqliteStore(location, ttl=ttl, max_bytes=max_bytes)

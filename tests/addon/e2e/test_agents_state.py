@@ -1,0 +1,315 @@
+"""Responses state through real mitmdump + the addon (reverse mode) with the real OpenAI Agents SDK
+(`openai-agents` 0.24): `auto_previous_response_id` over a tool loop, `previous_response_id` between
+runs, conversations (`conversation_id` and `OpenAIConversationsSession`), the compaction session
+(`POST /v1/responses/compact`), the store's own endpoints, and a `store: false` turn that leaves
+nothing behind. The upstreams are local fakes of each dialect; the proxy's store is SQLite in its
+confdir. What the tests check is what only the store can have supplied: the earlier turns in the
+upstream request, when the SDK sent only the new items."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+from agents import (
+    Agent,
+    OpenAIResponsesModel,
+    Runner,
+    SQLiteSession,
+    function_tool,
+    set_tracing_disabled,
+)
+from agents.memory import OpenAIConversationsSession, OpenAIResponsesCompactionSession
+from openai import AsyncOpenAI
+
+from tests.addon.e2e.conftest import CLIENT_KEY, UPSTREAM_KEY, StartProxy
+from tests.addon.e2e.upstream import Reply, Upstream, message, raw_stream
+from tests.support import fake_upstream
+from tests.support.mitmdump import MitmDump
+from translators import compaction
+
+pytestmark = pytest.mark.timeout(120)
+
+CHAT_KEY = "sk-chat-e2e-state-secret-0123456789"
+GEMINI_KEY = "AIza-e2e-state-gemini-secret-0123456789"
+BEDROCK_KEY = "bedrock-api-key-e2e-state-0123456789"
+CLAUDE = "claude-sonnet-4-6"
+QWEN = "qwen3-coder"
+GEMINI = "gemini-3-flash-preview"
+BEDROCK_CLAUDE = "us.anthropic.claude-sonnet-4-6"
+ROUTES = {
+    "state-anthropic": ("anthropic", CLAUDE),
+    "state-chat": ("chat", QWEN),
+    "state-gemini": ("gemini", GEMINI),
+    "state-bedrock": ("bedrock", BEDROCK_CLAUDE),
+    "gpt-4.1*": ("anthropic", CLAUDE),  # the compaction session insists on an OpenAI model name
+}
+KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "chat": "E2E_STATE_CHAT_KEY", "gemini": "GEMINI_API_KEY",
+           "bedrock": "AWS_BEARER_TOKEN_BEDROCK"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_tracing() -> None:
+    set_tracing_disabled(True)
+
+
+@pytest.fixture(scope="module")
+def proxy(start_proxy: StartProxy, module_dir: Path, upstream_server: Upstream) -> MitmDump:
+    tables = []
+    for pattern, (dialect, target) in ROUTES.items():
+        base_url = f"{upstream_server.url}/v1" if dialect == "chat" else upstream_server.url
+        tables.append(f'[[route]]\nmodel = "{pattern}"\nupstream = "{dialect}"\nbase_url = "{base_url}"\n'
+                      f'target_model = "{target}"\nkey_env = "{KEY_ENV[dialect]}"\n')
+    routes = module_dir / "state-routes.toml"
+    routes.write_text("\n".join(tables))
+    env: dict[str, str | None] = {
+        "ANTHROPIC_API_KEY": UPSTREAM_KEY, "E2E_STATE_CHAT_KEY": CHAT_KEY, "GEMINI_API_KEY": GEMINI_KEY,
+        "AWS_BEARER_TOKEN_BEDROCK": BEDROCK_KEY, "AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None,
+        "AWS_PROFILE": None}
+    return start_proxy("state", "reverse:https://api.openai.com", env=env, gateway_config=str(routes),
+                       gateway_aws_region="us-west-2")
+
+
+def planned(reply: fake_upstream.Reply) -> Reply:
+    _status, headers, body = reply
+    return raw_stream(list(body), headers["content-type"], delay=0.005)
+
+
+def run(proxy: MitmDump, scenario: Callable[[AsyncOpenAI], Coroutine[Any, Any, Any]]) -> Any:
+    async def main() -> Any:
+        client = AsyncOpenAI(base_url=f"{proxy.url}/v1", api_key=CLIENT_KEY, max_retries=0, timeout=20)
+        try:
+            return await scenario(client)
+        finally:
+            await client.close()
+
+    return asyncio.run(main())
+
+
+def agent(client: AsyncOpenAI, model: str, **kwargs: Any) -> Agent:
+    return Agent(name="assistant", instructions="Be brief.",
+                 model=OpenAIResponsesModel(model=model, openai_client=client), **kwargs)
+
+
+async def drive(bot: Agent, text: str, **kwargs: Any) -> Any:
+    """One streamed run (the local upstreams answer streams), drained."""
+    result = Runner.run_streamed(bot, text, **kwargs)
+    async for _event in result.stream_events():
+        pass
+    return result
+
+
+def texts_of(body: Any) -> str:
+    """Every string in an upstream request body, joined (where the history went, per dialect)."""
+    return json.dumps(body, ensure_ascii=False)
+
+
+# -- auto_previous_response_id over a tool loop ------------------------------------------------------
+
+calls: list[str] = []
+
+
+@function_tool
+def city_weather(city: str) -> str:
+    """The weather in a city."""
+    calls.append(city)
+    return f"sunny in {city}, 24C"
+
+
+TOOL_LOOPS = {
+    "state-anthropic": (fake_upstream.anthropic_tool_use("city_weather", {"city": "Lisbon"}, model=CLAUDE),
+                        fake_upstream.anthropic_text("It is sunny in Lisbon.", model=CLAUDE)),
+    "state-chat": (fake_upstream.chat_tool_call("city_weather", {"city": "Lisbon"}, model=QWEN),
+                   fake_upstream.chat_text("It is sunny in Lisbon.", model=QWEN)),
+}
+
+
+@pytest.mark.parametrize("model", list(TOOL_LOOPS))
+def test_auto_previous_response_id_carries_the_tool_loop(proxy: MitmDump, upstream: Upstream,
+                                                         model: str) -> None:
+    """The SDK's second call sends only the tool output and the first response's id; the upstream
+    still gets the user's question and its own tool call, rebuilt from the store."""
+    calls.clear()
+    upstream.plan(*(planned(r) for r in TOOL_LOOPS[model]))
+
+    async def scenario(client: AsyncOpenAI) -> Any:
+        return await drive(agent(client, model, tools=[city_weather]), "Weather in Lisbon, please?",
+                                auto_previous_response_id=True)
+
+    result = run(proxy, scenario)
+    assert result.final_output == "It is sunny in Lisbon."
+    assert calls == ["Lisbon"]
+    first, second = (r.json for r in upstream.received)
+    history = texts_of(second)
+    assert "Weather in Lisbon, please?" in history
+    assert "city_weather" in history and "sunny in Lisbon, 24C" in history
+    assert texts_of(first).count("Weather in Lisbon, please?") == 1
+
+
+# -- previous_response_id between runs ---------------------------------------------------------------
+
+TWO_TURNS = {
+    "state-anthropic": lambda text: fake_upstream.anthropic_text(text, model=CLAUDE),
+    "state-gemini": lambda text: fake_upstream.gemini_text(text, model=GEMINI),
+    "state-bedrock": fake_upstream.bedrock_text,
+}
+
+
+@pytest.mark.parametrize("model", list(TWO_TURNS))
+def test_previous_response_id_brings_back_the_earlier_run(proxy: MitmDump, upstream: Upstream,
+                                                          model: str) -> None:
+    upstream.plan(planned(TWO_TURNS[model]("Hello Ada, noted.")), planned(TWO_TURNS[model]("You are Ada.")))
+
+    async def scenario(client: AsyncOpenAI) -> Any:
+        bot = agent(client, model)
+        first = await drive(bot, "My name is Ada.")
+        return await drive(bot, "What is my name?", previous_response_id=first.last_response_id)
+
+    result = run(proxy, scenario)
+    assert result.final_output == "You are Ada."
+    history = texts_of(upstream.received[1].json)
+    assert history.index("My name is Ada.") < history.index("Hello Ada, noted.") < history.index(
+        "What is my name?")
+
+
+def test_an_unknown_previous_response_id_gets_the_responses_api_error(proxy: MitmDump,
+                                                                      upstream: Upstream) -> None:
+    async def scenario(client: AsyncOpenAI) -> Any:
+        with pytest.raises(openai.BadRequestError) as caught:
+            await client.responses.create(model="state-anthropic", input="hi",
+                                          previous_response_id="resp_nowhere")
+        return caught.value
+
+    error = run(proxy, scenario)
+    assert error.code == "previous_response_not_found"
+    assert error.body["message"] == "Previous response with id 'resp_nowhere' not found."
+    assert upstream.received == []
+
+
+# -- conversations -----------------------------------------------------------------------------------
+
+def test_a_conversations_session_keeps_the_history_between_runs(proxy: MitmDump, upstream: Upstream) -> None:
+    upstream.plan(planned(fake_upstream.gemini_text("Noted: blue.", model=GEMINI)),
+                  planned(fake_upstream.gemini_text("Blue.", model=GEMINI)))
+
+    async def scenario(client: AsyncOpenAI) -> Any:
+        session = OpenAIConversationsSession(openai_client=client)
+        bot = agent(client, "state-gemini")
+        await drive(bot, "My favourite colour is blue.", session=session)
+        second = await drive(bot, "Which colour do I like?", session=session)
+        items = await session.get_items()
+        last = await session.pop_item()
+        after_pop = await session.get_items()
+        await session.clear_session()
+        return second, items, last, after_pop
+
+    second, items, last, after_pop = run(proxy, scenario)
+    assert second.final_output == "Blue."
+    assert "My favourite colour is blue." in texts_of(upstream.received[1].json)
+    assert [i.get("role") for i in items] == ["user", "assistant", "user", "assistant"]
+    assert last["content"][0]["text"] == "Blue."
+    assert len(after_pop) == 3
+
+
+def test_conversation_id_on_the_run_prepends_and_appends_the_conversation(proxy: MitmDump,
+                                                                          upstream: Upstream) -> None:
+    upstream.plan(planned(fake_upstream.anthropic_text("First answer.", model=CLAUDE)),
+                  planned(fake_upstream.anthropic_text("Second answer.", model=CLAUDE)))
+
+    async def scenario(client: AsyncOpenAI) -> Any:
+        conversation = await client.conversations.create(
+            items=[{"type": "message", "role": "user", "content": "Context: the project is called Zephyr."}],
+            metadata={"team": "e2e"})
+        bot = agent(client, "state-anthropic")
+        await drive(bot, "Remember the project name.", conversation_id=conversation.id)
+        await drive(bot, "What is the project called?", conversation_id=conversation.id)
+        listed = [i async for i in client.conversations.items.list(conversation.id, order="asc")]
+        fetched = await client.conversations.retrieve(conversation.id)
+        deleted = await client.conversations.delete(conversation.id)
+        with pytest.raises(openai.NotFoundError):
+            await client.conversations.retrieve(conversation.id)
+        return listed, fetched, deleted
+
+    listed, fetched, deleted = run(proxy, scenario)
+    second = texts_of(upstream.received[1].json)
+    assert second.index("Zephyr") < second.index("Remember the project name.") < second.index(
+        "First answer.") < second.index("What is the project called?")
+    assert [i.type for i in listed] == ["message"] * 5
+    assert listed[-1].content[0].text == "Second answer."
+    assert fetched.metadata == {"team": "e2e"}
+    assert deleted.deleted is True
+
+
+# -- the compaction session --------------------------------------------------------------------------
+
+def test_the_compaction_session_compacts_through_a_claude_route(proxy: MitmDump, upstream: Upstream,
+                                                               tmp_path: Path) -> None:
+    """After a run the session calls `POST /v1/responses/compact` with the run's response id; the
+    gateway has the summarizer write the summary and answers the user messages and one compaction
+    item, which the next run sends back and the upstream reads as the summary."""
+    upstream.plan(planned(fake_upstream.anthropic_text("Deploy done.", model=CLAUDE)),
+                  message("SUMMARY: the user deployed Zephyr."),  # compact is not streamed
+                  planned(fake_upstream.anthropic_text("Yes, deployed.", model=CLAUDE)))
+
+    async def scenario(client: AsyncOpenAI) -> Any:
+        session = OpenAIResponsesCompactionSession(
+            "compaction-e2e", SQLiteSession("compaction-e2e", str(tmp_path / "s.db")), client=client,
+            model="gpt-4.1", should_trigger_compaction=lambda _context: True)
+        bot = agent(client, "gpt-4.1")
+        await drive(bot, "Please deploy Zephyr.", session=session)
+        compacted = await session.get_items()
+        await drive(bot, "Is it deployed?", session=session)
+        return compacted
+
+    compacted = run(proxy, scenario)
+    summary_request = texts_of(upstream.received[1].json)
+    assert "Please deploy Zephyr." in summary_request and "Deploy done." in summary_request
+    assert "tools" not in upstream.received[1].json
+    assert [i["type"] for i in compacted] == ["message", "compaction"]
+    assert compacted[0]["role"] == "user"
+    payload = compaction.decode(compacted[1]["encrypted_content"])
+    assert payload is not None and payload.summary == "SUMMARY: the user deployed Zephyr."
+    assert "SUMMARY: the user deployed Zephyr." in texts_of(upstream.received[2].json)
+
+
+# -- the store's endpoints and store: false ----------------------------------------------------------
+
+def test_a_stored_response_is_retrieved_listed_and_deleted(proxy: MitmDump, upstream: Upstream) -> None:
+    upstream.plan(message("Stored answer."))
+
+    async def scenario(client: AsyncOpenAI) -> Any:
+        created = await client.responses.create(model="state-anthropic", input="Keep this.")
+        fetched = await client.responses.retrieve(created.id)
+        inputs = [i async for i in client.responses.input_items.list(created.id)]
+        await client.responses.delete(created.id)
+        with pytest.raises(openai.NotFoundError):
+            await client.responses.retrieve(created.id)
+        return created, fetched, inputs
+
+    created, fetched, inputs = run(proxy, scenario)
+    assert fetched.id == created.id
+    assert fetched.output_text == "Stored answer."
+    assert [i.type for i in inputs] == ["message"]
+    assert inputs[0].content[0].text == "Keep this."
+
+
+def test_a_store_false_turn_is_not_kept(proxy: MitmDump, upstream: Upstream) -> None:
+    """Codex's path: `store: false`; nothing to read back, nothing to chain on."""
+    upstream.plan(message("Not kept."))
+
+    async def scenario(client: AsyncOpenAI) -> Any:
+        created = await client.responses.create(model="state-anthropic", input="Forget this.", store=False)
+        with pytest.raises(openai.NotFoundError):
+            await client.responses.retrieve(created.id)
+        with pytest.raises(openai.BadRequestError):
+            await client.responses.create(model="state-anthropic", input="and?",
+                                          previous_response_id=created.id)
+        return created
+
+    assert run(proxy, scenario).output_text == "Not kept."
+    assert len(upstream.received) == 1

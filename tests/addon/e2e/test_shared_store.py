@@ -1,0 +1,89 @@
+"""Two gateway processes (real mitmdump, reverse mode) behind HAProxy, round robin per request,
+sharing one PostgreSQL store started by the test: one conversation and one response chain are
+served alternately by both, each turn seeing the history the other process recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mitmproxy import http, io
+from openai import AsyncOpenAI
+
+from tests.addon.e2e.conftest import CLIENT_KEY, StartProxy
+from tests.addon.e2e.upstream import Upstream, raw_stream
+from tests.support import fake_upstream
+from tests.support.haproxy import round_robin
+from tests.support.postgres import running_postgres
+
+pytestmark = pytest.mark.timeout(180)
+
+CLAUDE = "claude-sonnet-4-6"
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    with running_postgres() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def balancer(start_proxy: StartProxy, postgres_url: str) -> Iterator[str]:
+    proxies = [start_proxy(name, "reverse:https://api.openai.com", gateway_model=CLAUDE,
+                           gateway_store_url=postgres_url) for name in ("gw-a", "gw-b")]
+    with round_robin([p.port for p in proxies]) as url:
+        yield url
+
+
+def _served(path: Path) -> int:
+    """How many translated `/responses` turns a proxy's `-w` file holds."""
+    with path.open("rb") as f:
+        return sum(1 for flow in io.FlowReader(f).stream()
+                   if isinstance(flow, http.HTTPFlow) and "gateway.translation" in flow.metadata)
+
+
+def test_two_gateways_serve_one_conversation_and_one_chain_alternately(
+        balancer: str, upstream: Upstream, module_dir: Path) -> None:
+    answers = ["Noted: Zephyr.", "It is Zephyr.", "Chained one.", "Chained two."]
+    upstream.plan(*(raw_stream(list(fake_upstream.anthropic_text(a, model=CLAUDE)[2]), delay=0.002)
+                    for a in answers))
+
+    async def scenario() -> Any:
+        client = AsyncOpenAI(base_url=f"{balancer}/v1", api_key=CLIENT_KEY, max_retries=0, timeout=20)
+        try:
+            conversation = await client.conversations.create()
+            for text in ("The project is called Zephyr.", "What is the project called?"):
+                stream = await client.responses.create(model="gpt-5.5", input=text, stream=True,
+                                                       conversation=conversation.id)
+                async for _event in stream:
+                    pass
+            items = [i async for i in client.conversations.items.list(conversation.id, order="asc")]
+            first = await client.responses.create(model="gpt-5.5", input="Start a chain.", stream=True)
+            first_id = None
+            async for event in first:
+                if event.type == "response.completed":
+                    first_id = event.response.id
+            second = await client.responses.create(model="gpt-5.5", input="Continue it.", stream=True,
+                                                   previous_response_id=first_id)
+            async for _event in second:
+                pass
+            return items
+        finally:
+            await client.close()
+
+    items = asyncio.run(scenario())
+    bodies = [r.json for r in upstream.received]
+    assert "Zephyr" in str(bodies[1]["messages"][0]) and "Noted: Zephyr." in str(bodies[1]["messages"])
+    assert "Start a chain." in str(bodies[3]["messages"]) and "Chained one." in str(bodies[3]["messages"])
+    assert [i.content[0].text for i in items] == ["The project is called Zephyr.", "Noted: Zephyr.",
+                                                 "What is the project called?", "It is Zephyr."]
+    deadline = time.monotonic() + 10  # a flow is saved just after its last byte reaches the client
+    while (served := [_served(module_dir / f"{name}.flows") for name in ("gw-a", "gw-b")]) != [2, 2]:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert served == [2, 2]  # the requests alternated: each turn read what the other process wrote

@@ -1,0 +1,119 @@
+"""addon/state.py through the gateway's hooks: what is recorded when, what is never written, and
+which paths are state endpoints."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from mitmproxy import http
+from mitmproxy.test import taddons
+
+from addon.gateway import Gateway
+from addon.routing import DEFAULT_MATCH
+from addon.state import State
+from addon.streaming import StreamHook
+from tests.addon.conftest import CLIENT_KEY, UPSTREAM_KEY, client_flow, run_request, sse_events
+from tests.data import DATA
+
+Ctx = tuple[Gateway, taddons.context]
+UPSTREAM = (DATA / "anthropic" / "text_after_tool_result.sse").read_bytes()
+
+
+def _store_path(ctx: Ctx) -> Path:
+    return Path(ctx[1].options.gateway_store_path)
+
+
+def _events(data: bytes) -> list[bytes]:
+    return [block + b"\n\n" for block in data.split(b"\n\n") if block.strip()]
+
+
+@pytest.mark.parametrize(("host", "path", "rest"), [
+    ("api.openai.com", "/v1/responses/compact", "responses/compact"),
+    ("api.openai.com", "/v1/responses/resp_1?include=x", "responses/resp_1"),
+    ("api.openai.com", "/v1/responses/resp_1/input_items", "responses/resp_1/input_items"),
+    ("api.openai.com", "/v1/conversations", "conversations"),
+    ("api.openai.com", "/v1/conversations/conv_1/items/msg_2", "conversations/conv_1/items/msg_2"),
+    ("chatgpt.com", "/backend-api/codex/responses/compact", "responses/compact"),
+    ("api.openai.com", "/v1/responses", None),
+    ("api.openai.com", "/v1/chat/completions", None),
+    ("example.com", "/v1/conversations", None),
+])
+def test_state_endpoints_sit_next_to_the_intercepted_responses_paths(host: str, path: str,
+                                                                      rest: str | None) -> None:
+    assert State.endpoint(DEFAULT_MATCH, host, path) == rest
+
+
+def test_a_store_false_turn_never_opens_the_store(gateway: Ctx) -> None:
+    """Codex's path: no state read, none written, no store file."""
+    addon, _ = gateway
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True, "store": False})
+    run_request(addon, flow)
+    flow.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
+    addon.responseheaders(flow)
+    hook = flow.response.stream
+    for chunk in [*_events(UPSTREAM), b""]:
+        hook(chunk)
+    addon.response(flow)
+    assert sse_events(flow.response.content)[-1]["type"] == "response.completed"
+    assert "gateway.state" not in flow.metadata
+    assert not _store_path(gateway).exists()
+
+
+def test_a_streamed_turn_is_stored_before_its_terminal_event_leaves(gateway: Ctx) -> None:
+    """The client may send its next request the moment it reads `response.completed`."""
+    addon, _ = gateway
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True})
+    run_request(addon, flow)
+    flow.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
+    addon.responseheaders(flow)
+    hook = flow.response.stream
+    assert isinstance(hook, StreamHook)
+    stored_when_completed = None
+    for chunk in [*_events(UPSTREAM), b""]:
+        out = hook(chunk)
+        sent = out if isinstance(out, bytes) else b"".join(out)
+        if b"response.completed" in sent:
+            response_id = sse_events(sent)[-1]["response"]["id"]
+            stored_when_completed = addon.state.store().get_response(response_id)
+    addon.response(flow)
+    assert stored_when_completed is not None
+    assert stored_when_completed.input[0]["content"] == [{"type": "input_text", "text": "hi"}]
+    assert stored_when_completed.route == {"dialect": "anthropic", "model": "claude-sonnet-4-6"}
+    assert stored_when_completed.response["output"][-1]["type"] == "message"
+
+
+def test_the_store_file_holds_no_key(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True})
+    run_request(addon, flow)
+    flow.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
+    addon.responseheaders(flow)
+    for chunk in [*_events(UPSTREAM), b""]:
+        flow.response.stream(chunk)
+    addon.response(flow)
+    addon.state.close()
+    raw = b"".join(p.read_bytes() for p in _store_path(gateway).parent.iterdir())
+    assert b"gpt-5.5" in raw or b"claude-sonnet-4-6" in raw  # the turn is there
+    assert CLIENT_KEY.encode() not in raw and UPSTREAM_KEY.encode() not in raw
+
+
+def test_an_unknown_previous_response_id_is_answered_and_never_sent(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", "previous_response_id": "resp_gone"})
+    run_request(addon, flow)
+    assert flow.response.status_code == 400
+    assert flow.response.json()["error"] == {
+        "type": "invalid_request_error", "code": "previous_response_not_found",
+        "message": "Previous response with id 'resp_gone' not found.", "param": "previous_response_id"}
+    assert flow.request.host == "api.openai.com"
+
+
+def test_store_endpoints_answer_404_in_responses_shape_for_unknown_ids(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow(url="https://api.openai.com/v1/responses/resp_gone", method="GET")
+    asyncio.run(addon.request(flow))
+    assert flow.response.status_code == 404
+    assert json.loads(flow.response.content)["error"]["message"] == "Response with id 'resp_gone' not found."
