@@ -1,5 +1,5 @@
 """What a user sees of a translation in mitmproxy: `flow.metadata["gateway"]` (saved with the
-flow), a one-line comment and a mark (both shown in mitmweb, notes/mitmproxy.md §3)."""
+flow), a one-line comment and a mark (both shown in mitmweb, docs/mitmproxy.md "Where flows show information")."""
 
 from __future__ import annotations
 

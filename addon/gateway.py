@@ -107,7 +107,7 @@ class Gateway:
         strategy = o.connection_strategy if "connection_strategy" in o else "lazy"
         if "connection_strategy" in updated and strategy != "lazy":
             # an eager strategy would connect to api.openai.com before the request is
-            # re-targeted (notes/mitmproxy.md §1); a translated flow must never touch it.
+            # re-targeted (docs/mitmproxy.md "Connection strategy"); a translated flow must never touch it.
             # Checked on its own, so a later `set connection_strategy=eager` is undone too.
             o.update(connection_strategy="lazy")
         self.state.configure(updated)
@@ -156,7 +156,7 @@ class Gateway:
             return
         if flow.request.headers.get("upgrade", "").lower() == "websocket":
             # Codex tries a WebSocket first; a 426 makes it fall back to HTTP after one try
-            # (notes/codex.md §1.2)
+            # (docs/codex.md "Transport")
             # the addon cannot serve the socket itself (docs/_from_state.md); the message says what to do
             flow.response = error_response(426, "websocket_unsupported",
                                            "this gateway serves the Responses API over HTTP (POST "
@@ -196,7 +196,7 @@ class Gateway:
 
     async def _intercept(self, flow: http.HTTPFlow) -> None:
         try:
-            # Codex may send zstd (notes/mitmproxy.md §8.4). Read it decoded but leave the body
+            # Codex may send zstd (docs/mitmproxy.md "Compressed bodies"). Read it decoded but leave the body
             # as sent until the flow is ours: an unrouted request goes on untouched.
             raw = flow.request.get_content() or b""
             body = wirejson.loads(raw)
@@ -419,7 +419,7 @@ class Gateway:
 
     def _translate_whole(self, flow: http.HTTPFlow, translation: Translation, info: dict[str, Any]) -> None:
         """Server-replayed answers, loaded flows and non-streamed requests: no stream callable
-        ever runs for those (notes/mitmproxy.md §2), so the body is translated here at once."""
+        ever runs for those (docs/mitmproxy.md "Streaming callables"), so the body is translated here at once."""
         assert flow.response is not None
         raw = flow.response.get_content(strict=False) or b""
         flow.metadata["gateway.upstream_response"] = raw

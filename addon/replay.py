@@ -4,7 +4,7 @@
 
 It writes two flow files (the client's request; the upstream's recorded answer), runs
 `mitmdump --set server=false -C client.flow --server-replay upstream.flow -s addon/gateway.py`
-(notes/mitmproxy.md §7) and prints what the client received, then the flow's comment.
+(docs/mitmproxy.md "Replay") and prints what the client received, then the flow's comment.
 """
 
 from __future__ import annotations

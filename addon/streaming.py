@@ -1,4 +1,4 @@
-"""The callable mitmproxy calls per upstream body chunk (notes/mitmproxy.md §2).
+"""The callable mitmproxy calls per upstream body chunk (docs/mitmproxy.md "Streaming callables").
 
 mitmproxy facts it lives with: return `[]`, never `b""`, when there is nothing to send (an empty
 chunk ends an HTTP/1.1 chunked body); an exception inside the callable silently loses the chunk,

@@ -7,7 +7,7 @@ local upstream streaming a long Anthropic answer, turns alternating in one run.
   and the difference is the addon's own (a Codex custom provider in reverse mode is set up so).
 - plain: `--mode reverse:http://127.0.0.1:UP --set stream_large_bodies=1`; the client gets the
   upstream's bytes as they come (without `stream_large_bodies` mitmproxy would buffer the whole
-  answer, notes/mitmproxy.md §2, which is no baseline for a streaming proxy).
+  answer, docs/mitmproxy.md "Streaming callables", which is no baseline for a streaming proxy).
 - hook: like plain, but with `-s bench/identity_addon.py`: the same bytes through an identity stream
   callable, to split what any callable costs in mitmproxy from what the gateway itself adds.
 - timed (after the sessions, not compared): the addon with `-s bench/callable_timer.py`, which times

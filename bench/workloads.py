@@ -1,7 +1,7 @@
 """Codex requests to translate: a real capture (small) and a long synthesized session.
 
 The long session is built deterministically from the shapes in the real captures
-(tests/data/codex, notes/codex.md §2-§4): the real system prompt, skills and
+(tests/data/codex, docs/codex.md "Request", "Input items"): the real system prompt, skills and
 environment messages, the real tool declarations (plus the code-mode freeform `exec` tool and
 MCP-style namespaces whose parameter schemas are taken from the real functions), then turns of
 reasoning, commentary, exec_command / apply_patch / namespaced calls with their outputs, two
@@ -45,7 +45,7 @@ _BROWSER = ("navigate", "screenshot", "click", "fill")
 _EXEC_GRAMMAR = ("\nstart: pragma_source | plain_source\npragma_source: PRAGMA_LINE NEWLINE SOURCE\n"
                  "plain_source: SOURCE\n\nPRAGMA_LINE: /[ \\t]*\\/\\/ @exec:[^\\r\\n]*/\n"
                  "NEWLINE: /\\r?\\n/\nSOURCE: /[\\s\\S]+/\n")
-"""Codex's code-mode `exec` grammar (notes/codex.md §3.3)."""
+"""Codex's code-mode `exec` grammar (docs/codex.md "Code-mode exec")."""
 _WORDS = ("the", "module", "returns", "a", "config", "value", "when", "parser", "handles", "stream",
           "request", "error", "test", "fixture", "so", "we", "update", "function", "call", "output",
           "field", "name", "check", "before", "after", "list", "item", "index", "cache", "path")

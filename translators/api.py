@@ -75,7 +75,7 @@ def _echo(body: dict[str, Any]) -> dict[str, Any]:
 
 class StreamTranslator:
     """Upstream stream bytes -> Responses SSE bytes. Never raises: whatever goes wrong inside
-    ends the client's stream with one `response.failed` (the proxy boundary, STYLE.md §6)."""
+    ends the client's stream with one `response.failed` (the proxy boundary, docs/design.md "Errors")."""
 
     def __init__(self, decoder: dialects.StreamDecoder, encoder: ResponsesEncoder, report: Report,
                  whole: Callable[[], dialects.StreamDecoder] | None = None) -> None:

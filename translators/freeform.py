@@ -1,9 +1,9 @@
 """Freeform (custom) tools on targets that only take JSON-schema functions.
 
 A freeform tool such as Codex's `apply_patch` or code-mode `exec` becomes a function with one
-required string argument, `input`, and its grammar in the description (notes/dialects.md §E).
+required string argument, `input`, and its grammar in the description (docs/responses.md "Tools on other dialects").
 A call comes back to the client as a `custom_tool_call` whose `input` is that string, unwrapped
-(Codex aborts an `apply_patch` that arrives JSON-wrapped, notes/codex.md §5.2).
+(Codex aborts an `apply_patch` that arrives JSON-wrapped, docs/codex.md "What Codex needs back").
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def wrap(raw: str) -> str:
 
 
 # A whole regex literal of the form `X*` / `(X*)` (X one atom: `.`, a class, an escape), e.g. the
-# `/(.*)/` in Codex's apply_patch grammar (notes/codex.md §3.2). OpenAI's grammar engine accepts such
+# `/(.*)/` in Codex's apply_patch grammar (docs/codex.md "apply_patch"). OpenAI's grammar engine accepts such
 # zero-width terminals; lark's lexers refuse them ("Lexer does not allow zero-width terminals").
 _STAR_ATOM = re.compile(r"(\(?)(\.|\[(?:\\.|[^\]\\])*\]|\\.)\*(\??)(\)?)")
 _LARK_TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"i?|//[^\n]*|/(?!/)((?:\\.|[^/\\\n])+)/([imslux]*)')

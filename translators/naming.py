@@ -3,7 +3,7 @@
 Codex namespaces (MCP servers, multi-agent tools) have no equivalent outside OpenAI, so a
 namespaced tool is flattened into one name; every upstream keeps names short and plain
 (Anthropic, Bedrock and Chat: `[a-zA-Z0-9_-]{1,64}`; Gemini: must start with a letter or `_`,
-notes/dialects.md §A.4, §B.1, §C.5, §D.5). The cut is stable (FNV-1a of the full name) so
+docs/anthropic.md "Tool names"; docs/chat.md "Request"; docs/gemini.md "Function names"; docs/bedrock.md "Tool names and ids"). The cut is stable (FNV-1a of the full name) so
 the same tool gets the same wire name on every turn and the prompt cache prefix holds.
 """
 
@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 DEFAULT_NAMESPACE = "functions"
-"""Codex's own tools live here and keep their plain names (notes/codex.md §3.4)."""
+"""Codex's own tools live here and keep their plain names (docs/codex.md "Namespaces")."""
 
 _FNV_OFFSET = 0x811C9DC5
 _FNV_PRIME = 0x01000193

@@ -110,7 +110,7 @@ class SSEDecoder:
 
 
 def encode_event(event_type: str, payload: dict[str, Any]) -> bytes:
-    """One Responses SSE event: `event: <type>` then `data: <json>` (notes/dialects.md §F).
+    """One Responses SSE event: `event: <type>` then `data: <json>` (docs/responses.md "Event order").
 
     A lone surrogate (an upstream may send `"\\ud800"`, which json.loads accepts) cannot be UTF-8;
     it only ever sits inside a JSON string here, and is written as the JSON escape `\\ud800` it

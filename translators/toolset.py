@@ -27,7 +27,7 @@ class JsonTool:
     @property
     def object_schema(self) -> dict[str, Any]:
         """The parameters with an object at the root, which Anthropic and Bedrock require
-        (notes/dialects.md §A.2 `input_schema`, §D.2 `inputSchema.json`)."""
+        (docs/anthropic.md "Request" `input_schema`, docs/bedrock.md "Request" `inputSchema.json`)."""
         if self.parameters.get("type") == "object":
             return self.parameters
         rest = {k: v for k, v in self.parameters.items() if k != "type"}

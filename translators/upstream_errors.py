@@ -1,4 +1,4 @@
-"""Upstream failures, whatever the dialect, in the terms Codex acts on (notes/codex.md §5.3):
+"""Upstream failures, whatever the dialect, in the terms Codex acts on (docs/codex.md "Errors and retries"):
 `context_length_exceeded` starts its compaction, 429 + retry-after drives its retries, and
 `server_is_overloaded` / `rate_limit_exceeded` in a `response.failed` have their own handling."""
 

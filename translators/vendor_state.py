@@ -1,7 +1,7 @@
 """Carrying provider state through the client inside `encrypted_content`.
 
 Codex replays a reasoning item's `encrypted_content` byte for byte on the next turn
-(notes/codex.md §4), so the gateway writes its own, clearly marked, payload there. Anything
+(docs/codex.md "Input items"), so the gateway writes its own, clearly marked, payload there. Anything
 without the marker is the OpenAI platform's own encrypted reasoning.
 """
 

@@ -198,7 +198,7 @@ ODD_ERROR_BODIES = {
 def test_429_with_an_odd_error_body_keeps_its_status_and_retry_after(
     gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str, body: bytes
 ) -> None:
-    """Codex retries a 429 after its retry-after (notes/codex.md §5.3): whatever the body says,
+    """Codex retries a 429 after its retry-after (docs/codex.md "Errors and retries"): whatever the body says,
     the status and the header must reach it, in a Responses-shaped body."""
     fault_upstream.plan(Fault("body", status=429, headers={"retry-after": "3"}, body=body))
     response = raw_turn(gateway, f"{dialect}-odd-429")

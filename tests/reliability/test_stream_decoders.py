@@ -1,6 +1,6 @@
 """Upstream stream decoders of every dialect against recorded and broken streams.
 
-What holds (STYLE.md §8, h11's `fuzz/afl-server.py` approach):
+What holds (docs/design.md "Tests", h11's `fuzz/afl-server.py` approach):
 - a recorded stream gives the same client bytes fed whole, one byte at a time, in fixed-size
   chunks, split in two at every position (or, for the long recordings, every position near an
   event boundary and a stride elsewhere) and split at random many times over;
@@ -193,7 +193,7 @@ MULTI_EVENT = [r for r in SSE_DECODED if len(sse_data_lines(r.data)) >= 3]
 def test_events_before_a_bad_line_in_the_same_chunk_still_reach_the_client(rec: Recording) -> None:
     """A network chunk often holds several events. When one of them is broken, the ones before
     it were good and must reach the client as they do when they arrive in chunks of their own:
-    the output must not depend on where the chunks break (STYLE.md §4)."""
+    the output must not depend on where the chunks break (docs/design.md "Stream translators")."""
     at, broken = _bad_json_variants(rec)[0]
     bytewise = _run(rec, sized(broken, 1))
     assert deltas(client_stream(rec.dialect, bytewise)) == deltas(

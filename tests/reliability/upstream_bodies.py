@@ -1,10 +1,10 @@
 """Reading an upstream request body of each dialect back, independently of the encoders: its tool
 names, its history calls and results, and the rules every vendor enforces on them.
 
-The rules (notes/dialects.md §A.3-A.5, §B.1, §C.2, §C.5, §D.2, §D.5):
+The rules (docs/anthropic.md "Conversation rules", "Tool names", "Streaming"; docs/chat.md "Request"; docs/gemini.md "Request", "Function names"; docs/bedrock.md "Request", "Tool names and ids"):
 - tool names are unique and match the vendor's pattern;
 - every call in the history is answered, in the turn right after it, and no result stands
-  without its call (an orphan is a 400 upstream, pain-points §11);
+  without its call (an orphan is a 400 upstream, docs/field-notes.md "Orphan tool items");
 - call ids are unique and of the vendor's shape.
 """
 

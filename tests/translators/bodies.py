@@ -1,4 +1,4 @@
-"""Small builders for Responses request bodies, shaped as Codex 0.169 sends them (notes/codex.md §2-§4)."""
+"""Small builders for Responses request bodies, shaped as Codex 0.169 sends them (docs/codex.md "Request", "Input items")."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ eof_line: "*** End of File" LF
 
 %import common.LF
 """
-"""Codex's apply_patch grammar (notes/codex.md §3.2)."""
+"""Codex's apply_patch grammar (docs/codex.md "apply_patch")."""
 
 PATCH = '*** Begin Patch\n*** Add File: hello.txt\n+hello "world" \\ tab\t ✓\n*** End Patch\n'
 """A patch that parses with APPLY_PATCH_GRAMMAR and needs JSON escaping (quote, backslash, tab, non-ASCII)."""

@@ -103,7 +103,7 @@ def _event_classes() -> dict[str, type[BaseModel]]:
 
 
 # Codes Codex acts on in `response.failed` that the SDK's `ResponseError.code` Literal does not list
-# (notes/codex.md §5.3). The SDK itself builds responses with `construct`, which accepts them.
+# (docs/codex.md "Errors and retries"). The SDK itself builds responses with `construct`, which accepts them.
 CODEX_ERROR_CODES = frozenset(
     {"context_length_exceeded", "insufficient_quota", "usage_not_included", "server_is_overloaded"}
 )
@@ -163,7 +163,7 @@ def jsonl_to_sse(raw: bytes) -> bytes:
 
 
 def sse(*payloads: dict[str, Any]) -> bytes:
-    """Upstream SSE frames named after each payload's `type` (Anthropic's framing, dialects.md §A.5)."""
+    """Upstream SSE frames named after each payload's `type` (Anthropic's framing, docs/anthropic.md "Streaming")."""
     return b"".join(
         f"event: {p['type']}\ndata: {json.dumps(p, ensure_ascii=False)}\n\n".encode() for p in payloads
     )

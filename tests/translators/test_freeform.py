@@ -96,7 +96,7 @@ PRAGMA_LINE: /[ \t]*\/\/ @exec:[^\r\n]*/
 NEWLINE: /\r?\n/
 SOURCE: /[\s\S]+/
 """
-"""Codex's code-mode `exec` grammar (notes/codex.md §3.3)."""
+"""Codex's code-mode `exec` grammar (docs/codex.md "Code-mode exec")."""
 
 
 def test_codex_exec_grammar_accepts_javascript_source():

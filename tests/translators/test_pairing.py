@@ -109,7 +109,7 @@ def test_a_repeated_call_id_is_dropped_and_reported():
 
 
 def test_a_result_takes_the_kind_of_its_call():
-    # Codex answers a local_shell_call with a function_call_output (notes/codex.md §4)
+    # Codex answers a local_shell_call with a function_call_output (docs/codex.md "Input items")
     out = pair([call("a", kind="local_shell"), result("a", kind="function")], Report())
     assert out[1].kind == "local_shell"
 

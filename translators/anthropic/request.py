@@ -1,4 +1,4 @@
-"""IR request -> Anthropic Messages body (notes/dialects.md §A.2-A.4).
+"""IR request -> Anthropic Messages body (docs/anthropic.md "Request", "Conversation rules", "Tool names").
 
 The body is written for `anthropic-version: 2023-06-01`, which every current model still takes:
 version 2026-10-21 rejects `temperature`/`top_p`/`top_k` outright, which the Agents SDK and other
@@ -174,7 +174,7 @@ def _tool_choice(request: Request, tools: toolset.Toolset, thinking: bool,
 
 @dataclass(frozen=True, slots=True)
 class _Blocks:
-    """Anthropic content blocks for `turns` (§A.3)."""
+    """Anthropic content blocks for `turns` (docs/anthropic.md "Conversation rules")."""
 
     tools: toolset.Toolset
     report: Report
@@ -238,7 +238,7 @@ def _image(part: Image, report: Report) -> dict[str, Any]:
 
 def _cache_last_message(messages: list[dict[str, Any]]) -> None:
     """A cache breakpoint on the newest block: the whole history is a reusable prefix next turn
-    (pain-points §16: translated sessions otherwise re-bill every input token)."""
+    (docs/field-notes.md "Prompt-cache loss": translated sessions otherwise re-bill every input token)."""
     if messages and messages[-1]["content"]:
         block = messages[-1]["content"][-1]
         if block["type"] in ("text", "tool_result", "image"):

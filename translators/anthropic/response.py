@@ -1,4 +1,4 @@
-"""Whole Anthropic answers and error bodies (notes/dialects.md §A.2, §A.6)."""
+"""Whole Anthropic answers and error bodies (docs/anthropic.md "Request", "Errors")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Anthropic Messages SSE -> IR events (notes/dialects.md §A.5).
+"""Anthropic Messages SSE -> IR events (docs/anthropic.md "Streaming").
 
 Every event is `event: <type>` + `data: <json with the same type>`; blocks are started, get
 deltas, and stop, each by `index`. `ping` may come anywhere; `error` may come mid-stream and
@@ -20,7 +20,7 @@ from translators.upstream_errors import code_for
 
 _DELTA_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json", "thinking_delta": "thinking",
                  "signature_delta": "signature"}
-"""Each delta type's one field (notes/dialects.md §A.5)."""
+"""Each delta type's one field (docs/anthropic.md "Streaming")."""
 
 _STREAMED = ("text", "thinking", "tool_use")
 """Block types whose deltas are passed on (other server-tool blocks were reported at their start)."""
@@ -144,7 +144,7 @@ class AnthropicDecoder:
             handler(self, event, out)
         except (AttributeError, TypeError, KeyError, ValueError) as exc:
             # a field of the wrong JSON type (an object that is a list, an unhashable index...):
-            # the receive boundary turns it into this package's error (STYLE.md §6)
+            # the receive boundary turns it into this package's error (docs/design.md "Errors")
             raise UpstreamProtocolError(f"Anthropic sent a malformed {kind} event: {exc}") from None
 
     def _on_ping(self, event: dict[str, Any], out: list[ev.Event]) -> None:

@@ -1,7 +1,7 @@
 """`application/vnd.amazon.eventstream` framing, read with botocore's own decoder.
 
 Each message is `total_length:u32 | headers_length:u32 | prelude_crc:u32 | headers | payload |
-message_crc:u32` (notes/dialects.md §D.3). botocore's `EventStreamBuffer` holds partial frames
+message_crc:u32` (docs/bedrock.md "Event-stream framing"). botocore's `EventStreamBuffer` holds partial frames
 across `add_data` calls and checks both CRCs, so this module never parses bytes itself: it only
 counts what botocore consumed (to tell a clean end from a frame cut in half) and turns botocore's
 errors into this package's `UpstreamProtocolError`.

@@ -1,7 +1,7 @@
-"""IR items -> Converse `messages` (notes/dialects.md §D.2, §D.5).
+"""IR items -> Converse `messages` (docs/bedrock.md "Request", "Tool names and ids").
 
 Bedrock wants strict user/assistant alternation starting with a user turn ("A conversation must
-alternate between user and assistant roles", §D.2): `turns` merges same-role blocks into one
+alternate between user and assistant roles", docs/bedrock.md "Request"): `turns` merges same-role blocks into one
 message, this module writes Converse's blocks and opens with a user turn where the history does
 not. Images travel only as inline bytes in user turns.
 """
@@ -17,7 +17,7 @@ from translators.ir.request import Image, Part, Reasoning, Request, Text, ToolCa
 from translators.naming import fnv1a_32
 from translators.report import Report
 
-# ImageFormat enum of the service model (§D.2).
+# ImageFormat enum of the service model (docs/bedrock.md "Request").
 IMAGE_FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/jpg": "jpeg", "image/gif": "gif",
                  "image/webp": "webp"}
 _TOOL_USE_ID = re.compile(r"[^A-Za-z0-9_.:-]")
@@ -27,7 +27,7 @@ OPENING_TURN = "(conversation continues)"
 
 
 def tool_use_id(call_id: str) -> str:
-    """`ToolUseId` is `[a-zA-Z0-9_.:-]{1,64}` (§D.5). Valid ids pass unchanged; others get a hash
+    """`ToolUseId` is `[a-zA-Z0-9_.:-]{1,64}` (docs/bedrock.md "Tool names and ids"). Valid ids pass unchanged; others get a hash
     of the original so two ids never fold into one, and the same id maps alike on every turn."""
     if call_id and len(call_id) <= TOOL_USE_ID_MAX and not _TOOL_USE_ID.search(call_id):
         return call_id
@@ -37,7 +37,7 @@ def tool_use_id(call_id: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Blocks:
-    """Converse content blocks for `turns` (§D.2, §D.5)."""
+    """Converse content blocks for `turns` (docs/bedrock.md "Request", "Tool names and ids")."""
 
     tools: toolset.Toolset
     report: Report
@@ -97,7 +97,7 @@ def _parts(parts: list[Part], report: Report, *, images: bool) -> list[dict[str,
             if block is not None:
                 blocks.append(block)
             elif not images:
-                report.drop(part.origin)  # images are accepted in user turns only (§D.2)
+                report.drop(part.origin)  # images are accepted in user turns only (docs/bedrock.md "Request")
     return blocks
 
 

@@ -1,4 +1,4 @@
-"""IR request -> Bedrock Converse / ConverseStream body (notes/dialects.md §D.1-D.2).
+"""IR request -> Bedrock Converse / ConverseStream body (docs/bedrock.md "Endpoint, signing and API keys", "Request").
 
 `POST /model/{modelId}/converse-stream` (or `/converse`), the model id URL-encoded in the path
 and absent from the body. Signing is not done here: the body must be final first, and the
@@ -20,7 +20,7 @@ from translators.naming import NamePolicy
 from translators.report import Report
 from translators.translation import Encoded
 
-NAMES = NamePolicy(max_length=64)  # ToolName: [a-zA-Z0-9_-]{1,64} (§D.5)
+NAMES = NamePolicy(max_length=64)  # ToolName: [a-zA-Z0-9_-]{1,64} (docs/bedrock.md "Tool names and ids")
 MAX_TEMPERATURE = 1.0  # InferenceConfiguration.temperature is 0..1 in the service model
 _CACHE_POINT = {"cachePoint": {"type": "default"}}
 

@@ -1,9 +1,9 @@
-"""Whole Converse answers and Bedrock HTTP error bodies (notes/dialects.md §D.4).
+"""Whole Converse answers and Bedrock HTTP error bodies (docs/bedrock.md "ConverseStream events").
 
 A Converse answer is `{"output": {"message": {"role", "content": [blocks]}}, "stopReason",
 "usage", "metrics"}`. An error is `{"message": ...}` (some front ends write `Message`) with its
 type in the `x-amzn-ErrorType` header, which `error_info` does not get: the code is inferred
-from the status (one status per error type, §D.4) and the message.
+from the status (one status per error type, docs/bedrock.md "ConverseStream events") and the message.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""IR tools -> Converse `toolConfig` (notes/dialects.md §D.2, §D.5).
+"""IR tools -> Converse `toolConfig` (docs/bedrock.md "Request", "Tool names and ids").
 
 Names come from the shared toolset (freeform tools as one required `input` string, names cut
 stably to `[a-zA-Z0-9_-]{1,64}`). Two Bedrock rules shape the rest:
@@ -49,7 +49,7 @@ def tool_config(request: Request, tools: toolset.Toolset, report: Report) -> dic
 
 def _spec(tool: toolset.JsonTool, report: Report) -> dict[str, Any]:
     if tool.strict:
-        # ToolSpecification has `strict`, but which models honour it is not documented (§D.2)
+        # ToolSpecification has `strict`, but which models honour it is not documented (docs/bedrock.md "Request")
         report.drop(f"{tool.origin}.strict")
     spec: dict[str, Any] = {"name": tool.wire, "inputSchema": {"json": tool.object_schema}}
     if tool.description:

@@ -1,5 +1,5 @@
 """Bedrock Converse outcome tables shared by the stream and the whole-answer readers:
-stop reasons, usage, and the errors Bedrock raises (notes/dialects.md §D.4)."""
+stop reasons, usage, and the errors Bedrock raises (docs/bedrock.md "ConverseStream events")."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ MALFORMED_STOPS = {
     "malformed_tool_use": "the model wrote a tool call that could not be parsed",
 }
 
-# Exception event / error type -> HTTP status Bedrock gives it (service model, §D.4).
+# Exception event / error type -> HTTP status Bedrock gives it (service model, docs/bedrock.md "ConverseStream events").
 ERROR_STATUS = {
     "validationexception": 400,
     "accessdeniedexception": 403,

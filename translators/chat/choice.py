@@ -1,4 +1,4 @@
-"""One Chat Completions choice, delta by delta -> IR events (notes/dialects.md §B.2-§B.4).
+"""One Chat Completions choice, delta by delta -> IR events (docs/chat.md "Streaming", "DeepSeek", "DSML markup").
 
 Shared by the stream decoder (many deltas) and whole answers (the `message` read as one delta).
 Reasoning (`reasoning_content` from DeepSeek and vLLM, `reasoning` from Ollama and OpenRouter)
@@ -28,7 +28,7 @@ FAILED_FINISH = {"insufficient_system_resource": "server_is_overloaded"}
 # Delta keys read below; `reasoning_details` repeats `reasoning` in OpenRouter's structured form.
 _DELTA_KEYS = {"role", "content", "reasoning_content", "reasoning", "reasoning_details", "tool_calls",
                "refusal"}
-RECOVERED_NOTE = "tool calls the model wrote as DSML markup in its text were turned into real calls (§B.4)"
+RECOVERED_NOTE = "tool calls the model wrote as DSML markup in its text were turned into real calls (docs/chat.md "DSML markup")"
 # A native custom call's raw text is streamed as the JSON of `{"input": ...}`, the shape of an
 # emulated freeform call, so the encoder's one unwrapping path serves both.
 _CUSTOM_OPEN, _CUSTOM_CLOSE = '{"' + freeform.ARGUMENT + '":"', '"}'
@@ -129,7 +129,7 @@ class Choice:
         if self._reasoning is None:
             return
         text = "".join(self._reasoning)
-        # DeepSeek wants this text back on the next request (§B.3): it rides in the client's
+        # DeepSeek wants this text back on the next request (docs/chat.md "DeepSeek"): it rides in the client's
         # reasoning item as VendorState
         out.append(ev.ReasoningDone(("reasoning", self._reasoning_n), VendorState(dialect="chat", text=text)))
         self._reasoning = None
@@ -168,7 +168,7 @@ class Choice:
         function = fragment.get("function")
         if fragment.get("type") == "custom" or isinstance(custom, dict):
             # OpenAI's native custom call: raw text in `custom.input` (shape inferred from
-            # ChatCompletionMessageCustomToolCall; §B.2 says streaming it is untyped)
+            # ChatCompletionMessageCustomToolCall; docs/chat.md "Streaming" says streaming it is untyped)
             call.custom = True
             body = custom if isinstance(custom, dict) else {}
             piece = body.get("input")

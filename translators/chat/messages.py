@@ -1,4 +1,4 @@
-"""IR items -> Chat Completions `messages` (notes/dialects.md §B.1, §B.3).
+"""IR items -> Chat Completions `messages` (docs/chat.md "Request", "DeepSeek").
 
 One assistant message per step: its text, its `tool_calls`, and for DeepSeek its
 `reasoning_content`; then one `tool` message per call, in call order. A `tool` message holds
@@ -94,7 +94,7 @@ class _Writer:
 
     def _reasoning(self, step: _Step) -> str | None:
         """DeepSeek wants its `reasoning_content` back on every assistant message that called
-        tools, an empty string where there was none, or it answers 400 (§B.3)."""
+        tools, an empty string where there was none, or it answers 400 (docs/chat.md "DeepSeek")."""
         texts: list[str] = []
         for item in step.reasoning:
             state = item.state

@@ -1,7 +1,7 @@
 """What the upstream model understands, read off its name (the encoder never sees the base URL).
 
 Chat Completions is spoken by OpenAI itself and by many compatible servers (DeepSeek, vLLM,
-SGLang, Ollama, OpenRouter) that accept different subsets of it (notes/dialects.md §B).
+SGLang, Ollama, OpenRouter) that accept different subsets of it (docs/chat.md "Compatible servers").
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from translators.capabilities import ModelCapabilities
 _OPENAI = re.compile(r"^(gpt-(?!oss)|o\d|chatgpt-|codex-)", re.IGNORECASE)
 # Reasoning models take `reasoning_effort` and reject sampling parameters.
 _OPENAI_REASONING = re.compile(r"^(o\d|gpt-([5-9]|\d{2,})|codex-)", re.IGNORECASE)
-# `verbosity` exists from GPT-5 on (notes/dialects.md §B.1).
+# `verbosity` exists from GPT-5 on (docs/chat.md "Request").
 _VERBOSITY = re.compile(r"^gpt-([5-9]|\d{2,})", re.IGNORECASE)
 
 
@@ -31,13 +31,13 @@ class Target:
 
     @property
     def max_tokens_key(self) -> str:
-        # `max_tokens` is deprecated and "not compatible with o-series models" (§B.1); most
+        # `max_tokens` is deprecated and "not compatible with o-series models" (docs/chat.md "Request"); most
         # compatible servers only know `max_tokens`.
         return "max_completion_tokens" if self.openai else "max_tokens"
 
     @property
     def native_custom_tools(self) -> bool:
-        """Only OpenAI takes `{type: "custom"}` tools in Chat (§B.1, §E); others get them emulated."""
+        """Only OpenAI takes `{type: "custom"}` tools in Chat (docs/chat.md "Request"; docs/responses.md "Tools on other dialects"); others get them emulated."""
         return self.openai
 
     @property

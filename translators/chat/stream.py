@@ -1,4 +1,4 @@
-"""Chat Completions SSE -> IR events (notes/dialects.md §B.2, §B.3).
+"""Chat Completions SSE -> IR events (docs/chat.md "Streaming", "DeepSeek").
 
 `data: {chunk}` lines without event names, ended by `data: [DONE]`. Usage may ride on any chunk:
 OpenAI sends it in an extra `choices: []` chunk after the finish chunk, DeepSeek on the finish
@@ -28,7 +28,7 @@ _STATUS_BY_KIND = {
 
 def usage_event(usage: dict[str, Any]) -> ev.Usage:
     """`prompt_tokens` already includes cached ones and `completion_tokens` reasoning ones, as in
-    Responses; DeepSeek also names the cached part `prompt_cache_hit_tokens` (§B.3)."""
+    Responses; DeepSeek also names the cached part `prompt_cache_hit_tokens` (docs/chat.md "DeepSeek")."""
     prompt_details = usage.get("prompt_tokens_details")
     completion_details = usage.get("completion_tokens_details")
     cached = prompt_details.get("cached_tokens") if isinstance(prompt_details, dict) else None

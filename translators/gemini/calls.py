@@ -1,7 +1,7 @@
 """Function-call ids between Gemini and the client.
 
 Gemini 3 names each call (`functionCall.id`) and wants it echoed in `functionResponse.id`;
-earlier models send no id and pair responses by name and order (notes/dialects.md §C.4). The
+earlier models send no id and pair responses by name and order (docs/gemini.md "Streaming"). The
 client needs a `call_id` either way, so the decoder makes one from the response id and the
 call's position: deterministic (no clock or randomness), unique across turns because every
 Gemini response has its own id. Such a made-up id is marked with `SYNTHETIC_PREFIX` and never

@@ -1,4 +1,4 @@
-"""`GenerateContentResponse` chunks -> IR events (notes/dialects.md §C.4, §C.6).
+"""`GenerateContentResponse` chunks -> IR events (docs/gemini.md "Streaming", "Thought signatures").
 
 Used for streams (one chunk per SSE event or array element) and for whole answers (one chunk).
 Rules:

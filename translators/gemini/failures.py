@@ -1,4 +1,4 @@
-"""Gemini error bodies, whether a whole HTTP answer or an element of a stream (notes/dialects.md §C.7):
+"""Gemini error bodies, whether a whole HTTP answer or an element of a stream (docs/gemini.md "Errors"):
 `{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "...", "details": [...]}}`.
 """
 
@@ -47,7 +47,7 @@ def describe(error: dict[str, Any], http_status: int | None = None) -> Failure:
     retry_after = _retry_delay(error.get("details"))
     text = f"{status_name}: {message}" if status_name else message or f"HTTP {status}"
     if retry_after is not None and "try again in" not in text.lower():
-        # Codex reads the wait from the message (notes/codex.md §5.3)
+        # Codex reads the wait from the message (docs/codex.md "Errors and retries")
         text = f"{text} Please try again in {retry_after:g}s."
     return Failure(status, code_for(status, message, status_name), text, retry_after)
 

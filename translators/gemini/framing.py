@@ -1,4 +1,4 @@
-"""The two ways `streamGenerateContent` frames its chunks (notes/dialects.md §C.1):
+"""The two ways `streamGenerateContent` frames its chunks (docs/gemini.md "Endpoints and auth"):
 
 - with `?alt=sse`: `data: {GenerateContentResponse}` events, no event names, no `[DONE]`;
 - without it: one JSON array written element by element (`[{...}\\n,\\n{...}\\n]`).

@@ -1,5 +1,5 @@
 """What a Gemini model name says about the request it accepts: thinking controls and multimodal
-function responses (notes/dialects.md §C.2).
+function responses (docs/gemini.md "Request").
 
 Gemini 3 takes `thinkingLevel`, 2.5 takes `thinkingBudget` (sending both is reported to 400),
 older models have no thinking at all. The tables below are the whole policy; the functions only
@@ -71,7 +71,7 @@ def multimodal_function_responses(model: str) -> bool:
 
 
 def requires_call_signatures(model: str) -> bool:
-    """Gemini 3 rejects a current-turn functionCall without its thoughtSignature (§C.6)."""
+    """Gemini 3 rejects a current-turn functionCall without its thoughtSignature (docs/gemini.md "Thought signatures")."""
     return uses_levels(model)
 
 

@@ -1,5 +1,5 @@
 """Function-call arguments streamed piecewise (Vertex AI `streamFunctionCallArguments`;
-notes/dialects.md §C.4, fixture `gemini/vertex_thought_then_streamed_args.jsonl`).
+docs/gemini.md "Streaming", fixture `gemini/vertex_thought_then_streamed_args.jsonl`).
 
 Each `partialArgs` entry names one value by RFC 9535 JSON path (`$.id`, `$.a[0]['b c']`) and
 holds it as `stringValue` / `numberValue` / `boolValue` / `nullValue`; a string continues

@@ -1,5 +1,5 @@
 """IR request -> Gemini `generateContent` / `streamGenerateContent` body
-(notes/dialects.md §C.1-§C.3; https://ai.google.dev/api/generate-content).
+(docs/gemini.md "Endpoints and auth", "Request", "Schema keywords Gemini rejects"; https://ai.google.dev/api/generate-content).
 
 The API key (`x-goog-api-key`) is the caller's business; the body names no model (it is in the path).
 """
@@ -17,7 +17,7 @@ from translators.naming import NamePolicy
 from translators.report import Report
 from translators.translation import Encoded
 
-# Gemini: start with a letter or `_`, at most 128 (SDK) or 64 (older docs): keep to 64 (§C.5).
+# Gemini: start with a letter or `_`, at most 128 (SDK) or 64 (older docs): keep to 64 (docs/gemini.md "Function names").
 NAMES = NamePolicy(max_length=64, must_start_with_letter=True)
 # Responses tool_choice mode -> functionCallingConfig.mode (`auto` is Gemini's default: not sent).
 MODES = {"none": "NONE", "required": "ANY", "tool": "ANY"}

@@ -1,4 +1,4 @@
-"""Whole Gemini answers (`generateContent`) and error bodies (notes/dialects.md §C.4, §C.7)."""
+"""Whole Gemini answers (`generateContent`) and error bodies (docs/gemini.md "Streaming", "Errors")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Gemini `streamGenerateContent` bytes -> IR events (notes/dialects.md §C.1, §C.4).
+"""Gemini `streamGenerateContent` bytes -> IR events (docs/gemini.md "Endpoints and auth", "Streaming").
 
 Sans-I/O: bytes in any chunking, events out as soon as a whole chunk is in. The framing (SSE or
 JSON array, `framing.py`) is chosen by the first bytes; the chunks are read by `chunks.py`.

@@ -49,7 +49,7 @@ class VendorState(_Model):
     redacted thinking, Gemini thought signatures, DeepSeek reasoning_content).
 
     It travels to the client inside a Responses `reasoning` item's `encrypted_content`, which
-    Codex replays byte for byte (notes/codex.md §4 "Echo behaviour").
+    Codex replays byte for byte (docs/codex.md "Input items" "Echo behaviour").
     """
 
     dialect: str

@@ -1,5 +1,5 @@
 """Responses request body -> IR (`decode`), for every item Codex 0.169 can send
-(notes/codex.md §2 and §4; codex-rs `protocol/src/models.rs`)."""
+(docs/codex.md "Request", "Input items")."""
 
 from __future__ import annotations
 
@@ -219,7 +219,7 @@ class _ItemState:
             for item in handler(self, raw, path):
                 if not items and item.type == "message" and item.role == "system":
                     # the developer messages that open the conversation are the system prompt
-                    # (Codex 0.169 sends its base prompt this way, notes/codex.md §2)
+                    # (Codex 0.169 sends its base prompt this way, docs/codex.md "Request")
                     system.append(_join(item.parts, self.report))
                     continue
                 items.append(item)
@@ -332,7 +332,7 @@ class _ItemState:
         call_id = raw.get("call_id")
         name = raw.get("name")
         if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
-            # without call_id no result can ever be paired with it (pain-points §11)
+            # without call_id no result can ever be paired with it (docs/field-notes.md "Orphan tool items")
             self.report.drop(path)
             return []
         args = raw.get(args_key, "")

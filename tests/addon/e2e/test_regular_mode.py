@@ -102,7 +102,7 @@ def test_a_flow_the_addon_does_not_match_passes_untouched(regular_proxy: MitmDum
 def test_http2_client_gets_a_complete_stream(regular_proxy: MitmDump, upstream: Upstream,
                                              reply: Reply, last: str) -> None:
     """Codex speaks HTTP/2 inside the CONNECT tunnel (tests/support/codex_cli.py); httpx would
-    fall back to HTTP/1.1 here (notes/mitmproxy.md §6), so curl is the h2 client."""
+    fall back to HTTP/1.1 here (docs/mitmproxy.md "HTTP/2"), so curl is the h2 client."""
     upstream.plan(reply)
     done = subprocess.run(
         ["curl", "-sS", "--http2", "--max-time", "20", "--proxy", regular_proxy.url,

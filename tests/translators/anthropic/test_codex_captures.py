@@ -1,4 +1,4 @@
-"""Real Codex 0.169 requests (tests/data/codex/, notes/codex.md) translated to Anthropic.
+"""Real Codex 0.169 requests (tests/data/codex/, docs/codex.md) translated to Anthropic.
 
 Expected values are read off the captured input by hand, not from the translator's output.
 """

@@ -1,4 +1,4 @@
-"""Whole (non-streamed) Anthropic answers and HTTP error bodies (issue 2, Build 4; dialects.md §A.2, §A.6)."""
+"""Whole (non-streamed) Anthropic answers and HTTP error bodies (issue 2, Build 4; docs/anthropic.md "Request", "Errors")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Anthropic Messages SSE -> Responses SSE (issue 2, Build 4 and "Done when"; notes/dialects.md §A.5)."""
+"""Anthropic Messages SSE -> Responses SSE (issue 2, Build 4 and "Done when"; docs/anthropic.md "Streaming")."""
 
 from __future__ import annotations
 
@@ -204,7 +204,7 @@ def test_recorded_tool_calls_without_arguments_get_an_empty_object():
     assert [(i["name"], i["arguments"]) for i in items] == [("pelican_name_generator", "{}")] * 2
 
 
-# -- every event type, hand-built (shapes from notes/dialects.md §A.5) -----------------------------
+# -- every event type, hand-built (shapes from docs/anthropic.md "Streaming") -----------------------------
 
 
 def start(input_tokens=10, cache_read=0, cache_write=0):

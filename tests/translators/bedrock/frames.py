@@ -1,4 +1,4 @@
-"""Test-only encoder for `application/vnd.amazon.eventstream` frames (notes/dialects.md §D.3).
+"""Test-only encoder for `application/vnd.amazon.eventstream` frames (docs/bedrock.md "Event-stream framing").
 
 No public recording of an exception frame exists (fixtures/SOURCES.md), so tests build them:
 `total_length | headers_length | prelude_crc | headers | payload | message_crc`, big-endian,

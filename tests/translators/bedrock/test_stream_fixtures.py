@@ -1,4 +1,4 @@
-"""translators/bedrock/stream.py on the recorded ConverseStream bodies (fixtures/SOURCES.md §bedrock).
+"""translators/bedrock/stream.py on the recorded ConverseStream bodies (tests/data/SOURCES.md "bedrock").
 
 Expected values are read off the fixtures with botocore, never copied from our own output.
 """

@@ -1,4 +1,4 @@
-"""DSML tool-call markup in DeepSeek text -> real tool calls (notes/dialects.md §B.4)."""
+"""DSML tool-call markup in DeepSeek text -> real tool calls (docs/chat.md "DSML markup")."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from tests.translators.streamcheck import done_items
 from translators.chat import dsml
 from translators.ir import events as ev
 
-# As posted in opencode issue #24566 (DeepSeek-V4-Flash), quoted in dialects.md §B.4.
+# As posted in opencode issue #24566 (DeepSeek-V4-Flash), quoted in docs/chat.md "DSML markup".
 V4_BLOCK = (
     "<｜DSML｜tool_calls>\n"
     '<｜DSML｜invoke name="read">\n'

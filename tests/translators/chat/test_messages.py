@@ -1,4 +1,4 @@
-"""IR items -> Chat `messages` (notes/dialects.md §B.1, §B.3)."""
+"""IR items -> Chat `messages` (docs/chat.md "Request", "DeepSeek")."""
 
 from __future__ import annotations
 

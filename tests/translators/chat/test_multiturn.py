@@ -1,5 +1,5 @@
 """A Codex tool loop against DeepSeek, turn after turn: every assistant message that called tools
-carries its `reasoning_content` back, so DeepSeek never answers 400 (notes/dialects.md §B.3)."""
+carries its `reasoning_content` back, so DeepSeek never answers 400 (docs/chat.md "DeepSeek")."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ DEEPSEEK = "deepseek-v4-flash"
 
 
 def _turn(request: dict[str, Any], upstream: bytes) -> list[dict[str, Any]]:
-    """What Codex keeps from one turn: the completed output items (notes/codex.md §5.1)."""
+    """What Codex keeps from one turn: the completed output items (docs/codex.md "What Codex needs back")."""
     translation = translate_request(request, "chat", DEEPSEEK)
     return done_items(assert_valid_responses_stream(run("chat", translation, [upstream])))
 

@@ -35,7 +35,7 @@ def _translation(name: str):
 
 
 def _calls(chunks: list[dict]) -> dict[int, dict[str, str]]:
-    """Tool calls as the recording states them, accumulated by index (dialects.md §B.2)."""
+    """Tool calls as the recording states them, accumulated by index (docs/chat.md "Streaming")."""
     calls: dict[int, dict[str, str]] = {}
     for c in chunks:
         for choice in c["choices"]:

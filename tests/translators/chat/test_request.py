@@ -1,4 +1,4 @@
-"""encode: the Chat Completions body around the messages (notes/dialects.md §B.1, §B.3)."""
+"""encode: the Chat Completions body around the messages (docs/chat.md "Request", "DeepSeek")."""
 
 from __future__ import annotations
 

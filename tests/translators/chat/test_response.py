@@ -1,4 +1,4 @@
-"""Whole (non-streamed) Chat answers and HTTP error bodies (notes/dialects.md §B.1-§B.3)."""
+"""Whole (non-streamed) Chat answers and HTTP error bodies (docs/chat.md "Request", "Streaming", "DeepSeek")."""
 
 from __future__ import annotations
 

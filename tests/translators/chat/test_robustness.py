@@ -1,4 +1,4 @@
-"""Whatever bytes arrive, only the package's own error type leaves the decoder (STYLE.md §8)."""
+"""Whatever bytes arrive, only the package's own error type leaves the decoder (docs/design.md "Tests")."""
 
 from __future__ import annotations
 

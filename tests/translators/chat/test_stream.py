@@ -1,4 +1,4 @@
-"""ChatDecoder: Chat Completions chunks -> IR events (notes/dialects.md §B.2, §B.3)."""
+"""ChatDecoder: Chat Completions chunks -> IR events (docs/chat.md "Streaming", "DeepSeek")."""
 
 from __future__ import annotations
 

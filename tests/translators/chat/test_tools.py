@@ -1,4 +1,4 @@
-"""Chat `tools`: functions, freeform tools (native or emulated), wire names (dialects.md §B.1, §E)."""
+"""Chat `tools`: functions, freeform tools (native or emulated), wire names (docs/chat.md "Request"; docs/responses.md "Tools on other dialects")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every tool and body Codex produces, once translated, is accepted by the google-genai SDK's own
-request types (strict pydantic models, camelCase aliases; notes/dialects.md §C.2)."""
+request types (strict pydantic models, camelCase aliases; docs/gemini.md "Request")."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def _codex_tools(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _deferred_tools_request() -> dict[str, Any]:
-    """A follow-up after tool_search: the namespace it loaded carries `defer_loading` (codex.md §3.5)."""
+    """A follow-up after tool_search: the namespace it loaded carries `defer_loading` (docs/codex.md "tool_search")."""
     request = codex_request("request_classic_gpt55.json")
     spawn = {"type": "function", "name": "spawn_agent", "description": "Spawn.", "strict": False,
              "defer_loading": True,

@@ -1,4 +1,4 @@
-"""Responses request decoding, history items: every input item Codex 0.169 sends (notes/codex.md §4)."""
+"""Responses request decoding, history items: every input item Codex 0.169 sends (docs/codex.md "Input items")."""
 
 from __future__ import annotations
 

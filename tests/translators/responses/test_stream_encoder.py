@@ -1,5 +1,5 @@
 """translators/responses/stream.py: IR stream events -> the Responses SSE Codex and the openai SDK accept
-(issue 2, Build 5; notes/codex.md §5, notes/dialects.md §F)."""
+(issue 2, Build 5; docs/codex.md "What Codex needs back", docs/responses.md "Event order")."""
 
 from __future__ import annotations
 
