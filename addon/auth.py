@@ -64,7 +64,8 @@ def upstream_credentials(route: Any, headers: dict[str, str], url: str, content:
 
 
 def key_headers(dialect: str, key: str | None) -> dict[str, str]:
-    """Where each vendor wants its key (docs/anthropic.md "Headers and auth"; docs/gemini.md "Endpoints and auth"; docs/bedrock.md "Endpoint, signing and API keys")."""
+    """Where each vendor wants its key (docs/anthropic.md "Headers and auth"; docs/gemini.md "Endpoints and
+    auth"; docs/bedrock.md "Endpoint, signing and API keys")."""
     if not key:
         return {}
     if dialect == "anthropic":

@@ -1,5 +1,6 @@
 """What a user sees of a translation in mitmproxy: `flow.metadata["gateway"]` (saved with the
-flow), a one-line comment and a mark (both shown in mitmweb, docs/mitmproxy.md "Where flows show information")."""
+flow), a one-line comment and a mark (both shown in mitmweb, docs/mitmproxy.md "Where flows show
+information")."""
 
 from __future__ import annotations
 

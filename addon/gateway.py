@@ -419,7 +419,8 @@ class Gateway:
 
     def _translate_whole(self, flow: http.HTTPFlow, translation: Translation, info: dict[str, Any]) -> None:
         """Server-replayed answers, loaded flows and non-streamed requests: no stream callable
-        ever runs for those (docs/mitmproxy.md "Streaming callables"), so the body is translated here at once."""
+        ever runs for those (docs/mitmproxy.md "Streaming callables"), so the body is translated here at
+        once."""
         assert flow.response is not None
         raw = flow.response.get_content(strict=False) or b""
         flow.metadata["gateway.upstream_response"] = raw

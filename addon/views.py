@@ -1,6 +1,7 @@
 """mitmproxy content views that make a gateway flow readable in mitmweb and mitmproxy's console.
 
-mitmweb does not show `flow.metadata` (docs/mitmproxy.md "Where flows show information"), where the addon keeps the client's
+mitmweb does not show `flow.metadata` (docs/mitmproxy.md "Where flows show information"), where the addon
+keeps the client's
 original request and the upstream's raw answer; these views render them next to the bodies:
 
 - **Translation** (auto on the request of a gateway flow): what changed between the client's

@@ -1,7 +1,8 @@
 """Freeform (custom) tools on targets that only take JSON-schema functions.
 
 A freeform tool such as Codex's `apply_patch` or code-mode `exec` becomes a function with one
-required string argument, `input`, and its grammar in the description (docs/responses.md "Tools on other dialects").
+required string argument, `input`, and its grammar in the description (docs/responses.md "Tools on other
+dialects").
 A call comes back to the client as a `custom_tool_call` whose `input` is that string, unwrapped
 (Codex aborts an `apply_patch` that arrives JSON-wrapped, docs/codex.md "What Codex needs back").
 """

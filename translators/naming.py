@@ -3,7 +3,8 @@
 Codex namespaces (MCP servers, multi-agent tools) have no equivalent outside OpenAI, so a
 namespaced tool is flattened into one name; every upstream keeps names short and plain
 (Anthropic, Bedrock and Chat: `[a-zA-Z0-9_-]{1,64}`; Gemini: must start with a letter or `_`,
-docs/anthropic.md "Tool names"; docs/chat.md "Request"; docs/gemini.md "Function names"; docs/bedrock.md "Tool names and ids"). The cut is stable (FNV-1a of the full name) so
+docs/anthropic.md "Tool names"; docs/chat.md "Request"; docs/gemini.md "Function names"; docs/bedrock.md "Tool
+names and ids"). The cut is stable (FNV-1a of the full name) so
 the same tool gets the same wire name on every turn and the prompt cache prefix holds.
 """
 

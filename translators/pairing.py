@@ -1,11 +1,13 @@
 """Every tool call followed by its result, and no result without its call.
 
 Anthropic wants each `tool_use` answered by a `tool_result` in the very next user turn, results
-first (docs/anthropic.md "Conversation rules"); Chat Completions wants a `tool` message per call right after the
+first (docs/anthropic.md "Conversation rules"); Chat Completions wants a `tool` message per call right after
+the
 assistant message; Bedrock and Gemini alike. So the IR is normalised once, for every target:
 results move to just after the run of assistant items that holds their calls, in call order (a
 result already there ends the run, so consecutive tool turns stay apart);
-a result whose call is absent is dropped (an orphan is a 400 upstream, docs/field-notes.md "Orphan tool items"); a call
+a result whose call is absent is dropped (an orphan is a 400 upstream, docs/field-notes.md "Orphan tool
+items"); a call
 without a result gets "aborted", as Codex itself fills in interrupted calls.
 """
 

@@ -1,5 +1,6 @@
 """IR history -> alternating user/assistant turns of content blocks, the conversation shape that
-Anthropic Messages and Bedrock Converse share (docs/anthropic.md "Conversation rules"; docs/bedrock.md "Request").
+Anthropic Messages and Bedrock Converse share (docs/anthropic.md "Conversation rules"; docs/bedrock.md
+"Request").
 
 One walk serves both: consecutive same-role blocks merge into one turn (Anthropic merges them
 itself; Bedrock demands strict alternation), `pairing.pair` already put every result right after
@@ -79,7 +80,8 @@ def with_thinking(request: Request, blocks: Blocks, thinking: dict[str, Any] | N
     """The turns, and the thinking configuration that may go with them.
 
     Claude with thinking rejects a tool loop whose calling assistant turn does not open with its
-    signed reasoning ("Expected `thinking` or `redacted_thinking`", docs/anthropic.md "Conversation rules", docs/field-notes.md "Thinking replay errors"; the same
+    signed reasoning ("Expected `thinking` or `redacted_thinking`", docs/anthropic.md "Conversation rules",
+    docs/field-notes.md "Thinking replay errors"; the same
     model behind Bedrock), so inside such a loop thinking is turned off for this request; earlier,
     finished turns may lose theirs.
     """

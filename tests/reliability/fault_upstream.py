@@ -152,7 +152,8 @@ def wants_stream(dialect: str, path: str, body: Any) -> bool:
 
 
 def error_body(dialect: str, status: int, message: str) -> tuple[dict[str, str], bytes]:
-    """An error in the dialect's own shape (docs/anthropic.md "Errors"; docs/chat.md "DSML markup"; docs/gemini.md "Errors"; docs/bedrock.md "Errors")."""
+    """An error in the dialect's own shape (docs/anthropic.md "Errors"; docs/chat.md "Errors";
+    docs/gemini.md "Errors"; docs/bedrock.md "Errors")."""
     if dialect == "anthropic":
         kind = {429: "rate_limit_error", 529: "overloaded_error", 500: "api_error"}.get(
             status, "invalid_request_error"

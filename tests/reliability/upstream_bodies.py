@@ -1,7 +1,8 @@
 """Reading an upstream request body of each dialect back, independently of the encoders: its tool
 names, its history calls and results, and the rules every vendor enforces on them.
 
-The rules (docs/anthropic.md "Conversation rules", "Tool names", "Streaming"; docs/chat.md "Request"; docs/gemini.md "Request", "Function names"; docs/bedrock.md "Request", "Tool names and ids"):
+The rules (docs/anthropic.md "Conversation rules", "Tool names", "Streaming"; docs/chat.md "Request";
+docs/gemini.md "Request", "Function names"; docs/bedrock.md "Request", "Tool names and ids"):
 - tool names are unique and match the vendor's pattern;
 - every call in the history is answered, in the turn right after it, and no result stands
   without its call (an orphan is a 400 upstream, docs/field-notes.md "Orphan tool items");

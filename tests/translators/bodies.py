@@ -1,4 +1,5 @@
-"""Small builders for Responses request bodies, shaped as Codex 0.169 sends them (docs/codex.md "Request", "Input items")."""
+"""Small builders for Responses request bodies, shaped as Codex 0.169 sends them (docs/codex.md "Request",
+"Input items")."""
 
 from __future__ import annotations
 

@@ -163,7 +163,8 @@ def jsonl_to_sse(raw: bytes) -> bytes:
 
 
 def sse(*payloads: dict[str, Any]) -> bytes:
-    """Upstream SSE frames named after each payload's `type` (Anthropic's framing, docs/anthropic.md "Streaming")."""
+    """Upstream SSE frames named after each payload's `type` (Anthropic's framing, docs/anthropic.md
+    "Streaming")."""
     return b"".join(
         f"event: {p['type']}\ndata: {json.dumps(p, ensure_ascii=False)}\n\n".encode() for p in payloads
     )

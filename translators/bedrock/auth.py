@@ -1,4 +1,5 @@
-"""Authenticating a Bedrock runtime request: SigV4 or a Bedrock API key (docs/bedrock.md "Endpoint, signing and API keys").
+"""Authenticating a Bedrock runtime request: SigV4 or a Bedrock API key (docs/bedrock.md "Endpoint, signing
+and API keys").
 
 Usage, once the body bytes, URL and headers are final (the signature covers them)::
 

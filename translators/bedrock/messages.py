@@ -1,7 +1,8 @@
 """IR items -> Converse `messages` (docs/bedrock.md "Request", "Tool names and ids").
 
 Bedrock wants strict user/assistant alternation starting with a user turn ("A conversation must
-alternate between user and assistant roles", docs/bedrock.md "Request"): `turns` merges same-role blocks into one
+alternate between user and assistant roles", docs/bedrock.md "Request"): `turns` merges same-role blocks into
+one
 message, this module writes Converse's blocks and opens with a user turn where the history does
 not. Images travel only as inline bytes in user turns.
 """
@@ -27,7 +28,8 @@ OPENING_TURN = "(conversation continues)"
 
 
 def tool_use_id(call_id: str) -> str:
-    """`ToolUseId` is `[a-zA-Z0-9_.:-]{1,64}` (docs/bedrock.md "Tool names and ids"). Valid ids pass unchanged; others get a hash
+    """`ToolUseId` is `[a-zA-Z0-9_.:-]{1,64}` (docs/bedrock.md "Tool names and ids"). Valid ids pass
+    unchanged; others get a hash
     of the original so two ids never fold into one, and the same id maps alike on every turn."""
     if call_id and len(call_id) <= TOOL_USE_ID_MAX and not _TOOL_USE_ID.search(call_id):
         return call_id

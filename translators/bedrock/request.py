@@ -1,4 +1,5 @@
-"""IR request -> Bedrock Converse / ConverseStream body (docs/bedrock.md "Endpoint, signing and API keys", "Request").
+"""IR request -> Bedrock Converse / ConverseStream body (docs/bedrock.md "Endpoint, signing and API keys",
+"Request").
 
 `POST /model/{modelId}/converse-stream` (or `/converse`), the model id URL-encoded in the path
 and absent from the body. Signing is not done here: the body must be final first, and the

@@ -1,4 +1,5 @@
-"""Bedrock ConverseStream (binary event stream) -> IR events (docs/bedrock.md "Event-stream framing", "ConverseStream events").
+"""Bedrock ConverseStream (binary event stream) -> IR events (docs/bedrock.md "Event-stream framing",
+"ConverseStream events").
 
 Frames come from botocore's decoder (framing.py); each carries `:message-type` (`event`,
 `exception`, `error`) and, for events, `:event-type` with a JSON payload padded by a random
@@ -214,7 +215,8 @@ def _payload(raw: bytes) -> dict[str, Any]:
             f"Bedrock sent an event payload that is not JSON: {raw[:120]!r}") from None
     if type(value) is not dict:
         raise UpstreamProtocolError("Bedrock sent an event payload that is not a JSON object")
-    value.pop("p", None)  # random-length padding against traffic analysis (docs/bedrock.md "ConverseStream events")
+    # random-length padding against traffic analysis (docs/bedrock.md "ConverseStream events")
+    value.pop("p", None)
     return value
 
 

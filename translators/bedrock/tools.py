@@ -49,7 +49,8 @@ def tool_config(request: Request, tools: toolset.Toolset, report: Report) -> dic
 
 def _spec(tool: toolset.JsonTool, report: Report) -> dict[str, Any]:
     if tool.strict:
-        # ToolSpecification has `strict`, but which models honour it is not documented (docs/bedrock.md "Request")
+        # ToolSpecification has `strict`, but which models honour it is not documented (docs/bedrock.md
+        # "Request")
         report.drop(f"{tool.origin}.strict")
     spec: dict[str, Any] = {"name": tool.wire, "inputSchema": {"json": tool.object_schema}}
     if tool.description:

@@ -24,7 +24,8 @@ MALFORMED_STOPS = {
     "malformed_tool_use": "the model wrote a tool call that could not be parsed",
 }
 
-# Exception event / error type -> HTTP status Bedrock gives it (service model, docs/bedrock.md "ConverseStream events").
+# Exception event / error type -> HTTP status Bedrock gives it (service model, docs/bedrock.md "ConverseStream
+# events").
 ERROR_STATUS = {
     "validationexception": 400,
     "accessdeniedexception": 403,

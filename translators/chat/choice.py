@@ -1,4 +1,5 @@
-"""One Chat Completions choice, delta by delta -> IR events (docs/chat.md "Streaming", "DeepSeek", "DSML markup").
+"""One Chat Completions choice, delta by delta -> IR events (docs/chat.md "Streaming", "DeepSeek", "DSML
+markup").
 
 Shared by the stream decoder (many deltas) and whole answers (the `message` read as one delta).
 Reasoning (`reasoning_content` from DeepSeek and vLLM, `reasoning` from Ollama and OpenRouter)
@@ -28,7 +29,8 @@ FAILED_FINISH = {"insufficient_system_resource": "server_is_overloaded"}
 # Delta keys read below; `reasoning_details` repeats `reasoning` in OpenRouter's structured form.
 _DELTA_KEYS = {"role", "content", "reasoning_content", "reasoning", "reasoning_details", "tool_calls",
                "refusal"}
-RECOVERED_NOTE = "tool calls the model wrote as DSML markup in its text were turned into real calls (docs/chat.md "DSML markup")"
+RECOVERED_NOTE = ('tool calls the model wrote as DSML markup in its text were turned into real calls '
+                  '(docs/chat.md "DSML markup")')
 # A native custom call's raw text is streamed as the JSON of `{"input": ...}`, the shape of an
 # emulated freeform call, so the encoder's one unwrapping path serves both.
 _CUSTOM_OPEN, _CUSTOM_CLOSE = '{"' + freeform.ARGUMENT + '":"', '"}'
@@ -129,7 +131,8 @@ class Choice:
         if self._reasoning is None:
             return
         text = "".join(self._reasoning)
-        # DeepSeek wants this text back on the next request (docs/chat.md "DeepSeek"): it rides in the client's
+        # DeepSeek wants this text back on the next request (docs/chat.md "DeepSeek"): it rides in the
+        # client's
         # reasoning item as VendorState
         out.append(ev.ReasoningDone(("reasoning", self._reasoning_n), VendorState(dialect="chat", text=text)))
         self._reasoning = None

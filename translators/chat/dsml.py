@@ -159,7 +159,8 @@ class Scanner:
     """Streamed text in, text and recovered calls out, the same whatever the piece boundaries.
 
     Whitespace just before a block is the model's separator (the V4 reference decoder splits on
-    "\\n\\n<｜DSML｜tool_calls", docs/chat.md "DSML markup") and is dropped with the block; a block that does not parse
+    "\\n\\n<｜DSML｜tool_calls", docs/chat.md "DSML markup") and is dropped with the block; a block that does
+    not parse
     comes back as the text it was.
     """
 
@@ -185,7 +186,8 @@ class Scanner:
     def close(self) -> list[Segment]:
         out: list[Segment] = []
         if self._kind is not None:
-            calls = parse(self._block)  # a block left open at the end of the answer (docs/chat.md "DSML markup")
+            # a block left open at the end of the answer (docs/chat.md "DSML markup")
+            calls = parse(self._block)
             self._emit_block(calls, out)
         elif self._held and not (self._recovered and self._held.isspace()):
             out.append(self._held)

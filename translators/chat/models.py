@@ -37,7 +37,8 @@ class Target:
 
     @property
     def native_custom_tools(self) -> bool:
-        """Only OpenAI takes `{type: "custom"}` tools in Chat (docs/chat.md "Request"; docs/responses.md "Tools on other dialects"); others get them emulated."""
+        """Only OpenAI takes `{type: "custom"}` tools in Chat (docs/chat.md "Request"; docs/responses.md
+        "Tools on other dialects"); others get them emulated."""
         return self.openai
 
     @property

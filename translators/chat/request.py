@@ -15,9 +15,11 @@ from translators.translation import Encoded
 
 PATH = "/chat/completions"
 """Relative to a base URL that ends in /v1 (OpenAI, vLLM, Ollama) or not (DeepSeek)."""
-NAMES = NamePolicy(max_length=64)  # "a-z, A-Z, 0-9, underscores and dashes, maximum length 64" (docs/chat.md "Request")
+# "a-z, A-Z, 0-9, underscores and dashes, maximum length 64" (docs/chat.md "Request")
+NAMES = NamePolicy(max_length=64)
 
-# DeepSeek's own table: it thinks at low, high or max (docs/chat.md "DeepSeek"; api-docs.deepseek.com thinking_mode).
+# DeepSeek's own table: it thinks at low, high or max (docs/chat.md "DeepSeek"; api-docs.deepseek.com
+# thinking_mode).
 DEEPSEEK_EFFORT = {"minimal": "low", "low": "low", "medium": "high", "high": "high", "xhigh": "high"}
 # What compatible servers (vLLM, Ollama, OpenRouter) commonly accept.
 GENERIC_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
@@ -60,7 +62,8 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
         body["user"] = request.user
     if request.stream:
         body["stream"] = True
-        # without it no chunk carries usage (docs/chat.md "Streaming"); DeepSeek puts usage on the finish chunk anyway
+        # without it no chunk carries usage (docs/chat.md "Streaming"); DeepSeek puts usage on the finish
+        # chunk anyway
         body["stream_options"] = {"include_usage": True}
     return Encoded(path=PATH, body=body, tools=names.index, headers={"content-type": "application/json"})
 

@@ -1,7 +1,8 @@
 """IR tools and tool_choice -> Chat Completions `tools` / `tool_choice` (docs/chat.md "Request").
 
 Freeform tools go out as native `{type: "custom"}` tools where the target is OpenAI itself, and
-as one-string-argument functions everywhere else (docs/responses.md "Tools on other dialects"); `toolset.build` names them either way, so
+as one-string-argument functions everywhere else (docs/responses.md "Tools on other dialects");
+`toolset.build` names them either way, so
 the stream decoder maps every wire name back through the same ToolIndex.
 """
 

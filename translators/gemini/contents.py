@@ -26,7 +26,8 @@ from translators.ir.request import Image, Part, Reasoning, Request, Text, ToolRe
 from translators.report import Report
 
 # Google's documented placeholder for a call whose real signature is lost (history written by
-# another model): Gemini 3 then skips validation instead of answering 400 (docs/gemini.md "Thought signatures").
+# another model): Gemini 3 then skips validation instead of answering 400 (docs/gemini.md "Thought
+# signatures").
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 
 
@@ -171,7 +172,8 @@ def _function_response(item: ToolResult, name: str, model: str, report: Report) 
 
 def _unsigned_current_turn(contents: list[dict[str, Any]], report: Report) -> None:
     """Gemini 3 rejects a current-turn step whose calls carry no signature (history written by
-    another model): the first call of such a step gets Google's skip placeholder (docs/gemini.md "Thought signatures")."""
+    another model): the first call of such a step gets Google's skip placeholder (docs/gemini.md "Thought
+    signatures")."""
     start = 0
     for i, content in enumerate(contents):
         if content["role"] == "user" and any("functionResponse" not in p for p in content["parts"]):

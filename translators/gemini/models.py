@@ -71,7 +71,8 @@ def multimodal_function_responses(model: str) -> bool:
 
 
 def requires_call_signatures(model: str) -> bool:
-    """Gemini 3 rejects a current-turn functionCall without its thoughtSignature (docs/gemini.md "Thought signatures")."""
+    """Gemini 3 rejects a current-turn functionCall without its thoughtSignature (docs/gemini.md "Thought
+    signatures")."""
     return uses_levels(model)
 
 

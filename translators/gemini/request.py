@@ -17,7 +17,8 @@ from translators.naming import NamePolicy
 from translators.report import Report
 from translators.translation import Encoded
 
-# Gemini: start with a letter or `_`, at most 128 (SDK) or 64 (older docs): keep to 64 (docs/gemini.md "Function names").
+# Gemini: start with a letter or `_`, at most 128 (SDK) or 64 (older docs): keep to 64 (docs/gemini.md
+# "Function names").
 NAMES = NamePolicy(max_length=64, must_start_with_letter=True)
 # Responses tool_choice mode -> functionCallingConfig.mode (`auto` is Gemini's default: not sent).
 MODES = {"none": "NONE", "required": "ANY", "tool": "ANY"}

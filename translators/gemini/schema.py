@@ -3,7 +3,8 @@
 
 One approach throughout: the JSON Schema field, never the OpenAPI `parameters` subset, cleaned to
 the keywords of google-genai's `JSONSchema` model ("a subset of JSON Schema ... used by the Gemini
-model"; docs/gemini.md "Request", "Schema keywords Gemini rejects"). Gemini answers 400 to the whole request for one keyword it
+model"; docs/gemini.md "Request", "Schema keywords Gemini rejects"). Gemini answers 400 to the whole request
+for one keyword it
 has no field for (`$schema`, `const`, `exclusiveMinimum`, Codex's `defer_loading`...), so every
 other keyword is removed and reported as a dropped path such as
 `tools[3].parameters.properties.x.exclusiveMinimum`. `const` is kept as a one-value `enum`.

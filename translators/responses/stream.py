@@ -1,6 +1,7 @@
 """IR stream events -> the Responses SSE that Codex and the `openai` SDK accept.
 
-What Codex 0.169 needs (docs/codex.md "What Codex needs back"): every item complete in `response.output_item.done`
+What Codex 0.169 needs (docs/codex.md "What Codex needs back"): every item complete in
+`response.output_item.done`
 (the only source of history; deltas are display only), exactly one terminal event, and a
 `response.completed` with `response.id` and either full usage or none, never `end_turn: false`.
 Event shapes follow the `openai` SDK's `ResponseStreamEvent` union (docs/responses.md "Event order").
@@ -26,7 +27,8 @@ _INCOMPLETE = {"max_output_tokens", "content_filter"}
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens", "cache_write_tokens",
                  "web_searches")
 _FAILED_FINISH = {"context_length_exceeded": "Your input exceeds the context window of this model."}
-# `response.failed` codes the client understands: the ones Codex acts on (docs/codex.md "Errors and retries") and the
+# `response.failed` codes the client understands: the ones Codex acts on (docs/codex.md "Errors and retries")
+# and the
 # general ones of the SDK's `ResponseError.code`. Codex retries any other code like server_error, and
 # the SDK's type rejects it, so other codes are sent as server_error with the code kept in the message.
 _CLIENT_CODES = frozenset({"server_error", "rate_limit_exceeded", "invalid_prompt", "context_length_exceeded",
@@ -460,7 +462,8 @@ def _object(text: str, report: Report) -> dict[str, Any]:
 
 
 def _with_retry_hint(message: str, retry_after: float | None) -> str:
-    """Codex reads the wait from the message text ("try again in 1.5s", docs/codex.md "Errors and retries")."""
+    """Codex reads the wait from the message text ("try again in 1.5s", docs/codex.md "Errors and
+    retries")."""
     if retry_after is None or "try again in" in message.lower():
         return message
     return f"{message} Please try again in {retry_after:g}s."

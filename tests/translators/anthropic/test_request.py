@@ -1,4 +1,5 @@
-"""IR -> Anthropic Messages request body (issue 2, Build 4; docs/anthropic.md "Headers and auth", "Request", "Conversation rules", "Tool names")."""
+"""IR -> Anthropic Messages request body (issue 2, Build 4; docs/anthropic.md "Headers and auth", "Request",
+"Conversation rules", "Tool names")."""
 
 from __future__ import annotations
 

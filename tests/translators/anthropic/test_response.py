@@ -1,4 +1,5 @@
-"""Whole (non-streamed) Anthropic answers and HTTP error bodies (issue 2, Build 4; docs/anthropic.md "Request", "Errors")."""
+"""Whole (non-streamed) Anthropic answers and HTTP error bodies (issue 2, Build 4; docs/anthropic.md
+"Request", "Errors")."""
 
 from __future__ import annotations
 

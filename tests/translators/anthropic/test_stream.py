@@ -1,4 +1,5 @@
-"""Anthropic Messages SSE -> Responses SSE (issue 2, Build 4 and "Done when"; docs/anthropic.md "Streaming")."""
+"""Anthropic Messages SSE -> Responses SSE (issue 2, Build 4 and "Done when"; docs/anthropic.md
+"Streaming")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Whole (non-streamed) Chat answers and HTTP error bodies (docs/chat.md "Request", "Streaming", "DeepSeek")."""
+"""Whole (non-streamed) Chat answers and HTTP error bodies (docs/chat.md "Request", "Streaming",
+"DeepSeek")."""
 
 from __future__ import annotations
 

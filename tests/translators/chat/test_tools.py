@@ -1,4 +1,5 @@
-"""Chat `tools`: functions, freeform tools (native or emulated), wire names (docs/chat.md "Request"; docs/responses.md "Tools on other dialects")."""
+"""Chat `tools`: functions, freeform tools (native or emulated), wire names (docs/chat.md "Request";
+docs/responses.md "Tools on other dialects")."""
 
 from __future__ import annotations
 

@@ -38,7 +38,8 @@ def _codex_tools(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _deferred_tools_request() -> dict[str, Any]:
-    """A follow-up after tool_search: the namespace it loaded carries `defer_loading` (docs/codex.md "tool_search")."""
+    """A follow-up after tool_search: the namespace it loaded carries `defer_loading` (docs/codex.md
+    "tool_search")."""
     request = codex_request("request_classic_gpt55.json")
     spawn = {"type": "function", "name": "spawn_agent", "description": "Spawn.", "strict": False,
              "defer_loading": True,

@@ -1,4 +1,5 @@
-"""Responses request decoding, history items: every input item Codex 0.169 sends (docs/codex.md "Input items")."""
+"""Responses request decoding, history items: every input item Codex 0.169 sends (docs/codex.md "Input
+items")."""
 
 from __future__ import annotations
 
