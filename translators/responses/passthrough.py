@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from translators import compaction, vendor_state, wirejson
-from translators.errors import MalformedRequest
+from translators.errors import MalformedRequest, UpstreamProtocolError
 from translators.ir import events as ev
 from translators.report import Report
 from translators.responses.stream import response_object
@@ -71,10 +71,18 @@ class Passthrough:
         self.finished = False
 
     def feed(self, data: bytes) -> bytes:
-        return self._frame(self._sse.feed(data))
+        try:
+            events = self._sse.feed(data)
+        except UpstreamProtocolError as exc:  # e.g. an event past the size bound
+            return self._fail(exc)
+        return self._frame(events)
 
     def close(self) -> bytes:
-        out = self._frame(self._sse.close())
+        try:
+            events = self._sse.close()
+        except UpstreamProtocolError as exc:
+            return self._fail(exc)
+        out = self._frame(events)
         if not self.finished:
             self.finished = True
             out += self._failed("upstream stream ended before response.completed")
@@ -106,7 +114,13 @@ class Passthrough:
             out.append(f"event: {name}\n{lines}\n".encode())
         return b"".join(out)
 
-    def _failed(self, message: str) -> bytes:
+    def _fail(self, exc: UpstreamProtocolError) -> bytes:
+        if self.finished:
+            return b""
+        self.finished = True
+        return self._failed(exc.message, exc.code)
+
+    def _failed(self, message: str, code: str = "server_error") -> bytes:
         """A `response.failed` the client can parse: a whole Response, numbered after the last
         forwarded event (OpenAI numbers events from 0, one by one)."""
         created = self._created
@@ -117,7 +131,7 @@ class Passthrough:
             "failed",
             created.get("model") if isinstance(created.get("model"), str) else self._model,
             [],
-            error={"code": "server_error", "message": message})
+            error={"code": code, "message": message})
         return encode_event("response.failed", {"type": "response.failed", "sequence_number": self._forwarded,
                                                 "response": response})
 
