@@ -118,9 +118,10 @@ class Passthrough:
         if self.finished:
             return b""
         self.finished = True
-        return self._failed(exc.message, exc.code)
+        # the code rides in the message, as the encoder writes any code the client does not know
+        return self._failed(f"{exc.code}: {exc.message}")
 
-    def _failed(self, message: str, code: str = "server_error") -> bytes:
+    def _failed(self, message: str) -> bytes:
         """A `response.failed` the client can parse: a whole Response, numbered after the last
         forwarded event (OpenAI numbers events from 0, one by one)."""
         created = self._created
@@ -131,7 +132,7 @@ class Passthrough:
             "failed",
             created.get("model") if isinstance(created.get("model"), str) else self._model,
             [],
-            error={"code": code, "message": message})
+            error={"code": "server_error", "message": message})
         return encode_event("response.failed", {"type": "response.failed", "sequence_number": self._forwarded,
                                                 "response": response})
 
