@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ if _ROOT not in sys.path:  # loaded by path with `-s addon/gateway.py`: make the
 
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
-from addon import auth, cutoff, flowinfo, recording, views  # noqa: E402
+from addon import auth, bodies, cutoff, flowinfo, limits, recording, views  # noqa: E402
 from addon.errors import answer, error_response, json_response  # noqa: E402
 from addon.routing import DEFAULT_MATCH, Route, RouteError, Router, from_options, from_toml, serving  # noqa: E402
 from addon.streaming import StreamHook  # noqa: E402
@@ -76,6 +76,7 @@ class Gateway:
                           "AWS region Bedrock requests are signed for; empty: the region in a "
                           "bedrock-runtime.{region}.amazonaws.com base URL, else $AWS_REGION or "
                           "$AWS_DEFAULT_REGION.")
+        limits.add_options(loader)
 
     def configure(self, updated: set[str]) -> None:
         o = ctx.options
@@ -115,17 +116,24 @@ class Gateway:
             # (notes/codex.md §1.2)
             flow.response = error_response(426, "websocket_unsupported",
                                            "this gateway speaks HTTP/SSE only; falling back is expected")
+        elif refused := bodies.declared_too_large(flow.request.headers, self._max_request()):
+            flow.response = error_response(413, "request_too_large", refused)  # the body is never read
 
-    def request(self, flow: http.HTTPFlow) -> None:
+    def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         if flow.response or flow.error:
-            return
+            return None
         if flowinfo.KEY in flow.metadata:
             if flow.is_replay == "request" and flow.live:
                 self._guarded(flow, self._replay)  # mitmweb's Replay, `mitmdump -C saved.flow`
-            return  # otherwise translated before (a loaded flow): never twice
+            return None  # otherwise translated before (a loaded flow): never twice
         if flow.request.method != "POST" or not self._matched(flow):
-            return
-        self._guarded(flow, self._intercept)
+            return None
+        # a large body is read and translated in a worker thread (addon/limits.py)
+        return limits.off_loop(len(flow.request.raw_content or b""), self._guarded, flow, self._intercept)
+
+    @staticmethod
+    def _max_request() -> int:
+        return int(ctx.options.gateway_max_request_bytes)
 
     def _guarded(self, flow: http.HTTPFlow, step: Any) -> None:
         """Fail closed: an exception escaping a hook would make mitmproxy log it and send the
@@ -142,16 +150,22 @@ class Gateway:
 
     def _intercept(self, flow: http.HTTPFlow) -> None:
         try:
-            # Codex may send zstd (notes/mitmproxy.md §8.4). Read it decoded but leave the body
-            # as sent until the flow is ours: an unrouted request goes on untouched.
-            body = wirejson.loads(flow.request.get_content() or b"")
+            # Codex may send zstd (docs/mitmproxy.md "Compressed bodies"). Read it decoded, once and
+            # within gateway_max_request_bytes, but leave the body as sent until the flow is
+            # ours: an unrouted request goes on untouched.
+            encoding = flow.request.headers.get("content-encoding")
+            data = bodies.decoded(flow.request.raw_content or b"", encoding, self._max_request())
+            body = bodies.loads(data)
+        except bodies.TooLarge as exc:
+            flow.response = error_response(413, "request_too_large", str(exc))
+            return
         except (ValueError, UnicodeDecodeError) as exc:
             flow.response = error_response(400, "invalid_json", f"the request body is not JSON: {exc}")
             return
         except RecursionError:  # not a ValueError: Python's parser gives up past ~1000 levels
             flow.response = error_response(400, "invalid_json", "the request body is nested too deeply")
             return
-        self._translate(flow, body, flow.request.get_text(strict=False) or "")
+        self._translate(flow, body, data.decode("utf-8", "replace"))  # JSON that parsed: UTF-8
 
     def _replay(self, flow: http.HTTPFlow) -> None:
         """A saved gateway flow sent again. Its request is the rewritten one, stale (old options)
@@ -228,7 +242,7 @@ class Gateway:
         # same Responses-shaped 502, when the connection attempt fails.
 
     def _retarget(self, flow: http.HTTPFlow, route: Route, translation: Translation) -> None:
-        content = wirejson.dumps(translation.body)
+        content = bodies.dumps(translation.body)
         if route.dialect == "responses" and auth.is_openai(route.base_url):
             # the same vendor: the client's own credentials and headers go along
             headers = {k: v for k, v in flow.request.headers.items()
@@ -282,9 +296,14 @@ class Gateway:
             flow.response.headers["transfer-encoding"] = "chunked"
         flow.response.headers.pop("content-encoding", None)
         flow.response.headers["content-type"] = "text/event-stream"
-        flow.response.stream = StreamHook(translator)
+        flow.response.stream = StreamHook(translator, max_kept=ctx.options.gateway_max_kept_bytes)
 
-    def response(self, flow: http.HTTPFlow) -> None:
+    def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        # a large whole answer is translated in a worker thread (addon/limits.py)
+        size = len(flow.response.raw_content or b"") if flow.response is not None else 0
+        return limits.off_loop(size, self._respond, flow)
+
+    def _respond(self, flow: http.HTTPFlow) -> None:
         translation = self._translation(flow)
         self._live.pop(flow.id, None)
         if translation is None or flow.response is None or "gateway.done" in flow.metadata:
@@ -294,14 +313,16 @@ class Gateway:
         hook = flow.response.stream
         if isinstance(hook, StreamHook):
             hook.end()
-            flow.metadata["gateway.upstream_response"] = bytes(hook.upstream)
+            flow.metadata["gateway.upstream_response"] = hook.saved_upstream()
             flow.response.stream = False
-            flow.response.content = bytes(hook.client)  # the saved flow shows what the client got
+            flow.response.content = hook.saved_client()  # the saved flow shows what the client got
             if "transfer-encoding" not in flow.response.headers:
                 # set_content just added a content-length the client never got; mitmproxy reads
                 # these headers after this hook to decide whether a close-delimited body is over
                 flow.response.headers.pop("content-length", None)
             self._collect(info, hook.translator.report, hook.error)
+            if note := hook.cut_note():
+                info["notes"].append(note)
         else:
             try:
                 if flow.response.status_code >= 400:
@@ -324,9 +345,11 @@ class Gateway:
             hook = flow.response.stream if flow.response is not None else None
             if isinstance(hook, StreamHook) and flow.response is not None:
                 # the client left mid-stream: keep what each side had so far for the saved flow
-                flow.metadata["gateway.upstream_response"] = bytes(hook.upstream)
+                flow.metadata["gateway.upstream_response"] = hook.saved_upstream()
                 flow.response.stream = False
-                flow.response.content = bytes(hook.client)
+                flow.response.content = hook.saved_client()
+                if note := hook.cut_note():
+                    flow.metadata[flowinfo.KEY]["notes"].append(note)
             flow.metadata[flowinfo.KEY]["error"] = flow.error.msg if flow.error else "connection error"
             auth.redact_request(flow.request.headers)
             flowinfo.describe(flow)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from typing import Any
 
 import pytest
@@ -61,9 +62,16 @@ def client_flow(body: Any = None, *, url: str = CLIENT_URL, method: str = "POST"
     return flow
 
 
+def finish(result: Awaitable[None] | None) -> None:
+    """Run to its end what a hook returned for mitmproxy to await (a large body's worker thread,
+    addon/limits.py)."""
+    if result is not None:
+        asyncio.run(result)  # type: ignore[arg-type]
+
+
 def run_request(addon: Gateway, flow: http.HTTPFlow) -> None:
     addon.requestheaders(flow)
-    addon.request(flow)
+    finish(addon.request(flow))
 
 
 def sse_events(data: bytes) -> list[dict[str, Any]]:

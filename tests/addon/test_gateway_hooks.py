@@ -18,7 +18,15 @@ from addon import gateway as gateway_module
 from addon.gateway import Gateway
 from addon.routing import Router
 from addon.streaming import StreamHook
-from tests.addon.conftest import CLIENT_KEY, CLIENT_URL, UPSTREAM_KEY, client_flow, run_request, sse_events
+from tests.addon.conftest import (
+    CLIENT_KEY,
+    CLIENT_URL,
+    UPSTREAM_KEY,
+    client_flow,
+    finish,
+    run_request,
+    sse_events,
+)
 from tests.data import DATA
 from translators import Translation
 
@@ -524,7 +532,7 @@ def _error(addon: Gateway, status: int, body: dict[str, Any],
     _answer(flow, status, json.dumps(body).encode(), {"content-type": "application/json", **(headers or {})})
     addon.responseheaders(flow)
     assert flow.response.stream is False  # errors are buffered and translated whole
-    addon.response(flow)
+    finish(addon.response(flow))
     assert flow.metadata["gateway.upstream_response"] == json.dumps(body).encode()
     assert flow.marked == ":warning:"
     return flow.response
