@@ -14,6 +14,7 @@ import zlib
 from typing import Any
 
 import brotli
+import orjson
 
 from translators import wirejson
 
@@ -191,12 +192,15 @@ def dumps(value: Any) -> bytes:
             or not all(isinstance(k, str) for k in value):
         return wirejson.dumps(value)
     members = []
-    for key, item in value.items():
-        if isinstance(item, list):
-            written = b"[" + b",".join([wirejson.dumps(x) for x in item]) + b"]"
-        else:
-            written = wirejson.dumps(item)
-        members.append(wirejson.dumps(key) + b":" + written)
+    try:
+        for key, item in value.items():
+            if isinstance(item, list):
+                written = b"[" + b",".join([orjson.dumps(x) for x in item]) + b"]"
+            else:
+                written = orjson.dumps(item)
+            members.append(orjson.dumps(key) + b":" + written)
+    except TypeError:  # what orjson refuses anywhere, wirejson writes the whole body its other way
+        return wirejson.dumps(value)
     return b"{" + b",".join(members) + b"}"
 
 
