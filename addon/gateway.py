@@ -299,8 +299,10 @@ class Gateway:
         flow.response.stream = StreamHook(translator, max_kept=ctx.options.gateway_max_kept_bytes)
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
-        # a large whole answer is translated in a worker thread (addon/limits.py)
-        size = len(flow.response.raw_content or b"") if flow.response is not None else 0
+        # a large whole answer is translated, and a large translation let go of, in a worker
+        # thread (addon/limits.py)
+        size = max(len(flow.response.raw_content or b"") if flow.response is not None else 0,
+                   len(flow.request.raw_content or b""))
         return limits.off_loop(size, self._respond, flow)
 
     def _respond(self, flow: http.HTTPFlow) -> None:

@@ -16,6 +16,8 @@ for or shares. Each bound has an option with a default that real traffic never r
 from __future__ import annotations
 
 import asyncio
+import gc
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -45,4 +47,30 @@ def off_loop(size: int, step: Callable[..., None], *args: Any) -> Awaitable[None
     if size < INLINE_BYTES:
         step(*args)
         return None
-    return asyncio.to_thread(step, *args)
+    return asyncio.to_thread(_without_gc, step, *args)
+
+
+_gc_lock = threading.Lock()
+_gc_pauses = 0
+_gc_was_enabled = True
+
+
+def _without_gc(step: Callable[..., None], *args: Any) -> None:
+    """Run `step` with Python's cyclic garbage collector paused. A large body is a million
+    objects or more (parsed JSON, then the translated body), and each full collection pass over
+    them holds the interpreter lock for 100-300 ms while the event loop waits: the thread would
+    still stall every other stream. JSON objects hold no cycles, so reference counting frees
+    them either way; the pause ends with the last overlapping step."""
+    global _gc_pauses, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        step(*args)
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
