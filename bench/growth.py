@@ -1,7 +1,7 @@
 """How the translators' cost grows with one value's size (docs/design.md "Limits"): an Anthropic
-tool input of 100 KB and of 800 KB (streamed as `input_json_delta` pieces of 256 bytes), and one
-text event of 1 MB and of 8 MB (arriving in 64 KB network chunks). Linear cost shows as about 8
-times the time for 8 times the size; a quadratic accumulation as about 64.
+tool input of 100 KB and of 800 KB (streamed as `input_json_delta` pieces of 64 bytes), and one
+text event of 1 MB and of 8 MB (arriving in 16 KB network chunks, a TLS record each). Linear cost
+shows as about 8 times the time for 8 times the size; a quadratic accumulation as about 64.
 """
 
 from __future__ import annotations
@@ -46,22 +46,22 @@ _END = [_event({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
 
 
 def tool_input(size: int) -> list[bytes]:
-    """A tool call whose input (one string field) is `size` bytes, in 256-byte deltas."""
+    """A tool call whose input (one string field) is `size` bytes, in 64-byte deltas."""
     value = json.dumps({"patch": "p" * size})
     deltas = [_event({"type": "content_block_delta", "index": 0,
-                      "delta": {"type": "input_json_delta", "partial_json": value[i:i + 256]}})
-              for i in range(0, len(value), 256)]
+                      "delta": {"type": "input_json_delta", "partial_json": value[i:i + 64]}})
+              for i in range(0, len(value), 64)]
     block = {"type": "tool_use", "id": "toolu_1", "name": "apply_patch", "input": {}}
     start = _event({"type": "content_block_start", "index": 0, "content_block": block})
     return [_HEAD, start, *deltas, _event({"type": "content_block_stop", "index": 0}), *_END]
 
 
 def one_event(size: int) -> list[bytes]:
-    """One text delta of `size` bytes, in 64 KB chunks as the network hands it over."""
+    """One text delta of `size` bytes, in 16 KB chunks as the network hands it over."""
     start = _event({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
     giant = _event({"type": "content_block_delta", "index": 0,
                     "delta": {"type": "text_delta", "text": "g" * size}})
-    pieces = [giant[i:i + 65536] for i in range(0, len(giant), 65536)]
+    pieces = [giant[i:i + 16384] for i in range(0, len(giant), 16384)]
     return [_HEAD, start, *pieces, _event({"type": "content_block_stop", "index": 0}), *_END]
 
 
