@@ -6,9 +6,9 @@ for or shares. Each bound has an option with a default that real traffic never r
 (docs/design.md "Limits"):
 
 - `gateway_max_request_bytes` (32 MiB): a request body as sent and as decoded. Anthropic refuses
-  requests above 32 MB itself (its "Request size limits"), and a Codex request with a long
-  history is a few MB; a zstd body of 32 KB can decode to 1 GB, so decoding stops at the bound
-  and the client gets a 413.
+  requests above 32 MB itself (docs/anthropic.md, 413 `request_too_large`), and a Codex request
+  with a long history is a few MB; a zstd body of 32 KB can decode to 1 GB, so decoding stops at
+  the bound and the client gets a 413.
 - `gateway_max_kept_bytes` (8 MiB): what the saved flow keeps of each side of one stream. The
   stream itself goes on; the saved copy is cut and says so.
 """
