@@ -141,6 +141,19 @@ def test_a_compression_bomb_is_a_413_in_bounded_memory_and_never_sent_upstream(
           f"peak {memory.peak / MiB:.0f} MiB, {took:.2f} s")
 
 
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+def test_a_body_past_the_bound_as_sent_is_a_413_and_never_sent_upstream(
+        proxy: MitmDump, upstream: Upstream, tmp_path: Path, framing: str) -> None:
+    body = tmp_path / "big.json"
+    body.write_bytes(b'{"model":"gpt-5.5","input":"' + b"a" * (33 * MiB) + b'"}')
+    command = _curl(proxy, body, tmp_path / "answer.json")
+    if framing == "chunked":  # no length to refuse up front: read, then refused
+        command[1:1] = ["-H", "transfer-encoding: chunked"]
+    assert subprocess.run(command, capture_output=True, text=True, timeout=60).stdout == "413"
+    assert json.loads((tmp_path / "answer.json").read_bytes())["error"]["code"] == "request_too_large"
+    assert upstream.received == []
+
+
 # -- an endless stream and a giant event ---------------------------------------------------------------
 
 def test_an_endless_stream_is_followed_in_bounded_memory_and_saved_cut(
