@@ -299,6 +299,8 @@ class Gateway:
         flow.response.stream = StreamHook(translator, max_kept=ctx.options.gateway_max_kept_bytes)
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        if flow.id not in self._live and "gateway.translation" not in flow.metadata:
+            return None  # not a translated flow: nothing to do, whatever its size
         # a large whole answer is translated, and a large translation let go of, in a worker
         # thread (addon/limits.py)
         size = max(len(flow.response.raw_content or b"") if flow.response is not None else 0,
