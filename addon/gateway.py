@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ if _ROOT not in sys.path:  # loaded by path with `-s addon/gateway.py`: make the
 
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
-from addon import auth, catalog, credentials, cutoff, flowinfo, recording, views  # noqa: E402
+from addon import auth, bodies, catalog, credentials, cutoff, flowinfo, limits, recording, views  # noqa: E402
 from addon import headers as upstream_headers  # noqa: E402
 from addon.capabilities import MODES, Capabilities  # noqa: E402
 from addon.errors import answer, error_response, json_response  # noqa: E402
@@ -101,6 +101,7 @@ class Gateway:
                           "Seconds a request waits for the models endpoint before it is translated "
                           "with the shipped table (the answer still fills the cache).")
         self.state.load(loader)
+        limits.add_options(loader)
 
     def configure(self, updated: set[str]) -> None:
         o = ctx.options
@@ -165,9 +166,16 @@ class Gateway:
                                            "(Agents SDK: set_default_openai_responses_transport(\"http\"); "
                                            "Codex falls back by itself)")
 
+        elif refused := bodies.declared_too_large(flow.request.headers, self._max_request()):
+            flow.response = error_response(413, "request_too_large", refused)  # the body is never read
+
+    @staticmethod
+    def _max_request() -> int:
+        return int(ctx.options.gateway_max_request_bytes)
+
     async def request(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error:
-            return
+            return None
         if flowinfo.KEY in flow.metadata:
             if flow.is_replay == "request" and flow.live:
                 await self._guarded(flow, self._replay)  # mitmweb's Replay, `mitmdump -C saved.flow`
@@ -196,10 +204,14 @@ class Gateway:
 
     async def _intercept(self, flow: http.HTTPFlow) -> None:
         try:
-            # Codex may send zstd (docs/mitmproxy.md "Compressed bodies"). Read it decoded but leave the body
-            # as sent until the flow is ours: an unrouted request goes on untouched.
-            raw = flow.request.get_content() or b""
-            body = wirejson.loads(raw)
+            # Codex may send zstd (docs/mitmproxy.md "Compressed bodies"). Read it decoded, once and
+            # within gateway_max_request_bytes, but leave the body as sent until the flow is
+            # ours: an unrouted request goes on untouched. A large body is read in a worker
+            # thread (addon/limits.py).
+            data, body = await limits.run(len(flow.request.raw_content or b""), self._read_body, flow)
+        except bodies.TooLarge as exc:
+            flow.response = error_response(413, "request_too_large", str(exc))
+            return
         except (ValueError, UnicodeDecodeError) as exc:
             flow.response = error_response(400, "invalid_json", f"the request body is not JSON: {exc}")
             return
@@ -207,7 +219,12 @@ class Gateway:
             flow.response = error_response(400, "invalid_json", "the request body is nested too deeply")
             return
         # JSON's own encoding, whatever charset the content-type claims (RFC 8259 §8.1)
-        await self._translate(flow, body, wirejson.decode_text(raw))
+        await self._translate(flow, body, wirejson.decode_text(data))
+
+    def _read_body(self, flow: http.HTTPFlow) -> tuple[bytes, Any]:
+        encoding = flow.request.headers.get("content-encoding")
+        data = bodies.decoded(flow.request.raw_content or b"", encoding, self._max_request())
+        return data, bodies.loads(data)
 
     async def _replay(self, flow: http.HTTPFlow) -> None:
         """A saved gateway flow sent again. Its request is the rewritten one, stale (old options)
@@ -264,6 +281,13 @@ class Gateway:
         if caps is not None:
             info["capabilities"] = caps.capabilities.source
             info["notes"] += [caps.note] if caps.note else []
+        # a large request is translated and written in a worker thread (addon/limits.py)
+        await limits.run(len(client_text), self._translate_and_retarget, flow, body, route, caps, info)
+        # An upstream that cannot be reached is answered by the HTTP layer (cutoff.py), with the
+        # same Responses-shaped 502, when the connection attempt fails.
+
+    def _translate_and_retarget(self, flow: http.HTTPFlow, body: Any, route: Route,
+                                caps: Any, info: dict[str, Any]) -> None:
         try:
             translation = translate_request(body, route.dialect, route.model,
                                             capabilities=caps.capabilities if caps else None,
@@ -293,11 +317,9 @@ class Gateway:
         except Exception as exc:
             info["error"] = f"gateway could not address the upstream: {exc!r}"
             answer(flow, error_response(500, "server_error", info["error"]))
-        # An upstream that cannot be reached is answered by the HTTP layer (cutoff.py), with the
-        # same Responses-shaped 502, when the connection attempt fails.
 
     def _retarget(self, flow: http.HTTPFlow, route: Route, translation: Translation) -> None:
-        content = wirejson.dumps(translation.body)
+        content = bodies.dumps(translation.body)
         if route.dialect == "responses" and auth.is_openai(route.base_url):
             # the same vendor: the client's own headers go along (its credentials unless the
             # route names a key: auth.upstream_credentials)
@@ -345,9 +367,19 @@ class Gateway:
             flow.response.headers["transfer-encoding"] = "chunked"
         flow.response.headers.pop("content-encoding", None)
         flow.response.headers["content-type"] = "text/event-stream"
-        flow.response.stream = StreamHook(translator, secrets=credentials.secrets_of(flow))
+        flow.response.stream = StreamHook(translator, secrets=credentials.secrets_of(flow),
+                                          max_kept=ctx.options.gateway_max_kept_bytes)
 
-    def response(self, flow: http.HTTPFlow) -> None:
+    def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        if flow.id not in self._live and "gateway.translation" not in flow.metadata:
+            return None  # not a translated flow: nothing to do, whatever its size
+        # a large whole answer is translated, and a large translation let go of, in a worker
+        # thread (addon/limits.py)
+        size = max(len(flow.response.raw_content or b"") if flow.response is not None else 0,
+                   len(flow.request.raw_content or b""))
+        return limits.off_loop(size, self._respond, flow)
+
+    def _respond(self, flow: http.HTTPFlow) -> None:
         translation = self._translation(flow)
         self._live.pop(flow.id, None)
         if translation is None or flow.response is None or "gateway.done" in flow.metadata:
@@ -357,14 +389,16 @@ class Gateway:
         hook = flow.response.stream
         if isinstance(hook, StreamHook):
             hook.end()
-            flow.metadata["gateway.upstream_response"] = bytes(hook.upstream)
+            flow.metadata["gateway.upstream_response"] = hook.saved_upstream()
             flow.response.stream = False
-            flow.response.content = bytes(hook.client)  # the saved flow shows what the client got
+            flow.response.content = hook.saved_client()  # the saved flow shows what the client got
             if "transfer-encoding" not in flow.response.headers:
                 # set_content just added a content-length the client never got; mitmproxy reads
                 # these headers after this hook to decide whether a close-delimited body is over
                 flow.response.headers.pop("content-length", None)
             self._collect(info, hook.translator.report, hook.error)
+            if note := hook.cut_note():
+                info["notes"].append(note)
         else:
             try:
                 if refused := upstream_headers.refusal(flow):
@@ -396,9 +430,11 @@ class Gateway:
             hook = flow.response.stream if flow.response is not None else None
             if isinstance(hook, StreamHook) and flow.response is not None:
                 # the client left mid-stream: keep what each side had so far for the saved flow
-                flow.metadata["gateway.upstream_response"] = bytes(hook.upstream)
+                flow.metadata["gateway.upstream_response"] = hook.saved_upstream()
                 flow.response.stream = False
-                flow.response.content = bytes(hook.client)
+                flow.response.content = hook.saved_client()
+                if note := hook.cut_note():
+                    flow.metadata[flowinfo.KEY]["notes"].append(note)
             flow.metadata[flowinfo.KEY]["error"] = flow.error.msg if flow.error else "connection error"
             auth.redact_request(flow.request.headers)
             credentials.scrub_flow(flow)

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 
 from addon.credentials import scrub_bytes
+from addon.limits import MAX_KEPT_BYTES
 from translators import PassthroughTranslator, StreamTranslator, wirejson
 from translators.sse import encode_event
 
@@ -21,22 +22,31 @@ Translator = StreamTranslator | PassthroughTranslator
 
 class StreamHook:
     def __init__(self, translator: Translator, on_end: Callable[[StreamHook], None] | None = None,
-                 secrets: tuple[str, ...] = ()) -> None:
+                 secrets: tuple[str, ...] = (), max_kept: int = MAX_KEPT_BYTES) -> None:
         self.translator = translator
         self.secrets = secrets
         """The credentials sent upstream: an event that repeats one (an error message) reaches
         the client without it. Translators emit whole events, so no value spans two chunks."""
         self.upstream = bytearray()
-        """The upstream's own bytes, kept for the saved flow and the views."""
+        """The upstream's own bytes, kept for the saved flow and the views (the first `max_kept`)."""
         self.client = bytearray()
-        """What the client got."""
+        """What the client got (whole chunks, up to `max_kept` bytes)."""
+        self.max_kept = max_kept
+        self.upstream_dropped = 0
+        """Upstream bytes past the bound: passed on, not kept."""
+        self.client_dropped = 0
+        self._dropped_events = 0
+        self._dropped_terminal = False
         self.ended = False
         self.error: str | None = None
         self._on_end = on_end
 
     def __call__(self, data: bytes) -> bytes | list[bytes]:
         if data:
-            self.upstream += data
+            if len(self.upstream) + len(data) <= self.max_kept:
+                self.upstream += data
+            else:
+                self._drop_upstream(data)
         try:
             if not data:
                 out = self.end()
@@ -48,9 +58,43 @@ class StreamHook:
             out = self._fail(repr(exc))
         if out:
             out = scrub_bytes(out, self.secrets)
-            self.client += out
+            self._keep(out)
             return out
         return []
+
+    def _drop_upstream(self, data: bytes) -> None:
+        room = max(0, self.max_kept - len(self.upstream))
+        self.upstream += data[:room]
+        self.upstream_dropped += len(data) - room
+
+    def _keep(self, out: bytes) -> None:
+        """Keep what the client got, up to the bound; past it, only what `_fail` needs to know
+        about the dropped chunks (their events and whether one was terminal)."""
+        if len(self.client) + len(out) <= self.max_kept:
+            self.client += out
+            return
+        self.client_dropped += len(out)
+        self._dropped_events += len(_EVENT_LINE.findall(out))
+        self._dropped_terminal = self._dropped_terminal or _TERMINAL.search(out) is not None
+
+    @property
+    def was_cut(self) -> bool:
+        return bool(self.upstream_dropped or self.client_dropped)
+
+    def saved_upstream(self) -> bytes:
+        """The upstream bytes for the saved flow, with a marker where they were cut."""
+        return bytes(self.upstream) + _marker(self.upstream_dropped, self.max_kept)
+
+    def saved_client(self) -> bytes:
+        """What the client got, for the saved flow, with a marker where it was cut (an SSE
+        comment, so the saved body still reads as a stream)."""
+        return bytes(self.client) + _marker(self.client_dropped, self.max_kept)
+
+    def cut_note(self) -> str | None:
+        if not self.was_cut:
+            return None
+        return (f"saved copy cut at gateway_max_kept_bytes={self.max_kept}: {self.upstream_dropped} "
+                f"upstream and {self.client_dropped} client bytes were streamed but not kept")
 
     def end(self) -> bytes:
         """End of the upstream body (or the upstream cut it): flush, and guarantee a terminal event."""
@@ -71,7 +115,7 @@ class StreamHook:
             out = self._fail(repr(exc))
         if out:
             out = scrub_bytes(out, self.secrets)
-            self.client += out
+            self._keep(out)
         return out
 
     def _fail(self, reason: str) -> bytes:
@@ -80,19 +124,29 @@ class StreamHook:
         not come."""
         self.error = reason
         self.ended = True
-        if _TERMINAL.search(self.client):
+        if self._dropped_terminal or _TERMINAL.search(self.client):
             return b""
-        return failed_event(bytes(self.client), f"gateway error while translating the stream: {reason}")
+        return failed_event(bytes(self.client), f"gateway error while translating the stream: {reason}",
+                            also_sent=self._dropped_events)
+
+
+def _marker(dropped: int, kept: int) -> bytes:
+    if not dropped:
+        return b""
+    return (b"\n: gateway: cut here, %d more bytes were streamed but not kept "
+            b"(gateway_max_kept_bytes=%d)\n\n" % (dropped, kept))
 
 
 _TERMINAL = re.compile(rb"(?m)^event: response\.(completed|incomplete|failed)$")
+_EVENT_LINE = re.compile(rb"(?m)^event: ")
 _CREATED = re.compile(rb'"response":\s*\{"id":\s*"([^"]+)"')
 _MODEL = re.compile(rb'"model":\s*"([^"]*)"')
 
 
-def failed_event(sent: bytes, message: str) -> bytes:
+def failed_event(sent: bytes, message: str, also_sent: int = 0) -> bytes:
     """A `response.failed` that continues what the client already got: same response id and
-    model as its `response.created`, the next sequence number."""
+    model as its `response.created`, the next sequence number (`also_sent`: events sent but not
+    in `sent`)."""
     response_id = _CREATED.search(sent)
     model = _MODEL.search(sent)
     response = {
@@ -102,6 +156,6 @@ def failed_event(sent: bytes, message: str) -> bytes:
         "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
         "error": {"code": "server_error", "message": message}, "incomplete_details": None, "usage": None,
     }
-    sequence = len(re.findall(rb"(?m)^event: ", sent))
+    sequence = len(_EVENT_LINE.findall(sent)) + also_sent
     return encode_event("response.failed", {"type": "response.failed", "response": response,
                                             "sequence_number": sequence})

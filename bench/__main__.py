@@ -22,13 +22,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from bench import peer_litellm, profile, proxy, requests, streams
+from bench import growth, peer_litellm, profile, proxy, requests, streams
 from bench.fixtures import long_answer, recorded
 from bench.report import Results, render, write
 from bench.workloads import TARGET_MODELS, long_request, small_request
 from translators import Translation, translate_request
 
-STEPS = ("requests", "streams", "proxy", "peer", "profile")
+STEPS = ("requests", "streams", "growth", "proxy", "peer", "profile")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,7 @@ class Budget:
     proxy_callable_turns: int
     """Turns of the timed mitmdump that measures the stream callable inside the proxy."""
     profile_seconds: float
+    growth_samples: int = 5
     proxy_interval_ms: float = 1.0
 
 
@@ -57,7 +58,7 @@ FULL = Budget(request_samples={"small": 200, "long": 40}, peer_request_samples={
 QUICK = Budget(request_samples={"small": 10, "long": 3}, peer_request_samples={"small": 3, "long": 1},
                stream_samples=3, peer_stream_samples=1, long_deltas=200, proxy_deltas=200, proxy_turns=1,
                proxy_sessions=1, proxy_callable_turns=1,
-               profile_seconds=0.2)
+               profile_seconds=0.2, growth_samples=3)
 
 
 def _version(dist: str) -> str | None:
@@ -141,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
                                          budget.long_deltas)
         res.streams, res.stream_files, res.notes = rows, files, res.notes + notes
 
+    def run_growth() -> None:
+        res.growth = growth.run(budget.growth_samples)
+
     def run_proxy() -> None:
         res.proxy = proxy.run(budget.proxy_deltas, budget.proxy_interval_ms, budget.proxy_turns,
                               sessions=budget.proxy_sessions, callable_turns=budget.proxy_callable_turns)
@@ -152,8 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             _profiles(res, targets, budget)
 
-    for name, step in (("requests", run_requests), ("streams", run_streams), ("proxy", run_proxy),
-                       ("profile", run_profile)):
+    for name, step in (("requests", run_requests), ("streams", run_streams), ("growth", run_growth),
+                       ("proxy", run_proxy), ("profile", run_profile)):
         if name not in args.skip:
             _guarded(res, name, step)
     res.meta["load_after"] = os.getloadavg()[0]

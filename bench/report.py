@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.growth import GrowthRow
 from bench.profile import Profile
 from bench.proxy import ProxyResult
 from bench.requests import RequestRow
@@ -19,6 +20,7 @@ class Results:
     requests: list[RequestRow] = field(default_factory=list)
     streams: list[StreamRow] = field(default_factory=list)
     stream_files: list[StreamRow] = field(default_factory=list)
+    growth: list[GrowthRow] = field(default_factory=list)
     proxy: ProxyResult | None = None
     profiles: list[Profile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -170,6 +172,12 @@ def render(res: Results) -> str:
                   "floor = json.loads + json.dumps of every event payload; ×orjson = against the same "
                   "floor with orjson; peer = litellm, anthropic only)",
                   stream_table(res.streams)]
+    if res.growth:
+        parts += ["", "Cost against one value's size (Anthropic stream translated whole; linear: about 8x "
+                  "for 8x the size, quadratic: about 64x)",
+                  _table(["case", "small KB", "large KB", "small ms", "large ms", "ratio"],
+                         [[g.case, f"{g.small_bytes / 1024:.0f}", f"{g.large_bytes / 1024:.0f}",
+                           f"{g.small_ms:.1f}", f"{g.large_ms:.1f}", f"{g.ratio:.1f}"] for g in res.growth])]
     if res.proxy:
         p = res.proxy
         parts += ["", f"Through the proxy (mitmdump {m.get('mitmproxy')}; {p.deltas} Anthropic text deltas "
@@ -192,6 +200,7 @@ def to_json(res: Results) -> dict[str, Any]:
         "requests": [r.as_dict() for r in res.requests],
         "streams": [r.as_dict() for r in res.streams],
         "stream_files": [r.as_dict() for r in res.stream_files],
+        "growth": [g.as_dict() for g in res.growth],
         "proxy": None if p is None else {
             **asdict(p), "added_latency_us": p.added_latency_us,
             "added_latency_us_p95": p.added_latency_us_p95,

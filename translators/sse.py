@@ -11,6 +11,7 @@ import re
 from typing import Any, NamedTuple
 
 from translators import wirejson
+from translators.errors import UpstreamProtocolError
 
 
 class SSEEvent(NamedTuple):
@@ -23,16 +24,35 @@ _ONE_EVENT = re.compile(rb"(?:event: ([^\r\n]*+)\r?\n)?data: ([^\r\n]*+)\r?\n\r?
 so a chunk that is not one fails at once instead of backtracking over its data."""
 
 
+MAX_EVENT_BYTES = 16 * 1024 * 1024
+"""One upstream event's bound (docs/design.md "Limits"): the largest real events, a whole tool
+input of an apply_patch in one delta, are a few MB; past this the stream ends with
+`upstream_event_too_large` instead of the proxy holding an unbounded event."""
+
+
+class EventTooLarge(UpstreamProtocolError):
+    code = "upstream_event_too_large"
+
+
 class SSEDecoder:
     """Bytes in any chunking -> whole events. One pass over the lines of each chunk, without a
-    call per line: on the proxy this runs once per upstream event, with cold caches (bench/)."""
+    call per line: on the proxy this runs once per upstream event, with cold caches (bench/).
 
-    __slots__ = ("_buffer", "_data", "_event", "idle")
+    Linear in the bytes fed, whatever the chunking: a line still incomplete is kept as a list
+    of its pieces, joined once when its end arrives, and only the new bytes are searched for it."""
 
-    def __init__(self) -> None:
-        self._buffer = b""
+    __slots__ = ("_data", "_error", "_event", "_held", "_held_size", "_max", "_size", "idle")
+
+    def __init__(self, max_event: int = MAX_EVENT_BYTES) -> None:
+        self._held: list[bytes] = []
+        """The incomplete line: its pieces, in order (a CR at its end may be half a CRLF)."""
+        self._held_size = 0
         self._event = ""
         self._data: list[str] = []
+        self._size = 0
+        """Bytes of the current event's complete lines."""
+        self._max = max_event
+        self._error: EventTooLarge | None = None
         self.idle = True
         """True between events: nothing held, so the next chunk starts a new event (an attribute,
         not a property: it is read once per upstream event)."""
@@ -40,29 +60,48 @@ class SSEDecoder:
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         if self.idle:
             whole = _ONE_EVENT.fullmatch(chunk)
-            if whole is not None:
+            if whole is not None and len(chunk) <= self._max:
                 # the usual chunk, one upstream write: exactly one whole event; the same event
                 # the line loop below makes of it, in one C call
                 name, data = whole.groups()
                 return [SSEEvent(name.decode("utf-8", "replace") if name else "message",
                                  data.decode("utf-8", "replace"))]
-        buffer = self._buffer + chunk if self._buffer else chunk
+        if self._max < 0:  # over the bound before: the stream is over, the rest is dropped
+            return self._raise_once()
+        held = self._held
+        if held and b"\n" not in chunk and b"\r" not in chunk and not held[-1].endswith(b"\r"):
+            # more of a long line: nothing to split until its end arrives
+            held.append(chunk)
+            self._held_size += len(chunk)
+            self._check([])
+            return []
+        buffer = b"".join((*held, chunk)) if held else chunk
+        held.clear()
         if b"\r" in buffer:
-            lines = self._split_with_cr(buffer)
+            lines, rest = _split_with_cr(buffer)
         else:
             end = buffer.rfind(b"\n") + 1
-            self._buffer = buffer[end:]
+            rest = buffer[end:]
             lines = buffer[:end - 1].split(b"\n") if end else []
+        if rest:
+            held.append(rest)
+        self._held_size = len(rest)
         events: list[SSEEvent] = []
-        data, event = self._data, self._event
+        data, event, size = self._data, self._event, self._size
         for raw in lines:
             if not raw:  # a blank line dispatches the event
                 if data:
+                    if size > self._max:
+                        self._data, self._event = data, event
+                        self._size = size
+                        return self._check(events)
                     events.append(SSEEvent(event or "message", "\n".join(data)))
                     data = []
                 event = ""
+                size = 0
             elif raw.startswith(b"data: "):
                 data.append(raw[6:].decode("utf-8", "replace"))
+                size += len(raw)
             elif raw.startswith(b"event: "):
                 event = raw[7:].decode("utf-8", "replace")
             elif raw[0] != 0x3A:  # not a `:` comment: a field written without the space, or id/retry
@@ -71,42 +110,68 @@ class SSEDecoder:
                     value = value[1:]
                 if field == "data":
                     data.append(value)
+                    size += len(raw)
                 elif field == "event":
                     event = value
-        self._data, self._event = data, event
-        self.idle = not (self._buffer or data or event)
-        return events
+        self._data, self._event, self._size = data, event, size
+        self.idle = not (held or data or event)
+        return self._check(events)
 
-    def _split_with_cr(self, buffer: bytes) -> list[bytes]:
-        lines: list[bytes] = []
-        start = 0
-        size = len(buffer)
-        while start < size:
-            lf = buffer.find(b"\n", start)
-            cr = buffer.find(b"\r", start)
-            if cr < 0 or (0 <= lf < cr):
-                if lf < 0:
-                    break
-                lines.append(buffer[start:lf])
-                start = lf + 1
-                continue
-            if cr == size - 1:
-                break  # maybe half of a CRLF: wait for the next byte
-            lines.append(buffer[start:cr])
-            start = cr + 2 if buffer[cr + 1: cr + 2] == b"\n" else cr + 1
-        self._buffer = buffer[start:]
-        return lines
+    def _check(self, events: list[SSEEvent]) -> list[SSEEvent]:
+        """Past the bound, the event and everything after it are dropped; the error is raised
+        now, or, when whole events came before it in the same chunk, at the next call, so those
+        still reach the client."""
+        if self._size + self._held_size <= self._max:
+            return events
+        self._error = EventTooLarge(
+            f"the upstream sent an event larger than {self._max} bytes; the gateway ends the stream "
+            "rather than hold it")
+        self._max = -1
+        self._held, self._held_size, self._data, self._size, self._event = [], 0, [], 0, ""
+        self.idle = False
+        return events if events else self._raise_once()
+
+    def _raise_once(self) -> list[SSEEvent]:
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+        return []
 
     def close(self) -> list[SSEEvent]:
         """End of stream. An event without its closing blank line is discarded, as the spec says
         ("if the file ends in the middle of an event ... the incomplete event is not dispatched"):
         a cut upstream must not pass half an event off as a whole one."""
-        self._buffer = b""
+        self._held = []
+        self._held_size = 0
         self._data = []
+        self._size = 0
         self._event = ""
+        if self._max < 0:
+            return self._raise_once()
         self.idle = True
         return []
 
+
+def _split_with_cr(buffer: bytes) -> tuple[list[bytes], bytes]:
+    """Lines ended by CRLF, LF or CR, and the incomplete rest (a CR at the very end waits: it
+    may be the first half of a CRLF)."""
+    lines: list[bytes] = []
+    start = 0
+    size = len(buffer)
+    while start < size:
+        lf = buffer.find(b"\n", start)
+        cr = buffer.find(b"\r", start)
+        if cr < 0 or (0 <= lf < cr):
+            if lf < 0:
+                break
+            lines.append(buffer[start:lf])
+            start = lf + 1
+            continue
+        if cr == size - 1:
+            break  # maybe half of a CRLF: wait for the next byte
+        lines.append(buffer[start:cr])
+        start = cr + 2 if buffer[cr + 1: cr + 2] == b"\n" else cr + 1
+    return lines, buffer[start:]
 
 
 def encode_event(event_type: str, payload: dict[str, Any]) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from typing import Any
 
 import pytest
@@ -75,10 +75,17 @@ def wire_headers(flow: http.HTTPFlow) -> dict[str, str]:
     return {k.lower(): v for k, v in credentials.wire_request(flow).headers.items()}
 
 
+def finish(result: Awaitable[None] | None) -> None:
+    """Run to its end what a hook returned for mitmproxy to await (a large body's worker thread,
+    addon/limits.py)."""
+    if result is not None:
+        asyncio.run(result)  # type: ignore[arg-type]
+
+
 def run_request(addon: Gateway, flow: http.HTTPFlow) -> None:
     """`requestheaders`, then the (async) `request` hook run to its end, as the proxy does."""
     addon.requestheaders(flow)
-    asyncio.run(addon.request(flow))
+    finish(addon.request(flow))
 
 
 def sse_events(data: bytes) -> list[dict[str, Any]]:

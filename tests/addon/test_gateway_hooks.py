@@ -23,6 +23,7 @@ from tests.addon.conftest import (
     CLIENT_URL,
     UPSTREAM_KEY,
     client_flow,
+    finish,
     run_request,
     sse_events,
     wire_headers,
@@ -564,7 +565,7 @@ def _error(addon: Gateway, status: int, body: dict[str, Any],
     _answer(flow, status, json.dumps(body).encode(), {"content-type": "application/json", **(headers or {})})
     addon.responseheaders(flow)
     assert flow.response.stream is False  # errors are buffered and translated whole
-    addon.response(flow)
+    finish(addon.response(flow))
     assert flow.metadata["gateway.upstream_response"] == json.dumps(body).encode()
     assert flow.marked == ":warning:"
     return flow.response

@@ -131,3 +131,58 @@ def test_cut_with_a_broken_translator_still_gives_response_failed() -> None:
     hook = StreamHook(Raising(fail_on=None, fail_close=True))
     tail = hook.cut("lost")
     assert json.loads(tail.split(b"data: ")[1])["type"] == "response.failed"
+
+
+# -- what the saved flow keeps (addon/limits.py) --------------------------------------------------
+
+def _text_stream(deltas: int, size: int) -> list[bytes]:
+    """An Anthropic text answer of `deltas` events of `size` characters each, one chunk per event."""
+    def event(payload: dict) -> bytes:
+        return f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n".encode()
+
+    head = [event({"type": "message_start", "message": {"id": "msg_1", "model": "claude-haiku-4-5",
+                                                         "usage": {"input_tokens": 1, "output_tokens": 0}}}),
+            event({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})]
+    delta = event({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "text_delta", "text": "x" * size}})
+    tail = [event({"type": "content_block_stop", "index": 0}),
+            event({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                   "usage": {"output_tokens": 9}}),
+            event({"type": "message_stop"})]
+    return [*head, *[delta] * deltas, *tail]
+
+
+def test_a_long_stream_reaches_the_client_whole_while_the_saved_copy_stops_at_the_bound() -> None:
+    chunks = _text_stream(2000, 1000)
+    hook = StreamHook(_translator(), max_kept=64 * 1024)
+    sent = _drive(hook, chunks)
+    payloads = sse_events(sent)
+    assert payloads[-1]["type"] == "response.completed"
+    assert sum(len(p["delta"]) for p in payloads if p["type"] == "response.output_text.delta") == 2000 * 1000
+    assert len(hook.upstream) == 64 * 1024 and len(hook.client) <= 64 * 1024
+    assert hook.upstream_dropped == len(b"".join(chunks)) - 64 * 1024
+    assert hook.client_dropped == len(sent) - len(hook.client)
+    note = hook.cut_note()
+    assert note is not None and "gateway_max_kept_bytes=65536" in note
+    assert hook.saved_client().startswith(bytes(hook.client))
+    assert b": gateway: cut here" in hook.saved_client() and b": gateway: cut here" in hook.saved_upstream()
+
+
+def test_a_stream_within_the_bound_is_kept_whole_without_a_marker() -> None:
+    chunks = _text_stream(5, 10)
+    hook = StreamHook(_translator(), max_kept=1024 * 1024)
+    sent = _drive(hook, chunks)
+    assert hook.saved_client() == sent and hook.saved_upstream() == b"".join(chunks)
+    assert hook.cut_note() is None
+
+
+def test_a_failure_after_the_bound_continues_the_numbering_of_everything_sent() -> None:
+    chunks = _text_stream(300, 100)
+    hook = StreamHook(_translator(), max_kept=4096)
+    sent = b"".join(x if isinstance(x, bytes) else b"".join(x) for x in map(hook, chunks[:-3]))
+    hook.translator = Raising(fail_on=1)  # the next chunk breaks the translator
+    out = hook(chunks[-3])
+    sent += out if isinstance(out, bytes) else b"".join(out)
+    payloads = sse_events(sent)
+    assert payloads[-1]["type"] == "response.failed"
+    assert [p["sequence_number"] for p in payloads] == list(range(len(payloads)))

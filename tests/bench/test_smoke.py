@@ -113,3 +113,21 @@ def test_main_writes_the_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "Request translation" in printed and "Targets" in printed
     data = json.loads(out.read_text())
     assert data["requests"] and data["targets"] and not data["errors"]
+
+
+def test_growth_benchmark_times_both_sizes_of_each_case() -> None:
+    from bench import growth
+
+    rows = growth.run(samples=1)
+    assert [(r.case, r.large_bytes // r.small_bytes) for r in rows] == [("tool input", 8), ("one event", 8)]
+    assert all(r.small_ms > 0 and r.large_ms > r.small_ms for r in rows)
+
+
+def test_growth_workloads_translate_to_one_whole_answer() -> None:
+    from bench import growth
+
+    translation = translate_request(json.loads(workloads.small_request()), "anthropic", None)
+    out = streams.translate("anthropic", translation, growth.tool_input(1000))
+    assert streams.terminal(out) == "response.completed" and out.count(b'"p') > 0
+    out = streams.translate("anthropic", translation, growth.one_event(70_000))
+    assert streams.terminal(out) == "response.completed" and b"g" * 70_000 in out

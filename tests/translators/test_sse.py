@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.translators.growth import LINEAR_BOUND, growth
+from translators.errors import UpstreamProtocolError
 from translators.sse import SSEDecoder, SSEEvent, encode_event
 
 SAMPLE = (
@@ -93,3 +96,54 @@ def test_idle_only_between_events():
     assert decoder.feed(b"\n") == [SSEEvent("message", "partial")] and decoder.idle
     assert decoder.feed(b"event: x\n") == [] and not decoder.idle
     assert decoder.feed(b"data: 1\n\n") == [SSEEvent("x", "1")] and decoder.idle
+
+
+# -- bounds and cost (docs/design.md "Limits") ---------------------------------------------------
+
+def _one_long_event(size: int, piece: int = 512) -> list[bytes]:
+    raw = b'event: e\ndata: "' + b"x" * size + b'"\n\n'
+    return [raw[i:i + piece] for i in range(0, len(raw), piece)]
+
+
+def test_one_long_event_costs_time_linear_in_its_size():
+    def decode(chunks: list[bytes]) -> None:
+        decoder = SSEDecoder()
+        for chunk in chunks:
+            decoder.feed(chunk)
+
+    assert growth(_one_long_event, decode, 64 * 1024) < LINEAR_BOUND
+
+
+def test_a_long_event_in_pieces_is_the_same_event():
+    (event,) = decode_all(_one_long_event(100_000, piece=333))
+    assert event == SSEEvent("e", '"' + "x" * 100_000 + '"')
+
+
+def test_an_event_past_the_bound_ends_the_stream_once():
+    decoder = SSEDecoder(max_event=100)
+    assert decoder.feed(b"data: " + b"x" * 60) == []
+    with pytest.raises(UpstreamProtocolError) as caught:
+        decoder.feed(b"x" * 60)
+    assert caught.value.code == "upstream_event_too_large"
+    assert decoder.feed(b"\n\ndata: after\n\n") == []  # the stream is over: the rest is dropped
+    assert decoder.close() == []
+
+
+def test_many_lines_of_one_event_count_towards_the_bound():
+    decoder = SSEDecoder(max_event=100)
+    with pytest.raises(UpstreamProtocolError):
+        for _ in range(10):
+            decoder.feed(b"data: " + b"y" * 20 + b"\n")
+
+
+def test_whole_events_before_an_oversized_one_still_arrive():
+    decoder = SSEDecoder(max_event=100)
+    assert decoder.feed(b"data: small\n\ndata: " + b"z" * 200) == [SSEEvent("message", "small")]
+    with pytest.raises(UpstreamProtocolError):
+        decoder.feed(b"z")
+
+
+def test_an_event_at_the_bound_passes():
+    decoder = SSEDecoder(max_event=len(b"data: " + b"w" * 50))
+    assert decoder.feed(b"data: " + b"w" * 25) == []
+    assert decoder.feed(b"w" * 25 + b"\n\n") == [SSEEvent("message", "w" * 50)]

@@ -91,8 +91,10 @@ class AnthropicDecoder:
         self._sse = SSEDecoder()
         self._blocks: dict[int, str] = {}
         self._thinking: dict[int, list[str]] = {}
-        self._signature: dict[int, str] = {}
-        self._tool_input: dict[int, str] = {}
+        # per block index, the pieces of a streamed value, joined once at its block's end: a
+        # tool input of a few MB comes in thousands of deltas (docs/design.md "Limits")
+        self._signature: dict[int, list[str]] = {}
+        self._tool_input: dict[int, list[str]] = {}
         self._stop_reason: str | None = None
         self._done = False
         self._web = Searches()
@@ -178,7 +180,7 @@ class AnthropicDecoder:
             state = VendorState(dialect="anthropic", redacted=_text(block.get("data")))
             out.append(ev.ReasoningDone(index, state))
         elif kind == "tool_use":
-            self._tool_input[index] = wirejson.text(block["input"]) if block.get("input") else ""
+            self._tool_input[index] = [wirejson.text(block["input"])] if block.get("input") else []
             out.append(ev.ToolCallStarted(index, _text(block.get("id")), _text(block.get("name"))))
         else:
             # other server tools (web fetch, code execution) run on Anthropic's side; the
@@ -206,13 +208,13 @@ class AnthropicDecoder:
         if kind == "text_delta":
             out.append(ev.TextDelta(self._web.text(index, value) if self._web.merging else index, value))
         elif kind == "input_json_delta":
-            self._tool_input[index] = self._tool_input.get(index, "") + value
+            self._tool_input.setdefault(index, []).append(value)
             out.append(ev.ToolCallDelta(index, value))
         elif kind == "thinking_delta":
             self._thinking.setdefault(index, []).append(value)
             out.append(ev.ReasoningDelta(index, value))
         elif kind == "signature_delta":
-            self._signature[index] = self._signature.get(index, "") + value
+            self._signature.setdefault(index, []).append(value)
         else:
             out.append(ev.Unknown(f"output.delta.{kind}"))
 
@@ -225,9 +227,9 @@ class AnthropicDecoder:
         elif kind == "thinking":
             text = "".join(self._thinking.pop(index, []))
             out.append(ev.ReasoningDone(index, VendorState(
-                dialect="anthropic", signature=self._signature.pop(index, None), text=text)))
+                dialect="anthropic", signature=_joined(self._signature.pop(index, None)), text=text)))
         elif kind == "tool_use":
-            args = self._tool_input.pop(index, "")
+            args = "".join(self._tool_input.pop(index, ()))
             out.append(ev.ToolCallDone(index, args or "{}"))
 
     def _on_message_delta(self, event: dict[str, Any], out: list[ev.Event]) -> None:
@@ -249,6 +251,11 @@ class AnthropicDecoder:
         kind, message = error.get("type") or "api_error", error.get("message") or "upstream error"
         status = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500}.get(kind, 400)
         out.append(ev.Failed(code_for(status, message, kind), f"{kind}: {message}", status=status))
+
+
+def _joined(parts: list[str] | None) -> str | None:
+    """A value that never arrived stays None; one that arrived empty stays ''."""
+    return None if parts is None else "".join(parts)
 
 
 _HANDLERS = {name.removeprefix("_on_"): handler for name, handler in vars(AnthropicDecoder).items()

@@ -17,6 +17,7 @@ from typing import NamedTuple
 from botocore.eventstream import EventStreamBuffer, EventStreamHeaderParser, ParserError
 
 from translators.errors import UpstreamProtocolError
+from translators.sse import MAX_EVENT_BYTES
 
 # A frame is at least prelude (12 bytes) + message CRC (4 bytes); a smaller declared length
 # would make the buffer consume nothing and loop on the same bytes.
@@ -48,12 +49,21 @@ class _Buffer(EventStreamBuffer):
 
 
 class FrameReader:
-    __slots__ = ("_buffer", "_consumed", "_fed")
+    """Linear in the bytes fed, whatever the chunking: botocore's buffer copies everything it
+    holds on each `add_data`, so the pieces of a frame are held here as a list and handed over
+    once the whole frame (its length is in its first four bytes) is in."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_buffer", "_consumed", "_fed", "_held", "_held_size", "_max", "_need")
+
+    def __init__(self, max_frame: int = MAX_EVENT_BYTES) -> None:
         self._buffer = _Buffer()
         self._fed = 0
         self._consumed = 0
+        self._held: list[bytes] = []
+        self._held_size = 0
+        self._need = 1
+        """Held bytes that make the next frame whole (or at least its length readable)."""
+        self._max = max_frame
 
     @property
     def pending(self) -> int:
@@ -63,9 +73,17 @@ class FrameReader:
     def feed(self, data: bytes) -> list[Frame]:
         """Every frame completed by `data`. Raises `UpstreamProtocolError` on a bad frame; the
         frames completed before it are given by `FrameError.frames`."""
+        self._fed += len(data)
+        if self._held or len(data) < self._need:
+            self._held.append(data)
+            self._held_size += len(data)
+            if self._held_size < self._need:
+                return []
+            data = b"".join(self._held)
+            self._held.clear()
+            self._held_size = 0
         buffer = self._buffer
         buffer.add_data(data)
-        self._fed += len(data)
         frames: list[Frame] = []
         try:
             # botocore says "no whole frame yet" by raising StopIteration; when every byte fed
@@ -86,7 +104,22 @@ class FrameReader:
             # header type, struct/Unicode errors come from a header cut short inside a valid CRC
             raise FrameError(f"Bedrock sent a bad event-stream frame: {type(exc).__name__}: {exc}",
                              frames) from None
+        self._wait_for_next(frames)
         return frames
+
+    def _wait_for_next(self, frames: list[Frame]) -> None:
+        pending = self._fed - self._consumed
+        if pending < _PRELUDE:
+            self._need = _PRELUDE - pending
+            return
+        # botocore has checked the prelude's CRC by now (it reads one as soon as 12 bytes are in)
+        length = int.from_bytes(self._buffer._data[:4], "big")
+        if length > self._max:
+            error = FrameError(f"the upstream sent an event larger than {self._max} bytes; the gateway "
+                               "ends the stream rather than hold it", frames)
+            error.code = "upstream_event_too_large"
+            raise error
+        self._need = max(1, length - pending)
 
 
 class FrameError(UpstreamProtocolError):

@@ -33,8 +33,8 @@ class _Block:
         self.kind = kind
         """text | reasoning | tool | skip (a block already reported as unknown)."""
         self.parts: list[str] = []
-        self.signature = ""
-        self.redacted = ""
+        self.signature: list[str] = []
+        self.redacted: list[str] = []
 
 
 class BedrockDecoder:
@@ -172,7 +172,7 @@ class BedrockDecoder:
         else:
             out.append(ev.ReasoningDone(index, VendorState(
                 dialect="bedrock", text="".join(block.parts),
-                signature=block.signature or None, redacted=block.redacted or None)))
+                signature="".join(block.signature) or None, redacted="".join(block.redacted) or None)))
 
     def _on_messageStop(self, payload: dict[str, Any], out: list[ev.Event]) -> None:
         self._stopped = True
@@ -202,9 +202,9 @@ def _reasoning(index: int, block: _Block, value: dict[str, Any], out: list[ev.Ev
         block.parts.append(text)
         out.append(ev.ReasoningDelta(index, text))
     if isinstance(value.get("signature"), str):
-        block.signature += value["signature"]
+        block.signature.append(value["signature"])
     if isinstance(value.get("redactedContent"), str):
-        block.redacted += value["redactedContent"]
+        block.redacted.append(value["redactedContent"])
 
 
 def _payload(raw: bytes) -> dict[str, Any]:

@@ -164,14 +164,16 @@ class Scanner:
     comes back as the text it was.
     """
 
-    __slots__ = ("_block", "_gap", "_held", "_kind", "_recovered", "_searched")
+    __slots__ = ("_gap", "_held", "_kind", "_parts", "_recovered", "_tail")
 
     def __init__(self) -> None:
         self._held = ""
         self._kind: str | None = None
-        self._block = ""
+        self._parts: list[str] = []
+        """The open block's pieces, joined once when it closes (docs/design.md "Limits")."""
+        self._tail = ""
+        """The open block's last characters: where a closing marker may have begun."""
         self._gap = ""
-        self._searched = 0
         self._recovered = False
 
     def feed(self, text: str) -> list[Segment]:
@@ -179,15 +181,14 @@ class Scanner:
         if self._kind is None:
             self._text(self._held + text, out)
         else:
-            self._block += text
-            self._in_block(out)
+            self._in_block(text, out)
         return out
 
     def close(self) -> list[Segment]:
         out: list[Segment] = []
         if self._kind is not None:
             # a block left open at the end of the answer (docs/chat.md "DSML markup")
-            calls = parse(self._block)
+            calls = parse("".join(self._parts))
             self._emit_block(calls, out)
         elif self._held and not (self._recovered and self._held.isspace()):
             out.append(self._held)
@@ -209,26 +210,31 @@ class Scanner:
         self._gap = before[len(body):]
         self._held = ""
         self._kind = "invoke" if match.group(1) == "invoke" else "wrapper"
-        self._block = text[match.start():]
-        self._in_block(out)
+        self._parts, self._tail = [], ""
+        self._in_block(text[match.start():], out)
 
-    def _in_block(self, out: list[Segment]) -> None:
+    def _in_block(self, text: str, out: list[Segment]) -> None:
+        """More of the open block: only the new text (and the old tail, for a marker split
+        across pieces) is searched for its closing marker."""
         assert self._kind is not None
-        # resume where the last search stopped, less one marker: a block grows piece by piece
-        end = _CLOSE[self._kind].search(self._block, max(0, self._searched - _LONGEST_CLOSE))
+        window = self._tail + text
+        end = _CLOSE[self._kind].search(window)
         if end is None:
-            self._searched = len(self._block)
+            self._parts.append(text)
+            self._tail = window[-_LONGEST_CLOSE:]
             return
-        block, rest = self._block[: end.end()], self._block[end.end():]
+        cut = end.end() - len(self._tail)
+        self._parts.append(text[:cut])
+        block, rest = "".join(self._parts), text[cut:]
         self._emit_block(parse(block), out, block)
         if rest:
             self._text(rest, out)
 
     def _emit_block(self, calls: list[Call] | None, out: list[Segment], block: str | None = None) -> None:
-        raw = self._block if block is None else block
+        raw = "".join(self._parts) if block is None else block
         if calls:
             out.append(calls)
             self._recovered = True
         else:
             out.append(self._gap + raw)
-        self._kind, self._block, self._gap, self._searched = None, "", "", 0
+        self._kind, self._parts, self._tail, self._gap = None, [], "", ""

@@ -16,7 +16,7 @@ import re
 from typing import Protocol
 
 from translators.errors import UpstreamProtocolError
-from translators.sse import SSEDecoder
+from translators.sse import MAX_EVENT_BYTES, EventTooLarge, SSEDecoder
 
 _BOM = b"\xef\xbb\xbf"
 _WHITESPACE = b" \t\r\n"
@@ -48,9 +48,11 @@ class SSEFraming:
 class JsonSequence:
     """Top-level JSON values out of `[v, v, ...]` (array=True) or `v v ...` (array=False)."""
 
-    __slots__ = ("_array", "_buf", "_depth", "_in_string", "_pos", "_start", "_state")
+    __slots__ = ("_array", "_buf", "_depth", "_error", "_in_string", "_max", "_pos", "_start", "_state")
 
-    def __init__(self, array: bool) -> None:
+    def __init__(self, array: bool, max_value: int = MAX_EVENT_BYTES) -> None:
+        self._max = max_value
+        self._error: EventTooLarge | None = None
         self._array = array
         self._buf = bytearray()
         self._pos = 0
@@ -61,6 +63,8 @@ class JsonSequence:
         self._state = "open" if array else "after"
 
     def feed(self, data: bytes) -> list[str]:
+        if self._max < 0:  # over the bound before: the stream is over, the rest is dropped
+            return self._raise_once()
         self._buf += data
         out: list[str] = []
         while self._pos < len(self._buf):
@@ -77,9 +81,25 @@ class JsonSequence:
         del self._buf[:keep]
         self._pos -= keep
         self._start = 0
+        if len(self._buf) > self._max:
+            # one value past the bound: raised now, or at the next call when whole values came
+            # before it in this chunk (they still reach the client)
+            self._error = EventTooLarge(f"Gemini sent a chunk larger than {self._max} bytes; the gateway "
+                                        "ends the stream rather than hold it")
+            self._max = -1
+            self._buf = bytearray()
+            return out if out else self._raise_once()
         return out
 
+    def _raise_once(self) -> list[str]:
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+        return []
+
     def close(self) -> tuple[list[str], bool]:
+        if self._max < 0:
+            return self._raise_once(), True
         clean = self._state == ("end" if self._array else "after")
         return [], clean
 

@@ -55,12 +55,34 @@ def _parse(path: str) -> tuple[str | int, ...]:
 _cached_segments = lru_cache(maxsize=256)(_parse)
 
 
+class _Pieces:
+    """A string that came in several entries: its pieces, joined once when the arguments are
+    written (docs/design.md "Limits"). Not a str, list or dict, so a path through it replaces
+    it, as it would a string."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: list[str]) -> None:
+        self.parts = parts
+
+
+def _joined(node: Any) -> Any:
+    if isinstance(node, _Pieces):
+        return "".join(node.parts)
+    if isinstance(node, dict):
+        return {key: _joined(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_joined(value) for value in node]
+    return node
+
+
 class ArgsBuilder:
-    __slots__ = ("_continuing", "_root")
+    __slots__ = ("_continuing", "_pieced", "_root")
 
     def __init__(self, initial: Any = None) -> None:
         self._root: dict[str, Any] = dict(initial) if isinstance(initial, dict) else {}
         self._continuing: set[str] = set()
+        self._pieced = False
 
     def add(self, partial: Any) -> None:
         if not isinstance(partial, dict) or not isinstance(partial.get("jsonPath"), str):
@@ -74,7 +96,12 @@ class ArgsBuilder:
         last = segments[-1]
         if isinstance(value, str) and path in self._continuing:
             before = _get(parent, last)
-            value = (before if isinstance(before, str) else "") + value
+            if isinstance(before, _Pieces):
+                before.parts.append(value)
+                value = before
+            else:
+                value = _Pieces([before if isinstance(before, str) else "", value])
+                self._pieced = True
         _set(parent, last, value)
         if partial.get("willContinue"):
             self._continuing.add(path)
@@ -82,7 +109,7 @@ class ArgsBuilder:
             self._continuing.discard(path)
 
     def json(self) -> str:
-        return wirejson.text(self._root)
+        return wirejson.text(_joined(self._root) if self._pieced else self._root)
 
     def _container(self, segments: tuple[str | int, ...], child: str | int) -> Any:
         node: Any = self._root

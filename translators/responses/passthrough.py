@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from translators import compaction, vendor_state, wirejson
-from translators.errors import MalformedRequest
+from translators.errors import MalformedRequest, UpstreamProtocolError
 from translators.ir import events as ev
 from translators.report import Report
 from translators.responses.stream import response_object
@@ -71,10 +71,18 @@ class Passthrough:
         self.finished = False
 
     def feed(self, data: bytes) -> bytes:
-        return self._frame(self._sse.feed(data))
+        try:
+            events = self._sse.feed(data)
+        except UpstreamProtocolError as exc:  # e.g. an event past the size bound
+            return self._fail(exc)
+        return self._frame(events)
 
     def close(self) -> bytes:
-        out = self._frame(self._sse.close())
+        try:
+            events = self._sse.close()
+        except UpstreamProtocolError as exc:
+            return self._fail(exc)
+        out = self._frame(events)
         if not self.finished:
             self.finished = True
             out += self._failed("upstream stream ended before response.completed")
@@ -105,6 +113,13 @@ class Passthrough:
             lines = "".join(f"data: {line}\n" for line in event.data.split("\n"))
             out.append(f"event: {name}\n{lines}\n".encode())
         return b"".join(out)
+
+    def _fail(self, exc: UpstreamProtocolError) -> bytes:
+        if self.finished:
+            return b""
+        self.finished = True
+        # the code rides in the message, as the encoder writes any code the client does not know
+        return self._failed(f"{exc.code}: {exc.message}")
 
     def _failed(self, message: str) -> bytes:
         """A `response.failed` the client can parse: a whole Response, numbered after the last

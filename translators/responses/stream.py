@@ -35,6 +35,12 @@ _CLIENT_CODES = frozenset({"server_error", "rate_limit_exceeded", "invalid_promp
                            "insufficient_quota", "usage_not_included", "server_is_overloaded"})
 
 
+MAX_OUTPUT_CHARS = 16 * 1024 * 1024
+"""One answer's bound (docs/design.md "Limits"): 30 times the longest a model writes (128k output
+tokens, about 500 KB of text), and the size of the largest single upstream event (translators/sse.py).
+An answer is held until its items' done events, which repeat it four times: an upstream that never
+ends must not be followed forever."""
+
 _DELTAS = {
     "message": ("response.output_text.delta", '"content_index":0,"delta":', ',"logprobs":[]'),
     "reasoning": ("response.reasoning_summary_text.delta", '"summary_index":0,"delta":', ""),
@@ -92,6 +98,8 @@ class ResponsesEncoder:
         self._started = False
         self.finished = False
         self._out: list[bytes] = []
+        self._held = 0
+        """Characters of text, reasoning and arguments held for the items' done events."""
 
     # -- public -----------------------------------------------------------------------------
     def encode(self, events: list[ev.Event]) -> bytes:
@@ -207,7 +215,7 @@ class ResponsesEncoder:
             self._emit("response.content_part.added", {
                 "item_id": item.item_id, "output_index": item.index, "content_index": 0,
                 "part": {"type": "output_text", "text": "", "annotations": []}})
-        if not text:
+        if not text or self._full(text):
             return
         item.chunks.append(text)
         self._emit_delta(item, text)
@@ -224,6 +232,16 @@ class ResponsesEncoder:
             "item_id": item.item_id, "output_index": item.index, "content_index": 0,
             "annotation_index": len(item.annotations), "annotation": annotation})
         item.annotations.append(annotation)
+
+    def _full(self, text: str) -> bool:
+        """Past MAX_OUTPUT_CHARS the response fails, once; nothing more is held."""
+        self._held += len(text)
+        if self._held <= MAX_OUTPUT_CHARS:
+            return False
+        self._fail("upstream_output_too_large",
+                   f"the upstream's answer passed {MAX_OUTPUT_CHARS} characters; the gateway ends it "
+                   "rather than hold more")
+        return True
 
     def _close_message(self, item: _Open) -> None:
         text = "".join(item.chunks)
@@ -247,7 +265,7 @@ class ResponsesEncoder:
 
     def _reasoning_delta(self, key: object, text: str) -> None:
         item = self._open_reasoning(key)
-        if not text:
+        if not text or self._full(text):
             return
         if not item.opened:
             item.opened = True
@@ -298,6 +316,8 @@ class ResponsesEncoder:
         if item is None or not fragment:
             if item is None:
                 self.report.note(f"tool-call arguments for an unknown block {key!r} were ignored")
+            return
+        if self._full(fragment):
             return
         item.chunks.append(fragment)
         if item.kind == "function":

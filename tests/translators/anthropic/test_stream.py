@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.translators.bodies import additional_tools, body, function, namespace, tool_search, user
+from tests.translators.growth import SAME_COST_BOUND, slower
 from tests.translators.streamcheck import (
     DATA,
     assert_chunking_invariant,
@@ -20,11 +21,14 @@ from tests.translators.streamcheck import (
     fixture,
     per_event,
     run,
+    sized,
     split_at,
     sse,
+    terminal,
 )
 from translators import stream_translator, translate_request, vendor_state
 from translators.ids import sequential_ids
+from translators.sse import MAX_EVENT_BYTES
 
 RECORDED = sorted(p.relative_to(DATA).as_posix() for p in (DATA / "anthropic").iterdir())
 LONG_NS, LONG_NAME = "mcp__a_rather_long_server_name_here", "a_rather_long_tool_name_as_well_x"
@@ -639,3 +643,39 @@ def test_a_one_event_delta_whose_string_is_not_json_fails_the_response_as_not_js
     failed = [p for p in payloads if p["type"] == "response.failed"]
     assert len(failed) == 1
     assert "not JSON" in failed[0]["response"]["error"]["message"]
+
+
+# -- bounds and cost (docs/design.md "Limits") ---------------------------------------------------
+
+def _pieces(size: int, piece: int = 256) -> list[str]:
+    """A JSON string value of `size` characters, as `input_json_delta` pieces."""
+    value = json.dumps({"patch": "p" * size})
+    return [value[i:i + piece] for i in range(0, len(value), piece)]
+
+
+def test_a_long_tool_input_costs_about_what_the_same_text_costs():
+    pieces = _pieces(1_600_000)
+    tool = per_event(sse(start(), *tool_block(0, "toolu_1", "sleep", *pieces), *end("tool_use")))
+    text = per_event(sse(start(), *text_block(0, *pieces), *end()))
+    assert slower(lambda: run("anthropic", translation(), tool),
+                  lambda: run("anthropic", translation(), text)) < SAME_COST_BOUND
+
+
+def test_a_long_tool_input_in_pieces_is_the_whole_arguments():
+    pieces = _pieces(100_000, piece=999)
+    payloads, _ = translate(start(), *tool_block(0, "toolu_1", "sleep", *pieces), *end("tool_use"))
+    assert done_items(payloads)[0]["arguments"] == "".join(pieces)
+
+
+def test_an_event_past_the_bound_ends_the_stream_with_one_upstream_event_too_large():
+    head = sse(start(), *text_block(0, "kept"))
+    huge = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":' \
+           b'{"type":"text_delta","text":"' + b"h" * (MAX_EVENT_BYTES + 1)
+    translator = stream_translator("anthropic", translation(), new_id=sequential_ids(), clock=lambda: 0)
+    out = translator.feed(head) + b"".join(translator.feed(c) for c in sized(huge, 1 << 20))
+    out += translator.feed(b'"}}\n\n' + sse(*end())) + translator.close()
+    payloads = assert_valid_responses_stream(out)
+    assert [p["type"] for p in payloads].count("response.failed") == 1
+    # a code the openai SDK does not know travels in the message (translators/responses/stream.py)
+    assert terminal(payloads)["response"]["error"]["message"].startswith("upstream_event_too_large: ")
+    assert [p["delta"] for p in payloads if p["type"] == "response.output_text.delta"] == ["kept"]

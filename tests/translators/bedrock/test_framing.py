@@ -8,6 +8,7 @@ import zlib
 import pytest
 
 from tests.translators.bedrock.frames import decode, encode_frame, event, fixture
+from tests.translators.growth import SAME_COST_BOUND, slower
 from translators.bedrock.framing import FrameError, FrameReader
 from translators.errors import UpstreamProtocolError
 
@@ -54,3 +55,37 @@ def test_frame_shorter_than_prelude_and_crc_is_refused() -> None:
     frame = prelude + struct.pack(">I", zlib.crc32(prelude) & 0xFFFFFFFF)
     with pytest.raises(FrameError, match="declares 12 bytes"):
         FrameReader().feed(frame)
+
+
+def _delta(payload: bytes) -> bytes:
+    return encode_frame({":message-type": "event", ":event-type": "contentBlockDelta"}, payload)
+
+
+def test_one_long_frame_in_pieces_costs_about_what_as_many_small_frames_cost() -> None:
+    """The pieces of a frame are handed to botocore (which copies all it holds per call) once
+    the whole frame is in (docs/design.md "Limits")."""
+    big = _delta(b"b" * 1_600_000)
+    pieces = [big[i:i + 256] for i in range(0, len(big), 256)]
+    small = [_delta(b"s" * (256 - len(_delta(b"")))) for _ in pieces]
+
+    def feed(chunks: list[bytes]) -> None:
+        reader = FrameReader()
+        for chunk in chunks:
+            reader.feed(chunk)
+
+    assert slower(lambda: feed(pieces), lambda: feed(small)) < SAME_COST_BOUND
+
+
+def test_a_frame_past_the_bound_is_refused_with_the_frames_before_it() -> None:
+    ok, big = _delta(b"{}"), _delta(b"x" * 200)
+    with pytest.raises(FrameError) as caught:
+        FrameReader(max_frame=100).feed(ok + big[:20])
+    assert caught.value.code == "upstream_event_too_large"
+    assert [f.payload for f in caught.value.frames] == [b"{}"]
+
+
+def test_a_long_frame_fed_in_pieces_comes_out_whole() -> None:
+    frame = _delta(b"z" * 10_000)
+    reader = FrameReader()
+    out = [f for i in range(0, len(frame), 333) for f in reader.feed(frame[i:i + 333])]
+    assert [f.payload for f in out] == [b"z" * 10_000] and reader.pending == 0

@@ -19,6 +19,7 @@ from tests.translators.chat.chatdata import (
     tool_call,
     translation,
 )
+from tests.translators.growth import SAME_COST_BOUND, slower
 from tests.translators.streamcheck import done_items
 from translators.chat import dsml
 from translators.ir import events as ev
@@ -255,3 +256,26 @@ def test_dsml_call_to_a_freeform_tool_is_a_custom_tool_call() -> None:
 def test_plain_text_with_angle_brackets_is_untouched() -> None:
     text = "if a <b and c> d:\n  <|not dsml|>  "
     assert done_items(client_stream(text_stream(*text)))[0]["content"][0]["text"] == text
+
+
+def test_a_long_open_block_costs_about_what_the_same_text_costs() -> None:
+    """Only the new piece (and the old tail) is searched for the closing marker; the block's
+    pieces are joined once (docs/design.md "Limits")."""
+    head = ('<｜DSML｜tool_calls>\n<｜DSML｜invoke name="apply_patch">\n'
+            '<｜DSML｜parameter name="input" string="true">')
+    body = "q" * 1_600_000
+    pieces = [body[i:i + 256] for i in range(0, len(body), 256)]
+
+    def feed(first: str) -> None:
+        scanner = dsml.Scanner()
+        scanner.feed(first)
+        for piece in pieces:
+            scanner.feed(piece)
+
+    assert slower(lambda: feed(head), lambda: feed("plain text ")) < SAME_COST_BOUND
+
+
+def test_a_block_fed_in_many_pieces_is_the_same_call() -> None:
+    pieces = [V4_BLOCK[i:i + 7] for i in range(0, len(V4_BLOCK), 7)]
+    (calls,) = _segments(*pieces)
+    assert isinstance(calls, list) and _args(calls) == [("read", V4_ARGS)]

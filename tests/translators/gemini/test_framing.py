@@ -89,3 +89,12 @@ def test_element_that_is_not_utf8_is_a_protocol_error() -> None:
 
 def test_sse_framing_drops_a_done_marker() -> None:
     assert SSEFraming().feed(b'data: {"a": 1}\n\ndata: [DONE]\n\n') == ['{"a": 1}']
+
+
+def test_a_json_value_past_the_bound_ends_the_stream_once() -> None:
+    sequence = JsonSequence(array=True, max_value=100)
+    assert sequence.feed(b'[{"a":1},') == ['{"a":1}']
+    with pytest.raises(UpstreamProtocolError) as caught:
+        sequence.feed(b'{"b":"' + b"x" * 200)
+    assert caught.value.code == "upstream_event_too_large"
+    assert sequence.feed(b'"}]') == []

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from tests.translators.growth import SAME_COST_BOUND, slower
 from translators.errors import UpstreamProtocolError
 from translators.gemini.partial_args import ArgsBuilder, parse_path
 
@@ -63,3 +64,22 @@ def test_paths_that_disagree_on_a_container_are_a_protocol_error() -> None:
     builder.add({"jsonPath": "$.a[0]", "stringValue": "x"})
     with pytest.raises(UpstreamProtocolError):
         builder.add({"jsonPath": "$.a.b", "stringValue": "y"})
+
+
+def test_a_long_string_in_many_pieces_costs_about_what_replacing_it_does() -> None:
+    """The pieces of a continuing string are joined once, at the end (docs/design.md "Limits")."""
+    pieces = ["s" * 256] * 6250
+
+    def build(will_continue: bool) -> None:
+        builder = ArgsBuilder()
+        for piece in pieces:
+            builder.add({"jsonPath": "$.patch", "stringValue": piece, "willContinue": will_continue})
+        builder.json()
+
+    assert slower(lambda: build(True), lambda: build(False)) < SAME_COST_BOUND
+
+
+def test_a_continued_string_under_a_later_path_is_replaced_like_a_string() -> None:
+    assert _built({"jsonPath": "$.a", "stringValue": "x", "willContinue": True},
+                  {"jsonPath": "$.a", "stringValue": "y", "willContinue": True},
+                  {"jsonPath": "$.a.b", "numberValue": 1}) == {"a": {"b": 1}}

@@ -13,7 +13,7 @@ from translators.ir import events as ev
 from translators.ir.request import VendorState
 from translators.naming import ToolIndex, ToolRef
 from translators.report import Report
-from translators.responses.stream import ResponsesEncoder
+from translators.responses.stream import MAX_OUTPUT_CHARS, ResponsesEncoder
 from translators.sse import encode_event
 
 
@@ -363,3 +363,14 @@ def test_every_delta_event_is_byte_for_byte_what_the_general_event_writer_makes_
     for frame in deltas:
         name, data = frame[len(b"event: "):-2].split(b"\ndata: ")
         assert frame == encode_event(name.decode(), json.loads(data))
+
+
+def test_an_answer_past_the_output_bound_fails_once_and_holds_no_more() -> None:
+    piece = "o" * (MAX_OUTPUT_CHARS // 4)
+    deltas = [*[ev.TextDelta(0, piece)] * 4, ev.ReasoningDelta(1, "r"),
+              ev.ToolCallStarted(2, "c", "exec_command"), ev.ToolCallDelta(2, "{}"), ev.TextDelta(0, "after")]
+    payloads, _ = encode(ev.Started(), *deltas, *END)
+    assert kinds(payloads).count("response.failed") == 1 and payloads[-1]["type"] == "response.failed"
+    assert payloads[-1]["response"]["error"]["message"].startswith("upstream_output_too_large")
+    text = sum(len(p["delta"]) for p in payloads if p["type"] == "response.output_text.delta")
+    assert text == MAX_OUTPUT_CHARS

@@ -1,0 +1,255 @@
+"""Resource bounds through real mitmdump (addon/limits.py): a compression bomb, an endless
+stream, one giant event and a huge request, each while the proxy keeps serving, in bounded
+memory, without stalling the other streams.
+
+Measured on the proxy process: its resident memory (`/proc/<pid>/status`, sampled while the case
+runs) and the largest gap between two events of a concurrent stream.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from mitmproxy.io import FlowReader
+
+from tests.addon.e2e.conftest import CLIENT_KEY, CODEX_HEADERS, StartProxy
+from tests.addon.e2e.upstream import Reply, Upstream, message, raw_stream
+from tests.support.mitmdump import MitmDump
+from translators.responses.stream import MAX_OUTPUT_CHARS
+
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
+
+pytestmark = pytest.mark.timeout(120)
+MiB = 1024 * 1024
+KEPT = MiB
+
+
+@pytest.fixture(scope="module")
+def proxy(start_proxy: StartProxy) -> MitmDump:
+    return start_proxy("limits", "reverse:https://api.openai.com", gateway_max_kept_bytes=str(KEPT))
+
+
+@pytest.fixture
+def http(proxy: MitmDump) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=f"{proxy.url}/v1", timeout=60,
+                      headers={"authorization": f"Bearer {CLIENT_KEY}", **CODEX_HEADERS}) as client:
+        yield client
+
+
+def rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+class PeakRSS:
+    """The largest resident size of a process over a `with` block, sampled every 10 ms, less
+    what it was at the start."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.start, self.peak = pid, rss(pid), 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.01):
+            self.peak = max(self.peak, rss(self.pid))
+
+    def __enter__(self) -> PeakRSS:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, rss(self.pid))
+
+    @property
+    def growth(self) -> int:
+        return self.peak - self.start
+
+
+def _event(payload: dict) -> bytes:
+    return f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n".encode()
+
+
+HEAD = [_event({"type": "message_start", "message": {"id": "msg_1", "model": "claude-haiku-4-5",
+                                                      "usage": {"input_tokens": 1, "output_tokens": 0}}}),
+        _event({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})]
+TAIL = [_event({"type": "content_block_stop", "index": 0}),
+        _event({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                "usage": {"output_tokens": 9}}),
+        _event({"type": "message_stop"})]
+
+
+def _delta(text: str) -> bytes:
+    return _event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}})
+
+
+def _streamed(http: httpx.Client, **body: object) -> Iterator[tuple[float, dict]]:
+    """Each Responses event of a streamed turn, with the time it arrived."""
+    request = {"model": "gpt-5.5", "input": "hi", "stream": True, **body}
+    with http.stream("POST", "/responses", json=request) as response:
+        assert response.status_code == 200, response.read()
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                yield time.monotonic(), json.loads(line[6:])
+
+
+def _saved_flows(proxy: MitmDump, module_dir: Path) -> list:
+    with open(module_dir / "limits.flows", "rb") as file:
+        return list(FlowReader(file).stream())
+
+
+# -- a compression bomb ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def bomb() -> bytes:
+    """32 KB of zstd that decodes to 1 GB."""
+    compressor = zstd.ZstdCompressor()
+    block = bytes(MiB)
+    return b"".join([compressor.compress(block) for _ in range(1024)] + [compressor.flush()])
+
+
+def test_a_compression_bomb_is_a_413_in_bounded_memory_and_never_sent_upstream(
+        http: httpx.Client, proxy: MitmDump, upstream: Upstream, bomb: bytes) -> None:
+    with PeakRSS(proxy.pid) as memory:
+        started = time.monotonic()
+        response = http.post("/responses", content=bomb,
+                             headers={"content-encoding": "zstd", "content-type": "application/json"})
+        took = time.monotonic() - started
+    assert response.status_code == 413
+    error = response.json()["error"]
+    assert error["code"] == "request_too_large" and "gateway_max_request_bytes" in error["message"]
+    assert upstream.received == []
+    assert memory.growth < 200 * MiB, f"the proxy grew by {memory.growth // MiB} MiB"
+    assert took < 10
+    print(f"bomb: {len(bomb)} bytes -> 1 GiB; proxy RSS {memory.start / MiB:.0f} MiB before, "
+          f"peak {memory.peak / MiB:.0f} MiB, {took:.2f} s")
+
+
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+def test_a_body_past_the_bound_as_sent_is_a_413_and_never_sent_upstream(
+        proxy: MitmDump, upstream: Upstream, tmp_path: Path, framing: str) -> None:
+    body = tmp_path / "big.json"
+    body.write_bytes(b'{"model":"gpt-5.5","input":"' + b"a" * (33 * MiB) + b'"}')
+    command = _curl(proxy, body, tmp_path / "answer.json")
+    if framing == "chunked":  # no length to refuse up front: read, then refused
+        command[1:1] = ["-H", "transfer-encoding: chunked"]
+    assert subprocess.run(command, capture_output=True, text=True, timeout=60).stdout == "413"
+    assert json.loads((tmp_path / "answer.json").read_bytes())["error"]["code"] == "request_too_large"
+    assert upstream.received == []
+
+
+# -- an endless stream and a giant event ---------------------------------------------------------------
+
+def test_an_endless_stream_is_followed_in_bounded_memory_and_saved_cut(
+        http: httpx.Client, proxy: MitmDump, upstream: Upstream, module_dir: Path) -> None:
+    """64 MB of text deltas, more than one answer may hold (MAX_OUTPUT_CHARS): the client reads up
+    to the bound, then one response.failed; the saved flow keeps gateway_max_kept_bytes per side."""
+    deltas = 6400
+    upstream.plan(raw_stream([*HEAD, *[_delta("y" * 10_000)] * deltas, *TAIL], delay=0))
+    with PeakRSS(proxy.pid) as memory:
+        payloads = [p for _, p in _streamed(http)]
+    text = sum(len(p["delta"]) for p in payloads if p["type"] == "response.output_text.delta")
+    assert text == MAX_OUTPUT_CHARS // 10_000 * 10_000
+    assert [p["type"] for p in payloads].count("response.failed") == 1
+    assert payloads[-1]["response"]["error"]["message"].startswith("upstream_output_too_large")
+    assert memory.growth < 100 * MiB, f"the proxy grew by {memory.growth // MiB} MiB for a 64 MB stream"
+    print(f"64 MB stream: proxy RSS {memory.start / MiB:.0f} MiB before, peak {memory.peak / MiB:.0f} MiB")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        saved = [f for f in _saved_flows(proxy, module_dir) if f.response and f.response.status_code == 200]
+        if saved:
+            break
+        time.sleep(0.1)
+    flow = saved[-1]
+    assert len(flow.response.content) < KEPT + 200 and b": gateway: cut here" in flow.response.content
+    assert len(flow.metadata["gateway.upstream_response"]) < KEPT + 200
+    assert any("gateway_max_kept_bytes" in note for note in flow.metadata["gateway"]["notes"])
+
+
+def test_one_event_past_the_bound_ends_the_stream_with_one_response_failed(
+        http: httpx.Client, upstream: Upstream) -> None:
+    giant = _delta("z" * (17 * MiB))
+    pieces = [giant[i:i + 65536] for i in range(0, len(giant), 65536)]
+    upstream.plan(raw_stream([*HEAD, _delta("kept"), *pieces, *TAIL], delay=0), message("still here"))
+    payloads = [p for _, p in _streamed(http)]
+    assert [p["type"] for p in payloads].count("response.failed") == 1
+    assert payloads[-1]["type"] == "response.failed"
+    assert payloads[-1]["response"]["error"]["message"].startswith("upstream_event_too_large")
+    assert [p["delta"] for p in payloads if p["type"] == "response.output_text.delta"] == ["kept"]
+    assert http.post("/responses", json={"model": "gpt-5.5", "input": "next"}).status_code == 200
+
+
+# -- no stall for the other streams ----------------------------------------------------------------------
+# The other request runs in curl, its own process: a Python client in this one would compete with
+# the measured stream for this process's interpreter and blur what the proxy did.
+
+def _curl(proxy: MitmDump, body: Path, out: Path) -> list[str]:
+    return ["curl", "-sS", "-N", "--max-time", "60", "-o", str(out), "-w", "%{http_code}",
+            "-H", "content-type: application/json", "-H", f"authorization: Bearer {CLIENT_KEY}",
+            "--data-binary", f"@{body}", f"{proxy.url}/v1/responses"]
+
+
+def _largest_gap(http: httpx.Client, upstream: Upstream, command: list[str], answer: Reply) -> float:
+    """The largest gap between two events of a steady stream (an event every 5 ms) while
+    `command` runs, its request answered by the upstream with `answer`."""
+    upstream.plan(raw_stream([*HEAD, *[_delta("t")] * 600, *TAIL], delay=0.005), answer)
+    times: list[float] = []
+    result: list[subprocess.CompletedProcess[str]] = []
+    worker = threading.Thread(target=lambda: result.append(
+        subprocess.run(command, capture_output=True, text=True, timeout=90)), daemon=True)
+    for arrived, _payload in _streamed(http):
+        times.append(arrived)
+        if len(times) == 20:
+            worker.start()
+    worker.join(90)
+    assert result and result[0].stdout == "200", result
+    return max(b - a for a, b in itertools.pairwise(times))
+
+
+def test_translating_a_100k_item_request_does_not_stall_another_stream(
+        http: httpx.Client, proxy: MitmDump, upstream: Upstream, tmp_path: Path) -> None:
+    items = [{"type": "message", "role": "user" if i % 2 == 0 else "assistant",
+              "content": [{"type": "input_text" if i % 2 == 0 else "output_text", "text": f"item {i}"}]}
+             for i in range(100_000)]
+    huge = tmp_path / "huge.json"
+    huge.write_text(json.dumps({"model": "gpt-5.5", "input": items}))
+    out = tmp_path / "answer.json"
+    gap = _largest_gap(http, upstream, _curl(proxy, huge, out), message("huge turn answered"))
+    print(f"100k-item request ({huge.stat().st_size // MiB} MiB): largest gap of another stream "
+          f"{gap * 1000:.0f} ms")
+    assert json.loads(out.read_bytes())["output"][0]["content"][0]["text"] == "huge turn answered"
+    assert len(upstream.received) == 2 and len(upstream.received[1].json["messages"]) == 100_000
+    assert gap < 0.5  # translated on the event loop: seconds
+
+
+def test_a_16_mb_event_does_not_stall_another_stream(http: httpx.Client, proxy: MitmDump,
+                                                     upstream: Upstream, tmp_path: Path) -> None:
+    size = 16 * MiB - 200
+    giant = _delta("g" * size)
+    chunks = [*HEAD, *[giant[i:i + 65536] for i in range(0, len(giant), 65536)], *TAIL]
+    body, out = tmp_path / "request.json", tmp_path / "answer.sse"
+    body.write_text(json.dumps({"model": "gpt-5.5", "input": "hi", "stream": True}))
+    gap = _largest_gap(http, upstream, _curl(proxy, body, out), raw_stream(chunks, delay=0))
+    print(f"16 MB event: largest gap of another stream {gap * 1000:.0f} ms")
+    deltas = [json.loads(line[6:]) for line in out.read_bytes().splitlines() if line.startswith(b"data: ")]
+    assert sum(len(p.get("delta", "")) for p in deltas if p["type"] == "response.output_text.delta") == size
+    assert deltas[-1]["type"] == "response.completed"
+    # parsed once and written five times (its delta, then the done events that repeat the text),
+    # inside the stream callable, which mitmproxy runs on the event loop
+    assert gap < 2.5
