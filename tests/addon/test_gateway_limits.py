@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+from typing import Any
 
+import pytest
 from mitmproxy.test import taddons
 
+from addon import gateway as gateway_module
 from addon.gateway import Gateway
 from tests.addon.conftest import client_flow, finish
 
@@ -60,14 +64,22 @@ def test_a_compressed_body_is_decoded_once_and_stored_as_the_client_sent_it(gate
     assert flow.metadata["gateway.client_request"] == text
 
 
-def test_a_small_body_is_translated_inline_and_a_large_one_in_a_thread_alike(gateway: Ctx) -> None:
+def test_a_small_body_is_translated_on_the_loop_and_a_large_one_in_a_worker_thread_alike(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
     addon, _ = gateway
+    on_loop: list[bool] = []
+    translate = gateway_module.translate_request
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        on_loop.append(threading.current_thread() is threading.main_thread())
+        return translate(*args, **kwargs)
+
+    monkeypatch.setattr(gateway_module, "translate_request", spy)
     small, large = client_flow(_big_body(3)), client_flow(_big_body(20_000))
     assert len(large.request.raw_content or b"") > 256 * 1024
-    assert addon.request(small) is None
-    pending = addon.request(large)
-    assert pending is not None and "gateway" not in large.metadata  # not run yet: mitmproxy awaits it
-    finish(pending)
+    finish(addon.request(small))
+    finish(addon.request(large))
+    assert on_loop == [True, False]
     sent = json.loads(large.request.content or b"")
     assert len(sent["messages"]) == 1 and len(sent["messages"][0]["content"]) == 20_000
     assert json.loads(small.request.content or b"")["messages"][0]["content"][0]["text"] == "é 0"
