@@ -12,9 +12,12 @@ The server is dialect-neutral. The answer builders below it are not:
   ``tests/data/anthropic/*.sse`` (padding and ``ping`` events included);
 - OpenAI Responses SSE (``responses_text``, ``responses_custom_tool_call``), the shape Codex parses
   (``tests/data/codex/answer_*.sse``), used to exercise Codex without the gateway;
-- one text answer in each other dialect's stream, shaped like the recordings in ``tests/data``:
-  Chat Completions SSE (``chat_text``), Gemini ``alt=sse`` (``gemini_text``), Bedrock ConverseStream's
-  binary event stream (``bedrock_text``).
+- a text answer and a function call in each other dialect's stream, shaped like the recordings in
+  ``tests/data``: Chat Completions SSE (``chat_text``, ``chat_tool_call``), Gemini ``alt=sse``
+  (``gemini_text``, ``gemini_function_call``), Bedrock ConverseStream's binary event stream
+  (``bedrock_text``, ``bedrock_tool_use``);
+- a whole (non-streamed) text answer in each dialect (``anthropic_message``, ``chat_message``,
+  ``gemini_message``, ``bedrock_message``).
 
 Other dialects can add their own builders and reuse the server unchanged.
 """
@@ -319,6 +322,13 @@ def anthropic_tool_use(
     return sse_reply(chunks)
 
 
+def anthropic_message(text: str, model: str = "claude-sonnet-4-6") -> Reply:
+    """A whole (non-streamed) Messages answer with one text block."""
+    return json_reply(200, {"id": f"msg_fake{next(_ids):04d}", "type": "message", "role": "assistant",
+                            "model": model, "content": [{"type": "text", "text": text}],
+                            "stop_reason": "end_turn", "stop_sequence": None, "usage": _anthropic_usage(9)})
+
+
 @dataclass(frozen=True)
 class WebResult:
     url: str
@@ -447,28 +457,70 @@ def chat_tool_call(name: str, arguments: Mapping[str, Any], call_id: str = "call
     return sse_reply([*chunks, *_chat_end(model, "tool_calls", prompt_tokens)])
 
 
+def _gemini_chunk(parts: list[dict[str, Any]], output_tokens: int, model: str, response_id: str,
+                  finish: str | None = None) -> bytes:
+    candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}, "index": 0}
+    if finish:
+        candidate["finishReason"] = finish
+    usage = {"promptTokenCount": 30, "candidatesTokenCount": output_tokens,
+             "totalTokenCount": 30 + output_tokens}
+    payload = {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model,
+               "responseId": response_id}
+    return f"data: {json.dumps(payload)}\r\n\r\n".encode()
+
+
 def gemini_text(text: str, model: str = "gemini-3-flash-preview") -> Reply:
     """A Gemini ``streamGenerateContent?alt=sse`` stream (``\\r\\n\\r\\n`` between events): the text in two
     chunks, then an empty part with ``finishReason: STOP``; every chunk carries usage so far."""
     response_id = f"fakeGemini{next(_ids)}"
-
-    def chunk(part: str, output_tokens: int, finish: str | None = None) -> bytes:
-        candidate: dict[str, Any] = {"content": {"parts": [{"text": part}], "role": "model"}, "index": 0}
-        if finish:
-            candidate["finishReason"] = finish
-        usage = {"promptTokenCount": 30, "candidatesTokenCount": output_tokens,
-                 "totalTokenCount": 30 + output_tokens}
-        payload = {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model,
-                   "responseId": response_id}
-        return f"data: {json.dumps(payload)}\r\n\r\n".encode()
-
     parts = _halves_of(text)
-    chunks = [chunk(part, 4 * (i + 1)) for i, part in enumerate(parts)]
-    chunks.append(chunk("", 4 * len(parts), "STOP"))
+    chunks = [_gemini_chunk([{"text": part}], 4 * (i + 1), model, response_id)
+              for i, part in enumerate(parts)]
+    chunks.append(_gemini_chunk([{"text": ""}], 4 * len(parts), model, response_id, "STOP"))
     return sse_reply(chunks)
 
 
+GEMINI_SIGNATURE = "ZmFrZS10aG91Z2h0LXNpZ25hdHVyZQ=="
+"""The ``thoughtSignature`` a fake Gemini 3 function call carries (base64, as Gemini writes it)."""
+
+
+def gemini_function_call(name: str, args: Mapping[str, Any], model: str = "gemini-3-flash-preview",
+                         thought_signature: str | None = GEMINI_SIGNATURE) -> Reply:
+    """A Gemini stream with one whole ``functionCall`` part (Gemini 3 puts its ``thoughtSignature``
+    on it), then an empty text part with ``finishReason: STOP``
+    (``tests/data/gemini/sse_function_call_thought_signature.sse``)."""
+    response_id = f"fakeGemini{next(_ids)}"
+    part: dict[str, Any] = {"functionCall": {"name": name, "args": dict(args)}}
+    if thought_signature is not None:
+        part["thoughtSignature"] = thought_signature
+    return sse_reply([_gemini_chunk([part], 10, model, response_id),
+                      _gemini_chunk([{"text": ""}], 10, model, response_id, "STOP")])
+
+
+def gemini_message(text: str, model: str = "gemini-3-flash-preview") -> Reply:
+    """A whole ``generateContent`` answer with one text part."""
+    candidate = {"content": {"parts": [{"text": text}], "role": "model"}, "finishReason": "STOP", "index": 0}
+    return json_reply(200, {"candidates": [candidate], "modelVersion": model,
+                            "responseId": f"fakeGemini{next(_ids)}",
+                            "usageMetadata": {"promptTokenCount": 30, "candidatesTokenCount": 9,
+                                              "totalTokenCount": 39}})
+
+
+def chat_message(text: str, model: str = "deepseek-chat") -> Reply:
+    """A whole Chat Completions answer with one assistant message."""
+    return json_reply(200, {"id": "chatcmpl-fake", "object": "chat.completion", "created": 1, "model": model,
+                            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                         "finish_reason": "stop"}],
+                            "usage": {"prompt_tokens": 42, "completion_tokens": 9, "total_tokens": 51}})
+
+
 BEDROCK_EVENTSTREAM = "application/vnd.amazon.eventstream"
+_BEDROCK_USAGE = {"inputTokens": 30, "outputTokens": 9, "totalTokens": 39}
+
+
+def _bedrock_end(stop_reason: str) -> list[bytes]:
+    return [bedrock_event("messageStop", {"stopReason": stop_reason}),
+            bedrock_event("metadata", {"usage": _BEDROCK_USAGE, "metrics": {"latencyMs": 100}})]
 
 
 def bedrock_text(text: str) -> Reply:
@@ -477,10 +529,24 @@ def bedrock_text(text: str) -> Reply:
     frames = [bedrock_event("messageStart", {"role": "assistant"})]
     frames += [bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": part}})
                for part in _halves_of(text)]
-    frames += [
-        bedrock_event("contentBlockStop", {"contentBlockIndex": 0}),
-        bedrock_event("messageStop", {"stopReason": "end_turn"}),
-        bedrock_event("metadata", {"usage": {"inputTokens": 30, "outputTokens": 9, "totalTokens": 39},
-                                   "metrics": {"latencyMs": 100}}),
-    ]
+    frames += [bedrock_event("contentBlockStop", {"contentBlockIndex": 0}), *_bedrock_end("end_turn")]
     return 200, {"content-type": BEDROCK_EVENTSTREAM}, frames
+
+
+def bedrock_tool_use(name: str, tool_input: Mapping[str, Any], tool_use_id: str = "tooluse_fake01") -> Reply:
+    """A ConverseStream answer with one ``toolUse`` block: contentBlockStart names the tool, its input
+    JSON comes in two contentBlockDeltas, then ``stopReason: tool_use``
+    (``tests/data/bedrock/converse_stream_tool_use.eventstream``)."""
+    start = {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": tool_use_id, "name": name}}}
+    frames = [bedrock_event("messageStart", {"role": "assistant"}), bedrock_event("contentBlockStart", start)]
+    frames += [bedrock_event("contentBlockDelta",
+                             {"contentBlockIndex": 0, "delta": {"toolUse": {"input": part}}})
+               for part in _halves_of(json.dumps(tool_input))]
+    frames += [bedrock_event("contentBlockStop", {"contentBlockIndex": 0}), *_bedrock_end("tool_use")]
+    return 200, {"content-type": BEDROCK_EVENTSTREAM}, frames
+
+
+def bedrock_message(text: str) -> Reply:
+    """A whole Converse answer with one text block."""
+    return json_reply(200, {"output": {"message": {"role": "assistant", "content": [{"text": text}]}},
+                            "stopReason": "end_turn", "usage": _BEDROCK_USAGE, "metrics": {"latencyMs": 100}})
