@@ -1,16 +1,19 @@
 """Responses state through real mitmdump + the addon (reverse mode) with the real OpenAI Agents SDK
-(`openai-agents` 0.24): `auto_previous_response_id` over a tool loop, `previous_response_id` between
-runs, conversations (`conversation_id` and `OpenAIConversationsSession`), the compaction session
+(`openai-agents` 0.24), each scenario on each of the four targets (Anthropic, Chat Completions,
+Gemini, Bedrock): `auto_previous_response_id` over a tool loop, `previous_response_id` between runs,
+conversations (`conversation_id` and `OpenAIConversationsSession`), the compaction session
 (`POST /v1/responses/compact`), the store's own endpoints, and a `store: false` turn that leaves
-nothing behind. The upstreams are local fakes of each dialect; the proxy's store is SQLite in its
-confdir. What the tests check is what only the store can have supplied: the earlier turns in the
-upstream request, when the SDK sent only the new items."""
+nothing behind; and the SDK's WebSocket transport, which the gateway does not serve. The upstreams
+are local fakes of each dialect; the proxy's store is SQLite in its confdir. What the tests check is
+what only the store can have supplied: the earlier turns in the upstream request, when the SDK sent
+only the new items."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +28,12 @@ from agents import (
     set_tracing_disabled,
 )
 from agents.memory import OpenAIConversationsSession, OpenAIResponsesCompactionSession
+from agents.models.openai_responses import OpenAIResponsesWSModel
 from openai import AsyncOpenAI
+from websockets.exceptions import InvalidStatus
 
 from tests.addon.e2e.conftest import CLIENT_KEY, UPSTREAM_KEY, StartProxy
-from tests.addon.e2e.upstream import Reply, Upstream, message, raw_stream
+from tests.addon.e2e.upstream import Reply, Upstream, raw_stream
 from tests.support import fake_upstream
 from tests.support.mitmdump import MitmDump
 from translators import compaction
@@ -42,15 +47,46 @@ CLAUDE = "claude-sonnet-4-6"
 QWEN = "qwen3-coder"
 GEMINI = "gemini-3-flash-preview"
 BEDROCK_CLAUDE = "us.anthropic.claude-sonnet-4-6"
-ROUTES = {
-    "state-anthropic": ("anthropic", CLAUDE),
-    "state-chat": ("chat", QWEN),
-    "state-gemini": ("gemini", GEMINI),
-    "state-bedrock": ("bedrock", BEDROCK_CLAUDE),
-    "gpt-4.1*": ("anthropic", CLAUDE),  # the compaction session insists on an OpenAI model name
-}
+UPSTREAM_MODEL = {"anthropic": CLAUDE, "chat": QWEN, "gemini": GEMINI, "bedrock": BEDROCK_CLAUDE}
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "chat": "E2E_STATE_CHAT_KEY", "gemini": "GEMINI_API_KEY",
            "bedrock": "AWS_BEARER_TOKEN_BEDROCK"}
+
+
+@dataclass(frozen=True)
+class Target:
+    """How one dialect's local upstream answers: a streamed text, a streamed function call, and
+    a whole (non-streamed) text."""
+
+    text: Callable[[str], fake_upstream.Reply]
+    call: Callable[[str, Mapping[str, Any]], fake_upstream.Reply]
+    whole: Callable[[str], fake_upstream.Reply]
+
+
+TARGETS = {
+    "anthropic": Target(lambda text: fake_upstream.anthropic_text(text, model=CLAUDE),
+                        lambda name, args: fake_upstream.anthropic_tool_use(name, args, model=CLAUDE),
+                        lambda text: fake_upstream.anthropic_message(text, model=CLAUDE)),
+    "chat": Target(lambda text: fake_upstream.chat_text(text, model=QWEN),
+                   lambda name, args: fake_upstream.chat_tool_call(name, args, model=QWEN),
+                   lambda text: fake_upstream.chat_message(text, model=QWEN)),
+    "gemini": Target(lambda text: fake_upstream.gemini_text(text, model=GEMINI),
+                     lambda name, args: fake_upstream.gemini_function_call(name, args, model=GEMINI),
+                     lambda text: fake_upstream.gemini_message(text, model=GEMINI)),
+    "bedrock": Target(fake_upstream.bedrock_text, fake_upstream.bedrock_tool_use,
+                      fake_upstream.bedrock_message),
+}
+each_target = pytest.mark.parametrize("target", list(TARGETS))
+
+
+def client_model(target: str) -> str:
+    """The model name the client sends for `target` (the route file sends `agent-<target>*` there)."""
+    return f"agent-{target}"
+
+
+def compaction_model(target: str) -> str:
+    """A name the compaction session accepts (it checks only the part after the last `/` for an
+    OpenAI model name) that still routes to `target`."""
+    return f"{client_model(target)}/gpt-4.1"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -61,10 +97,11 @@ def no_tracing() -> None:
 @pytest.fixture(scope="module")
 def proxy(start_proxy: StartProxy, module_dir: Path, upstream_server: Upstream) -> MitmDump:
     tables = []
-    for pattern, (dialect, target) in ROUTES.items():
+    for dialect, target_model in UPSTREAM_MODEL.items():
         base_url = f"{upstream_server.url}/v1" if dialect == "chat" else upstream_server.url
-        tables.append(f'[[route]]\nmodel = "{pattern}"\nupstream = "{dialect}"\nbase_url = "{base_url}"\n'
-                      f'target_model = "{target}"\nkey_env = "{KEY_ENV[dialect]}"\n')
+        tables.append(f'[[route]]\nmodel = "{client_model(dialect)}*"\nupstream = "{dialect}"\n'
+                      f'base_url = "{base_url}"\ntarget_model = "{target_model}"\n'
+                      f'key_env = "{KEY_ENV[dialect]}"\n')
     routes = module_dir / "state-routes.toml"
     routes.write_text("\n".join(tables))
     env: dict[str, str | None] = {
@@ -76,7 +113,11 @@ def proxy(start_proxy: StartProxy, module_dir: Path, upstream_server: Upstream) 
 
 
 def planned(reply: fake_upstream.Reply) -> Reply:
-    _status, headers, body = reply
+    """A `fake_upstream` answer as the local upstream's next reply: a whole body as it is, a
+    stream chunk by chunk."""
+    status, headers, body = reply
+    if isinstance(body, bytes):
+        return Reply("json", status=status, body=body, headers=dict(headers))
     return raw_stream(list(body), headers["content-type"], delay=0.005)
 
 
@@ -121,25 +162,19 @@ def city_weather(city: str) -> str:
     return f"sunny in {city}, 24C"
 
 
-TOOL_LOOPS = {
-    "state-anthropic": (fake_upstream.anthropic_tool_use("city_weather", {"city": "Lisbon"}, model=CLAUDE),
-                        fake_upstream.anthropic_text("It is sunny in Lisbon.", model=CLAUDE)),
-    "state-chat": (fake_upstream.chat_tool_call("city_weather", {"city": "Lisbon"}, model=QWEN),
-                   fake_upstream.chat_text("It is sunny in Lisbon.", model=QWEN)),
-}
-
-
-@pytest.mark.parametrize("model", list(TOOL_LOOPS))
+@each_target
 def test_auto_previous_response_id_carries_the_tool_loop(proxy: MitmDump, upstream: Upstream,
-                                                         model: str) -> None:
+                                                         target: str) -> None:
     """The SDK's second call sends only the tool output and the first response's id; the upstream
     still gets the user's question and its own tool call, rebuilt from the store."""
     calls.clear()
-    upstream.plan(*(planned(r) for r in TOOL_LOOPS[model]))
+    answers = TARGETS[target]
+    upstream.plan(planned(answers.call("city_weather", {"city": "Lisbon"})),
+                  planned(answers.text("It is sunny in Lisbon.")))
 
     async def scenario(client: AsyncOpenAI) -> Any:
-        return await drive(agent(client, model, tools=[city_weather]), "Weather in Lisbon, please?",
-                                auto_previous_response_id=True)
+        return await drive(agent(client, client_model(target), tools=[city_weather]),
+                           "Weather in Lisbon, please?", auto_previous_response_id=True)
 
     result = run(proxy, scenario)
     assert result.final_output == "It is sunny in Lisbon."
@@ -151,22 +186,36 @@ def test_auto_previous_response_id_carries_the_tool_loop(proxy: MitmDump, upstre
     assert texts_of(first).count("Weather in Lisbon, please?") == 1
 
 
-# -- previous_response_id between runs ---------------------------------------------------------------
-
-TWO_TURNS = {
-    "state-anthropic": lambda text: fake_upstream.anthropic_text(text, model=CLAUDE),
-    "state-gemini": lambda text: fake_upstream.gemini_text(text, model=GEMINI),
-    "state-bedrock": fake_upstream.bedrock_text,
-}
-
-
-@pytest.mark.parametrize("model", list(TWO_TURNS))
-def test_previous_response_id_brings_back_the_earlier_run(proxy: MitmDump, upstream: Upstream,
-                                                          model: str) -> None:
-    upstream.plan(planned(TWO_TURNS[model]("Hello Ada, noted.")), planned(TWO_TURNS[model]("You are Ada.")))
+def test_a_gemini_function_calls_signature_comes_back_from_the_store(proxy: MitmDump,
+                                                                     upstream: Upstream) -> None:
+    """Gemini 3 refuses a replayed function call without its `thoughtSignature`; with
+    `auto_previous_response_id` the client never sends the call back, so the signature can only
+    come from the stored turn."""
+    calls.clear()
+    upstream.plan(planned(TARGETS["gemini"].call("city_weather", {"city": "Porto"})),
+                  planned(TARGETS["gemini"].text("Sunny in Porto.")))
 
     async def scenario(client: AsyncOpenAI) -> Any:
-        bot = agent(client, model)
+        return await drive(agent(client, client_model("gemini"), tools=[city_weather]),
+                           "Weather in Porto?", auto_previous_response_id=True)
+
+    assert run(proxy, scenario).final_output == "Sunny in Porto."
+    model_turns = [c for c in upstream.received[1].json["contents"] if c["role"] == "model"]
+    (call_part,) = [p for c in model_turns for p in c["parts"] if "functionCall" in p]
+    assert call_part["functionCall"]["name"] == "city_weather"
+    assert call_part["thoughtSignature"] == fake_upstream.GEMINI_SIGNATURE
+
+
+# -- previous_response_id between runs ---------------------------------------------------------------
+
+@each_target
+def test_previous_response_id_brings_back_the_earlier_run(proxy: MitmDump, upstream: Upstream,
+                                                          target: str) -> None:
+    answers = TARGETS[target]
+    upstream.plan(planned(answers.text("Hello Ada, noted.")), planned(answers.text("You are Ada.")))
+
+    async def scenario(client: AsyncOpenAI) -> Any:
+        bot = agent(client, client_model(target))
         first = await drive(bot, "My name is Ada.")
         return await drive(bot, "What is my name?", previous_response_id=first.last_response_id)
 
@@ -177,11 +226,12 @@ def test_previous_response_id_brings_back_the_earlier_run(proxy: MitmDump, upstr
         "What is my name?")
 
 
-def test_an_unknown_previous_response_id_gets_the_responses_api_error(proxy: MitmDump,
-                                                                      upstream: Upstream) -> None:
+@each_target
+def test_an_unknown_previous_response_id_gets_the_responses_api_error(proxy: MitmDump, upstream: Upstream,
+                                                                      target: str) -> None:
     async def scenario(client: AsyncOpenAI) -> Any:
         with pytest.raises(openai.BadRequestError) as caught:
-            await client.responses.create(model="state-anthropic", input="hi",
+            await client.responses.create(model=client_model(target), input="hi",
                                           previous_response_id="resp_nowhere")
         return caught.value
 
@@ -193,13 +243,15 @@ def test_an_unknown_previous_response_id_gets_the_responses_api_error(proxy: Mit
 
 # -- conversations -----------------------------------------------------------------------------------
 
-def test_a_conversations_session_keeps_the_history_between_runs(proxy: MitmDump, upstream: Upstream) -> None:
-    upstream.plan(planned(fake_upstream.gemini_text("Noted: blue.", model=GEMINI)),
-                  planned(fake_upstream.gemini_text("Blue.", model=GEMINI)))
+@each_target
+def test_a_conversations_session_keeps_the_history_between_runs(proxy: MitmDump, upstream: Upstream,
+                                                                target: str) -> None:
+    answers = TARGETS[target]
+    upstream.plan(planned(answers.text("Noted: blue.")), planned(answers.text("Blue.")))
 
     async def scenario(client: AsyncOpenAI) -> Any:
         session = OpenAIConversationsSession(openai_client=client)
-        bot = agent(client, "state-gemini")
+        bot = agent(client, client_model(target))
         await drive(bot, "My favourite colour is blue.", session=session)
         second = await drive(bot, "Which colour do I like?", session=session)
         items = await session.get_items()
@@ -210,22 +262,25 @@ def test_a_conversations_session_keeps_the_history_between_runs(proxy: MitmDump,
 
     second, items, last, after_pop = run(proxy, scenario)
     assert second.final_output == "Blue."
-    assert "My favourite colour is blue." in texts_of(upstream.received[1].json)
+    history = texts_of(upstream.received[1].json)
+    assert history.index("My favourite colour is blue.") < history.index("Noted: blue.") < history.index(
+        "Which colour do I like?")
     assert [i.get("role") for i in items] == ["user", "assistant", "user", "assistant"]
     assert last["content"][0]["text"] == "Blue."
     assert len(after_pop) == 3
 
 
-def test_conversation_id_on_the_run_prepends_and_appends_the_conversation(proxy: MitmDump,
-                                                                          upstream: Upstream) -> None:
-    upstream.plan(planned(fake_upstream.anthropic_text("First answer.", model=CLAUDE)),
-                  planned(fake_upstream.anthropic_text("Second answer.", model=CLAUDE)))
+@each_target
+def test_conversation_id_on_the_run_prepends_and_appends_the_conversation(proxy: MitmDump, upstream: Upstream,
+                                                                          target: str) -> None:
+    answers = TARGETS[target]
+    upstream.plan(planned(answers.text("First answer.")), planned(answers.text("Second answer.")))
 
     async def scenario(client: AsyncOpenAI) -> Any:
         conversation = await client.conversations.create(
             items=[{"type": "message", "role": "user", "content": "Context: the project is called Zephyr."}],
             metadata={"team": "e2e"})
-        bot = agent(client, "state-anthropic")
+        bot = agent(client, client_model(target))
         await drive(bot, "Remember the project name.", conversation_id=conversation.id)
         await drive(bot, "What is the project called?", conversation_id=conversation.id)
         listed = [i async for i in client.conversations.items.list(conversation.id, order="asc")]
@@ -247,43 +302,49 @@ def test_conversation_id_on_the_run_prepends_and_appends_the_conversation(proxy:
 
 # -- the compaction session --------------------------------------------------------------------------
 
-def test_the_compaction_session_compacts_through_a_claude_route(proxy: MitmDump, upstream: Upstream,
-                                                               tmp_path: Path) -> None:
+@each_target
+def test_the_compaction_session_compacts_through_the_route(proxy: MitmDump, upstream: Upstream,
+                                                           target: str, tmp_path: Path) -> None:
     """After a run the session calls `POST /v1/responses/compact` with the run's response id; the
-    gateway has the summarizer write the summary and answers the user messages and one compaction
-    item, which the next run sends back and the upstream reads as the summary."""
-    upstream.plan(planned(fake_upstream.anthropic_text("Deploy done.", model=CLAUDE)),
-                  message("SUMMARY: the user deployed Zephyr."),  # compact is not streamed
-                  planned(fake_upstream.anthropic_text("Yes, deployed.", model=CLAUDE)))
+    gateway has the route's model write the summary (a whole answer: compaction is not streamed)
+    and answers the user messages and one compaction item, which the next run sends back and the
+    upstream reads as the summary (the session compacts again after that run)."""
+    answers = TARGETS[target]
+    upstream.plan(planned(answers.text("Deploy done.")),
+                  planned(answers.whole("SUMMARY: the user deployed Zephyr.")),
+                  planned(answers.text("Yes, deployed.")),
+                  planned(answers.whole("SUMMARY: Zephyr is deployed.")))
 
     async def scenario(client: AsyncOpenAI) -> Any:
         session = OpenAIResponsesCompactionSession(
             "compaction-e2e", SQLiteSession("compaction-e2e", str(tmp_path / "s.db")), client=client,
-            model="gpt-4.1", should_trigger_compaction=lambda _context: True)
-        bot = agent(client, "gpt-4.1")
+            model=compaction_model(target), should_trigger_compaction=lambda _context: True)
+        bot = agent(client, client_model(target))
         await drive(bot, "Please deploy Zephyr.", session=session)
         compacted = await session.get_items()
-        await drive(bot, "Is it deployed?", session=session)
-        return compacted
+        last = await drive(bot, "Is it deployed?", session=session)
+        return compacted, last
 
-    compacted = run(proxy, scenario)
+    compacted, last = run(proxy, scenario)
     summary_request = texts_of(upstream.received[1].json)
     assert "Please deploy Zephyr." in summary_request and "Deploy done." in summary_request
-    assert "tools" not in upstream.received[1].json
     assert [i["type"] for i in compacted] == ["message", "compaction"]
     assert compacted[0]["role"] == "user"
     payload = compaction.decode(compacted[1]["encrypted_content"])
     assert payload is not None and payload.summary == "SUMMARY: the user deployed Zephyr."
     assert "SUMMARY: the user deployed Zephyr." in texts_of(upstream.received[2].json)
+    assert last.final_output == "Yes, deployed."
 
 
 # -- the store's endpoints and store: false ----------------------------------------------------------
 
-def test_a_stored_response_is_retrieved_listed_and_deleted(proxy: MitmDump, upstream: Upstream) -> None:
-    upstream.plan(message("Stored answer."))
+@each_target
+def test_a_stored_response_is_retrieved_listed_and_deleted(proxy: MitmDump, upstream: Upstream,
+                                                           target: str) -> None:
+    upstream.plan(planned(TARGETS[target].whole("Stored answer.")))
 
     async def scenario(client: AsyncOpenAI) -> Any:
-        created = await client.responses.create(model="state-anthropic", input="Keep this.")
+        created = await client.responses.create(model=client_model(target), input="Keep this.")
         fetched = await client.responses.retrieve(created.id)
         inputs = [i async for i in client.responses.input_items.list(created.id)]
         await client.responses.delete(created.id)
@@ -298,18 +359,45 @@ def test_a_stored_response_is_retrieved_listed_and_deleted(proxy: MitmDump, upst
     assert inputs[0].content[0].text == "Keep this."
 
 
-def test_a_store_false_turn_is_not_kept(proxy: MitmDump, upstream: Upstream) -> None:
+@each_target
+def test_a_store_false_turn_is_not_kept(proxy: MitmDump, upstream: Upstream, target: str) -> None:
     """Codex's path: `store: false`; nothing to read back, nothing to chain on."""
-    upstream.plan(message("Not kept."))
+    upstream.plan(planned(TARGETS[target].whole("Not kept.")))
 
     async def scenario(client: AsyncOpenAI) -> Any:
-        created = await client.responses.create(model="state-anthropic", input="Forget this.", store=False)
+        created = await client.responses.create(model=client_model(target), input="Forget this.", store=False)
         with pytest.raises(openai.NotFoundError):
             await client.responses.retrieve(created.id)
         with pytest.raises(openai.BadRequestError):
-            await client.responses.create(model="state-anthropic", input="and?",
+            await client.responses.create(model=client_model(target), input="and?",
                                           previous_response_id=created.id)
         return created
 
     assert run(proxy, scenario).output_text == "Not kept."
     assert len(upstream.received) == 1
+
+
+# -- the WebSocket transport -------------------------------------------------------------------------
+
+def test_the_websocket_transport_is_refused_with_a_message_naming_the_http_transport(
+        proxy: MitmDump, upstream: Upstream) -> None:
+    """The SDK's WebSocket model opens `ws://.../v1/responses`; the gateway answers the upgrade with
+    426 at once (docs/state.md "The WebSocket transport"). The SDK raises the handshake's
+    rejection as it is (no fallback); the body of the response it carries says what to select."""
+
+    async def scenario(client: AsyncOpenAI) -> Any:
+        model = OpenAIResponsesWSModel(model=client_model("anthropic"), openai_client=client)
+        bot = Agent(name="assistant", instructions="Be brief.", model=model)
+        try:
+            with pytest.raises(InvalidStatus) as caught:
+                await drive(bot, "Hello over a socket.")
+        finally:
+            await model.close()
+        return caught.value
+
+    refused = run(proxy, scenario).response
+    assert refused.status_code == 426
+    error = json.loads(refused.body)["error"]
+    assert error["code"] == "websocket_unsupported"
+    assert 'set_default_openai_responses_transport("http")' in error["message"]
+    assert upstream.received == []
