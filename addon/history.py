@@ -1,7 +1,7 @@
 """Pure helpers over Responses items for the stored state (no mitmproxy, no store).
 
 The Responses API rebuilds a turn's context as: the items of the previous responses (each one's
-input, then its output), or the conversation's items, then the new input (docs/_from_state.md).
+input, then its output), or the conversation's items, then the new input (docs/state.md).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ MAX_KEPT_BYTES = 8 * MiB
 INLINE_BYTES = 256 * 1024
 """Bodies below this are translated on the event loop: a 256 KB request (a long Codex session)
 translates in a few ms, less than handing it to a thread and back would add to every small
-one. Bigger ones go to a worker thread (bench/, docs/_from_resources.md)."""
+one. Bigger ones go to a worker thread (bench/, docs/design.md "Limits")."""
 
 
 def add_options(loader: Any) -> None:

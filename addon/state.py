@@ -1,5 +1,5 @@
 """Responses state in the proxy: `previous_response_id`, `conversation`, `/responses/compact` and
-the store's own endpoints, served from the store (addon/store/, docs/_from_state.md).
+the store's own endpoints, served from the store (addon/store/, docs/state.md).
 
 The translators stay stateless: before a request is translated, `prepare` replaces
 `previous_response_id` / `conversation` by the whole history from the store; after the answer,

@@ -1,4 +1,4 @@
-"""Codex's remote compaction served by another vendor's model (docs/_from_compaction.md).
+"""Codex's remote compaction served by another vendor's model (docs/compaction.md).
 
 Codex with its built-in OpenAI provider compacts *remotely*: a streamed Responses request whose
 last input item is `{"type": "compaction_trigger"}`, answered by exactly one `compaction` output

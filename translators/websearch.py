@@ -1,5 +1,5 @@
 """The hosted `web_search` tool on other vendors: which request gets the upstream's own search,
-and which searches of the history go back (docs/_from_websearch.md).
+and which searches of the history go back (docs/websearch.md).
 
 The client's tool asks for live search (`external_web_access: true`, Codex's `web_search =
 "live"`) or for cached results only (Codex's default), which no other vendor offers. The operator

@@ -1,4 +1,4 @@
-"""Where the gateway keeps Responses state: stored responses and conversations (docs/_from_state.md).
+"""Where the gateway keeps Responses state: stored responses and conversations (docs/state.md).
 
 One small interface, `Store`, two backends sharing one SQL schema and one set of queries
 (`addon/store/sql.py`): SQLite in a private file (the default, one gateway process or several on

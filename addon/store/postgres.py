@@ -1,6 +1,6 @@
 """The shared backend: PostgreSQL, for several gateway processes serving the same clients.
 
-Why PostgreSQL (docs/_from_state.md): a conversation is an ordered list that two gateways may
+Why PostgreSQL (docs/state.md): a conversation is an ordered list that two gateways may
 append to at once, read in pages, and delete item by item; that wants transactions and row locks,
 which PostgreSQL has and every team running a database already operates. Retention and size are
 enforced by the gateway's own purge, the same queries as SQLite's.

@@ -1,4 +1,4 @@
-"""The real Codex CLI compacts remotely through the gateway (docs/_from_compaction.md).
+"""The real Codex CLI compacts remotely through the gateway (docs/compaction.md).
 
 Codex's built-in ``openai`` provider compacts by a ``compaction_trigger`` request and expects one
 ``compaction`` item back. Forced cheaply: ``model_auto_compact_token_limit=2000`` and a fake upstream

@@ -1,5 +1,5 @@
 """translators/compaction.py and the compaction answer: Codex's remote compaction served by
-another vendor's model (docs/_from_compaction.md)."""
+another vendor's model (docs/compaction.md)."""
 
 from __future__ import annotations
 

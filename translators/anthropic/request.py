@@ -123,7 +123,7 @@ def _tool(tool: toolset.JsonTool, report: Report) -> dict[str, Any]:
 WEB_SEARCH_VERSION = "web_search_20250305"
 """The web search tool every Claude with search takes. The newer versions (`web_search_20260209`,
 `web_search_20260318`) filter results by running code: their answers carry code-execution blocks
-this gateway does not map (docs/_from_websearch.md)."""
+this gateway does not map (docs/websearch.md)."""
 _LOCATION_KEYS = ("city", "region", "country", "timezone")
 
 

@@ -50,7 +50,7 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
         body.setdefault("tools", []).append({"googleSearch": {}})
         if tools.tools:
             # Gemini 3 searches beside function calls only when it returns its server-side calls
-            # (docs/_from_websearch.md)
+            # (docs/websearch.md)
             body.setdefault("toolConfig", {})["includeServerSideToolInvocations"] = True
     if request.parallel_tool_calls is False:
         report.drop("parallel_tool_calls")  # Gemini has no switch for parallel calls
@@ -67,7 +67,7 @@ def _searches(tool: WebSearchTool, model: str, caps: ModelCapabilities, function
               report: Report) -> bool:
     """Whether Gemini's `googleSearch` serves the client's web search: every Gemini 2 and 3 model
     has it, but only Gemini 3 takes it together with function declarations; where both cannot go,
-    the functions stay (docs/_from_websearch.md)."""
+    the functions stay (docs/websearch.md)."""
     if not caps.web_search:
         why = f"{model} has no Google Search grounding"
     elif functions and not models.uses_levels(model):
