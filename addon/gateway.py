@@ -158,7 +158,8 @@ class Gateway:
         if flow.request.headers.get("upgrade", "").lower() == "websocket":
             # Codex tries a WebSocket first; a 426 makes it fall back to HTTP after one try
             # (docs/codex.md "Transport")
-            # the addon cannot serve the socket itself (docs/state.md "The WebSocket transport"); the message says what to do
+            # the addon cannot serve the socket itself (docs/state.md "The WebSocket transport"):
+            # the message says what to do
             flow.response = error_response(426, "websocket_unsupported",
                                            "this gateway serves the Responses API over HTTP (POST "
                                            ".../responses, SSE) only, not the WebSocket transport: use the "
