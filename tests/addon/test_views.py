@@ -18,6 +18,7 @@ from mitmproxy import contentviews, http
 from mitmproxy.test import taddons, tflow
 
 from addon import views
+from translators import viewtext
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -394,7 +395,7 @@ def test_sse_events_cuts_a_long_delta_to_one_short_line() -> None:
     assert flow.response is not None
     line = lines_with(render(flow, flow.response).text, "response.output_text.delta  m")[0]
     assert line.endswith("x…")
-    assert len(line.split("  m  ")[1]) == views.PREVIEW
+    assert len(line.split("  m  ")[1]) == viewtext.PREVIEW
 
 
 # -- a real translated flow ------------------------------------------------------------------------
