@@ -1,78 +1,77 @@
-"""Upstream credentials. They come from the environment (or, for Bedrock, the AWS chain), never
-from the flow: the client's OpenAI key, ChatGPT account headers and cookies are removed before
-a request leaves for another vendor. Which variable a route reads is `routing.key_env_for`;
-the headers built here go on the wire only (`addon/credentials.py`), never into the flow."""
+"""Upstream credentials. They come from the environment (or a dialect's credential source, e.g. the
+AWS chain), never from the flow: the client's own key, account headers and cookies are removed
+before a request leaves for another vendor. Which variable a route reads is `routing.key_env_for`;
+where a key goes, which headers are secret and how a request is signed is the dialect's to say
+(translators/dialect.py); the headers built here go on the wire only (`addon/credentials.py`),
+never into the flow."""
 
 from __future__ import annotations
 
+import datetime
 import os
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-# The only client headers a translated request keeps; everything else (authorization, cookies,
-# chatgpt-account-id, openai-*, x-codex-*, session ids) stays behind.
-_KEEP = {"user-agent"}
+from addon import aws, client
+from translators import dialect as dialects
+from translators.dialect import Settings, ToSign
+
+SOURCES: dict[str, Callable[[], Any]] = {"aws": aws.identity}
+"""Credential sources a dialect's signing may name (`Signing.source`): name -> what it finds."""
 
 
-def clean_headers(client: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in client.items() if k.lower() in _KEEP}
+def clean_headers(headers: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in headers.items() if k.lower() in client.KEEP}
 
 
-_OPENAI_HOSTS = ("api.openai.com", "chatgpt.com")
-
-
-def is_openai(base_url: str) -> bool:
-    """Only OpenAI's own hosts, over HTTPS, may see the client's OpenAI key and ChatGPT account
-    headers."""
+def takes_client_credentials(dialect: str, base_url: str) -> bool:
+    """Only the client's own vendor's hosts (`Dialect.client_credentials_hosts`), over HTTPS, may
+    see the client's own key and account headers."""
+    found = dialects.find(dialect)
+    hosts = found.client_credentials_hosts if found else ()
     parts = urlsplit(base_url)
     host = parts.hostname or ""
-    return parts.scheme == "https" and any(host == h or host.endswith("." + h) for h in _OPENAI_HOSTS)
-
-
-_CLIENT_CREDENTIALS = ("authorization", "cookie", "chatgpt-account-id")
-"""What identifies the client's own OpenAI or ChatGPT account."""
+    return parts.scheme == "https" and any(host == h or host.endswith("." + h) for h in hosts)
 
 
 def client_credentials(headers: dict[str, str]) -> dict[str, str]:
-    """Take the client's own credentials out of `headers` (a `responses` route to OpenAI that
-    names no key: they go along, on the wire only)."""
-    return {name: headers.pop(name) for name in list(headers) if name.lower() in _CLIENT_CREDENTIALS}
+    """Take the client's own credentials out of `headers` (a passthrough route to the client's own
+    vendor that names no key: they go along, on the wire only)."""
+    return {name: headers.pop(name) for name in list(headers) if name.lower() in client.CREDENTIALS}
 
 
 def upstream_credentials(route: Any, headers: dict[str, str], url: str, content: bytes,
-                         region_option: str) -> tuple[dict[str, str], str | None]:
+                         settings: Mapping[str, Settings] | None = None,
+                         now: Callable[[], datetime.datetime] | None = None
+                         ) -> tuple[dict[str, str], str | None]:
     """The credential headers of one upstream request, and a note when the route's key is
     missing. `headers` (the request's other headers) loses the client's credentials if the
-    route replaces them, and gains Bedrock's `x-amz-date`."""
+    route replaces them, and gains what a signature adds besides them (e.g. a date)."""
+    found = dialects.get(route.dialect)
     key = read_key(route.key_env) if route.key_env else None
     note = f"no upstream key: ${route.key_env} is not set" if route.key_env and key is None else None
-    if route.dialect == "bedrock":
-        from translators.bedrock import auth as bedrock_auth
-
+    if found.signing is not None:
         # signed last, over the final URL, headers and body bytes; nothing changes after. No
-        # key: the AWS chain (a signature, never the secret itself), whatever the host
-        signed = bedrock_auth.sign("POST", url, headers, content, region=aws_region(region_option, url),
-                                   bearer_token=key, environment_bearer=False)
-        secret = {k: v for k, v in signed.items() if k.lower() in ("authorization", "x-amz-security-token")}
-        headers.update({k: v for k, v in signed.items() if k not in secret})
-        return secret, None  # no bearer key: the AWS chain signed it
-    if route.dialect == "responses" and is_openai(route.base_url):
+        # key: the dialect's credential source (a signature, never the secret itself), whatever the host
+        identity = SOURCES[found.signing.source]() if key is None else None
+        clock = now or (lambda: datetime.datetime.now(datetime.UTC))
+        signed = found.signing.sign(ToSign("POST", url, headers, content, key, identity,
+                                           (settings or {}).get(route.dialect) or Settings(), clock()))
+        headers.update(signed.headers)
+        return signed.secret, None  # no bearer key: the credential source signed it
+    if takes_client_credentials(route.dialect, route.base_url):
         own = client_credentials(headers)
         if key is None and route.key_env is None:
-            return own, None  # the client's own account, as it would reach OpenAI without us
+            return own, None  # the client's own account, as it would reach its vendor without us
     return key_headers(route.dialect, key), note
 
 
 def key_headers(dialect: str, key: str | None) -> dict[str, str]:
-    """Where each vendor wants its key (docs/anthropic.md "Headers and auth"; docs/gemini.md "Endpoints and
-    auth"; docs/bedrock.md "Endpoint, signing and API keys")."""
+    """Where the dialect wants its key (`Dialect.key_headers`)."""
     if not key:
         return {}
-    if dialect == "anthropic":
-        return {"x-api-key": key}
-    if dialect == "gemini":
-        return {"x-goog-api-key": key}
-    return {"authorization": f"Bearer {key}"}
+    return dialects.get(dialect).key_headers(key)
 
 
 def read_key(env_name: str) -> str | None:
@@ -80,31 +79,15 @@ def read_key(env_name: str) -> str | None:
     return value or None
 
 
-_SECRET_HEADERS = {"authorization", "x-api-key", "x-goog-api-key", "x-amz-security-token", "cookie",
-                   "chatgpt-account-id"}
+def secret_headers() -> frozenset[str]:
+    """Every request header that may carry a credential: each dialect's, and the client's own."""
+    names = {name.lower() for found in dialects.every() for name in found.secret_headers}
+    return frozenset(names | set(client.CREDENTIALS))
 
 
 def redact_request(headers: Any) -> None:
     """Before a flow is saved (`-w` writes after the addon's `response` hook): no key on disk."""
+    secret = secret_headers()
     for name in list(headers.keys()):
-        if name.lower() in _SECRET_HEADERS:
+        if name.lower() in secret:
             headers[name] = "<redacted>"
-
-
-def env_aws_region() -> str | None:
-    """The region the AWS tools read from the environment (botocore itself reads only
-    AWS_DEFAULT_REGION; the SDKs and the CLI also honour AWS_REGION, which wins)."""
-    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
-        value = os.environ.get(name, "").strip()
-        if value:
-            return value
-    return None
-
-
-def aws_region(option: str, url: str) -> str | None:
-    """The region a Bedrock request is signed for: the `gateway_aws_region` option, else the one
-    in a `bedrock-runtime.{region}.amazonaws.com` host, else the environment's. None lets the
-    signer fall back to the AWS profile's configured region."""
-    from translators.bedrock.auth import region_from_url
-
-    return option.strip() or region_from_url(url) or env_aws_region()

@@ -242,20 +242,14 @@ def _expired(entry: _Entry, now: float) -> bool:
     return now - outcome.at > keep
 
 
-def _dialect(name: str) -> dialects.Dialect | None:
-    try:
-        return dialects.get(name)
-    except KeyError:  # a Responses upstream: the client's own dialect, nothing to plan
-        return None
-
-
 def _table(dialect: str, model: str) -> ModelCapabilities | None:
-    found = _dialect(dialect)
-    return found.capabilities(model) if found is not None else None
+    """The shipped table's answer; None for a dialect without one (the client's own: nothing to plan)."""
+    found = dialects.find(dialect)
+    return found.capabilities(model) if found is not None and found.capabilities is not None else None
 
 
 def _endpoint(dialect: str) -> dialects.ModelsEndpoint | None:
-    found = _dialect(dialect)
+    found = dialects.find(dialect)
     return found.models_endpoint if found is not None else None
 
 

@@ -33,6 +33,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from mitmproxy import http
 
+from addon import client
 from addon.errors import json_response
 from addon.routing import Route, RouteError, Router, from_options, from_toml
 from translators import dialect as dialects
@@ -41,8 +42,8 @@ from translators.capabilities import ModelCapabilities
 BUNDLED_VERSION = "0.169.0"
 """The Codex CLI version whose bundled catalog the gateway ships."""
 BUNDLED_PATH = Path(__file__).with_name(f"codex-{BUNDLED_VERSION}-models.json")
-CHATGPT_HOST = "chatgpt.com"
-CHATGPT_PATH = "/backend-api/codex/models"
+CHATGPT_HOST = client.CATALOG_HOST
+CHATGPT_PATH = client.CATALOG_PATH
 """Where Codex's built-in provider fetches the catalog in regular proxy mode."""
 GATEWAY_PATH = "/gateway/codex/models"
 """The gateway's own catalog URL, on any host (a custom provider's `model_catalog_url`); a path
@@ -89,7 +90,7 @@ def windows_from(capabilities: Callable[[Route, str], ModelCapabilities | None])
     def window_of(route: Route, model: str) -> int | None:
         if route.context_window:
             return route.context_window
-        if route.dialect == "responses":
+        if dialects.get(route.dialect).capabilities is None:  # the client's own dialect
             return None
         caps = capabilities(route, model)
         return caps.context_window if caps is not None else None
@@ -97,7 +98,12 @@ def windows_from(capabilities: Callable[[Route, str], ModelCapabilities | None])
     return window_of
 
 
-window_for: WindowOf = windows_from(lambda route, model: dialects.get(route.dialect).capabilities(model))
+def _shipped(route: Route, model: str) -> ModelCapabilities | None:
+    table = dialects.get(route.dialect).capabilities
+    return table(model) if table is not None else None
+
+
+window_for: WindowOf = windows_from(_shipped)
 """Windows from the shipped tables alone (the command; the gateway asks its capabilities cache)."""
 
 

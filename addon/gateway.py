@@ -9,7 +9,6 @@ auth, streaming hookup, metadata.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Awaitable, Sequence
 from pathlib import Path
@@ -21,7 +20,7 @@ if _ROOT not in sys.path:  # loaded by path with `-s addon/gateway.py`: make the
 
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
-from addon import auth, bodies, catalog, credentials, cutoff, flowinfo, limits, recording, views  # noqa: E402
+from addon import auth, bodies, catalog, credentials, cutoff, dialects, flowinfo, limits, recording, views  # noqa: E402
 from addon import headers as upstream_headers  # noqa: E402
 from addon.capabilities import MODES, Capabilities  # noqa: E402
 from addon.errors import answer, error_response, json_response  # noqa: E402
@@ -38,12 +37,12 @@ from translators import (  # noqa: E402
     websearch,
     wirejson,
 )
+from translators import dialect as registry  # noqa: E402
+
+dialects.load_extra()  # the dialects $GATEWAY_DIALECTS names, before `load` declares their options
 
 _FRAMING_HEADERS = ("content-length", "host", "content-encoding", "transfer-encoding")
 """Client headers that describe the client's own body and connection, never the one re-sent."""
-_AWS_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
-_EVENTSTREAM = "application/vnd.amazon.eventstream"
-"""What Bedrock's ConverseStream answers with (botocore itself sends no accept header)."""
 
 
 class Gateway:
@@ -57,11 +56,13 @@ class Gateway:
         """What each route model accepts (the vendor's models endpoint, else the shipped table)."""
         self.state = State()
         """previous_response_id, conversations, /responses/compact and the store (addon/state.py)."""
+        self.settings: dict[str, registry.Settings] = {}
+        """Each dialect's own options and environment variables (addon/dialects.py)."""
 
     # -- options ----------------------------------------------------------------------------
     def load(self, loader: Any) -> None:
         loader.add_option("gateway_upstream", str, "anthropic",
-                          "Upstream dialect: responses | anthropic | chat | gemini | bedrock.")
+                          f"Upstream dialect: {' | '.join(registry.names())}.")
         loader.add_option("gateway_base_url", str, "",
                           "Upstream base URL; empty means the dialect's public API.")
         loader.add_option("gateway_model", str, "",
@@ -90,16 +91,15 @@ class Gateway:
                           "for live search), live (also when it asks for cached results), off.")
         loader.add_option("gateway_capture_dir", str, "",
                           "Write a redacted capture folder per translated flow here.")
-        loader.add_option("gateway_aws_region", str, "",
-                          "AWS region Bedrock requests are signed for; empty: the region in a "
-                          "bedrock-runtime.{region}.amazonaws.com base URL, else $AWS_REGION or "
-                          "$AWS_DEFAULT_REGION.")
         loader.add_option("gateway_capabilities", str, "vendor",
                           "Where a model's capabilities come from: vendor (its models endpoint, "
                           "else the shipped table) | table (never ask; offline use).", choices=list(MODES))
         loader.add_option("gateway_capabilities_timeout", float, 2.0,
                           "Seconds a request waits for the models endpoint before it is translated "
                           "with the shipped table (the answer still fills the cache).")
+        for dialect in registry.every():  # a dialect's own options (e.g. a region)
+            for option in dialect.options:
+                loader.add_option(option.name, option.type, option.default, option.help)
         self.state.load(loader)
         limits.add_options(loader)
 
@@ -114,18 +114,18 @@ class Gateway:
         self.state.configure(updated)
         if not any(name.startswith("gateway_") for name in updated):
             return
-        region = o.gateway_aws_region.strip()
-        if region and not _AWS_REGION.match(region):
-            raise exceptions.OptionsError(f"gateway_aws_region {region!r} is not an AWS region: "
-                                          "write e.g. us-east-1, or leave it empty")
+        for dialect in registry.every():
+            for option in dialect.options:
+                if option.check is not None and (problem := option.check(getattr(o, option.name))):
+                    raise exceptions.OptionsError(problem)
         if o.gateway_web_search not in websearch.MODES:
             raise exceptions.OptionsError(f"gateway_web_search {o.gateway_web_search!r}: write one of "
                                           + ", ".join(websearch.MODES))
-        aws_region = region or auth.env_aws_region()
+        settings = dialects.settings(o)
         try:
-            routes = from_toml(o.gateway_config, aws_region=aws_region) if o.gateway_config else from_options(
+            routes = from_toml(o.gateway_config, settings=settings) if o.gateway_config else from_options(
                 o.gateway_upstream, o.gateway_base_url, o.gateway_model, o.gateway_key_env,
-                aws_region=aws_region, compaction_model=o.gateway_compaction_model,
+                settings=settings, compaction_model=o.gateway_compaction_model,
                 context_window=o.gateway_context_window)
             catalog.load_bundled(o.gateway_codex_catalog)
         except (RouteError, catalog.CatalogError) as exc:
@@ -139,6 +139,7 @@ class Gateway:
         if o.gateway_capabilities_timeout < 0:
             raise exceptions.OptionsError("gateway_capabilities_timeout is negative: write seconds, e.g. 2")
         self.router = Router(routes=tuple(routes), match=match)
+        self.settings = settings
         self.capabilities.configure(routes, mode=o.gateway_capabilities,
                                     timeout=o.gateway_capabilities_timeout)
 
@@ -183,7 +184,7 @@ class Gateway:
             return  # otherwise translated before (a loaded flow): never twice
         rest = self.state.endpoint(self.router.match, flow.request.pretty_host, flow.request.path)
         if rest is not None and rest != "responses/compact":  # the store's own endpoints
-            passthrough = any(r.dialect == "responses" for r in self.router.routes)
+            passthrough = any(dialects.passes_through(r.dialect) for r in self.router.routes)
             await self._guarded(flow, lambda f: self.state.serve(f, rest, passthrough=passthrough))
             return
         if flow.request.method != "POST" or not (self._matched(flow) or rest is not None):
@@ -311,7 +312,7 @@ class Gateway:
         # it is answered here and never sent
         try:
             self._retarget(flow, route, translation)
-        except TranslatorError as exc:  # e.g. no AWS credentials for Bedrock
+        except TranslatorError as exc:  # e.g. no credentials for a signed dialect
             info["error"] = exc.message
             answer(flow, json_response(exc.status, exc.to_body()))
             return
@@ -321,25 +322,20 @@ class Gateway:
 
     def _retarget(self, flow: http.HTTPFlow, route: Route, translation: Translation) -> None:
         content = bodies.dumps(translation.body)
-        if route.dialect == "responses" and auth.is_openai(route.base_url):
-            # the same vendor: the client's own headers go along (its credentials unless the
-            # route names a key: auth.upstream_credentials)
+        dialect = registry.get(route.dialect)
+        if auth.takes_client_credentials(route.dialect, route.base_url):
+            # the client's own vendor: the client's own headers go along (its credentials unless
+            # the route names a key: auth.upstream_credentials)
             headers = {k: v for k, v in flow.request.headers.items()
                        if k.lower() not in _FRAMING_HEADERS}
         else:
             headers = auth.clean_headers(dict(flow.request.headers))
         headers.update(translation.headers)
-        headers["content-type"] = "application/json"
-        if not translation.stream:
-            headers["accept"] = "application/json"
-        elif route.dialect == "bedrock":
-            headers["accept"] = _EVENTSTREAM
-        else:
-            headers["accept"] = "text/event-stream"
+        headers["content-type"] = dialect.request_content_type
+        headers["accept"] = dialect.stream_content_type if translation.stream else "application/json"
         headers["accept-encoding"] = "identity"  # the stream callable gets raw bytes
         flow.request.url = route.base_url + translation.path
-        secret, note = auth.upstream_credentials(route, headers, flow.request.url, content,
-                                                 ctx.options.gateway_aws_region)
+        secret, note = auth.upstream_credentials(route, headers, flow.request.url, content, self.settings)
         if note:
             flow.metadata[flowinfo.KEY]["notes"].append(note)
         host = flow.request.headers.get("host")
@@ -469,8 +465,8 @@ class Gateway:
             flow.response.content = out
             self._collect(info, translator.report, None)
             return
-        if translation.target == "responses":
-            return
+        if dialects.passes_through(translation.target):
+            return  # the client's own dialect: the answer as it is
         from translators.report import Report
 
         report = Report()

@@ -16,6 +16,7 @@ from typing import Any
 from mitmproxy import http
 
 from addon import credentials, flowinfo
+from translators import dialect as dialects
 
 # Values that identify a user or a machine, not what the model sees.
 _REDACT_KEYS = {"client_metadata", "prompt_cache_key", "safety_identifier", "user"}
@@ -71,7 +72,8 @@ def write(root: Path, flow: http.HTTPFlow) -> Path | None:
     folder.mkdir(mode=0o700, exist_ok=True)
     folder.chmod(0o700)  # mkdir's mode is cut by the umask
     body = redact_request(json.loads(client))
-    upstream_name = "upstream.bin" if info["upstream"] == "bedrock" else "upstream.body"
+    found = dialects.find(info["upstream"])
+    upstream_name = f"upstream.{found.capture_suffix if found else 'body'}"  # the dialect's own suffix
     _private(folder / "request.json", scrub(json.dumps(body, indent=1).encode(), secrets))
     _private(folder / upstream_name, scrub(raw, secrets))
     base_url = info.get("url", "")[: -len(translation["path"])] if info.get("url") else ""

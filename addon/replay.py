@@ -19,11 +19,12 @@ from pathlib import Path
 from mitmproxy import http, io
 from mitmproxy.test import tflow
 
+from addon import client
+from translators import dialect as dialects
 from translators import translate_request, wirejson
 
 ROOT = Path(__file__).resolve().parent.parent
-CONTENT_TYPE = {"bedrock": "application/vnd.amazon.eventstream"}
-CLIENT_URL = "https://api.openai.com/v1/responses"
+CLIENT_URL = client.RESPONSES_URL
 
 
 def _flow(request: http.Request, response: http.Response | None = None) -> http.HTTPFlow:
@@ -43,7 +44,7 @@ def build_flows(folder: Path, work: Path) -> tuple[Path, Path, dict]:
                                          wirejson.dumps(translation.body),
                                          {"content-type": "application/json"})
     upstream_response = http.Response.make(meta.get("status", 200), raw, {
-        "content-type": CONTENT_TYPE.get(meta["dialect"], "text/event-stream")})
+        "content-type": dialects.get(meta["dialect"]).stream_content_type})
     client_path, upstream_path = work / "client.flow", work / "upstream.flow"
     flows = ((client_path, _flow(client)), (upstream_path, _flow(upstream_request, upstream_response)))
     for path, flow in flows:

@@ -8,31 +8,19 @@ from __future__ import annotations
 import fnmatch
 import ipaddress
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from addon import client
 from translators import compaction
+from translators import dialect as dialects
+from translators.dialect import Settings
 
-DIALECTS = ("responses", "anthropic", "chat", "gemini", "bedrock")
-
-DEFAULT_BASE_URL = {
-    "responses": "https://api.openai.com/v1",
-    "anthropic": "https://api.anthropic.com",
-    "chat": "https://api.deepseek.com",
-    "gemini": "https://generativelanguage.googleapis.com",
-    "bedrock": "https://bedrock-runtime.us-east-1.amazonaws.com",
-}
-DEFAULT_KEY_ENV = {
-    "anthropic": "ANTHROPIC_API_KEY",
-    "chat": "DEEPSEEK_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-    "bedrock": "AWS_BEARER_TOKEN_BEDROCK",
-}
-"""Each dialect's own key variable, sent only to that dialect's own host (`key_env_for`). The
-`responses` dialect has none: to OpenAI the client's own credentials go along."""
-DEFAULT_MATCH = ("api.openai.com/v1/responses", "chatgpt.com/backend-api/codex/responses")
+DEFAULT_MATCH = client.DEFAULT_MATCH
+NO_SETTINGS: Mapping[str, Settings] = {}
 
 
 class RouteError(ValueError):
@@ -87,8 +75,8 @@ class Router:
 
 
 def check_dialect(name: str) -> str:
-    if name not in DIALECTS:
-        raise RouteError(f"unknown upstream {name!r}: write one of {', '.join(DIALECTS)}")
+    if name not in dialects.names():
+        raise RouteError(f"unknown upstream {name!r}: write one of {', '.join(dialects.names())}")
     return name
 
 
@@ -105,35 +93,24 @@ def check_base_url(url: str) -> str:
     return url.rstrip("/")
 
 
-def is_default_host(dialect: str, url: str) -> bool:
-    """`url` is the dialect's own public API over HTTPS: its default host, or for Bedrock any
-    `bedrock-runtime.{region}.amazonaws.com` host (VPC endpoints included)."""
-    from translators.bedrock.auth import region_from_url
-
-    parts = urlsplit(url)
-    if parts.scheme != "https" or parts.port not in (None, 443) or dialect not in DEFAULT_KEY_ENV:
-        return False
-    if dialect == "bedrock":
-        return region_from_url(url) is not None
-    return parts.hostname == urlsplit(DEFAULT_BASE_URL[dialect]).hostname
-
-
 def key_env_for(dialect: str, url: str, explicit: str | None) -> str | None:
     """The variable whose key a route sends, the one rule for operator keys: the one the route
     names (`key_env`, `gateway_key_env`), sent to the route's own base URL; else the dialect's
-    default variable, only to the dialect's own host; else none (a local server, a proxy, any
-    other host gets no key unless the route names one)."""
+    default variable, only to the dialect's own host over HTTPS (`Dialect.own_host`); else none
+    (a local server, a proxy, any other host gets no key unless the route names one)."""
     if explicit:
         return explicit
-    return DEFAULT_KEY_ENV[dialect] if is_default_host(dialect, url) else None
+    found = dialects.get(dialect)
+    return found.key_env if found.key_env and dialects.is_own_host(found, url) else None
 
 
 def check_transport(route: Route, where: str) -> Route:
     """Credentials never travel over plain http, except to a loopback address."""
     parts = urlsplit(route.base_url)
-    carries = route.key_env is not None or route.dialect == "bedrock"  # Bedrock signs every request
+    signing = dialects.get(route.dialect).signing  # a signed dialect carries credentials in every request
+    carries = route.key_env is not None or signing is not None
     if parts.scheme == "http" and carries and not is_loopback(parts.hostname or ""):
-        what = f"${route.key_env}" if route.key_env else "AWS signatures"
+        what = f"${route.key_env}" if route.key_env else signing.what if signing else "credentials"
         raise RouteError(f"{where}: base URL {route.base_url!r} is plain http to a host that is not "
                          f"loopback, and {what} would cross the network in clear: use https, or a "
                          "127.0.0.1 / ::1 / localhost address")
@@ -166,11 +143,9 @@ def parse_models(spec: str) -> list[tuple[str, str | None]]:
     return pairs
 
 
-def default_base_url(dialect: str, aws_region: str | None = None) -> str:
-    """The dialect's public API; Bedrock's in the configured region when there is one."""
-    if dialect == "bedrock" and aws_region:
-        return f"https://bedrock-runtime.{aws_region}.amazonaws.com"
-    return DEFAULT_BASE_URL[dialect]
+def default_base_url(dialect: str, settings: Mapping[str, Settings] = NO_SETTINGS) -> str:
+    """The dialect's public API under its settings (e.g. in the configured region)."""
+    return dialects.default_base_url(dialects.get(dialect), settings.get(dialect))
 
 
 def check_context_window(value: object, where: str) -> int:
@@ -180,13 +155,14 @@ def check_context_window(value: object, where: str) -> int:
 
 
 def from_options(upstream: str, base_url: str, model: str, key_env: str, *,
-                 aws_region: str | None = None, compaction_model: str = "",
+                 settings: Mapping[str, Settings] = NO_SETTINGS, compaction_model: str = "",
                  context_window: int = 0) -> list[Route]:
     """Routes from the single-route options; `compaction_model` names the model of the same
     upstream that writes compaction summaries (empty: each route's own model);
-    `context_window` (0: unset) is every route's upstream window."""
+    `context_window` (0: unset) is every route's upstream window; `settings`: each dialect's
+    own options and environment (addon/dialects.py)."""
     dialect = check_dialect(upstream)
-    url = check_base_url(base_url or default_base_url(dialect, aws_region))
+    url = check_base_url(base_url or default_base_url(dialect, settings))
     env = key_env_for(dialect, url, key_env.strip() or None)
     window = check_context_window(context_window, "gateway_context_window") if context_window else None
     routes = [check_transport(Route(pattern, dialect, url, target, env, context_window=window),
@@ -205,7 +181,7 @@ _ROUTE_KEYS = {"model": "gpt-5*", "upstream": "anthropic", "base_url": "https://
 """The keys of a `[[route]]` table, with an example value each (for error messages)."""
 
 
-def from_toml(path: str, *, aws_region: str | None = None) -> list[Route]:
+def from_toml(path: str, *, settings: Mapping[str, Settings] = NO_SETTINGS) -> list[Route]:
     """Routes from a TOML file: `[[route]]` tables with `model` (a pattern, default `*`),
     `upstream`, optional `base_url`, `target_model`, `key_env`, `context_window` (the upstream
     model's window in tokens, served to Codex; addon/catalog.py), and the summarizer of compaction
@@ -236,7 +212,7 @@ def from_toml(path: str, *, aws_region: str | None = None) -> list[Route]:
                 raise RouteError(f"gateway_config route #{i + 1}: {key} must be a string, "
                                  f'e.g. {key} = "{_ROUTE_KEYS[key]}"')
         dialect = check_dialect(entry["upstream"])
-        url = check_base_url(entry.get("base_url") or default_base_url(dialect, aws_region))
+        url = check_base_url(entry.get("base_url") or default_base_url(dialect, settings))
         route = check_transport(Route(
             pattern=entry.get("model", "*"),
             dialect=dialect,
@@ -245,13 +221,14 @@ def from_toml(path: str, *, aws_region: str | None = None) -> list[Route]:
             key_env=key_env_for(dialect, url, entry.get("key_env") or None),
             context_window=entry.get("context_window"),
         ), f"gateway_config route #{i + 1}")
-        routes.append(replace(route, summarizer=_summarizer(route, entry, i, aws_region)))
+        routes.append(replace(route, summarizer=_summarizer(route, entry, i, settings)))
     if not routes:
         raise RouteError(f"gateway_config {path!r} has no [[route]] table")
     return routes
 
 
-def _summarizer(route: Route, entry: dict[str, Any], i: int, aws_region: str | None) -> Route | None:
+def _summarizer(route: Route, entry: dict[str, Any], i: int,
+                settings: Mapping[str, Settings]) -> Route | None:
     """A route table's `compaction_*` keys -> the route compaction requests go to, or None."""
     if not any(key.startswith("compaction_") for key in entry):
         return None
@@ -260,7 +237,7 @@ def _summarizer(route: Route, entry: dict[str, Any], i: int, aws_region: str | N
     if dialect == route.dialect:
         url, model = route.base_url, route.model
     elif entry.get("compaction_model"):
-        url, model = default_base_url(dialect, aws_region), None
+        url, model = default_base_url(dialect, settings), None
     else:
         raise RouteError(f"gateway_config route #{i + 1}: compaction_upstream {dialect!r} needs a "
                          'compaction_model, e.g. compaction_model = "claude-haiku-4-5"')

@@ -18,7 +18,7 @@ from typing import Any
 
 from mitmproxy import ctx, exceptions, http
 
-from addon import endpoints, flowinfo, history
+from addon import dialects, endpoints, flowinfo, history
 from addon.errors import answer, error_response, json_response
 from addon.routing import Route, serving
 from addon.store import ResponseRecord, Store, StoreError, open_store
@@ -151,7 +151,8 @@ class State:
         trigger = {"input": [{"type": "compaction_trigger"}]}
         dialect = serving(route, trigger).dialect if compact else route.dialect
         model = route.model or body.get("model")
-        if compact and dialect == "responses":
+        own_state = dialects.passes_through(dialect)  # the upstream is a Responses server itself
+        if compact and own_state:
             return None  # OpenAI compacts its own; the request goes on as sent
         if not previous and not conversation_id and not compact and not store:
             return body  # Codex: nothing to read, nothing to write
@@ -165,7 +166,7 @@ class State:
             if isinstance(previous, str) and previous:
                 chain = await self._call(self.store().chain, previous) if self.enabled else None
                 if chain is None:
-                    if dialect == "responses":
+                    if own_state:
                         return body  # OpenAI's own id
                     _refuse(flow, body, error_response(400, "previous_response_not_found",
                                                        f"Previous response with id '{previous}' not found.",
@@ -175,7 +176,7 @@ class State:
             elif isinstance(conversation_id, str) and conversation_id:
                 listed = await self._call(self.store().list_items, conversation_id) if self.enabled else None
                 if listed is None:
-                    if dialect == "responses":
+                    if own_state:
                         return body
                     _refuse(flow, body, error_response(404, "not_found", f"Conversation with id "
                                                        f"'{conversation_id}' not found.", "conversation"))
@@ -191,7 +192,7 @@ class State:
             expanded["stream"] = False
             flow.metadata[KEY] = {"kind": "compact", "kept": history.user_messages(past + new_items)}
             return expanded
-        if dialect == "responses":
+        if own_state:
             return expanded  # OpenAI's answer is OpenAI's to keep
         flow.metadata[KEY] = {"kind": "response", "store": store, "previous_id": previous or None,
                               "conversation_id": conversation_id or None, "input": new_items,

@@ -9,7 +9,7 @@ original request and the upstream's raw answer; these views render them next to 
   with the dropped paths and notes first, then both bodies in full.
 - **SSE events** (auto on the response of a gateway flow, and on any `text/event-stream` body):
   one line per event (type, item, delta preview) for what the client got and, under its own
-  heading, for what the upstream sent (SSE, or Bedrock's binary event stream).
+  heading, for what the upstream sent (SSE, or a dialect's own binary framing).
 
 The addon registers them with `addons = [Gateway(), views.Views()]`; `-s addon/views.py` on its
 own works too.
@@ -26,19 +26,25 @@ from typing import Any
 from mitmproxy import contentviews, http
 from mitmproxy.contentviews import Metadata
 
+from translators import dialect as dialects
+from translators.viewtext import short, sse_events, text
+
 KEY = "gateway"
 """`flow.metadata` key of the addon's summary (addon/flowinfo.py)."""
 CLIENT_REQUEST = "gateway.client_request"
 TRANSLATION = "gateway.translation"
 UPSTREAM_RESPONSE = "gateway.upstream_response"
 
-PREVIEW = 60
-"""Characters of a delta or value shown on one line."""
 WIDTH = 80
 """Lines of names are wrapped at about this width."""
 
-DIALECT_NAMES = {"responses": "Responses", "anthropic": "Anthropic Messages", "chat": "Chat Completions",
-                 "gemini": "Gemini", "bedrock": "Bedrock Converse"}
+CLIENT = "responses"
+"""The client's dialect: what the client sent and got is always Responses."""
+
+
+def display_name(dialect: str) -> str:
+    found = dialects.find(dialect)
+    return found.display_name if found else dialect
 
 
 # -- small helpers ------------------------------------------------------------------------------
@@ -48,10 +54,8 @@ def _gateway(metadata: Metadata) -> dict[str, Any] | None:
     return info if isinstance(info, dict) else None
 
 
-def _text(value: bytes | str | None) -> str:
-    if value is None:
-        return ""
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+_text = text
+_short = short
 
 
 def _json(value: bytes | str | None) -> Any:
@@ -59,12 +63,6 @@ def _json(value: bytes | str | None) -> Any:
         return json.loads(_text(value))
     except ValueError:
         return None
-
-
-def _short(value: Any, limit: int = PREVIEW) -> str:
-    """One line, at most `limit` characters: strings JSON-quoted (newlines show as \\n)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _runs(labels: Iterable[str]) -> str:
@@ -91,10 +89,6 @@ def _wrap(items: list[str], indent: str) -> list[str]:
     return lines
 
 
-def _chars(text: str) -> str:
-    return f"{len(text):,} chars"
-
-
 def _resolve(body: Any, path: str) -> Any:
     """`tools[9]`, `text.verbosity`, `input[3].phase` looked up in `body`; KeyError if absent."""
     value = body
@@ -118,139 +112,24 @@ def _describe_value(value: Any) -> str:
 
 # -- request shapes -----------------------------------------------------------------------------
 class Shape:
-    """What the Translation view compares, read off one request body of one dialect."""
+    """What the Translation view compares, read off one request body of one dialect
+    (`View.read_request` of `translators/<dialect>/view.py`)."""
 
     def __init__(self, dialect: str, body: Any, model: str | None = None) -> None:
         self.dialect = dialect
         self.body = body if isinstance(body, dict) else {}
-        reader = getattr(self, f"_read_{dialect}", self._read_responses)
         self.model: str | None = self.body.get("model") if isinstance(self.body.get("model"), str) else model
-        self.system = ""
-        self.items: list[str] = []
-        self.tools: list[str] = []
-        self.consumed: set[str] = {"model"}
-        reader()
+        found = dialects.find(dialect)
+        if found is None or found.view is None:  # said, never rendered as another dialect
+            self.system = f"(no view for dialect {dialect!r})"
+            self.items: list[str] = []
+            self.tools: list[str] = []
+            self.consumed: set[str] = {"model"}
+        else:
+            shape = found.view.read_request(self.body)
+            self.system, self.items, self.tools = shape.system, shape.items, shape.tools
+            self.consumed = {"model", *shape.consumed}
         self.fields = {k: v for k, v in self.body.items() if k not in self.consumed}
-
-    # Responses: instructions + developer/system messages in `input`
-    def _read_responses(self) -> None:
-        b = self.body
-        self.consumed |= {"input", "instructions", "tools"}
-        parts = []
-        if isinstance(b.get("instructions"), str):
-            parts.append(f"instructions ({_chars(b['instructions'])})")
-        items = b.get("input")
-        if isinstance(items, str):
-            self.items = ["text"]
-        elif isinstance(items, list):
-            system = [i for i in items if isinstance(i, dict) and i.get("role") in ("developer", "system")]
-            if system:
-                size = sum(len(_text(c.get("text"))) for i in system for c in _list(i.get("content"))
-                           if isinstance(c, dict))
-                parts.append(f"{len(system)} developer/system message(s) in input ({size:,} chars)")
-            self.items = [_responses_item(i) for i in items]
-        self.system = "; ".join(parts) or "none"
-        for tool in _list(b.get("tools")):
-            if not isinstance(tool, dict):
-                continue
-            if tool.get("type") == "namespace":
-                self.tools += [f"{tool.get('name')}.{t.get('name')}" for t in _list(tool.get("tools"))
-                               if isinstance(t, dict)]
-            else:
-                self.tools.append(str(tool.get("name") or tool.get("type")))
-
-    def _read_anthropic(self) -> None:
-        b = self.body
-        self.consumed |= {"messages", "system", "tools"}
-        system = b.get("system")
-        if isinstance(system, str):
-            self.system = f"system: text ({_chars(system)})"
-        elif isinstance(system, list):
-            size = sum(len(_text(x.get("text"))) for x in system if isinstance(x, dict))
-            self.system = f"system: {len(system)} block(s) ({size:,} chars)"
-        else:
-            self.system = "none"
-        self.items = [_role_blocks(m, "content", "type") for m in _list(b.get("messages"))]
-        self.tools = [str(t.get("name") or t.get("type"))
-                      for t in _list(b.get("tools")) if isinstance(t, dict)]
-
-    def _read_chat(self) -> None:
-        b = self.body
-        self.consumed |= {"messages", "tools"}
-        messages = _list(b.get("messages"))
-        system = [m for m in messages if isinstance(m, dict) and m.get("role") in ("system", "developer")]
-        size = sum(len(_text(m.get("content"))) if isinstance(m.get("content"), str) else 0 for m in system)
-        self.system = f"{len(system)} system/developer message(s) ({size:,} chars)" if system else "none"
-        self.items = [str(m.get("role")) if isinstance(m, dict) else "?" for m in messages]
-        for tool in _list(b.get("tools")):
-            if isinstance(tool, dict):
-                inner = tool.get(tool.get("type")) if isinstance(tool.get(tool.get("type")), dict) else tool
-                self.tools.append(str(inner.get("name") or tool.get("type")))
-
-    def _read_gemini(self) -> None:
-        b = self.body
-        self.consumed |= {"contents", "systemInstruction", "system_instruction", "tools"}
-        system = b.get("systemInstruction") or b.get("system_instruction")
-        if isinstance(system, dict):
-            parts = _list(system.get("parts"))
-            size = sum(len(_text(p.get("text"))) for p in parts if isinstance(p, dict))
-            self.system = f"systemInstruction: {len(parts)} part(s) ({size:,} chars)"
-        else:
-            self.system = "none"
-        self.items = [_role_blocks(c, "parts", None) for c in _list(b.get("contents"))]
-        for tool in _list(b.get("tools")):
-            if not isinstance(tool, dict):
-                continue
-            for key, value in tool.items():
-                if key in ("functionDeclarations", "function_declarations"):
-                    self.tools += [str(f.get("name")) for f in _list(value) if isinstance(f, dict)]
-                else:
-                    self.tools.append(key)
-
-    def _read_bedrock(self) -> None:
-        b = self.body
-        self.consumed |= {"messages", "system", "toolConfig", "modelId"}
-        system = _list(b.get("system"))
-        size = sum(len(_text(x.get("text"))) for x in system if isinstance(x, dict))
-        self.system = f"system: {len(system)} block(s) ({size:,} chars)" if system else "none"
-        self.items = [_role_blocks(m, "content", None) for m in _list(b.get("messages"))]
-        config = b.get("toolConfig") if isinstance(b.get("toolConfig"), dict) else {}
-        for tool in _list(config.get("tools")):
-            if isinstance(tool, dict) and isinstance(tool.get("toolSpec"), dict):
-                self.tools.append(str(tool["toolSpec"].get("name")))
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _responses_item(item: Any) -> str:
-    if not isinstance(item, dict):
-        return "?"
-    kind = str(item.get("type") or "message")
-    return f"{kind}/{item['role']}" if kind == "message" and item.get("role") else kind
-
-
-_NOT_KINDS = ("cache_control", "cachePoint", "thoughtSignature")
-
-
-def _role_blocks(message: Any, key: str, type_key: str | None) -> str:
-    """`user[text,tool_result]`: a message's role and the kinds of its blocks."""
-    if not isinstance(message, dict):
-        return "?"
-    blocks = message.get(key)
-    if isinstance(blocks, str):
-        kinds = ["text"]
-    else:
-        kinds = []
-        for block in _list(blocks):
-            if not isinstance(block, dict):
-                continue
-            if type_key and type_key in block:
-                kinds.append(str(block[type_key]))
-            else:
-                kinds.append(next((k for k in block if k not in _NOT_KINDS), "?"))
-    return f"{message.get('role', '?')}[{','.join(kinds)}]"
 
 
 # -- the Translation view -----------------------------------------------------------------------
@@ -260,7 +139,7 @@ def translation_text(upstream_body: bytes, flow_metadata: dict[str, Any]) -> str
     client_raw = _text(flow_metadata.get(CLIENT_REQUEST))
     client = _json(client_raw)
     dialect = str((translation or {}).get("target") or info.get("upstream") or "?")
-    name = DIALECT_NAMES.get(dialect, dialect)
+    name = display_name(dialect)
 
     out = [f"Responses -> {name}  ({info.get('client_model')} -> {info.get('model')})"]
     if info.get("url"):
@@ -288,7 +167,7 @@ def translation_text(upstream_body: bytes, flow_metadata: dict[str, Any]) -> str
         out += ["", f"── client request (Responses, {len(client_raw):,} bytes) ──", _pretty(client_raw)]
         return "\n".join(out)
 
-    before = Shape("responses", client)
+    before = Shape(CLIENT, client)
     after = Shape(dialect, _json(upstream_body), model=str(translation.get("model") or ""))
     out.append(f"{'':<10}client (Responses)  ->  upstream ({name})")
     out.append(f"{'model':<10}{before.model}  ->  {after.model}")
@@ -363,210 +242,42 @@ class TranslationView(contentviews.Contentview):
 
 
 # -- event lines --------------------------------------------------------------------------------
-def sse_events(data: bytes) -> list[tuple[str, str]]:
-    """(event name, data) per server-sent event."""
-    events: list[tuple[str, str]] = []
-    name, lines = "", []
-    for line in [*_text(data).replace("\r\n", "\n").replace("\r", "\n").split("\n"), ""]:
-        if not line:
-            if lines:
-                events.append((name or "message", "\n".join(lines)))
-            name, lines = "", []
-        elif line.startswith(":"):
-            continue
-        else:
-            field, _, value = line.partition(":")
-            value = value.removeprefix(" ")
-            if field == "data":
-                lines.append(value)
-            elif field == "event":
-                name = value
-    return events
-
-
-def eventstream_events(data: bytes) -> list[tuple[str, str]]:
-    """(event type, JSON payload) per AWS event-stream frame (Bedrock ConverseStream)."""
-    from botocore.eventstream import EventStreamBuffer
-
-    buffer = EventStreamBuffer()
-    buffer.add_data(data)
-    events = []
-    for message in buffer:
-        headers = dict(message.headers)
-        kind = headers.get(":event-type") or headers.get(":exception-type") or headers.get(":message-type")
-        events.append((str(kind), _text(message.payload)))
-    return events
-
-
-def event_line(name: str, payload: str) -> tuple[str, str]:
-    """(type, `where | preview`) for one event of any dialect."""
+def event_line(name: str, payload: str, dialect: str | None = None) -> tuple[str, str]:
+    """(type, `where | preview`) for one event: the line of `dialect` when the event is one of its
+    own, else of the first dialect that claims it (a stream of unknown dialect)."""
     obj = _json(payload)
     if not isinstance(obj, dict):
         return name, _short(payload)
-    kind = obj.get("type") if isinstance(obj.get("type"), str) else None
-    if (kind and kind.startswith(("response.", "error"))) or "sequence_number" in obj:
-        return kind or name, _responses_line(obj)
-    if kind:
-        return kind, _anthropic_line(obj)
-    if "choices" in obj:
-        return str(obj.get("object") or "chunk"), _chat_line(obj)
-    if "candidates" in obj or "usageMetadata" in obj:
-        return "chunk", _gemini_line(obj)
-    return name, _bedrock_line(obj)
+    own = dialects.find(dialect) if dialect else None
+    for found in (own, *dialects.every()):
+        if found is not None and found.view is not None and found.view.claims(obj):
+            return found.view.event_line(name, obj)
+    return name, _short(payload)
 
 
-def _join(*parts: str | None) -> str:
-    return "  ".join(p for p in parts if p)
+def split_events(data: bytes, dialect: str | None = None) -> list[tuple[str, str]]:
+    """(event name, payload) per event: the dialect's own binary framing when the body is in it
+    (any dialect's when the dialect is unknown), else server-sent events."""
+    own = dialects.find(dialect) if dialect else None
+    for found in ([own] if own is not None else dialects.every()):
+        if found.view is not None and found.view.frames is not None:
+            events = found.view.frames(data)
+            if events is not None:
+                return events
+    return sse_events(data)
 
 
-def _delta(value: Any) -> str | None:
-    return _short(value) if isinstance(value, str) else None
-
-
-def _responses_line(obj: dict[str, Any]) -> str:
-    where = f"#{obj['output_index']}" if isinstance(obj.get("output_index"), int) else None
-    item = obj.get("item")
-    if isinstance(item, dict):
-        if item.get("type") == "web_search_call":  # its id carries the vendor's search: too long to show
-            action = item.get("action") if isinstance(item.get("action"), dict) else {}
-            what = f"{str(item.get('id')).split('.')[0]} (web_search_call {_short(action.get('query'))})"
-            return _join(where, what, item.get("status"))
-        what = f"{item.get('id')} ({item.get('type')}{' ' + item['name'] if item.get('name') else ''})"
-        return _join(where, what, item.get("status"))
-    response = obj.get("response")
-    if isinstance(response, dict):
-        usage = response.get("usage")
-        tokens = (f"in={usage.get('input_tokens')} out={usage.get('output_tokens')}"
-                  if isinstance(usage, dict) else None)
-        error = response.get("error")
-        return _join(response.get("id"), response.get("status"), response.get("model"), tokens,
-                     _short(error) if error else None)
-    item_id = obj.get("item_id")
-    preview = _delta(obj.get("delta")) or _delta(obj.get("text")) or _delta(obj.get("arguments"))
-    if preview is None and isinstance(obj.get("part"), dict):
-        preview = obj["part"].get("type")
-    if obj.get("type") == "error" or ("message" in obj and "code" in obj):
-        preview = _short(obj.get("message") or obj)
-    return _join(where, item_id, preview)
-
-
-def _anthropic_line(obj: dict[str, Any]) -> str:
-    where = f"#{obj['index']}" if isinstance(obj.get("index"), int) else None
-    if isinstance(obj.get("message"), dict):
-        m = obj["message"]
-        return _join(m.get("id"), m.get("model"))
-    if isinstance(obj.get("content_block"), dict):
-        block = obj["content_block"]
-        return _join(where, block.get("type"), block.get("name") or block.get("id"))
-    delta = obj.get("delta")
-    if isinstance(delta, dict):
-        if delta.get("stop_reason") or obj.get("usage"):
-            usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
-            return _join(f"stop_reason={delta.get('stop_reason')}",
-                         f"out={usage['output_tokens']}" if "output_tokens" in usage else None)
-        for key in ("text", "thinking", "partial_json"):
-            if isinstance(delta.get(key), str):
-                return _join(where, delta.get("type"), _short(delta[key]))
-        if isinstance(delta.get("signature"), str):
-            return _join(where, delta.get("type"), f"<{len(delta['signature'])} chars>")
-        return _join(where, delta.get("type"))
-    if isinstance(obj.get("error"), dict):
-        return _short(obj["error"].get("message") or obj["error"])
-    return where or ""
-
-
-def _chat_line(obj: dict[str, Any]) -> str:
-    choices = _list(obj.get("choices"))
-    choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-    delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
-    parts: list[str | None] = [f"#{choice['index']}" if isinstance(choice.get("index"), int) else None]
-    for key in ("role",):
-        if delta.get(key):
-            parts.append(f"{key}={delta[key]}")
-    for key in ("content", "reasoning_content", "reasoning", "refusal"):
-        if isinstance(delta.get(key), str) and delta[key]:
-            parts.append(f"{key if key != 'content' else 'text'} {_short(delta[key])}")
-    for call in _list(delta.get("tool_calls")):
-        if isinstance(call, dict):
-            fn = call.get("function") if isinstance(call.get("function"), dict) else {}
-            parts.append(_join(f"tool_call[{call.get('index')}]", call.get("id"), fn.get("name"),
-                               _delta(fn.get("arguments"))))
-    if choice.get("finish_reason"):
-        parts.append(f"finish_reason={choice['finish_reason']}")
-    if isinstance(obj.get("usage"), dict):
-        parts.append(f"in={obj['usage'].get('prompt_tokens')} out={obj['usage'].get('completion_tokens')}")
-    return _join(*parts)
-
-
-def _gemini_line(obj: dict[str, Any]) -> str:
-    candidates = _list(obj.get("candidates"))
-    cand = candidates[0] if candidates and isinstance(candidates[0], dict) else {}
-    content = cand.get("content") if isinstance(cand.get("content"), dict) else {}
-    parts: list[str | None] = []
-    for part in _list(content.get("parts")):
-        if not isinstance(part, dict):
-            continue
-        if isinstance(part.get("text"), str):
-            parts.append(("thought " if part.get("thought") else "text ") + _short(part["text"]))
-        elif isinstance(part.get("functionCall"), dict):
-            call = part["functionCall"]
-            parts.append(_join("functionCall", call.get("name"), _short(call.get("args"))))
-        else:
-            parts.append(next(iter(part), "?"))
-    if cand.get("finishReason"):
-        parts.append(f"finishReason={cand['finishReason']}")
-    usage = obj.get("usageMetadata")
-    if isinstance(usage, dict):
-        parts.append(f"in={usage.get('promptTokenCount')} out={usage.get('candidatesTokenCount')}")
-    return _join(*parts)
-
-
-def _bedrock_line(obj: dict[str, Any]) -> str:
-    where = f"#{obj['contentBlockIndex']}" if isinstance(obj.get("contentBlockIndex"), int) else None
-    start = obj.get("start")
-    if isinstance(start, dict):
-        tool = start.get("toolUse") if isinstance(start.get("toolUse"), dict) else {}
-        kind = "toolUse" if tool else next(iter(start), None)
-        return _join(where, kind, tool.get("name"), tool.get("toolUseId"))
-    delta = obj.get("delta")
-    if isinstance(delta, dict):
-        if isinstance(delta.get("text"), str):
-            return _join(where, "text", _short(delta["text"]))
-        if isinstance(delta.get("toolUse"), dict):
-            return _join(where, "toolUse", _delta(delta["toolUse"].get("input")))
-        reasoning = delta.get("reasoningContent")
-        if isinstance(reasoning, dict):
-            if isinstance(reasoning.get("text"), str):
-                return _join(where, "reasoning", _short(reasoning["text"]))
-            return _join(where, "reasoning", *(f"{k} <{len(str(v))} chars>" for k, v in reasoning.items()))
-        return _join(where, *delta)
-    if obj.get("stopReason"):
-        return f"stopReason={obj['stopReason']}"
-    if isinstance(obj.get("usage"), dict):
-        return f"in={obj['usage'].get('inputTokens')} out={obj['usage'].get('outputTokens')}"
-    if isinstance(obj.get("message"), str):
-        return _short(obj["message"])
-    if "role" in obj:
-        return f"role={obj['role']}"
-    return where or _short({k: v for k, v in obj.items() if k != "p"})
-
-
-def is_eventstream(data: bytes) -> bool:
-    """An AWS event-stream starts with a big-endian frame length, never with text."""
-    return len(data) >= 16 and data[:1] == b"\x00"
-
-
-def stream_section(title: str, data: bytes) -> list[str]:
+def stream_section(title: str, data: bytes, dialect: str | None = None) -> list[str]:
     """A heading, one line per event (or the pretty JSON / text of a whole body)."""
     if not data:
         return [f"── {title}: empty ──"]
     try:
-        events = eventstream_events(data) if is_eventstream(data) else sse_events(data)
+        events = split_events(data, dialect)
     except Exception as exc:  # a broken frame: say so, keep the rest of the view
         return [f"── {title}: {len(data):,} bytes, not readable as events: {exc} ──"]
     if not events or _json(data) is not None:
         return [f"── {title}: {len(data):,} bytes, not a stream ──", _pretty(data)]
-    lines = [event_line(name, payload) for name, payload in events]
+    lines = [event_line(name, payload, dialect) for name, payload in events]
     counts = Counter(kind for kind, _ in lines)
     width = min(max(len(kind) for kind, _ in lines), 42)
     out = [f"── {title}: {len(events)} events, {len(data):,} bytes ──",
@@ -584,7 +295,7 @@ class SSEEventsView(contentviews.Contentview):
         if info is None or not isinstance(metadata.http_message, http.Response) or metadata.flow is None:
             return "\n".join(stream_section("events", data))
         dialect = str(info.get("upstream") or "upstream")
-        name = DIALECT_NAMES.get(dialect, dialect)
+        name = display_name(dialect)
         upstream = metadata.flow.metadata.get(UPSTREAM_RESPONSE)
         out = [f"Responses <- {name}  ({info.get('model')})"]
         if info.get("error"):
@@ -593,10 +304,10 @@ class SSEEventsView(contentviews.Contentview):
             out.append("dropped: " + ", ".join(info["dropped"]))
         if info.get("searches"):
             out.append(f"web searches: {info['searches']}")
-        sections = [stream_section("what the client got (Responses)", data)]
+        sections = [stream_section("what the client got (Responses)", data, CLIENT)]
         if isinstance(upstream, (bytes, str)):
             raw = upstream.encode() if isinstance(upstream, str) else upstream
-            sections.append(stream_section(f"what the upstream sent ({name})", raw))
+            sections.append(stream_section(f"what the upstream sent ({name})", raw, dialect))
         else:
             sections.append(["── what the upstream sent: nothing kept (no upstream answer) ──"])
         out += [section[0].strip("─ ") for section in sections]  # both headings first: an overview

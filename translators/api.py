@@ -13,7 +13,6 @@ from translators.errors import MalformedRequest, TranslatorError, UpstreamProtoc
 from translators.ids import IdFactory, random_ids
 from translators.ir import events as ev
 from translators.report import Report
-from translators.responses import passthrough
 from translators.responses.compaction import CompactionEncoder
 from translators.responses.request import decode as decode_request
 from translators.responses.stream import ResponsesEncoder
@@ -25,7 +24,7 @@ def _dialect(name: str) -> dialects.Dialect:
     try:
         return dialects.get(name)
     except (KeyError, ModuleNotFoundError, AttributeError):
-        choices = ", ".join(dialects.DIALECTS)
+        choices = ", ".join(dialects.names())
         raise MalformedRequest(f"unknown target dialect {name!r}; choose one of {choices}",
                                code="unknown_dialect") from None
 
@@ -41,12 +40,13 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
     `gateway_web_search`, off | live | follow (translators/websearch.py)."""
     report = Report()
     summarize = False
-    if target == "responses":
-        encoded = passthrough.encode(body, model, report)
+    dialect = _dialect(target)
+    if dialect.passthrough is not None:
+        encoded = dialect.passthrough.encode(body, model, report)
         client_model = body["model"]
         stream = bool(body.get("stream", False))
     else:
-        dialect = _dialect(target)
+        assert dialect.encode_request is not None and dialect.capabilities is not None
         summarize = compaction.is_trigger(body)
         request = decode_request(compaction.without_trigger(body) if summarize else body, report)
         if summarize:
@@ -156,8 +156,10 @@ class StreamTranslator:
 
 
 class PassthroughTranslator:
-    def __init__(self, translation: Translation, report: Report) -> None:
-        self._inner = passthrough.Passthrough(translation, report)
+    """The stream of a passthrough target (`Dialect.passthrough`), closed once."""
+
+    def __init__(self, inner: dialects.ByteStream, report: Report) -> None:
+        self._inner = inner
         self.report = report
         self._closed = False
 
@@ -178,9 +180,10 @@ class PassthroughTranslator:
 def stream_translator(source: str, translation: Translation, *, new_id: IdFactory | None = None,
                       clock: Callable[[], float] = time.time) -> StreamTranslator | PassthroughTranslator:
     report = Report()
-    if source == "responses":
-        return PassthroughTranslator(translation, report)
     dialect = _dialect(source)
+    if dialect.passthrough is not None:
+        return PassthroughTranslator(dialect.passthrough.stream(translation, report), report)
+    assert dialect.stream_decoder is not None
     encoder = _encoder(translation, report, new_id, clock)
     return StreamTranslator(dialect.stream_decoder(translation), encoder, report,
                             whole=lambda: whole_body.WholeBody(dialect, translation))
@@ -200,9 +203,10 @@ def translate_response(source: str, translation: Translation, body: bytes, *,
                        new_id: IdFactory | None = None, clock: Callable[[], float] = time.time,
                        report: Report | None = None) -> dict[str, Any]:
     """A whole (non-streamed) upstream answer -> the Responses object the client receives."""
-    if source == "responses":
-        return wirejson.loads(body)
     dialect = _dialect(source)
+    if dialect.passthrough is not None:  # the client's own dialect: the answer as it is
+        return wirejson.loads(body)
+    assert dialect.response_events is not None
     report = report if report is not None else Report()
     encoder = _encoder(translation, report, new_id, clock)
     try:
@@ -230,12 +234,14 @@ def translate_error(source: str, status: int, body: bytes,
         parsed: Any = wirejson.loads(body) if body else None
     except (ValueError, RecursionError):
         parsed = None
-    if source == "responses" and isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+    dialect = dialects.find(source)
+    passthrough = dialect is not None and dialect.passthrough is not None
+    if passthrough and isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
         out = parsed
         if isinstance(parsed["error"].get("message"), str):
             parsed["error"]["message"] = clip(parsed["error"]["message"])
     else:
-        if source == "responses":
+        if passthrough:  # the client's own dialect, in a body it cannot read as one
             message, code = text_of(body) or f"upstream answered {status}", code_for(status, text_of(body))
         else:
             try:

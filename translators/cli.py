@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from translators import dialect
 from translators.api import stream_translator, translate_request
-from translators.dialect import DIALECTS
 from translators.errors import TranslatorError
 from translators.ids import sequential_ids
 
@@ -90,12 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m translators", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("request", help="translate a Responses request body")
-    p.add_argument("--to", required=True, choices=DIALECTS)
+    p.add_argument("--to", required=True, choices=dialect.names())
     p.add_argument("--model")
     p.add_argument("file", nargs="?", default="-")
     p.set_defaults(func=cmd_request)
     p = sub.add_parser("stream", help="translate an upstream stream into the client's Responses SSE")
-    p.add_argument("--from", dest="source", required=True, choices=DIALECTS)
+    p.add_argument("--from", dest="source", required=True, choices=dialect.names())
     p.add_argument("--request", required=True, help="the client's Responses request (JSON)")
     p.add_argument("--model")
     p.add_argument("--chunk", type=int, default=0, help="feed the stream in pieces of this many bytes")

@@ -1,11 +1,23 @@
-"""What each upstream dialect provides, and the registry of them."""
+"""What each upstream dialect provides, and the registry of them.
+
+A dialect is one folder, `translators/<name>/`, whose `__init__.py` builds one `Dialect`: its wire
+codecs and every fact about its vendor that the addon needs (default base URL and key variable,
+where the key goes, which headers are secret, content types, capture file suffix, display name,
+how mitmweb shows its requests and events, its own options, request signing). The addon asks the
+registry (`get`, `names`) and never names a vendor (docs/architecture.md, docs/adding-a-dialect.md).
+
+A dialect outside the package registers itself with `register` (the addon imports the modules
+named in `$GATEWAY_DIALECTS` before it loads: docs/adding-a-dialect.md).
+"""
 
 from __future__ import annotations
 
+import datetime
 import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from translators.capabilities import ModelCapabilities
 from translators.ir.events import Event
@@ -13,7 +25,8 @@ from translators.ir.request import Request
 from translators.report import Report
 from translators.translation import Encoded, Translation
 
-DIALECTS = ("responses", "anthropic", "chat", "gemini", "bedrock")
+BUILTIN = ("responses", "anthropic", "chat", "gemini", "bedrock")
+"""The dialects shipped in this package, each `translators/<name>/`, in the order they are listed."""
 
 
 class StreamDecoder(Protocol):
@@ -22,6 +35,16 @@ class StreamDecoder(Protocol):
     def feed(self, data: bytes) -> list[Event]: ...
 
     def close(self) -> list[Event]: ...
+
+
+class ByteStream(Protocol):
+    """Upstream bytes -> client bytes (a passthrough's stream)."""
+
+    finished: bool
+
+    def feed(self, data: bytes) -> bytes: ...
+
+    def close(self) -> bytes: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,23 +67,210 @@ class ModelsEndpoint:
 
 
 @dataclass(frozen=True, slots=True)
+class Passthrough:
+    """A target that speaks the client's own dialect: the body goes upstream as the client wrote
+    it (bar what must not leave), and the answers come back as they are, never through the IR."""
+
+    encode: Callable[[Any, str | None, Report], Encoded]
+    """(client body, upstream model or None, report) -> what to send."""
+    stream: Callable[[Translation, Report], ByteStream]
+    """The stream's bytes, re-framed, with exactly one terminal event."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What the addon tells a dialect about the deployment: the values of the dialect's own options
+    (`Dialect.options`) and of the environment variables it declared (`Dialect.environ`). The
+    package reads no environment itself (docs/design.md "Pure translators")."""
+
+    options: Mapping[str, Any] = field(default_factory=dict)
+    environ: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """A mitmproxy option of one dialect; the addon registers it (`load`) and checks it
+    (`configure`) with the others."""
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    check: Callable[[Any], str | None] | None = None
+    """value -> what is wrong with it (the message the operator sees), or None."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToSign:
+    """One upstream request, final (URL, headers and body bytes), to be signed."""
+
+    method: str
+    url: str
+    headers: Mapping[str, str]
+    body: bytes
+    key: str | None
+    """The route's key (its `key_env`), when it names one that is set."""
+    identity: Any
+    """What the signing's credential source found (`Signing.source`), asked only without a key;
+    None: nothing found."""
+    settings: Settings
+    now: datetime.datetime
+    """The time the signature states (UTC); the caller's clock."""
+
+
+@dataclass(frozen=True, slots=True)
+class Signed:
+    secret: dict[str, str]
+    """Headers that carry a credential: sent on the wire only, redacted in every saved flow."""
+    headers: dict[str, str]
+    """Headers the signature covers that are no secret (e.g. a date)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Signing:
+    """A dialect whose every request is signed once the body bytes are final."""
+
+    source: str
+    """The credential source the addon resolves when the route has no key (`addon/signing.py`)."""
+    sign: Callable[[ToSign], Signed]
+    what: str = "request signatures"
+    """What crosses the network (for the error that refuses plain http to a remote host)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestShape:
+    """A request body as the Translation view compares it (addon/views.py)."""
+
+    system: str
+    """One line: where the system prompt is and how big."""
+    items: list[str]
+    """One label per conversation item (`user[text,tool_result]`)."""
+    tools: list[str]
+    """The declared tool names."""
+    consumed: frozenset[str]
+    """Top-level keys these lines describe; the view lists the others as fields."""
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What mitmweb needs to show this dialect's requests and stream events (addon/views.py)."""
+
+    read_request: Callable[[dict[str, Any]], RequestShape]
+    event_line: Callable[[str, dict[str, Any]], tuple[str, str]]
+    """(event name, the event's JSON object) -> (type, `where | preview`)."""
+    claims: Callable[[dict[str, Any]], bool] = lambda obj: False
+    """Is this JSON object one of this dialect's events (a stream whose dialect is unknown)?"""
+    frames: Callable[[bytes], list[tuple[str, str]] | None] | None = None
+    """A body in the dialect's own binary framing -> (event type, payload) per frame; None when
+    the body is not in that framing. Without it, streams are `text/event-stream`."""
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {key}"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Dialect:
     name: str
-    encode_request: Callable[[Request, str, Report, ModelCapabilities], Encoded]
+    display_name: str
+    """How mitmweb names it (`Responses -> Anthropic Messages`)."""
+    base_url: str
+    """The vendor's public API, the route's base URL when none is given."""
+    key_env: str | None = None
+    """The environment variable of the vendor's own key, sent only to the vendor's own host
+    (addon/routing.py `key_env_for`)."""
+    key_headers: Callable[[str], dict[str, str]] = bearer
+    """key -> the headers that carry it."""
+    secret_headers: tuple[str, ...] = ("authorization",)
+    """Request headers that may carry a credential: redacted before any flow is saved."""
+    own_host: Callable[[str], bool] | None = None
+    """Is this URL's host the vendor's own (its key may go there)? None: the host of `base_url`."""
+    base_url_for: Callable[[Settings], str] | None = None
+    """The default base URL under the dialect's settings (e.g. a region); None: `base_url`."""
+    request_content_type: str = "application/json"
+    stream_content_type: str = "text/event-stream"
+    """What a streamed answer is (the request's `accept`, a replayed answer's content type)."""
+    capture_suffix: str = "body"
+    """A capture folder keeps the upstream's answer bytes as `upstream.<suffix>`."""
+    options: tuple[Option, ...] = ()
+    environ: tuple[str, ...] = ()
+    """Environment variables the dialect's settings read (besides its key), passed in `Settings`."""
+    signing: Signing | None = None
+    client_credentials_hosts: tuple[str, ...] = ()
+    """Hosts (and their subdomains, over HTTPS) that may get the client's own credentials: the
+    client's own vendor, reached through a passthrough route that names no key."""
+    client_headers: tuple[str, ...] = ()
+    client_header_prefixes: tuple[str, ...] = ()
+    """Answer headers the client gets from this upstream besides the shared ones
+    (translators/response_headers.py)."""
+    view: View | None = None
+
+    # -- the wire codecs: through the IR, or a passthrough -------------------------------------
+    encode_request: Callable[[Request, str, Report, ModelCapabilities], Encoded] | None = None
     """(IR request, upstream model, report, what the model accepts) -> upstream path, body,
     headers, tool index."""
-    stream_decoder: Callable[[Translation], StreamDecoder]
-    response_events: Callable[[Any, Translation], list[Event]]
+    stream_decoder: Callable[[Translation], StreamDecoder] | None = None
+    response_events: Callable[[Any, Translation], list[Event]] | None = None
     """A whole (non-streamed) upstream answer, parsed JSON -> the same events a stream gives."""
-    error_info: Callable[[int, Any], ErrorInfo]
+    error_info: Callable[[int, Any], ErrorInfo] | None = None
     """(HTTP status, parsed error body or raw text) -> code and message for the client."""
-    capabilities: Callable[[str], ModelCapabilities]
-    """The shipped table's answer for a model (the fallback when the vendor cannot be asked)."""
+    capabilities: Callable[[str], ModelCapabilities] | None = None
+    """The shipped table's answer for a model (the fallback when the vendor cannot be asked);
+    None: the client's own dialect, nothing to plan."""
     models_endpoint: ModelsEndpoint | None = None
+    passthrough: Passthrough | None = None
+    """Set for the client's own dialect (Responses): the body passes through, and the upstream
+    keeps its own state (previous_response_id, compaction)."""
+
+
+def is_own_host(dialect: Dialect, url: str) -> bool:
+    """`url` is the dialect's own public API over HTTPS (its key may go there)."""
+    parts = urlsplit(url)
+    if parts.scheme != "https" or parts.port not in (None, 443):
+        return False
+    if dialect.own_host is not None:
+        return dialect.own_host(url)
+    return parts.hostname == urlsplit(dialect.base_url).hostname
+
+
+def default_base_url(dialect: Dialect, settings: Settings | None = None) -> str:
+    if dialect.base_url_for is not None and settings is not None:
+        return dialect.base_url_for(settings)
+    return dialect.base_url
+
+
+# -- the registry --------------------------------------------------------------------------------
+
+_REGISTERED: dict[str, Dialect] = {}
+
+
+def register(dialect: Dialect) -> Dialect:
+    """Add a dialect defined outside the package (or replace one of the same name)."""
+    _REGISTERED[dialect.name] = dialect
+    return dialect
+
+
+def names() -> tuple[str, ...]:
+    """Every dialect's name: the shipped ones, then the registered ones."""
+    return (*BUILTIN, *(name for name in _REGISTERED if name not in BUILTIN))
 
 
 def get(name: str) -> Dialect:
-    if name not in DIALECTS or name == "responses":
+    """The dialect of this name; KeyError for none."""
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    if name not in BUILTIN:
         raise KeyError(name)
     module = importlib.import_module(f"translators.{name}")
     return module.DIALECT  # type: ignore[no-any-return]
+
+
+def find(name: str) -> Dialect | None:
+    try:
+        return get(name)
+    except KeyError:
+        return None
+
+
+def every() -> list[Dialect]:
+    return [get(name) for name in names()]

@@ -10,13 +10,16 @@ and `x-request-id`, which the SDK shows with every error. Everything else stays 
 
 The vendor's request id is renamed `x-request-id` (Anthropic `request-id`, Bedrock
 `x-amzn-requestid`): the client shows it under the name it knows, and the operator can quote it
-to the vendor. A `responses` route also keeps what OpenAI sends Codex about its own service
-(`openai-model`, `x-codex-*`: plan usage, turn state).
+to the vendor. A dialect may keep more of its own (`Dialect.client_headers`): a `responses` route
+keeps what OpenAI sends Codex about its own service (`openai-model`, `x-codex-*`: plan usage, turn
+state).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+
+from translators import dialect as dialects
 
 FRAMING = ("content-type", "content-length", "transfer-encoding", "content-encoding", "connection")
 """How the body is framed and encoded: the proxy needs these to pass the body on (the addon
@@ -25,9 +28,6 @@ KEEP = ("retry-after", "retry-after-ms")
 KEEP_PREFIXES = ("x-ratelimit-",)
 REQUEST_IDS = ("x-request-id", "request-id", "x-amzn-requestid", "x-amz-request-id")
 """The first of these the upstream sends reaches the client as `x-request-id`."""
-OPENAI_KEEP = ("openai-model",)
-OPENAI_PREFIXES = ("x-codex-",)
-"""Kept on `responses` routes only: what OpenAI tells Codex about its own service."""
 
 MAX_BYTES = 64 * 1024
 """Header bytes (names and values) an upstream answer may have; a real API sends 1-4 KB."""
@@ -39,6 +39,9 @@ def for_client(headers: Iterable[tuple[str, str]], target: str, *,
     """The upstream's (name, value) pairs the client gets, in order; `framing=False` for a body
     the proxy writes itself (an error), which has its own framing."""
     out: list[tuple[str, str]] = []
+    own = dialects.find(target)
+    own_keep = own.client_headers if own else ()
+    own_prefixes = own.client_header_prefixes if own else ()
     request_id: str | None = None
     request_id_rank = len(REQUEST_IDS)
     for name, value in headers:
@@ -48,7 +51,7 @@ def for_client(headers: Iterable[tuple[str, str]], target: str, *,
             if rank < request_id_rank:
                 request_id, request_id_rank = value, rank
         elif ((framing and lower in FRAMING) or lower in KEEP or lower.startswith(KEEP_PREFIXES)
-              or (target == "responses" and (lower in OPENAI_KEEP or lower.startswith(OPENAI_PREFIXES)))):
+              or lower in own_keep or (own_prefixes and lower.startswith(own_prefixes))):
             out.append((lower, value))
     if request_id is not None:
         out.append(("x-request-id", request_id))

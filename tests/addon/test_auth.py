@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import datetime
+from unittest.mock import patch
+
 import pytest
+from botocore.credentials import Credentials
 from mitmproxy.http import Headers
 
-from addon import auth
+from addon import auth, aws
+from addon.routing import Route
+from translators.dialect import Settings
 
 
 @pytest.mark.parametrize(("url", "ours"), [
@@ -16,8 +22,13 @@ from addon import auth
     ("https://openrouter.ai/api/v1", False),
     ("http://127.0.0.1:8080/v1", False),
 ])
-def test_only_openai_hosts_count_as_openai(url: str, ours: bool) -> None:
-    assert auth.is_openai(url) is ours
+def test_only_openai_hosts_get_the_clients_own_credentials_on_a_responses_route(url: str, ours: bool) -> None:
+    assert auth.takes_client_credentials("responses", url) is ours
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "chat", "gemini", "bedrock"])
+def test_no_other_dialect_gets_the_clients_own_credentials_even_at_openai(dialect: str) -> None:
+    assert auth.takes_client_credentials(dialect, "https://api.openai.com/v1") is False
 
 
 def test_clean_headers_keep_only_the_user_agent() -> None:
@@ -58,33 +69,56 @@ def test_redact_replaces_every_secret_header() -> None:
 
 
 BEDROCK_URL = "https://bedrock-runtime.ap-south-1.amazonaws.com/model/m/converse-stream"
+LOCAL_URL = "http://127.0.0.1:8080/model/m/converse"
+KEYS = Credentials("AKIDAUTHTEST0000001", "auth-test-secret")
 
 
-@pytest.fixture
-def no_region(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    monkeypatch.delenv("AWS_REGION", raising=False)
-    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
-    return monkeypatch
+def _signed_region(url: str, option: str = "", environ: dict[str, str] | None = None,
+                   profile: str | None = None) -> str:
+    """The region a Bedrock request is signed for, read back from its Authorization scope."""
+    route = Route("*", "bedrock", url.rsplit("/model", 1)[0], None, None)
+    settings = {"bedrock": Settings(options={"gateway_aws_region": option}, environ=environ or {})}
+    with patch.dict(auth.SOURCES, {"aws": lambda: aws.Identity(KEYS, profile)}):
+        secret, _ = auth.upstream_credentials(route, {"content-type": "application/json"}, url, b"{}",
+                                              settings)
+    return secret["Authorization"].split("/")[2]
 
 
-def test_aws_region_option_wins_over_the_url_and_the_environment(no_region: pytest.MonkeyPatch) -> None:
-    no_region.setenv("AWS_REGION", "eu-west-3")
-    assert auth.aws_region("us-west-2", BEDROCK_URL) == "us-west-2"
+def test_aws_region_option_wins_over_the_url_and_the_environment() -> None:
+    assert _signed_region(BEDROCK_URL, "us-west-2", {"AWS_REGION": "eu-west-3"}) == "us-west-2"
 
 
-def test_aws_region_of_a_bedrock_host_wins_over_the_environment(no_region: pytest.MonkeyPatch) -> None:
-    no_region.setenv("AWS_REGION", "eu-west-3")
-    assert auth.aws_region("", BEDROCK_URL) == "ap-south-1"
+def test_aws_region_of_a_bedrock_host_wins_over_the_environment() -> None:
+    assert _signed_region(BEDROCK_URL, "", {"AWS_REGION": "eu-west-3"}) == "ap-south-1"
 
 
-def test_aws_region_of_another_host_is_aws_region_then_aws_default_region(
-        no_region: pytest.MonkeyPatch) -> None:
-    no_region.setenv("AWS_DEFAULT_REGION", "eu-north-1")
-    assert auth.aws_region("", "http://127.0.0.1:8080/model/m/converse") == "eu-north-1"
-    no_region.setenv("AWS_REGION", "eu-west-3")
-    assert auth.aws_region("", "http://127.0.0.1:8080/model/m/converse") == "eu-west-3"
+def test_aws_region_of_another_host_is_aws_region_then_aws_default_region() -> None:
+    assert _signed_region(LOCAL_URL, "", {"AWS_DEFAULT_REGION": "eu-north-1"}) == "eu-north-1"
+    both = {"AWS_DEFAULT_REGION": "eu-north-1", "AWS_REGION": "eu-west-3"}
+    assert _signed_region(LOCAL_URL, "", both) == "eu-west-3"
 
 
-def test_no_aws_region_anywhere_is_none(no_region: pytest.MonkeyPatch) -> None:
-    """The signer then falls back to the AWS profile's region (or says what to set)."""
-    assert auth.aws_region("", "http://127.0.0.1:8080/model/m/converse") is None
+def test_without_any_region_setting_the_aws_profiles_region_signs() -> None:
+    assert _signed_region(LOCAL_URL, "", {}, profile="ap-northeast-2") == "ap-northeast-2"
+
+
+def test_a_signing_dialect_is_signed_at_the_time_the_clock_gives() -> None:
+    route = Route("*", "bedrock", BEDROCK_URL.rsplit("/model", 1)[0], None, None)
+    headers = {"content-type": "application/json"}
+    with patch.dict(auth.SOURCES, {"aws": lambda: aws.Identity(KEYS, None)}):
+        auth.upstream_credentials(route, headers, BEDROCK_URL, b"{}", {},
+                                  now=lambda: datetime.datetime(2030, 1, 2, 3, 4, 5, tzinfo=datetime.UTC))
+    assert headers["X-Amz-Date"] == "20300102T030405Z"
+
+
+def test_a_bedrock_route_with_a_key_sends_it_as_a_bearer_and_asks_no_credential_source(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTH_TEST_BEDROCK_KEY", "ABSKauthtest")
+    route = Route("*", "bedrock", BEDROCK_URL.rsplit("/model", 1)[0], None, "AUTH_TEST_BEDROCK_KEY")
+
+    def no_source() -> aws.Identity:
+        raise AssertionError("the AWS chain was asked though the route has a key")
+
+    with patch.dict(auth.SOURCES, {"aws": no_source}):
+        secret, note = auth.upstream_credentials(route, {}, BEDROCK_URL, b"{}", {})
+    assert (secret, note) == ({"Authorization": "Bearer ABSKauthtest"}, None)

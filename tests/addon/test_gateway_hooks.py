@@ -672,7 +672,7 @@ BEDROCK_FIXTURES = (DATA / "bedrock")
 @pytest.fixture
 def aws_keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """SigV4 keys from the environment only: no bearer key, no profile files, a fresh session."""
-    from translators.bedrock.auth import default_session
+    from addon.aws import session as default_session
 
     for name in ("AWS_BEARER_TOKEN_BEDROCK", "AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_REGION"):
         monkeypatch.delenv(name, raising=False)

@@ -15,6 +15,7 @@ from addon.routing import (
     parse_models,
     serving,
 )
+from translators.dialect import Settings
 
 
 def _router(model: str, upstream: str = "anthropic") -> Router:
@@ -282,14 +283,17 @@ def test_bedrock_default_base_url_is_us_east_1_without_a_region() -> None:
                                                "AWS_BEARER_TOKEN_BEDROCK")
 
 
+IN_EU_CENTRAL_1 = {"bedrock": Settings(options={"gateway_aws_region": "eu-central-1"})}
+
+
 def test_bedrock_default_base_url_is_in_the_configured_region(tmp_path: Path) -> None:
-    (route,) = from_options("bedrock", "", "", "", aws_region="eu-central-1")
-    (toml_route,) = from_toml(_toml(tmp_path, '[[route]]\nupstream = "bedrock"\n'), aws_region="eu-central-1")
+    (route,) = from_options("bedrock", "", "", "", settings=IN_EU_CENTRAL_1)
+    (toml_route,) = from_toml(_toml(tmp_path, '[[route]]\nupstream = "bedrock"\n'), settings=IN_EU_CENTRAL_1)
     assert route.base_url == toml_route.base_url == "https://bedrock-runtime.eu-central-1.amazonaws.com"
 
 
 def test_a_bedrock_base_url_given_is_kept_whatever_the_region() -> None:
-    (route,) = from_options("bedrock", "http://127.0.0.1:8080", "", "", aws_region="eu-central-1")
+    (route,) = from_options("bedrock", "http://127.0.0.1:8080", "", "", settings=IN_EU_CENTRAL_1)
     assert route.base_url == "http://127.0.0.1:8080"
 
 

@@ -18,6 +18,8 @@ from mitmproxy import contentviews, http
 from mitmproxy.test import taddons, tflow
 
 from addon import views
+from tests.support import toy_dialect
+from translators import viewtext
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -394,7 +396,7 @@ def test_sse_events_cuts_a_long_delta_to_one_short_line() -> None:
     assert flow.response is not None
     line = lines_with(render(flow, flow.response).text, "response.output_text.delta  m")[0]
     assert line.endswith("x…")
-    assert len(line.split("  m  ")[1]) == views.PREVIEW
+    assert len(line.split("  m  ")[1]) == viewtext.PREVIEW
 
 
 # -- a real translated flow ------------------------------------------------------------------------
@@ -418,3 +420,37 @@ def test_a_replayed_flow_renders_in_both_views(replayed: http.HTTPFlow) -> None:
     assert (request.view_name, response.view_name) == ("Translation", "SSE events")
     assert "  - tools[9] = {\"type\":\"web_search\"" in request.text
     assert "what the upstream sent (Anthropic Messages): 118 events" in response.text
+
+
+# -- a dialect registered from outside the package (tests/support/toy_dialect.py) ----------------
+def _toy_flow() -> http.HTTPFlow:
+    target = {"target": toy_dialect.NAME, "model": "lines-1"}
+    flow = gateway_flow(**{"gateway": {**INFO, "upstream": toy_dialect.NAME, "model": "lines-1"},
+                           "gateway.translation": {**TRANSLATION, **target},
+                           "gateway.upstream_response": b"".join(toy_dialect.SAMPLE.stream)})
+    flow.request.content = json.dumps({"model": "lines-1", "system": ["Be brief."],
+                                       "lines": [{"role": "user", "text": "hi"}], "seed": 7}).encode()
+    return flow
+
+
+def test_translation_reads_a_request_of_a_registered_dialect_with_its_own_reader() -> None:
+    text = request_text(_toy_flow())
+    assert text.startswith("Responses -> Lines (toy)  (gpt-5.5 -> lines-1)")
+    assert "->  system: 1 line(s)" in text
+    assert "->  1: user[text]" in text
+    assert "    seed: 7" in text
+
+
+def test_sse_events_splits_and_describes_the_frames_of_a_registered_dialect() -> None:
+    text = response_text(_toy_flow())
+    assert "── what the upstream sent (Lines (toy)): 4 events" in text
+    assert 'text  "Hello"' in text
+    assert "done  done=stop  in=3 out=3" in text
+
+
+def test_translation_of_an_unknown_dialect_says_so_and_never_reads_it_as_another() -> None:
+    flow = gateway_flow(**{"gateway": {**INFO, "upstream": "nosuch"},
+                           "gateway.translation": {**TRANSLATION, "target": "nosuch"}})
+    text = request_text(flow)
+    assert "->  (no view for dialect 'nosuch')" in text
+    assert "->  0: none" in text

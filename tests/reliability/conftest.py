@@ -16,7 +16,9 @@ import openai
 import pytest
 
 from tests.reliability.fault_upstream import FaultUpstream, GarbageServer
+from tests.support import toy_dialect
 from tests.support.mitmdump import MitmDump
+from translators import dialect as dialects
 
 GUARD = Path(__file__).with_name("offline_guard.py")
 MEMORY_PROBE = Path(__file__).with_name("memory_probe.py")
@@ -35,14 +37,19 @@ UPSTREAM_KEYS = {
     "RELIABILITY_GEMINI_KEY": "AIzaSyReliabilityUPSTREAMgemini0123456789",
     "AWS_BEARER_TOKEN_BEDROCK": "ABSKReliabilityUPSTREAMbedrockToken0123456789",
     "RELIABILITY_OPENAI_KEY": "sk-proj-reliability-UPSTREAM-openai-compatible-0123456789",
+    "RELIABILITY_LINES_KEY": "lines-reliability-UPSTREAM-toy-key-0123456789",
 }
-DIALECTS = ("anthropic", "chat", "gemini", "bedrock")
+DIALECTS = tuple(name for name in dialects.names() if dialects.get(name).passthrough is None)
+"""Every translated dialect in the registry, the toy one included (tests/conftest.py)."""
+EXTRA_DIALECTS = {"GATEWAY_DIALECTS": toy_dialect.__name__}
+"""How the mitmdump subprocess gets the toy dialect (addon/dialects.py)."""
 _ROUTE = {
     "anthropic": ("claude-sonnet-4-6", "RELIABILITY_ANTHROPIC_KEY", ""),
     "chat": ("deepseek-chat", "RELIABILITY_CHAT_KEY", "/v1"),
     "gemini": ("gemini-2.5-flash", "RELIABILITY_GEMINI_KEY", ""),
     "bedrock": ("us.anthropic.claude-sonnet-4-6", "AWS_BEARER_TOKEN_BEDROCK", ""),
     "responses": ("gpt-5.5", "RELIABILITY_OPENAI_KEY", "/v1"),
+    toy_dialect.NAME: (toy_dialect.SAMPLE.model, "RELIABILITY_LINES_KEY", ""),
 }
 
 
@@ -56,7 +63,8 @@ def routes_toml(upstream_url: str, *, refused_url: str, garbage_url: str, plain_
     """Client model `<dialect>-...` goes to that dialect at the local upstream; `refused-...`,
     `garbage-...` and `plainhttp-...` go (as Anthropic) where the connection or TLS fails."""
     lines = []
-    for dialect, (model, key_env, suffix) in _ROUTE.items():
+    for dialect in dialects.names():  # a dialect without a route here fails loudly (KeyError)
+        model, key_env, suffix = _ROUTE[dialect]
         lines += [
             "[[route]]",
             f'model = "{dialect}-*"',
@@ -98,7 +106,7 @@ def start_gateway(
         # the fault upstreams serve no models endpoint: the shipped capability tables only
         options={"gateway_config": str(routes), "gateway_capabilities": "table", **(options or {})},
         args=[*loaded, *args],
-        env={**UPSTREAM_KEYS, **(env or {})},
+        env={**UPSTREAM_KEYS, **EXTRA_DIALECTS, **(env or {})},
     )
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.reliability.recorded import Recording, recordings_of
+from tests.support import toy_dialect
 from tests.support.loopback_http import Loopback, Received, RecordingHandler
 from tests.translators.bedrock.frames import encode_frame, frame_offsets
 
@@ -37,7 +38,10 @@ STREAMS = {
     "responses": "function_call_gpt4o.sse",
 }
 """The recorded stream each dialect answers with when nothing is planned."""
+SAMPLES = {toy_dialect.NAME: toy_dialect.SAMPLE}
+"""Dialects registered from tests/ (no recordings): what they answer, in their own wire."""
 CONTENT_TYPE = {
+    toy_dialect.NAME: "application/x-ndjson",
     "anthropic": "text/event-stream",
     "chat": "text/event-stream",
     "gemini": "text/event-stream",
@@ -47,6 +51,9 @@ CONTENT_TYPE = {
 
 
 def dialect_of(path: str) -> str:
+    for name, sample in SAMPLES.items():
+        if sample.is_mine(path):
+            return name
     if path.startswith("/v1/messages"):
         return "anthropic"
     if "/chat/completions" in path:
@@ -66,6 +73,8 @@ def recording(dialect: str) -> Recording:
 
 def events(dialect: str) -> list[bytes]:
     """The dialect's default recorded stream cut into whole events (frames for Bedrock)."""
+    if dialect in SAMPLES:
+        return list(SAMPLES[dialect].stream)
     data = recording(dialect).data
     if dialect == "bedrock":
         offsets = [*frame_offsets(data), len(data)]
@@ -74,7 +83,13 @@ def events(dialect: str) -> list[bytes]:
     return [block + sep for block in data.split(sep) if block.strip()]
 
 
+def stream_data(dialect: str) -> bytes:
+    """The dialect's default stream, whole."""
+    return b"".join(SAMPLES[dialect].stream) if dialect in SAMPLES else recording(dialect).data
+
+
 WHOLE = {
+    toy_dialect.NAME: toy_dialect.SAMPLE.whole,
     "anthropic": {
         "id": "msg_whole",
         "type": "message",
@@ -144,6 +159,8 @@ WHOLE = {
 
 
 def wants_stream(dialect: str, path: str, body: Any) -> bool:
+    if dialect in SAMPLES:
+        return SAMPLES[dialect].wants_stream(body)
     if dialect == "gemini":
         return ":streamGenerateContent" in path
     if dialect == "bedrock":
@@ -154,6 +171,8 @@ def wants_stream(dialect: str, path: str, body: Any) -> bool:
 def error_body(dialect: str, status: int, message: str) -> tuple[dict[str, str], bytes]:
     """An error in the dialect's own shape (docs/anthropic.md "Errors"; docs/chat.md "Errors";
     docs/gemini.md "Errors"; docs/bedrock.md "Errors")."""
+    if dialect in SAMPLES:
+        return SAMPLES[dialect].error(status, message)
     if dialect == "anthropic":
         kind = {429: "rate_limit_error", 529: "overloaded_error", 500: "api_error"}.get(
             status, "invalid_request_error"
@@ -260,6 +279,8 @@ def _huge_stream(dialect: str, size: int) -> Iterator[bytes]:
                 payload,
             )
         yield from base[1:]
+    elif dialect in SAMPLES:
+        yield from SAMPLES[dialect].huge(size, piece)
     else:
         raise ValueError(f"no huge stream for {dialect}")
 

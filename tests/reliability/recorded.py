@@ -21,6 +21,7 @@ from tests.data import DATA
 from tests.translators.bedrock.frames import decode as decode_frames
 from tests.translators.bedrock.frames import encode_frame
 from translators import Translation, translate_request
+from translators.dialect import BUILTIN, get
 
 FIXTURES = DATA
 DONE = b"data: [DONE]\n\n"
@@ -64,8 +65,9 @@ _SOURCES: dict[str, list[str]] = {
         "deepseek/responses_api_function_call.sse",
     ],
 }
-DECODER_DIALECTS = ("anthropic", "chat", "gemini", "bedrock")
-"""Dialects with a stream decoder in `translators.dialect` (`responses` is a passthrough)."""
+DECODER_DIALECTS = tuple(name for name in BUILTIN if get(name).stream_decoder is not None)
+"""The shipped dialects with a stream decoder (`responses` is a passthrough); each needs recordings
+in `_SOURCES` (a KeyError says which does not have them)."""
 
 # Where in the raw bytes each dialect says "the answer is complete": a stream cut before this
 # text cannot have been finished by the upstream, so the client must get response.failed.
@@ -200,5 +202,5 @@ def translation_for(dialect: str) -> Translation:
         "gemini": "gemini-2.5-flash",
         "bedrock": "us.anthropic.claude-sonnet-4-6",
         "responses": "gpt-5.5",
-    }[dialect]
+    }.get(dialect, "toy-model")  # a dialect registered from tests/
     return translate_request(request_body(), dialect, model)

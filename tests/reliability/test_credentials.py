@@ -54,12 +54,15 @@ from tests.reliability.conftest import (
     start_gateway,
 )
 from tests.reliability.fault_upstream import Fault, FaultUpstream, dialect_of, events
+from tests.support import toy_dialect
 from tests.support.loopback_http import Loopback, Received, RecordingHandler
 from tests.support.mitmdump import GATEWAY, MitmDump
+from translators import dialect as dialects
 
 pytestmark = pytest.mark.timeout(180)
 
-DIALECTS = ("anthropic", "chat", "gemini", "bedrock", "responses")
+DIALECTS = dialects.names()
+"""Every dialect in the registry, the toy one included (tests/conftest.py)."""
 CLIENT_METADATA = {
     "installation_id": "inst-reliability-SECRET-4d3c2b",
     "session_id": "sess-reliability-SECRET-1a",
@@ -83,6 +86,7 @@ KEY_HEADER = {
     "gemini": ("x-goog-api-key", "{key}"),
     "bedrock": ("authorization", "Bearer {key}"),
     "responses": ("authorization", "Bearer {key}"),
+    toy_dialect.NAME: (toy_dialect.KEY_HEADER, "{key}"),
 }
 KEY_ENV = {
     "anthropic": "RELIABILITY_ANTHROPIC_KEY",
@@ -90,6 +94,7 @@ KEY_ENV = {
     "gemini": "RELIABILITY_GEMINI_KEY",
     "bedrock": "AWS_BEARER_TOKEN_BEDROCK",
     "responses": "RELIABILITY_OPENAI_KEY",
+    toy_dialect.NAME: "RELIABILITY_LINES_KEY",
 }
 
 

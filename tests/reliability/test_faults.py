@@ -19,10 +19,11 @@ import openai
 import pytest
 
 from tests.reliability.conftest import CLIENT_KEY, DIALECTS, free_port, routes_toml, sdk, start_gateway
-from tests.reliability.fault_upstream import Fault, FaultUpstream, events, recording
+from tests.reliability.fault_upstream import Fault, FaultUpstream, events, stream_data
 from tests.reliability.offline_guard import MARK as GUARD_MARK
 from tests.reliability.recorded import translation_for
 from tests.reliability.streams import client_stream, text_of, translate
+from tests.support import toy_dialect
 from tests.support.mitmdump import MitmDump
 
 pytestmark = pytest.mark.timeout(120)
@@ -38,7 +39,7 @@ def _no_leftover_faults(fault_upstream: FaultUpstream) -> Iterator[None]:
 def expected_text(dialect: str) -> str:
     """What the client reads from the dialect's default recorded stream, offline."""
     return text_of(
-        client_stream(dialect, translate(dialect, translation_for(dialect), [recording(dialect).data]))
+        client_stream(dialect, translate(dialect, translation_for(dialect), [stream_data(dialect)]))
     )
 
 
@@ -248,7 +249,7 @@ def test_unreachable_upstream_reaches_the_sdk_as_an_api_status_error(gateway: Mi
 # -- oversized answers ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dialect", ["anthropic", "bedrock"])
+@pytest.mark.parametrize("dialect", ["anthropic", "bedrock", toy_dialect.NAME])
 def test_oversized_stream_arrives_whole(
     gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str
 ) -> None:

@@ -23,12 +23,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.reliability.conftest import DIALECTS, MEMORY_PROBE, free_port, routes_toml, sdk, start_gateway
+from tests.reliability.conftest import DIALECTS as EVERY_DIALECT
+from tests.reliability.conftest import MEMORY_PROBE, free_port, routes_toml, sdk, start_gateway
 from tests.reliability.fault_upstream import dialect_of
 from tests.reliability.memory_probe import PATH as PROBE_PATH
 from tests.support.fake_upstream import SSE_HEADERS, FakeUpstream, Reply, anthropic_tool_use
 from tests.support.mitmdump import MitmDump
 from tests.translators.bedrock.frames import event as bedrock_event
+from translators.dialect import BUILTIN
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -135,6 +137,12 @@ def _bedrock(token: str) -> list[bytes]:
     ]
 
 
+DIALECTS = tuple(name for name in EVERY_DIALECT if name in BUILTIN)
+"""The registry's shipped dialects: each turn is a tool-call round trip, which the toy dialect
+(tests/support/toy_dialect.py, text only) cannot make; `answer` below fails loudly for a shipped
+dialect it does not know."""
+
+
 def _paced(chunks: list[bytes]) -> Iterator[bytes]:
     """Small pieces with pauses, so 50 streams really interleave in the proxy."""
     for chunk in chunks:
@@ -157,7 +165,9 @@ def answer(body: Any, headers: Mapping[str, str], path: str) -> Reply:
         return 200, SSE_HEADERS, _paced(list(chunks))  # type: ignore[arg-type]
     if dialect == "bedrock":
         return 200, {"content-type": "application/vnd.amazon.eventstream"}, _paced(_bedrock(token[0]))
-    return 200, SSE_HEADERS, _paced(_chat(token[0]) if dialect == "chat" else _gemini(token[0]))
+    if dialect in ("chat", "gemini"):
+        return 200, SSE_HEADERS, _paced(_chat(token[0]) if dialect == "chat" else _gemini(token[0]))
+    raise AssertionError(f"the load upstream cannot answer the {dialect} dialect")
 
 
 def one_turn(proxy: MitmDump, dialect: str, n: int) -> str | None:

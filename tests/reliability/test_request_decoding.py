@@ -24,8 +24,11 @@ from tests.reliability import upstream_bodies as upstream
 from tests.reliability.budget import REQUEST_FUZZ, fuzz
 from tests.reliability.mutations import retyped
 from translators import Refused, Translation, translate_request
+from translators.dialect import BUILTIN, get
 
-TARGETS = ("anthropic", "chat", "gemini", "bedrock", "responses")
+TARGETS = BUILTIN
+"""The shipped dialects: each needs a reader of its upstream body in upstream_bodies.py
+(`test_every_shipped_dialect_has_an_upstream_body_reader`)."""
 _CALLS = {"function_call", "custom_tool_call"}
 _OUTPUTS = {
     "function_call_output",
@@ -301,3 +304,8 @@ def test_every_field_retyped_is_translated_or_a_400_naming_a_path_never_a_500(ta
         else:
             assert_sendable(target, result)
     assert not failures, f"{len(failures)} retyped fields escaped:\n" + "\n".join(failures[:60])
+
+
+def test_every_shipped_dialect_has_an_upstream_body_reader() -> None:
+    translated = {name for name in BUILTIN if get(name).passthrough is None}
+    assert translated <= set(upstream.NAME), translated - set(upstream.NAME)

@@ -6,10 +6,18 @@ from translators.anthropic.models import from_model_info, lookup
 from translators.anthropic.request import API_VERSION, encode
 from translators.anthropic.response import error_info, response_events
 from translators.anthropic.stream import AnthropicDecoder
+from translators.anthropic.view import VIEW
 from translators.dialect import Dialect, ModelsEndpoint
 
 DIALECT = Dialect(
     name="anthropic",
+    display_name="Anthropic Messages",
+    base_url="https://api.anthropic.com",
+    key_env="ANTHROPIC_API_KEY",
+    # docs/anthropic.md "Headers and auth"
+    key_headers=lambda key: {"x-api-key": key},
+    secret_headers=("x-api-key", "authorization"),
+    view=VIEW,
     encode_request=encode,
     stream_decoder=lambda translation: AnthropicDecoder(),
     response_events=response_events,

@@ -1,54 +1,57 @@
 """Authenticating a Bedrock runtime request: SigV4 or a Bedrock API key (docs/bedrock.md "Endpoint, signing
 and API keys").
 
-Usage, once the body bytes, URL and headers are final (the signature covers them)::
+Pure: the caller passes the credentials and the time. Usage, once the body bytes, URL and headers
+are final (the signature covers them)::
 
     from translators.bedrock.auth import sign
 
     extra = sign("POST", "https://bedrock-runtime.us-east-1.amazonaws.com/model/m%3A0/converse-stream",
-                 {"content-type": "application/json"}, body)
+                 {"content-type": "application/json"}, body, credentials=keys, now=utc_now)
     headers.update(extra)            # Authorization, X-Amz-Date[, X-Amz-Security-Token]
 
-Which credentials, in order:
-1. `bearer_token=` given: `Authorization: Bearer <token>` (a Bedrock API key).
-2. `credentials=` given (anything with `access_key`, `secret_key`, `token`, e.g. botocore
-   `Credentials`; refreshable ones are frozen first): SigV4.
-3. Neither given: the environment. `AWS_BEARER_TOKEN_BEDROCK` wins, as in botocore (the env name
-   is `AWS_BEARER_TOKEN_` + the signing name); otherwise the standard AWS chain (env keys, shared
-   profile, SSO, container / instance role) through one process-wide botocore session.
+Which credentials: `bearer_token=` (a Bedrock API key) becomes `Authorization: Bearer <token>`;
+else `credentials=` (anything with `access_key`, `secret_key`, `token`, e.g. botocore's frozen
+`Credentials`) sign with SigV4. Finding them (the environment, the AWS chain) is the addon's job
+(`addon/aws.py`).
 
-The region is `region=`, else the one in a `bedrock-runtime.{region}.amazonaws.com` host, else
-(only in case 3) the session's configured region. SigV4 signs `host`, `content-type` and the
-caller's `x-amz-*` headers only: hop-by-hop or proxy-managed headers (`content-length`,
-`accept-encoding`, `user-agent`...) may then change on the way without breaking the signature,
-which is allowed since SignedHeaders must include only `host` and the `x-amz-*` headers. The
-payload hash is over `body` exactly, so sign the bytes that are sent.
+The region is `region=`, else the one in a `bedrock-runtime.{region}.amazonaws.com` host. SigV4
+signs `host`, `content-type` and the caller's `x-amz-*` headers only: hop-by-hop or proxy-managed
+headers (`content-length`, `accept-encoding`, `user-agent`...) may then change on the way without
+breaking the signature, which is allowed since SignedHeaders must include only `host` and the
+`x-amz-*` headers. The payload hash is over `body` exactly, so sign the bytes that are sent.
 """
 
 from __future__ import annotations
 
-import functools
-import os
+import datetime
 import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-import botocore.session
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
+from translators.dialect import Signed, ToSign
 from translators.errors import TranslatorError
 
 SERVICE = "bedrock"
 """The SigV4 signing name of bedrock-runtime (service model `signingName`)."""
 BEARER_ENV = "AWS_BEARER_TOKEN_BEDROCK"
+"""botocore's variable for a Bedrock API key (`AWS_BEARER_TOKEN_` + the signing name)."""
+REGION_OPTION = "gateway_aws_region"
+REGION_ENV = ("AWS_REGION", "AWS_DEFAULT_REGION")
+"""The region the AWS tools read from the environment, in order (botocore itself reads only
+AWS_DEFAULT_REGION; the SDKs and the CLI also honour AWS_REGION, which wins)."""
 _REGION_HOST = re.compile(
     r"(?:^|\.)bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.(?:vpce\.)?amazonaws\.com(?:\.cn)?$")
+_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
 # Set by the signer itself; a stale copy from the caller must not be signed or sent twice.
 _SIGNER_HEADERS = {"authorization", "x-amz-date", "x-amz-security-token", "date"}
 _LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+_TIMESTAMP = "%Y%m%dT%H%M%SZ"
 
 
 class AuthError(TranslatorError):
@@ -58,48 +61,74 @@ class AuthError(TranslatorError):
     status = 401
 
 
-@functools.cache
-def default_session() -> botocore.session.Session:
-    """One session per process: it caches (and refreshes) what the chain finds, so a role or SSO
-    profile is not assumed again for every request. `default_session.cache_clear()` forgets it."""
-    return botocore.session.Session()
-
-
 def region_from_url(url: str) -> str | None:
     match = _REGION_HOST.search(urlsplit(url).hostname or "")
     return match.group(1) if match else None
 
 
-def sign(method: str, url: str, headers: Mapping[str, str], body: bytes, *, region: str | None = None,
-         credentials: Any = None, bearer_token: str | None = None,
-         environment_bearer: bool = True) -> dict[str, str]:
-    """The headers to add to this exact request so Bedrock accepts it (see the module doc).
-    `environment_bearer=False` skips `AWS_BEARER_TOKEN_BEDROCK` in case 3: the AWS chain only."""
-    from_environment = credentials is None and bearer_token is None
-    if from_environment and environment_bearer:
-        bearer_token = os.environ.get(BEARER_ENV) or None
+def check_region(value: Any) -> str | None:
+    """What is wrong with a `gateway_aws_region` value, or None."""
+    region = str(value).strip()
+    if region and not _REGION.match(region):
+        return f"gateway_aws_region {region!r} is not an AWS region: write e.g. us-east-1, or leave it empty"
+    return None
+
+
+def configured_region(options: Mapping[str, Any], environ: Mapping[str, str]) -> str | None:
+    """The `gateway_aws_region` option, else the environment's region."""
+    region = str(options.get(REGION_OPTION) or "").strip()
+    if region:
+        return region
+    return next((environ[name].strip() for name in REGION_ENV if environ.get(name, "").strip()), None)
+
+
+def sign(method: str, url: str, headers: Mapping[str, str], body: bytes, *, now: datetime.datetime,
+         region: str | None = None, credentials: Any = None,
+         bearer_token: str | None = None) -> dict[str, str]:
+    """The headers to add to this exact request so Bedrock accepts it (see the module doc)."""
     if bearer_token:
         _require_tls(url)
         return {"Authorization": f"Bearer {bearer_token}"}
     if credentials is None:
-        credentials = default_session().get_credentials()
-        if credentials is None:
-            raise AuthError(f"no AWS credentials found (set {BEARER_ENV}, AWS_ACCESS_KEY_ID/"
-                            "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run with a role)")
-    if hasattr(credentials, "get_frozen_credentials"):  # refreshable: one consistent key triple
-        credentials = credentials.get_frozen_credentials()
+        raise AuthError(f"no AWS credentials found (set {BEARER_ENV}, AWS_ACCESS_KEY_ID/"
+                        "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run with a role)")
     key = Credentials(credentials.access_key, credentials.secret_key, credentials.token)
-    region = region or region_from_url(url) or (
-        default_session().get_config_variable("region") if from_environment else None)
+    region = region or region_from_url(url)
     if not region:
         raise AuthError(f"no AWS region for {urlsplit(url).hostname!r}: pass region= or use a "
                         "bedrock-runtime.{region}.amazonaws.com URL")
+    timestamp = now.astimezone(datetime.UTC).strftime(_TIMESTAMP) if now.tzinfo else now.strftime(_TIMESTAMP)
     request = AWSRequest(method=method.upper(), url=url, data=body, headers=_signable(headers))
-    SigV4Auth(key, SERVICE, region).add_auth(request)
-    out = {"Authorization": request.headers["Authorization"], "X-Amz-Date": request.headers["X-Amz-Date"]}
+    request.context["timestamp"] = timestamp
+    request.headers["X-Amz-Date"] = timestamp
+    if key.token:
+        request.headers["X-Amz-Security-Token"] = key.token
+    # SigV4Auth's public steps, with the caller's time (its `add_auth` reads the clock itself)
+    signer = SigV4Auth(key, SERVICE, region)
+    signature = signer.signature(signer.string_to_sign(request, signer.canonical_request(request)), request)
+    signed = signer.signed_headers(signer.headers_to_sign(request))
+    out = {"Authorization": f"AWS4-HMAC-SHA256 Credential={signer.scope(request)}, "
+                            f"SignedHeaders={signed}, Signature={signature}",
+           "X-Amz-Date": timestamp}
     if key.token:
         out["X-Amz-Security-Token"] = key.token
     return out
+
+
+def sign_request(request: ToSign) -> Signed:
+    """The dialect's signing hook: a route's key is a Bedrock API key; without one, the AWS chain's
+    credentials (`request.identity`, addon/aws.py) sign, in the region of the option, the host,
+    the environment, or the AWS profile (in that order)."""
+    settings = request.settings
+    option = str(settings.options.get(REGION_OPTION) or "").strip()
+    profile_region = getattr(request.identity, "region", None) if request.key is None else None
+    region = (option or region_from_url(request.url)
+              or configured_region({}, settings.environ) or profile_region)
+    identity = getattr(request.identity, "credentials", None)
+    signed = sign(request.method, request.url, request.headers, request.body, now=request.now, region=region,
+                  credentials=identity, bearer_token=request.key)
+    secret = {k: v for k, v in signed.items() if k.lower() in ("authorization", "x-amz-security-token")}
+    return Signed(secret=secret, headers={k: v for k, v in signed.items() if k not in secret})
 
 
 def _signable(headers: Mapping[str, str]) -> dict[str, str]:

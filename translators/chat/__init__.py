@@ -5,10 +5,15 @@ from translators.chat.models import capabilities
 from translators.chat.request import encode
 from translators.chat.response import error_info, response_events
 from translators.chat.stream import ChatDecoder
+from translators.chat.view import VIEW
 from translators.dialect import Dialect
 
 DIALECT = Dialect(
     name="chat",
+    display_name="Chat Completions",
+    base_url="https://api.deepseek.com",  # docs/chat.md "DeepSeek": the default Chat upstream
+    key_env="DEEPSEEK_API_KEY",
+    view=VIEW,
     encode_request=encode,
     stream_decoder=ChatDecoder,
     response_events=response_events,

@@ -8,9 +8,17 @@ from translators.gemini.models import capabilities, from_model
 from translators.gemini.request import encode
 from translators.gemini.response import error_info, response_events
 from translators.gemini.stream import GeminiDecoder, seed_for
+from translators.gemini.view import VIEW
 
 DIALECT = Dialect(
     name="gemini",
+    display_name="Gemini",
+    base_url="https://generativelanguage.googleapis.com",
+    key_env="GEMINI_API_KEY",
+    # docs/gemini.md "Endpoints and auth"
+    key_headers=lambda key: {"x-goog-api-key": key},
+    secret_headers=("x-goog-api-key", "authorization"),
+    view=VIEW,
     encode_request=encode,
     stream_decoder=lambda translation: GeminiDecoder(seed_for(translation)),
     response_events=response_events,

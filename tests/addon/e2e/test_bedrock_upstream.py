@@ -9,6 +9,7 @@ default region is another), so a request signed for the wrong region is turned a
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Iterator
 
@@ -123,7 +124,8 @@ def test_the_local_bedrock_refuses_a_body_changed_after_signing(upstream: Upstre
     body = b'{"messages": [{"role": "user", "content": [{"text": "hi"}]}]}'
     headers = {"content-type": "application/json"}
     headers.update(sign("POST", url, headers, body, region=REGION,
-                        credentials=Credentials(ACCESS_KEY, SECRET_KEY)))
+                        credentials=Credentials(ACCESS_KEY, SECRET_KEY),
+                        now=datetime.datetime.now(datetime.UTC)))
     lowered = {k.lower(): v for k, v in headers.items()} | {"host": url.split("/")[2]}
     path = url.split(url.split("/")[2], 1)[1]
     assert door.check(Received("POST", path, lowered, body, 0.0)) == (None, "sigv4")

@@ -6,8 +6,7 @@ import pytest
 
 from tests.translators.bodies import body, decoded, user
 from tests.translators.streamcheck import codex_request
-from translators import translate_request
-from translators.dialect import DIALECTS
+from translators import dialect, translate_request
 from translators.ir.request import ReasoningConfig, ToolChoice
 
 CLIENT_METADATA = {"session_id": "s", "x-codex-installation-id": "i", "x-codex-turn-metadata": "{}"}
@@ -103,7 +102,7 @@ def test_an_unknown_top_level_field_is_reported():
     assert report.dropped == ["truncation"]
 
 
-@pytest.mark.parametrize("target", DIALECTS)
+@pytest.mark.parametrize("target", dialect.names())
 def test_client_metadata_is_never_forwarded(target):
     request = codex_request("request_classic_gpt55.json")
     assert request["client_metadata"]

@@ -1,0 +1,34 @@
+"""The AWS credential chain, for dialects whose requests are SigV4-signed (`Signing.source ==
+"aws"`): env keys, shared profile, SSO, container or instance role, found through one
+process-wide botocore session. It reads the environment and may call the network (an instance
+role), which is why it lives in the addon and the signer in the translators gets its result."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import botocore.session
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    credentials: Any
+    """Frozen credentials (`access_key`, `secret_key`, `token`), or None: none found."""
+    region: str | None
+    """The AWS profile's configured region (for a host that names none)."""
+
+
+@functools.cache
+def session() -> botocore.session.Session:
+    """One session per process: it caches (and refreshes) what the chain finds, so a role or SSO
+    profile is not assumed again for every request. `session.cache_clear()` forgets it."""
+    return botocore.session.Session()
+
+
+def identity() -> Identity:
+    found = session().get_credentials()
+    if found is not None and hasattr(found, "get_frozen_credentials"):  # one consistent key triple
+        found = found.get_frozen_credentials()
+    return Identity(found, session().get_config_variable("region"))
