@@ -12,9 +12,11 @@ The server is dialect-neutral. The answer builders below it are not:
   ``tests/data/anthropic/*.sse`` (padding and ``ping`` events included);
 - OpenAI Responses SSE (``responses_text``, ``responses_custom_tool_call``), the shape Codex parses
   (``tests/data/codex/answer_*.sse``), used to exercise Codex without the gateway;
-- one text answer in each other dialect's stream, shaped like the recordings in ``tests/data``:
-  Chat Completions SSE (``chat_text``), Gemini ``alt=sse`` (``gemini_text``), Bedrock ConverseStream's
-  binary event stream (``bedrock_text``).
+- one text answer and one tool call in each other dialect's stream, shaped like the recordings in
+  ``tests/data``: Chat Completions SSE (``chat_text``, ``chat_tool_call``), Gemini ``alt=sse``
+  (``gemini_text``, ``gemini_function_call``), Bedrock ConverseStream's binary event stream
+  (``bedrock_text``, ``bedrock_tool_use``). Each takes the input tokens its usage reports (Codex decides
+  when to compact from them).
 
 Other dialects can add their own builders and reuse the server unchanged.
 """
@@ -447,40 +449,77 @@ def chat_tool_call(name: str, arguments: Mapping[str, Any], call_id: str = "call
     return sse_reply([*chunks, *_chat_end(model, "tool_calls", prompt_tokens)])
 
 
-def gemini_text(text: str, model: str = "gemini-3-flash-preview") -> Reply:
+def _gemini_chunk(parts: list[dict[str, Any]], model: str, response_id: str, input_tokens: int,
+                  output_tokens: int, finish: str | None = None) -> bytes:
+    candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}, "index": 0}
+    if finish:
+        candidate["finishReason"] = finish
+    usage = {"promptTokenCount": input_tokens, "candidatesTokenCount": output_tokens,
+             "totalTokenCount": input_tokens + output_tokens}
+    payload = {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model,
+               "responseId": response_id}
+    return f"data: {json.dumps(payload)}\r\n\r\n".encode()
+
+
+def gemini_text(text: str, model: str = "gemini-3-flash-preview", input_tokens: int = 30) -> Reply:
     """A Gemini ``streamGenerateContent?alt=sse`` stream (``\\r\\n\\r\\n`` between events): the text in two
-    chunks, then an empty part with ``finishReason: STOP``; every chunk carries usage so far."""
+    chunks, then an empty part with ``finishReason: STOP``; every chunk carries usage so far, with
+    ``input_tokens`` as its ``promptTokenCount``."""
     response_id = f"fakeGemini{next(_ids)}"
-
-    def chunk(part: str, output_tokens: int, finish: str | None = None) -> bytes:
-        candidate: dict[str, Any] = {"content": {"parts": [{"text": part}], "role": "model"}, "index": 0}
-        if finish:
-            candidate["finishReason"] = finish
-        usage = {"promptTokenCount": 30, "candidatesTokenCount": output_tokens,
-                 "totalTokenCount": 30 + output_tokens}
-        payload = {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model,
-                   "responseId": response_id}
-        return f"data: {json.dumps(payload)}\r\n\r\n".encode()
-
     parts = _halves_of(text)
-    chunks = [chunk(part, 4 * (i + 1)) for i, part in enumerate(parts)]
-    chunks.append(chunk("", 4 * len(parts), "STOP"))
+    chunks = [_gemini_chunk([{"text": part}], model, response_id, input_tokens, 4 * (i + 1))
+              for i, part in enumerate(parts)]
+    chunks.append(_gemini_chunk([{"text": ""}], model, response_id, input_tokens, 4 * len(parts), "STOP"))
     return sse_reply(chunks)
+
+
+def gemini_function_call(name: str, args: Mapping[str, Any], model: str = "gemini-3-flash-preview",
+                         input_tokens: int = 30) -> Reply:
+    """A Gemini stream with one whole ``functionCall`` part (Gemini sends a call's arguments in one
+    piece, with a ``thoughtSignature``, and no call id), then the empty ``STOP`` chunk, as in
+    ``tests/data/gemini/sse_function_call_thought_signature.sse``."""
+    response_id = f"fakeGemini{next(_ids)}"
+    call = {"functionCall": {"name": name, "args": dict(args)}, "thoughtSignature": "ZmFrZS1zaWduYXR1cmU="}
+    return sse_reply([_gemini_chunk([call], model, response_id, input_tokens, 10),
+                      _gemini_chunk([{"text": ""}], model, response_id, input_tokens, 10, "STOP")])
 
 
 BEDROCK_EVENTSTREAM = "application/vnd.amazon.eventstream"
 
 
-def bedrock_text(text: str) -> Reply:
+def _bedrock_end(stop_reason: str, input_tokens: int) -> list[bytes]:
+    usage = {"inputTokens": input_tokens, "outputTokens": 9, "totalTokens": input_tokens + 9}
+    return [bedrock_event("messageStop", {"stopReason": stop_reason}),
+            bedrock_event("metadata", {"usage": usage, "metrics": {"latencyMs": 100}})]
+
+
+def bedrock_text(text: str, input_tokens: int = 30) -> Reply:
     """A Bedrock ConverseStream answer (binary ``application/vnd.amazon.eventstream`` frames):
-    messageStart, the text in two contentBlockDeltas, contentBlockStop, messageStop, metadata."""
+    messageStart, the text in two contentBlockDeltas, contentBlockStop, messageStop, metadata
+    (``input_tokens`` as its ``usage.inputTokens``)."""
     frames = [bedrock_event("messageStart", {"role": "assistant"})]
     frames += [bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": part}})
                for part in _halves_of(text)]
-    frames += [
-        bedrock_event("contentBlockStop", {"contentBlockIndex": 0}),
-        bedrock_event("messageStop", {"stopReason": "end_turn"}),
-        bedrock_event("metadata", {"usage": {"inputTokens": 30, "outputTokens": 9, "totalTokens": 39},
-                                   "metrics": {"latencyMs": 100}}),
-    ]
+    frames += [bedrock_event("contentBlockStop", {"contentBlockIndex": 0}),
+               *_bedrock_end("end_turn", input_tokens)]
+    return 200, {"content-type": BEDROCK_EVENTSTREAM}, frames
+
+
+def bedrock_tool_use(name: str, tool_input: Mapping[str, Any], tool_id: str = "tooluse_fake01",
+                     input_tokens: int = 30) -> Reply:
+    """A ConverseStream answer with one ``toolUse`` block (its input JSON in two deltas, as in
+    ``tests/data/bedrock/converse_stream_tool_use.eventstream``) and ``stopReason: tool_use``."""
+    text = json.dumps(tool_input)
+    half = len(text) // 2
+    start = {"toolUse": {"toolUseId": tool_id, "name": name}}
+
+    def delta(piece: str) -> dict[str, Any]:
+        return {"contentBlockIndex": 0, "delta": {"toolUse": {"input": piece}}}
+
+    frames = [bedrock_event("messageStart", {"role": "assistant"}),
+              bedrock_event("contentBlockStart", {"contentBlockIndex": 0, "start": start})]
+    frames += [bedrock_event("contentBlockDelta", delta(piece))
+               for piece in (text[:half], text[half:])]
+    frames += [bedrock_event("contentBlockStop", {"contentBlockIndex": 0}),
+               *_bedrock_end("tool_use", input_tokens)]
     return 200, {"content-type": BEDROCK_EVENTSTREAM}, frames
