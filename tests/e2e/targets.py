@@ -16,6 +16,7 @@ provider with `model_catalog_url`: local compaction).
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,11 +133,13 @@ def turns(upstream: FakeUpstream) -> list[Any]:
     return [r.json for r in upstream.requests if is_turn(r.json)]
 
 
-def script(target: Target, reported: int, *, is_summary_request: Callable[[Any], bool],
-           carries_summary: Callable[[Any], bool], summary: str, closing: str) -> Callable[..., Reply]:
-    """A summary request gets `summary`; a request after the summary or after a tool result gets
-    `closing`; anything else the tool call, reported at `reported` input tokens. Small usage on
-    every text answer, so Codex never compacts twice."""
+def script(target: Target, reported: int, *, is_summary_request: Callable[[Any], bool], summary: str,
+           closing: str) -> Callable[..., Reply]:
+    """A summary request gets `summary`; a request after a tool result, or any request once the
+    summary was given, gets `closing`; anything else the tool call, reported at `reported` input
+    tokens. Small usage on every text answer, so Codex never compacts twice, and a run whose
+    follow-up lost the summary still ends at once (the test's assertions then say what is missing)."""
+    summarized = threading.Event()
 
     def answer(body: Any, headers: Mapping[str, str], _path: str) -> Reply:
         if not is_turn(body):
@@ -144,8 +147,9 @@ def script(target: Target, reported: int, *, is_summary_request: Callable[[Any],
         if not target.admits(headers):
             return empty_reply(403)
         if is_summary_request(body):
+            summarized.set()
             return target.text(summary, 300)
-        if carries_summary(body) or has_tool_result(body):
+        if summarized.is_set() or has_tool_result(body):
             return target.text(closing, 300)
         return target.tool_call(reported)
 

@@ -79,8 +79,7 @@ def carries_summary(body: Any) -> bool:
 def answer(target: Target, reported: int) -> Callable[..., Reply]:
     """The summary to a summary request, the closing text after it or after the tool's result, and
     otherwise the tool call reported at `reported` input tokens."""
-    return script(target, reported, is_summary_request=is_compaction, carries_summary=carries_summary,
-                  summary=SUMMARY, closing=CLOSING)
+    return script(target, reported, is_summary_request=is_compaction, summary=SUMMARY, closing=CLOSING)
 
 
 @pytest.fixture

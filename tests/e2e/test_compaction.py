@@ -84,8 +84,7 @@ def black_hole() -> Iterator[FakeUpstream]:
 def compact(tmp_path: Path, setup: str, target: Target, black_hole: FakeUpstream) -> Outcome:
     remote = setup in REMOTE
     answer = script(target, OVER_LIMIT, summary=SUMMARY, closing=CLOSING,
-                    is_summary_request=is_remote_summary_request if remote else is_local_summary_request,
-                    carries_summary=carries_remote_summary if remote else carries_local_summary)
+                    is_summary_request=is_remote_summary_request if remote else is_local_summary_request)
     return run_codex(tmp_path, setup, target, answer, black_hole, extra_args=LIMIT)
 
 
