@@ -2,16 +2,16 @@
 (addon/catalog.py, docs/codex.md "Model catalog").
 
 The route states a small window (`context_window = 20000` in the TOML routes), so Codex should
-compact once the reported usage passes 90% of it (18,000 tokens). A fake Anthropic upstream answers
-the first turn with a tool call and reports 19,000 input tokens: Codex must compact before the
-follow-up request. The control reports 10,000 (50%) and must not. Without the served catalog Codex
-would keep gpt-5.5's own 272,000 tokens and compact in neither run.
+compact once the reported usage passes 90% of it (18,000 tokens). A fake upstream answers the first
+turn with a tool call and reports 19,000 input tokens: Codex must compact before the follow-up
+request. The control reports 10,000 (50%) and must not. Without the served catalog Codex would keep
+gpt-5.5's own 272,000 tokens and compact in neither run.
 
 Setups: regular proxy mode (Codex fetches chatgpt.com's catalog URL through the proxy; remote
-compaction) and a custom provider whose `model_catalog_url` is the gateway's own path (local
-compaction); and `openai_base_url`, where Codex fetches nothing and reads the file
-`python -m addon.catalog` wrote (`model_catalog_json`). A last test checks that the served entry
-changes nothing Codex sends but the window.
+compaction), through each of the four targets; a custom provider whose `model_catalog_url` is the
+gateway's own path (local compaction); and `openai_base_url`, where Codex fetches nothing and reads
+the file `python -m addon.catalog` wrote (`model_catalog_json`). A last test checks that the served
+entry changes nothing Codex sends but the window.
 """
 
 from __future__ import annotations
@@ -19,39 +19,40 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from addon.catalog import BUNDLED_PATH, GATEWAY_PATH
+from addon.catalog import BUNDLED_PATH
+from tests.e2e.targets import (
+    PROMPT,
+    TARGETS,
+    Outcome,
+    Target,
+    codex_setup,
+    gateway,
+    routes_file,
+    run_codex,
+    script,
+    texts,
+    turns,
+)
 from tests.support.codex_cli import (
     CLASSIC_MODEL,
     REPO_ROOT,
-    CodexRun,
     CodexSetup,
-    MitmDump,
     bundled_catalog,
-    codex_mitmdump,
-    custom_provider_setup,
     openai_provider_setup,
     run_codex_exec,
 )
-from tests.support.fake_upstream import (
-    FakeUpstream,
-    Reply,
-    anthropic_text,
-    anthropic_tool_use,
-    empty_reply,
-    refuse_everything,
-)
+from tests.support.fake_upstream import FakeUpstream, Reply, refuse_everything
 from translators import compaction
 
 pytestmark = [pytest.mark.codex, pytest.mark.timeout(420)]
 
-GATEWAY_ADDON = REPO_ROOT / "addon" / "gateway.py"
-UPSTREAM_MODEL = "claude-sonnet-4-6"
+ANTHROPIC = TARGETS[0]
 WINDOW = 20_000
 OVER = 19_000
 """Reported input tokens above 90% of WINDOW."""
@@ -61,18 +62,6 @@ SUMMARY = "Goal: list the workspace. Done: ran ls. Next: report the files."
 CLOSING = "all done"
 LOCAL_COMPACTION_PROMPT = "You are performing a CONTEXT CHECKPOINT COMPACTION"
 """How Codex's own (local) compaction request begins (docs/codex.md "Compaction")."""
-
-
-def texts(body: Any) -> list[tuple[str, str]]:
-    """(role, text) of every text in an Anthropic request body, in order."""
-    out: list[tuple[str, str]] = []
-    for message in body.get("messages") or [] if isinstance(body, dict) else []:
-        content = message.get("content")
-        if isinstance(content, str):
-            out.append((message.get("role"), content))
-        elif isinstance(content, list):
-            out += [(message.get("role"), b["text"]) for b in content if isinstance(b, dict) and "text" in b]
-    return out
 
 
 def is_compaction(body: Any) -> bool:
@@ -87,35 +76,10 @@ def carries_summary(body: Any) -> bool:
     return any(role == "user" and SUMMARY in text for role, text in texts(body))
 
 
-def script(reported: int) -> Callable[..., Reply]:
-    """A summary request gets the summary; a request after a tool result or after the summary
-    the closing text; anything else a tool call reported at `reported` input tokens."""
-
-    def answer(body: Any, _headers: Mapping[str, str], _path: str) -> Reply:
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            return empty_reply(404)
-        if is_compaction(body):
-            return anthropic_text(SUMMARY, input_tokens=300)
-        if carries_summary(body) or "tool_result" in json.dumps(body["messages"]):
-            return anthropic_text(CLOSING, input_tokens=300)
-        return anthropic_tool_use("exec_command", {"cmd": "ls"}, "toolu_01cat", input_tokens=reported)
-
-    return answer
-
-
-def routes(tmp_path: Path, upstream: FakeUpstream, **extra: Any) -> Path:
-    """gpt-5* -> the fake Anthropic upstream, with `extra` route keys (e.g. context_window)."""
-    entry = {"model": "gpt-5*", "upstream": "anthropic", "base_url": upstream.url,
-             "target_model": UPSTREAM_MODEL, **extra}
-    path = tmp_path / "routes.toml"
-    path.write_text("[[route]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in entry.items()))
-    return path
-
-
-def gateway(tmp_path: Path, config: Path, mode: str | None, **options: str) -> MitmDump:
-    return codex_mitmdump(tmp_path / "mitm", mode=mode, scripts=[GATEWAY_ADDON],
-                          options={"gateway_config": str(config), **options},
-                          env={"ANTHROPIC_API_KEY": "sk-ant-test"})
+def answer(target: Target, reported: int) -> Callable[..., Reply]:
+    """The summary to a summary request, the closing text after it or after the tool's result, and
+    otherwise the tool call reported at `reported` input tokens."""
+    return script(target, reported, is_summary_request=is_compaction, summary=SUMMARY, closing=CLOSING)
 
 
 @pytest.fixture
@@ -134,90 +98,69 @@ def cached_window(setup: CodexSetup, slug: str = CLASSIC_MODEL) -> int | None:
 
 
 def compactions(upstream: FakeUpstream) -> list[Any]:
-    return [r.json for r in upstream.requests if is_compaction(r.json)]
+    return [body for body in turns(upstream) if is_compaction(body)]
 
 
-def run_regular(tmp_path: Path, reported: int) -> tuple[CodexRun, FakeUpstream, MitmDump, CodexSetup]:
-    work = tmp_path / "work"
-    work.mkdir()
-    with FakeUpstream(script(reported)) as up, \
-            gateway(tmp_path, routes(tmp_path, up, context_window=WINDOW), None) as mitm:
-        setup = openai_provider_setup(tmp_path / "codex", proxy_url=mitm.url, ca_cert=mitm.ca_cert)
-        run = run_codex_exec(setup, "list the workspace", work, timeout=180)
-    return run, up, mitm, setup
+def run_at_window(tmp_path: Path, setup: str, target: Target, reported: int,
+                  black_hole: FakeUpstream) -> Outcome:
+    return run_codex(tmp_path, setup, target, answer(target, reported), black_hole,
+                     route={"context_window": WINDOW})
 
 
-def run_custom_provider(tmp_path: Path, reported: int,
-                        hole: FakeUpstream) -> tuple[CodexRun, FakeUpstream, MitmDump, CodexSetup]:
-    work = tmp_path / "work"
-    work.mkdir()
-    with FakeUpstream(script(reported)) as up, \
-            gateway(tmp_path, routes(tmp_path, up, context_window=WINDOW), "reverse:https://api.openai.com",
-                    gateway_match="/v1/responses") as mitm:
-        setup = custom_provider_setup(tmp_path / "codex", base_url=f"{mitm.url}/v1", proxy_url=hole.url,
-                                      model=CLASSIC_MODEL, model_catalog_url=f"{mitm.url}{GATEWAY_PATH}")
-        run = run_codex_exec(setup, "list the workspace", work, timeout=180)
-    return run, up, mitm, setup
+def assert_compacted_once(outcome: Outcome) -> None:
+    said = outcome.context()
+    assert outcome.run.returncode == 0, said
+    assert CLOSING in outcome.run.final_message, said
+    assert len(compactions(outcome.upstream)) == 1, said
+    assert carries_summary(turns(outcome.upstream)[-1]), said
+    assert outcome.mitm.upstream_hosts() == {"127.0.0.1"}, outcome.mitm.log
 
 
-def context(run: CodexRun, upstream: FakeUpstream, mitm: MitmDump) -> str:
-    return f"{run.describe()}\n--- mitmdump ---\n{mitm.log}\n--- upstream errors ---\n{upstream.errors}"
-
-
-def assert_compacted_once(run: CodexRun, upstream: FakeUpstream, mitm: MitmDump) -> None:
-    said = context(run, upstream, mitm)
-    assert run.returncode == 0, said
-    assert CLOSING in run.final_message, said
-    assert len(compactions(upstream)) == 1, said
-    bodies = [r.json for r in upstream.requests if isinstance(r.json, dict) and "messages" in r.json]
-    assert carries_summary(bodies[-1]), said
-    assert mitm.upstream_hosts() == {"127.0.0.1"}, mitm.log
-
-
-def assert_not_compacted(run: CodexRun, upstream: FakeUpstream, mitm: MitmDump) -> None:
-    said = context(run, upstream, mitm)
-    assert run.returncode == 0, said
-    assert CLOSING in run.final_message, said
-    assert compactions(upstream) == [], said
+def assert_not_compacted(outcome: Outcome) -> None:
+    said = outcome.context()
+    assert outcome.run.returncode == 0, said
+    assert CLOSING in outcome.run.final_message, said
+    assert compactions(outcome.upstream) == [], said
 
 
 @pytest.mark.parametrize("reported", [OVER, UNDER], ids=["over-90pct", "at-50pct"])
-def test_regular_mode_compacts_at_the_served_window(tmp_path: Path, reported: int) -> None:
-    run, up, mitm, setup = run_regular(tmp_path, reported)
-    assert cached_window(setup) == WINDOW, context(run, up, mitm)
+@pytest.mark.parametrize("target", TARGETS, ids=str)
+def test_regular_mode_compacts_at_the_served_window(tmp_path: Path, target: Target, reported: int,
+                                                    black_hole: FakeUpstream) -> None:
+    outcome = run_at_window(tmp_path, "regular", target, reported, black_hole)
+    assert cached_window(outcome.setup) == WINDOW, outcome.context()
     if reported == OVER:
-        assert_compacted_once(run, up, mitm)
+        assert_compacted_once(outcome)
     else:
-        assert_not_compacted(run, up, mitm)
+        assert_not_compacted(outcome)
 
 
 @pytest.mark.parametrize("reported", [OVER, UNDER], ids=["over-90pct", "at-50pct"])
 def test_custom_provider_compacts_at_the_window_from_its_catalog_url(tmp_path: Path, reported: int,
                                                                      black_hole: FakeUpstream) -> None:
-    run, up, mitm, setup = run_custom_provider(tmp_path, reported, black_hole)
-    assert cached_window(setup) == WINDOW, context(run, up, mitm)
+    outcome = run_at_window(tmp_path, "custom_provider", ANTHROPIC, reported, black_hole)
+    assert cached_window(outcome.setup) == WINDOW, outcome.context()
     if reported == OVER:
-        assert_compacted_once(run, up, mitm)
+        assert_compacted_once(outcome)
     else:
-        assert_not_compacted(run, up, mitm)
+        assert_not_compacted(outcome)
 
 
 def test_openai_base_url_mode_compacts_at_the_window_of_the_written_catalog(tmp_path: Path,
                                                                             black_hole: FakeUpstream) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    with FakeUpstream(script(OVER)) as up:
-        config = routes(tmp_path, up, context_window=WINDOW)
+    with FakeUpstream(answer(ANTHROPIC, OVER)) as up:
+        config = routes_file(tmp_path, ANTHROPIC, up, context_window=WINDOW)
         written = tmp_path / "catalog.json"
         command = [sys.executable, "-m", "addon.catalog", "--config", str(config), "-o", str(written)]
         made = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False)
         assert made.returncode == 0, made.stderr
-        with gateway(tmp_path, config, "reverse:https://api.openai.com") as mitm:
-            setup = openai_provider_setup(tmp_path / "codex", proxy_url=black_hole.url,
-                                          openai_base_url=f"{mitm.url}/v1", no_proxy="127.0.0.1,localhost")
-            run = run_codex_exec(setup, "list the workspace", work, timeout=180,
+        with gateway(tmp_path, ANTHROPIC, config, "reverse:https://api.openai.com") as mitm:
+            setup = codex_setup("openai_base_url", tmp_path / "codex", mitm, black_hole)
+            run = run_codex_exec(setup, PROMPT, work, timeout=180,
                                  extra_args=["-c", f"model_catalog_json={json.dumps(str(written))}"])
-    assert_compacted_once(run, up, mitm)
+    assert_compacted_once(Outcome(run, up, mitm, setup))
 
 
 def test_the_shipped_catalog_is_what_the_installed_codex_bundles() -> None:
@@ -252,11 +195,12 @@ def test_the_served_entry_leaves_tools_and_instructions_as_codex_ships_them(tmp_
     for name, extra in runs:
         home = tmp_path / name
         home.mkdir()
-        with FakeUpstream(script(UNDER)) as up, gateway(home, routes(home, up, **extra), None,
-                                                        gateway_capture_dir=str(home / "captures")) as mitm:
+        with FakeUpstream(answer(ANTHROPIC, UNDER)) as up, \
+                gateway(home, ANTHROPIC, routes_file(home, ANTHROPIC, up, **extra), None,
+                        gateway_capture_dir=str(home / "captures")) as mitm:
             setup = openai_provider_setup(home / "codex", proxy_url=mitm.url, ca_cert=mitm.ca_cert)
-            run = run_codex_exec(setup, "list the workspace", work, timeout=180)
-        assert run.returncode == 0, context(run, up, mitm)
+            run = run_codex_exec(setup, PROMPT, work, timeout=180)
+        assert run.returncode == 0, Outcome(run, up, mitm, setup).context()
         bodies[name] = first_request(home / "captures", setup.home)
         windows[name] = cached_window(setup)
     assert windows == {"served": 200_000, "bundled": None}

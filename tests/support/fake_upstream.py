@@ -12,12 +12,11 @@ The server is dialect-neutral. The answer builders below it are not:
   ``tests/data/anthropic/*.sse`` (padding and ``ping`` events included);
 - OpenAI Responses SSE (``responses_text``, ``responses_custom_tool_call``), the shape Codex parses
   (``tests/data/codex/answer_*.sse``), used to exercise Codex without the gateway;
-- a text answer and a function call in each other dialect's stream, shaped like the recordings in
+- one text answer and one tool call in each other dialect's stream, shaped like the recordings in
   ``tests/data``: Chat Completions SSE (``chat_text``, ``chat_tool_call``), Gemini ``alt=sse``
   (``gemini_text``, ``gemini_function_call``), Bedrock ConverseStream's binary event stream
-  (``bedrock_text``, ``bedrock_tool_use``);
-- a whole (non-streamed) text answer in each dialect (``anthropic_message``, ``chat_message``,
-  ``gemini_message``, ``bedrock_message``).
+  (``bedrock_text``, ``bedrock_tool_use``). Each takes the input tokens its usage reports (Codex decides
+  when to compact from them).
 
 Other dialects can add their own builders and reuse the server unchanged.
 """
@@ -322,13 +321,6 @@ def anthropic_tool_use(
     return sse_reply(chunks)
 
 
-def anthropic_message(text: str, model: str = "claude-sonnet-4-6") -> Reply:
-    """A whole (non-streamed) Messages answer with one text block."""
-    return json_reply(200, {"id": f"msg_fake{next(_ids):04d}", "type": "message", "role": "assistant",
-                            "model": model, "content": [{"type": "text", "text": text}],
-                            "stop_reason": "end_turn", "stop_sequence": None, "usage": _anthropic_usage(9)})
-
-
 @dataclass(frozen=True)
 class WebResult:
     url: str
@@ -399,6 +391,13 @@ def anthropic_web_search(query: str, results: Sequence[WebResult], answer: Seque
     return sse_reply([_sse_event(e["type"], e, _PAD) for e in events])
 
 
+def anthropic_message(text: str, model: str = "claude-sonnet-4-6") -> Reply:
+    """A whole (non-streamed) Messages answer with one text block."""
+    return json_reply(200, {"id": f"msg_fake{next(_ids):04d}", "type": "message", "role": "assistant",
+                            "model": model, "content": [{"type": "text", "text": text}],
+                            "stop_reason": "end_turn", "stop_sequence": None, "usage": _anthropic_usage(9)})
+
+
 def anthropic_tool_results(body: Any) -> list[dict[str, Any]]:
     """Every ``tool_result`` block in an Anthropic Messages request body."""
     results: list[dict[str, Any]] = []
@@ -457,26 +456,27 @@ def chat_tool_call(name: str, arguments: Mapping[str, Any], call_id: str = "call
     return sse_reply([*chunks, *_chat_end(model, "tool_calls", prompt_tokens)])
 
 
-def _gemini_chunk(parts: list[dict[str, Any]], output_tokens: int, model: str, response_id: str,
-                  finish: str | None = None) -> bytes:
+def _gemini_chunk(parts: list[dict[str, Any]], model: str, response_id: str, input_tokens: int,
+                  output_tokens: int, finish: str | None = None) -> bytes:
     candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}, "index": 0}
     if finish:
         candidate["finishReason"] = finish
-    usage = {"promptTokenCount": 30, "candidatesTokenCount": output_tokens,
-             "totalTokenCount": 30 + output_tokens}
+    usage = {"promptTokenCount": input_tokens, "candidatesTokenCount": output_tokens,
+             "totalTokenCount": input_tokens + output_tokens}
     payload = {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model,
                "responseId": response_id}
     return f"data: {json.dumps(payload)}\r\n\r\n".encode()
 
 
-def gemini_text(text: str, model: str = "gemini-3-flash-preview") -> Reply:
+def gemini_text(text: str, model: str = "gemini-3-flash-preview", input_tokens: int = 30) -> Reply:
     """A Gemini ``streamGenerateContent?alt=sse`` stream (``\\r\\n\\r\\n`` between events): the text in two
-    chunks, then an empty part with ``finishReason: STOP``; every chunk carries usage so far."""
+    chunks, then an empty part with ``finishReason: STOP``; every chunk carries usage so far, with
+    ``input_tokens`` as its ``promptTokenCount``."""
     response_id = f"fakeGemini{next(_ids)}"
     parts = _halves_of(text)
-    chunks = [_gemini_chunk([{"text": part}], 4 * (i + 1), model, response_id)
+    chunks = [_gemini_chunk([{"text": part}], model, response_id, input_tokens, 4 * (i + 1))
               for i, part in enumerate(parts)]
-    chunks.append(_gemini_chunk([{"text": ""}], 4 * len(parts), model, response_id, "STOP"))
+    chunks.append(_gemini_chunk([{"text": ""}], model, response_id, input_tokens, 4 * len(parts), "STOP"))
     return sse_reply(chunks)
 
 
@@ -485,16 +485,16 @@ GEMINI_SIGNATURE = "ZmFrZS10aG91Z2h0LXNpZ25hdHVyZQ=="
 
 
 def gemini_function_call(name: str, args: Mapping[str, Any], model: str = "gemini-3-flash-preview",
-                         thought_signature: str | None = GEMINI_SIGNATURE) -> Reply:
-    """A Gemini stream with one whole ``functionCall`` part (Gemini 3 puts its ``thoughtSignature``
-    on it), then an empty text part with ``finishReason: STOP``
-    (``tests/data/gemini/sse_function_call_thought_signature.sse``)."""
+                         thought_signature: str | None = GEMINI_SIGNATURE, input_tokens: int = 30) -> Reply:
+    """A Gemini stream with one whole ``functionCall`` part (Gemini sends a call's arguments in one
+    piece, Gemini 3 with a ``thoughtSignature``, and no call id), then the empty ``STOP`` chunk, as
+    in ``tests/data/gemini/sse_function_call_thought_signature.sse``."""
     response_id = f"fakeGemini{next(_ids)}"
     part: dict[str, Any] = {"functionCall": {"name": name, "args": dict(args)}}
     if thought_signature is not None:
         part["thoughtSignature"] = thought_signature
-    return sse_reply([_gemini_chunk([part], 10, model, response_id),
-                      _gemini_chunk([{"text": ""}], 10, model, response_id, "STOP")])
+    return sse_reply([_gemini_chunk([part], model, response_id, input_tokens, 10),
+                      _gemini_chunk([{"text": ""}], model, response_id, input_tokens, 10, "STOP")])
 
 
 def gemini_message(text: str, model: str = "gemini-3-flash-preview") -> Reply:
@@ -515,38 +515,48 @@ def chat_message(text: str, model: str = "deepseek-chat") -> Reply:
 
 
 BEDROCK_EVENTSTREAM = "application/vnd.amazon.eventstream"
-_BEDROCK_USAGE = {"inputTokens": 30, "outputTokens": 9, "totalTokens": 39}
 
 
-def _bedrock_end(stop_reason: str) -> list[bytes]:
+def _bedrock_end(stop_reason: str, input_tokens: int) -> list[bytes]:
+    usage = {"inputTokens": input_tokens, "outputTokens": 9, "totalTokens": input_tokens + 9}
     return [bedrock_event("messageStop", {"stopReason": stop_reason}),
-            bedrock_event("metadata", {"usage": _BEDROCK_USAGE, "metrics": {"latencyMs": 100}})]
+            bedrock_event("metadata", {"usage": usage, "metrics": {"latencyMs": 100}})]
 
 
-def bedrock_text(text: str) -> Reply:
+def bedrock_text(text: str, input_tokens: int = 30) -> Reply:
     """A Bedrock ConverseStream answer (binary ``application/vnd.amazon.eventstream`` frames):
-    messageStart, the text in two contentBlockDeltas, contentBlockStop, messageStop, metadata."""
+    messageStart, the text in two contentBlockDeltas, contentBlockStop, messageStop, metadata
+    (``input_tokens`` as its ``usage.inputTokens``)."""
     frames = [bedrock_event("messageStart", {"role": "assistant"})]
     frames += [bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": part}})
                for part in _halves_of(text)]
-    frames += [bedrock_event("contentBlockStop", {"contentBlockIndex": 0}), *_bedrock_end("end_turn")]
+    frames += [bedrock_event("contentBlockStop", {"contentBlockIndex": 0}),
+               *_bedrock_end("end_turn", input_tokens)]
     return 200, {"content-type": BEDROCK_EVENTSTREAM}, frames
 
 
-def bedrock_tool_use(name: str, tool_input: Mapping[str, Any], tool_use_id: str = "tooluse_fake01") -> Reply:
-    """A ConverseStream answer with one ``toolUse`` block: contentBlockStart names the tool, its input
-    JSON comes in two contentBlockDeltas, then ``stopReason: tool_use``
-    (``tests/data/bedrock/converse_stream_tool_use.eventstream``)."""
-    start = {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": tool_use_id, "name": name}}}
-    frames = [bedrock_event("messageStart", {"role": "assistant"}), bedrock_event("contentBlockStart", start)]
-    frames += [bedrock_event("contentBlockDelta",
-                             {"contentBlockIndex": 0, "delta": {"toolUse": {"input": part}}})
-               for part in _halves_of(json.dumps(tool_input))]
-    frames += [bedrock_event("contentBlockStop", {"contentBlockIndex": 0}), *_bedrock_end("tool_use")]
+def bedrock_tool_use(name: str, tool_input: Mapping[str, Any], tool_id: str = "tooluse_fake01",
+                     input_tokens: int = 30) -> Reply:
+    """A ConverseStream answer with one ``toolUse`` block (its input JSON in two deltas, as in
+    ``tests/data/bedrock/converse_stream_tool_use.eventstream``) and ``stopReason: tool_use``."""
+    text = json.dumps(tool_input)
+    half = len(text) // 2
+    start = {"toolUse": {"toolUseId": tool_id, "name": name}}
+
+    def delta(piece: str) -> dict[str, Any]:
+        return {"contentBlockIndex": 0, "delta": {"toolUse": {"input": piece}}}
+
+    frames = [bedrock_event("messageStart", {"role": "assistant"}),
+              bedrock_event("contentBlockStart", {"contentBlockIndex": 0, "start": start})]
+    frames += [bedrock_event("contentBlockDelta", delta(piece))
+               for piece in (text[:half], text[half:])]
+    frames += [bedrock_event("contentBlockStop", {"contentBlockIndex": 0}),
+               *_bedrock_end("tool_use", input_tokens)]
     return 200, {"content-type": BEDROCK_EVENTSTREAM}, frames
 
 
-def bedrock_message(text: str) -> Reply:
+def bedrock_message(text: str, input_tokens: int = 30) -> Reply:
     """A whole Converse answer with one text block."""
+    usage = {"inputTokens": input_tokens, "outputTokens": 9, "totalTokens": input_tokens + 9}
     return json_reply(200, {"output": {"message": {"role": "assistant", "content": [{"text": text}]}},
-                            "stopReason": "end_turn", "usage": _BEDROCK_USAGE, "metrics": {"latencyMs": 100}})
+                            "stopReason": "end_turn", "usage": usage, "metrics": {"latencyMs": 100}})
