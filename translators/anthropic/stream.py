@@ -7,7 +7,6 @@ then the stream simply ends.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from translators import decoding, wirejson
@@ -24,13 +23,6 @@ _DELTA_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json", "thin
 
 _STREAMED = ("text", "thinking", "tool_use")
 """Block types whose deltas are passed on (other server-tool blocks were reported at their start)."""
-
-_ONE_DELTA = re.compile(
-    rb'event: content_block_delta\ndata: \{"type":"content_block_delta","index":(0|[1-9][0-9]{0,8}),'
-    rb'"delta":\{"type":"(?:(text_delta)","text"|(thinking_delta)","thinking"|(input_json_delta)","partial_json"):'
-    rb'("[^"\\\x00-\x1f]*+(?:\\.[^"\\\x00-\x1f]*+)*+")\}\}\n\n')
-"""A chunk that is exactly one delta event as Anthropic writes it (compact JSON, this key order):
-groups index, delta type (one of three), the field's JSON string literal."""
 
 STOP_REASONS = {
     "end_turn": "stop",
@@ -98,22 +90,6 @@ class AnthropicDecoder:
         self._web = Searches()
 
     def feed(self, data: bytes) -> list[ev.Event]:
-        # nearly every chunk is one whole delta event, one upstream write: read it in one regex
-        # match instead of the SSE line loop, the JSON envelope and the dispatch; anything else,
-        # or a string that is not valid JSON, takes the general path
-        fast = _ONE_DELTA.fullmatch(data) if self._sse.idle and not self._done else None
-        if fast is not None:
-            try:
-                value = wirejson.loads(fast[5])
-            except ValueError:
-                value = None
-            if isinstance(value, str):
-                out: list[ev.Event] = []
-                index = int(fast[1])
-                if self._blocks.get(index) in _STREAMED:
-                    kind = "text_delta" if fast[2] else "thinking_delta" if fast[3] else "input_json_delta"
-                    self._delta(index, kind, value, out)
-                return out
         return decoding.each(self._sse.feed(data), self._event)
 
     def close(self) -> list[ev.Event]:
