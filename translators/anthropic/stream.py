@@ -90,14 +90,18 @@ class AnthropicDecoder:
         self._web = Searches()
 
     def feed(self, data: bytes) -> list[ev.Event]:
-        return decoding.each(self._sse.feed(data), self._event)
+        if self._done:
+            return []
+        out = decoding.each(lambda: self._sse.feed(data), self._event)
+        self._done = self._done or decoding.ended(out)
+        return out
 
     def close(self) -> list[ev.Event]:
-        out: list[ev.Event] = []
-        for sse in self._sse.close():
-            self._event(sse, out)
-        if not self._done:
-            self._done = True
+        if self._done:
+            return []
+        out = decoding.each(self._sse.close, self._event)
+        self._done, over = True, self._done or decoding.ended(out)
+        if not over:
             out.append(ev.Failed("server_error", "the Anthropic stream ended before message_stop"))
         return out
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import wirejson
+from translators import decoding, wirejson
 from translators.bedrock import wire
 from translators.bedrock.framing import Frame, FrameError, FrameReader
 from translators.errors import UpstreamProtocolError
@@ -86,7 +86,7 @@ class BedrockDecoder:
         """Whatever came before the bad bytes stays; the response then ends, once."""
         if not self._done:
             self._done = True
-            out.append(ev.Failed(exc.code, exc.message))
+            out.append(decoding.failure(exc))
 
     def _frame(self, frame: Frame, out: list[ev.Event]) -> None:
         headers = frame.headers

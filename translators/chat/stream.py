@@ -67,20 +67,25 @@ class ChatDecoder:
         self._done = False
 
     def feed(self, data: bytes) -> list[ev.Event]:
-        return decoding.each([sse.data for sse in self._sse.feed(data)], self._data)
+        if self._done:
+            return []
+        out = decoding.each(lambda: [sse.data for sse in self._sse.feed(data)], self._data)
+        self._done = self._done or decoding.ended(out)
+        return out
 
     def close(self) -> list[ev.Event]:
-        out: list[ev.Event] = []
-        for sse in self._sse.close():
-            self._data(sse.data, out)
-        if not self._done:
-            self._done = True
-            if self._choice.finish_reason is not None:
-                # the answer itself was complete; only `[DONE]` (and OpenAI's usage chunk) is missing
-                out.append(ev.Note("the Chat stream ended without data: [DONE]"))
-                self._choice.finished(out)
-            else:
-                out.append(ev.Failed("server_error", "the Chat stream ended before a finish_reason"))
+        if self._done:
+            return []
+        out = decoding.each(lambda: [sse.data for sse in self._sse.close()], self._data)
+        self._done, over = True, self._done or decoding.ended(out)
+        if over:
+            return out
+        if self._choice.finish_reason is not None:
+            # the answer itself was complete; only `[DONE]` (and OpenAI's usage chunk) is missing
+            out.append(ev.Note("the Chat stream ended without data: [DONE]"))
+            self._choice.finished(out)
+        else:
+            out.append(ev.Failed("server_error", "the Chat stream ended before a finish_reason"))
         return out
 
     def _data(self, data: str, out: list[ev.Event]) -> None:
