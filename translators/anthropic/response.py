@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from translators import wirejson
+from translators.anthropic import errors
 from translators.anthropic.stream import finish_events, usage_event
 from translators.dialect import ErrorInfo
 from translators.errors import UpstreamProtocolError
@@ -44,9 +44,7 @@ def response_events(body: Any, translation: Translation) -> list[ev.Event]:
 def error_info(status: int, body: Any) -> ErrorInfo:
     """`{"type":"error","error":{"type","message"}}`; anything else is kept as text."""
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        kind = str(body["error"].get("type") or "error")
-        message = body["error"].get("message") or ""
-        message = message if isinstance(message, str) else json.dumps(message)
-        return ErrorInfo(code_for(status, message, kind), f"{kind}: {message}")
+        failure = errors.failure(body["error"], status)
+        return ErrorInfo(failure.code, failure.message)
     text = text_of(body)
-    return ErrorInfo(code_for(status, text), text or f"HTTP {status}")
+    return ErrorInfo(code_for(status, text, table=errors.ERRORS), text or f"HTTP {status}")

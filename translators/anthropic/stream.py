@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from translators import decoding, wirejson
+from translators.anthropic import errors
 from translators.anthropic.websearch import Searches
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import VendorState
 from translators.sse import SSEDecoder, SSEEvent
-from translators.upstream_errors import code_for
 
 _DELTA_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json", "thinking_delta": "thinking",
                  "signature_delta": "signature"}
@@ -225,10 +225,8 @@ class AnthropicDecoder:
 
     def _on_error(self, event: dict[str, Any], out: list[ev.Event]) -> None:
         self._done = True
-        error = event.get("error") or {}
-        kind, message = error.get("type") or "api_error", error.get("message") or "upstream error"
-        status = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500}.get(kind, 400)
-        out.append(ev.Failed(code_for(status, message, kind), f"{kind}: {message}", status=status))
+        failure = errors.failure(event.get("error"))
+        out.append(ev.Failed(failure.code, failure.message))
 
 
 _HANDLERS = {name.removeprefix("_on_"): handler for name, handler in vars(AnthropicDecoder).items()

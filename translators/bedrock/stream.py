@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from translators import decoding, wirejson
-from translators.bedrock import wire
+from translators.bedrock import errors, wire
 from translators.bedrock.framing import Frame, FrameError, FrameReader
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
@@ -101,14 +101,12 @@ class BedrockDecoder:
         elif kind == "exception":
             self._done = True
             error_type = str(headers.get(":exception-type") or "exception")
-            out.append(wire.exception_event(error_type, _payload(frame.payload)))
+            failure = errors.exception_failure(error_type, _payload(frame.payload))
+            out.append(ev.Failed(failure.code, failure.message))
         elif kind == "error":
-            # transport-level error frame: code and message ride in headers, not the payload
             self._done = True
-            code = str(headers.get(":error-code") or "error")
-            message = str(headers.get(":error-message") or "upstream error")
-            status = wire.status_for(code)
-            out.append(ev.Failed(wire.error_code(status, message, code), f"{code}: {message}", status=status))
+            failure = errors.frame_failure(headers)
+            out.append(ev.Failed(failure.code, failure.message))
         else:
             out.append(ev.Unknown(f"stream.message-type.{kind}"))
 

@@ -119,9 +119,9 @@ class Finished:
 @dataclass(slots=True)
 class Failed:
     code: str
+    """The Responses error code (upstream_errors.py)."""
     message: str
-    status: int | None = None
-    retry_after: float | None = None
+    """As the client reads it: the retry hint, if any, is already in it (upstream_errors.describe)."""
 
 
 @dataclass(slots=True)
