@@ -18,7 +18,7 @@ from translators.upstream_errors import code_for, text_of
 def response_events(body: Any, translation: Translation) -> list[ev.Event]:
     if not isinstance(body, dict) or not isinstance(body.get("content"), list):
         raise UpstreamProtocolError("the Anthropic answer has no content array")
-    out: list[ev.Event] = [ev.Started(upstream_id=body.get("id"), model=body.get("model"))]
+    out: list[ev.Event] = [ev.Started()]
     for index, block in enumerate(body["content"]):
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text":

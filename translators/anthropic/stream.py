@@ -132,7 +132,7 @@ class AnthropicDecoder:
 
     def _on_message_start(self, event: dict[str, Any], out: list[ev.Event]) -> None:
         message = event.get("message") or {}
-        out.append(ev.Started(upstream_id=message.get("id"), model=message.get("model")))
+        out.append(ev.Started())
         if isinstance(message.get("usage"), dict):
             out.append(usage_event(message["usage"]))
 

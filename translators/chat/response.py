@@ -19,7 +19,7 @@ def response_events(body: Any, translation: Translation) -> list[ev.Event]:
     choices = body.get("choices") if isinstance(body, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise UpstreamProtocolError("the Chat answer has no choices")
-    out: list[ev.Event] = [ev.Started(upstream_id=body.get("id"), model=body.get("model"))]
+    out: list[ev.Event] = [ev.Started()]
     for extra in choices[1:]:
         out.append(ev.Unknown(f"choices[{extra.get('index') if isinstance(extra, dict) else '?'}]"))
     first = choices[0]

@@ -92,7 +92,7 @@ class ChatDecoder:
             return
         if not self._started:
             self._started = True
-            out.append(ev.Started(upstream_id=chunk.get("id"), model=chunk.get("model")))
+            out.append(ev.Started())
         choices = chunk.get("choices")
         if isinstance(choices, list):
             for choice in choices:

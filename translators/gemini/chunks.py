@@ -117,7 +117,7 @@ class ChunkReader:
             self._response_id = response_id
         if not self._started:
             self._started = True
-            out.append(ev.Started(upstream_id=self._response_id, model=get("modelVersion")))
+            out.append(ev.Started())
         usage = get("usageMetadata")
         if isinstance(usage, dict):
             self._usage = usage

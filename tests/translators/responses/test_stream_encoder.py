@@ -51,7 +51,7 @@ END = [ev.Finished("stop")]
 
 def test_a_text_answer_is_the_full_event_sequence_numbered_from_zero():
     payloads, _ = encode(
-        ev.Started("msg_up"), ev.TextDelta(0, "Hel"), ev.TextDelta(0, "lo"), ev.TextDone(0), *END
+        ev.Started(), ev.TextDelta(0, "Hel"), ev.TextDelta(0, "lo"), ev.TextDone(0), *END
     )
     assert kinds(payloads) == [
         "response.created",
