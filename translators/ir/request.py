@@ -235,4 +235,4 @@ class Request(_Model):
     stream: bool = True
     user: str | None = None
     """A stable, opaque id of the client's end user, for the vendor's abuse detection: Responses'
-    `safety_identifier`, or the deprecated `user` it replaces (docs/responses.md "Request")."""
+    `safety_identifier`, or the deprecated `user` it replaces (docs/responses.md "End user id")."""
