@@ -16,6 +16,12 @@ mitmproxy 12 handles them in `HttpStream.handle_protocol_error`
   be dropped, so Codex would retry a turn whose output it may already have acted on. The body
   is ended the way an upstream end would end it: the stream translator is closed, so the client
   receives one `response.failed` and a well-formed end of body.
+
+mitmproxy 12.3 offers no public way to do this: the `error` hook runs once `flow.error` is set and
+cannot supply a response, `server_connect_error` carries no flow, and the HTML page is written by
+the HTTP/1 server connection itself (docs/mitmproxy.md "Error hooks"). So mitmproxy is pinned
+(`pyproject.toml`) and `tests/addon/test_cutoff.py` fails, naming the attribute, if the internals
+used here change.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import Any
 from translators import compaction, response_headers, websearch, whole_body, wirejson
 from translators import dialect as dialects
 from translators.capabilities import ModelCapabilities
-from translators.errors import MalformedRequest, TranslatorError, UpstreamProtocolError, error_type_for_status
+from translators.errors import MalformedRequest, TranslatorError, error_type_for_status
 from translators.ids import IdFactory, random_ids
 from translators.ir import events as ev
 from translators.report import Report
@@ -140,13 +140,11 @@ class StreamTranslator:
         return self._encoder.response()
 
     def _read_failure(self, exc: Exception) -> list[ev.Event]:
-        """What the client gets when reading the upstream failed: the events decoded before the
-        failure, then the failure, so the client gets a terminal event, not a hung stream."""
-        if isinstance(exc, UpstreamProtocolError):
-            return [*exc.decoded, ev.Failed(exc.code, exc.message)]
+        """A decoder ends a stream it cannot read with a `Failed` event (decoding.py), so what
+        reaches here is a gateway bug: the client still gets a terminal event, not a hung stream."""
+        self.report.note(f"gateway error while reading the upstream stream: {exc!r}")
         if isinstance(exc, TranslatorError):
             return [ev.Failed(exc.code, exc.message)]
-        self.report.note(f"gateway error while reading the upstream stream: {exc!r}")
         return [ev.Failed("server_error", f"gateway could not read the upstream stream: {exc}")]
 
     def _write_failure(self, exc: Exception) -> bytes:

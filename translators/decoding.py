@@ -1,22 +1,35 @@
-"""The loop every stream decoder runs over the whole upstream events of one chunk."""
+"""The one failure convention of every stream decoder, and the loop that applies it.
+
+A decoder never raises for what the upstream sent: bytes that do not follow the dialect end the
+decoded stream with one `ev.Failed` (code `upstream_protocol_error` unless the error says
+otherwise), after the events decoded before them, and the decoder decodes nothing more. The
+stream translator then has one thing to do with it, encode it (docs/design.md "Errors")."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
 from translators.errors import UpstreamProtocolError
-from translators.ir.events import Event
+from translators.ir import events as ev
 
 
-def each[T](items: Iterable[T], handle: Callable[[T, list[Event]], None]) -> list[Event]:
-    """Decode every whole upstream event in order. When one is bad, the good ones before it in
-    the same chunk still reach the client (they travel on the error), so the output does not
-    depend on where the network happened to split the stream."""
-    out: list[Event] = []
+def each[T](read: Callable[[], Iterable[T]], handle: Callable[[T, list[ev.Event]], None]) -> list[ev.Event]:
+    """Decode every whole upstream event `read()` gives, in order. When the framing or one event
+    is bad, the good ones before it in the same chunk still reach the client, then the failure,
+    so the output does not depend on where the network happened to split the stream."""
+    out: list[ev.Event] = []
     try:
-        for item in items:
+        for item in read():
             handle(item, out)
     except UpstreamProtocolError as exc:
-        exc.decoded = out
-        raise
+        out.append(failure(exc))
     return out
+
+
+def failure(exc: UpstreamProtocolError) -> ev.Failed:
+    return ev.Failed(exc.code, exc.message)
+
+
+def ended(out: list[ev.Event]) -> bool:
+    """Whether these events end the stream with a failure (the decoder then stops)."""
+    return bool(out) and type(out[-1]) is ev.Failed

@@ -63,12 +63,6 @@ class UpstreamProtocolError(TranslatorError):
 
     code = "upstream_protocol_error"
     status = 502
-    decoded: list[Any]
-    """Events decoded from the same chunk before the bad one (see `decoding.each`)."""
-
-    def __init__(self, message: str, **kwargs: Any) -> None:
-        super().__init__(message, **kwargs)
-        self.decoded = []
 
 
 _ERROR_TYPE_BY_STATUS = {

@@ -97,5 +97,4 @@ def _is_error(body: Any) -> bool:
 
 
 def _quote(body: bytes) -> str:
-    text = text_of(body, _QUOTE * 4)
-    return text[:_QUOTE] + ("..." if len(body) > _QUOTE else "")
+    return clip(text_of(body), _QUOTE)

@@ -1,4 +1,5 @@
-"""addon/cutoff.py: mitmproxy's `HttpStream.handle_protocol_error`, driven by hand.
+"""addon/cutoff.py: mitmproxy's `HttpStream.handle_protocol_error`, driven by hand; and the
+mitmproxy internals the wrapper rests on (a changed one fails here, by name).
 
 A real HttpStream under a real HttpLayer (mitmproxy 12.3.1), in the state the proxy core leaves
 it in when the upstream fails; the commands it yields are what the proxy core would execute.
@@ -6,13 +7,15 @@ it in when the upstream fails; the commands it yields are what the proxy core wo
 
 from __future__ import annotations
 
+import inspect
+import re
 from typing import Any
 
 import pytest
 from mitmproxy import connection, http, options
 from mitmproxy.proxy.context import Context
 from mitmproxy.proxy.layers import http as http_layer
-from mitmproxy.proxy.layers.http import HTTPMode
+from mitmproxy.proxy.layers.http import HTTPMode, _http2
 from mitmproxy.proxy.layers.http._events import ErrorCode, ResponseHeaders, ResponseProtocolError
 from mitmproxy.test import tflow
 
@@ -152,3 +155,67 @@ def test_install_does_not_wrap_twice() -> None:
     patched = http_layer.HttpStream.handle_protocol_error
     cutoff.install()
     assert http_layer.HttpStream.handle_protocol_error is patched
+
+
+# -- the mitmproxy internals this module relies on (mitmproxy is pinned in pyproject.toml) --------
+# mitmproxy 12.3 has no public way to answer a failed upstream: the `error` hook runs after
+# `flow.error` is set and cannot supply a response, `server_connect_error` has no flow, and the
+# HTML page comes from `_http1.make_error_response` (docs/mitmproxy.md "Error hooks").
+
+
+def test_mitmproxy_httpstream_handle_protocol_error_is_wrapped() -> None:
+    import addon.gateway  # noqa: F401  (installs the wrapper, as `-s addon/gateway.py` does)
+
+    assert http_layer.HttpStream.handle_protocol_error is cutoff._handle_protocol_error, (
+        "mitmproxy.proxy.layers.http.HttpStream.handle_protocol_error is not the wrapper: "
+        "an unreachable upstream would get mitmproxy's HTML page")
+    assert cutoff._ORIGINAL.__qualname__ == "HttpStream.handle_protocol_error", (
+        "cutoff._ORIGINAL is not mitmproxy's HttpStream.handle_protocol_error")
+
+
+def test_mitmproxy_reports_upstream_failures_through_handle_protocol_error() -> None:
+    """A connect failure is reported by `make_server_connection`; a failure of the upstream
+    connection arrives as a `ResponseProtocolError` event, which `_handle_event` dispatches."""
+    connect = inspect.getsource(http_layer.HttpStream.make_server_connection)
+    assert "self.handle_protocol_error(" in connect and "ErrorCode.CONNECT_FAILED" in connect, (
+        "mitmproxy.proxy.layers.http.HttpStream.make_server_connection no longer reports "
+        "ErrorCode.CONNECT_FAILED through handle_protocol_error")
+    dispatch = re.search(r"isinstance\(event, \(RequestProtocolError, ResponseProtocolError\)\):\s+"
+                         r"yield from self\.handle_protocol_error\(event\)",
+                         inspect.getsource(http_layer.HttpStream))
+    assert dispatch, ("mitmproxy.proxy.layers.http.HttpStream._handle_event no longer hands a "
+                      "ResponseProtocolError to handle_protocol_error")
+
+
+def test_mitmproxy_error_codes_the_wrapper_tells_apart_exist() -> None:
+    names = {"CONNECT_FAILED", "GENERIC_SERVER_ERROR", "CANCEL", "HTTP_1_1_REQUIRED"}
+    missing = names - set(ErrorCode.__members__)
+    assert not missing, f"mitmproxy.proxy.layers.http._events.ErrorCode lost {sorted(missing)}"
+    source = inspect.getsource(_http2)
+    assert "ErrorCode.CANCEL" in source and "ErrorCode.HTTP_1_1_REQUIRED" in source, (
+        "mitmproxy.proxy.layers.http._http2 no longer maps an HTTP/2 reset to CANCEL/HTTP_1_1_REQUIRED")
+
+
+@pytest.mark.parametrize("name", ["state_done", "state_errored", "state_wait_for_response_headers",
+                                  "state_consume_response_body", "state_stream_response_body",
+                                  "send_response", "check_killed"])
+def test_mitmproxy_httpstream_has_the_states_and_steps_the_wrapper_uses(name: str) -> None:
+    assert callable(getattr(http_layer.HttpStream, name, None)), (
+        f"mitmproxy.proxy.layers.http.HttpStream.{name} is gone")
+
+
+def test_mitmproxy_httpstream_sends_a_response_already_streamed_and_buffers_the_body(layer: Layer) -> None:
+    assert "already_streamed" in inspect.signature(http_layer.HttpStream.send_response).parameters, (
+        "mitmproxy.proxy.layers.http.HttpStream.send_response(already_streamed=) changed")
+    stream = http_layer.HttpStream(layer.context.fork(), 1)
+    for attribute in ("response_body_buf", "stream_id", "context", "client_state", "server_state"):
+        assert hasattr(stream, attribute), f"mitmproxy.proxy.layers.http.HttpStream.{attribute} is gone"
+
+
+def test_mitmproxy_httplayer_keeps_its_server_connections_where_the_wrapper_looks(layer: Layer) -> None:
+    for attribute in ("connections", "waiting_for_establishment"):
+        assert hasattr(layer, attribute), f"mitmproxy.proxy.layers.http.HttpLayer.{attribute} is gone"
+    source = inspect.getsource(http_layer.HttpLayer.get_connection)
+    assert "connection.error" in source, (
+        "mitmproxy.proxy.layers.http.HttpLayer.get_connection no longer reuses a failed connection's "
+        "error: cutoff._forget_failed_connection may be needless or wrong")

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tests.translators.streamcheck import TERMINAL, assert_valid_responses_stream
-from translators import Translation, TranslatorError, stream_translator
+from translators import Translation, stream_translator
 from translators import dialect as dialects
 from translators.ids import sequential_ids
 from translators.ir import events as ev
@@ -22,25 +22,16 @@ def translate(dialect: str, translation: Translation, chunks: Iterable[bytes]) -
     return b"".join(out)
 
 
-def decode(
-    dialect: str, translation: Translation, chunks: Iterable[bytes]
-) -> tuple[list[ev.Event], list[str]]:
+def decode(dialect: str, translation: Translation, chunks: Iterable[bytes]) -> list[ev.Event]:
     """A dialect decoder called directly, the way StreamTranslator calls it: every chunk, then
-    close(), going on after a TranslatorError. Returns the events and the errors' codes; any
-    other exception propagates (that is what the property tests look for)."""
+    close(). Any exception propagates: a decoder ends a stream it cannot read with a `Failed`
+    event and never raises (translators/decoding.py); the property tests look for that."""
     decoder = dialects.get(dialect).stream_decoder(translation)
     out: list[ev.Event] = []
-    errors: list[str] = []
     for chunk in chunks:
-        try:
-            out += decoder.feed(chunk)
-        except TranslatorError as exc:
-            errors.append(exc.code)
-    try:
-        out += decoder.close()
-    except TranslatorError as exc:
-        errors.append(exc.code)
-    return out, errors
+        out += decoder.feed(chunk)
+    out += decoder.close()
+    return out
 
 
 def client_stream(dialect: str, out: bytes) -> list[dict[str, Any]]:

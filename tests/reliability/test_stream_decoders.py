@@ -7,7 +7,8 @@ What holds (docs/design.md "Tests", h11's `fuzz/afl-server.py` approach):
 - a broken stream (cut, garbage, invalid UTF-8, bad JSON in a `data:` line, an unknown event, a
   Bedrock frame with a bad CRC) is reported and the stream goes on, or the response ends with
   exactly one `response.failed`;
-- only `translators.TranslatorError` ever leaves a dialect decoder, and the public
+- a dialect decoder never raises, whatever bytes arrive: it ends with a finish or exactly one
+  `Failed` event, and decodes nothing after it (translators/decoding.py); the public
   `stream_translator` never raises and always ends with exactly one terminal event.
 """
 
@@ -98,11 +99,11 @@ def test_recorded_stream_gives_identical_output_however_it_is_split(rec: Recordi
 )
 def test_recorded_stream_decoder_events_do_not_depend_on_chunking(rec: Recording) -> None:
     translation = translation_for(rec.dialect)
-    whole, errors = decode(rec.dialect, translation, [rec.data])
-    assert not errors
-    assert isinstance(whole[-1], ev.Finished) or any(isinstance(e, ev.Finished) for e in whole)
-    assert decode(rec.dialect, translation, sized(rec.data, 1)) == (whole, [])
-    assert decode(rec.dialect, translation, sized(rec.data, 5)) == (whole, [])
+    whole = decode(rec.dialect, translation, [rec.data])
+    assert not any(isinstance(e, ev.Failed) for e in whole)
+    assert any(isinstance(e, ev.Finished) for e in whole)
+    assert decode(rec.dialect, translation, sized(rec.data, 1)) == whole
+    assert decode(rec.dialect, translation, sized(rec.data, 5)) == whole
 
 
 @fuzz(STREAM_SPLITS)
@@ -296,12 +297,16 @@ def test_bedrock_frame_with_a_bad_crc_ends_with_one_failed_event(rec: Recording,
 @pytest.mark.parametrize("dialect", DECODER_DIALECTS)
 @fuzz(STREAM_FUZZ)
 @given(data=st.data())
-def test_only_translator_errors_escape_a_dialect_decoder(dialect: str, data: st.DataObject) -> None:
+def test_a_dialect_decoder_never_raises_and_ends_with_a_finish_or_one_failure(
+        dialect: str, data: st.DataObject) -> None:
     _, broken = data.draw(mutations.broken_stream(dialect), label="stream")
     chunks = data.draw(mutations.chunking(broken), label="chunks")
-    events, errors = decode(dialect, translation_for(dialect), chunks)  # anything else propagates
-    concluded = any(isinstance(e, ev.Finished | ev.Failed) for e in events)
-    assert concluded or errors, "the decoder ended without a finish, a failure or an error"
+    events = decode(dialect, translation_for(dialect), chunks)  # an exception propagates
+    ends = [i for i, e in enumerate(events) if isinstance(e, ev.Finished | ev.Failed)]
+    assert ends, "the decoder ended without a finish or a failure"
+    failures = [i for i in ends if isinstance(events[i], ev.Failed)]
+    assert len(failures) <= 1 and (not failures or failures[0] == len(events) - 1), (
+        "a decoder's failure is its last event, and it fails once")
 
 
 @pytest.mark.parametrize("dialect", [*DECODER_DIALECTS, "responses"])

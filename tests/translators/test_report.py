@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from translators.anthropic.errors import ERRORS as ANTHROPIC
+from translators.bedrock.errors import ERRORS as BEDROCK
+from translators.chat.errors import ERRORS as CHAT
 from translators.errors import Refused, UpstreamProtocolError, error_type_for_status
+from translators.gemini.failures import ERRORS as GEMINI
 from translators.report import Report
-from translators.upstream_errors import code_for, text_of
+from translators.upstream_errors import PLAIN, clip, code_for, describe, text_of
+
+TABLES = {"anthropic": ANTHROPIC, "chat": CHAT, "gemini": GEMINI, "bedrock": BEDROCK}
 
 
 def test_dropped_paths_keep_their_order_and_appear_once():
@@ -80,20 +86,57 @@ def test_context_overflow_messages_are_context_length_exceeded(message):
 
 
 @pytest.mark.parametrize(
-    ("status", "vendor", "code"),
+    ("status", "code"),
+    [(401, "invalid_api_key"), (402, "insufficient_quota"), (429, "rate_limit_exceeded"),
+     (500, "server_error"), (503, "server_is_overloaded"), (599, "server_error"),
+     (418, "invalid_request_error")],
+)
+def test_the_http_status_decides_the_code_when_nothing_says_more(status, code):
+    assert code_for(status, "something") == code
+
+
+@pytest.mark.parametrize(
+    ("dialect", "status", "vendor", "code"),
     [
-        (529, "overloaded_error", "server_is_overloaded"),
-        (429, None, "rate_limit_exceeded"),
-        (402, "billing_error", "insufficient_quota"),
-        (500, None, "server_error"),
-        (503, None, "server_is_overloaded"),
-        (599, None, "server_error"),
+        ("anthropic", 529, "overloaded_error", "server_is_overloaded"),
+        ("anthropic", 500, "overloaded_error", "server_is_overloaded"),
+        ("anthropic", 400, "billing_error", "insufficient_quota"),
+        ("chat", 429, "insufficient_quota", "insufficient_quota"),
+        ("gemini", 500, "UNAVAILABLE", "server_is_overloaded"),
+        ("bedrock", 500, "com.amazon.bedrock#ServiceUnavailableException", "server_is_overloaded"),
+        ("bedrock", 400, "validationException:http", "invalid_request_error"),
     ],
 )
-def test_codes_codex_acts_on(status, vendor, code):
-    assert code_for(status, "something", vendor) == code
+def test_a_dialects_error_table_names_what_its_types_mean(dialect, status, vendor, code):
+    assert code_for(status, "something", vendor, TABLES[dialect]) == code
 
 
-def test_text_of_cuts_long_bodies_and_decodes_bytes_leniently():
+def test_a_dialects_own_overflow_wording_is_a_context_overflow_there_only():
+    message = "input length and `max_tokens` exceed context limit: 187254 + 20000 > 200000"
+    assert code_for(400, message, table=TABLES["bedrock"]) == "context_length_exceeded"
+    assert code_for(400, message) == "invalid_request_error"
+
+
+def test_an_error_without_a_status_takes_its_types_status():
+    failure = describe(TABLES["anthropic"], "slow down", error_type="rate_limit_error")
+    assert (failure.status, failure.code, failure.message) == (429, "rate_limit_exceeded",
+                                                               "rate_limit_error: slow down")
+    assert describe(TABLES["anthropic"], "x", error_type="mystery_error").status == 400
+
+
+def test_a_retry_delay_is_written_into_the_message_once():
+    assert describe(PLAIN, "Slow down.", status=429, retry_after=1.5).message == (
+        "Slow down. Please try again in 1.5s.")
+    said = "Rate limit reached, try again in 2s."
+    assert describe(PLAIN, said, status=429, retry_after=2).message == said
+
+
+def test_text_of_decodes_bytes_leniently_and_keeps_them_whole():
     assert text_of(b"\xffok") == "\ufffdok"
-    assert len(text_of("x" * 5000)) == 2000
+    assert text_of(b"x" * 5000) == "x" * 5000
+
+
+def test_clip_is_where_a_long_message_is_cut_and_says_how_much_went():
+    assert clip("x" * 4000) == "x" * 4000
+    assert clip("x" * 4010) == "x" * 4000 + "... (10 more characters)"
+    assert clip("abcdef", 4) == "abcd... (2 more characters)"

@@ -78,6 +78,8 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
         body["output_config"] = output_config
     if request.verbosity is not None:
         report.drop("text.verbosity")
+    if request.user is not None:
+        body["metadata"] = {"user_id": request.user}  # for abuse detection (docs/anthropic.md "Request")
     if request.stream:
         body["stream"] = True
     _cache_last_message(messages)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from translators import wirejson
+from translators.anthropic import errors
 from translators.anthropic.stream import finish_events, usage_event
 from translators.dialect import ErrorInfo
 from translators.errors import UpstreamProtocolError
@@ -18,7 +18,7 @@ from translators.upstream_errors import code_for, text_of
 def response_events(body: Any, translation: Translation) -> list[ev.Event]:
     if not isinstance(body, dict) or not isinstance(body.get("content"), list):
         raise UpstreamProtocolError("the Anthropic answer has no content array")
-    out: list[ev.Event] = [ev.Started(upstream_id=body.get("id"), model=body.get("model"))]
+    out: list[ev.Event] = [ev.Started()]
     for index, block in enumerate(body["content"]):
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text":
@@ -44,9 +44,7 @@ def response_events(body: Any, translation: Translation) -> list[ev.Event]:
 def error_info(status: int, body: Any) -> ErrorInfo:
     """`{"type":"error","error":{"type","message"}}`; anything else is kept as text."""
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        kind = str(body["error"].get("type") or "error")
-        message = body["error"].get("message") or ""
-        message = message if isinstance(message, str) else json.dumps(message)
-        return ErrorInfo(code_for(status, message, kind), f"{kind}: {message}")
+        failure = errors.failure(body["error"], status)
+        return ErrorInfo(failure.code, failure.message)
     text = text_of(body)
-    return ErrorInfo(code_for(status, text), text or f"HTTP {status}")
+    return ErrorInfo(code_for(status, text, table=errors.ERRORS), text or f"HTTP {status}")

@@ -7,16 +7,15 @@ then the stream simply ends.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from translators import decoding, wirejson
+from translators.anthropic import errors
 from translators.anthropic.websearch import Searches
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import VendorState
 from translators.sse import SSEDecoder, SSEEvent
-from translators.upstream_errors import code_for
 
 _DELTA_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json", "thinking_delta": "thinking",
                  "signature_delta": "signature"}
@@ -24,13 +23,6 @@ _DELTA_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json", "thin
 
 _STREAMED = ("text", "thinking", "tool_use")
 """Block types whose deltas are passed on (other server-tool blocks were reported at their start)."""
-
-_ONE_DELTA = re.compile(
-    rb'event: content_block_delta\ndata: \{"type":"content_block_delta","index":(0|[1-9][0-9]{0,8}),'
-    rb'"delta":\{"type":"(?:(text_delta)","text"|(thinking_delta)","thinking"|(input_json_delta)","partial_json"):'
-    rb'("[^"\\\x00-\x1f]*+(?:\\.[^"\\\x00-\x1f]*+)*+")\}\}\n\n')
-"""A chunk that is exactly one delta event as Anthropic writes it (compact JSON, this key order):
-groups index, delta type (one of three), the field's JSON string literal."""
 
 STOP_REASONS = {
     "end_turn": "stop",
@@ -100,30 +92,18 @@ class AnthropicDecoder:
         self._web = Searches()
 
     def feed(self, data: bytes) -> list[ev.Event]:
-        # nearly every chunk is one whole delta event, one upstream write: read it in one regex
-        # match instead of the SSE line loop, the JSON envelope and the dispatch; anything else,
-        # or a string that is not valid JSON, takes the general path
-        fast = _ONE_DELTA.fullmatch(data) if self._sse.idle and not self._done else None
-        if fast is not None:
-            try:
-                value = wirejson.loads(fast[5])
-            except ValueError:
-                value = None
-            if isinstance(value, str):
-                out: list[ev.Event] = []
-                index = int(fast[1])
-                if self._blocks.get(index) in _STREAMED:
-                    kind = "text_delta" if fast[2] else "thinking_delta" if fast[3] else "input_json_delta"
-                    self._delta(index, kind, value, out)
-                return out
-        return decoding.each(self._sse.feed(data), self._event)
+        if self._done:
+            return []
+        out = decoding.each(lambda: self._sse.feed(data), self._event)
+        self._done = self._done or decoding.ended(out)
+        return out
 
     def close(self) -> list[ev.Event]:
-        out: list[ev.Event] = []
-        for sse in self._sse.close():
-            self._event(sse, out)
-        if not self._done:
-            self._done = True
+        if self._done:
+            return []
+        out = decoding.each(self._sse.close, self._event)
+        self._done, over = True, self._done or decoding.ended(out)
+        if not over:
             out.append(ev.Failed("server_error", "the Anthropic stream ended before message_stop"))
         return out
 
@@ -154,7 +134,7 @@ class AnthropicDecoder:
 
     def _on_message_start(self, event: dict[str, Any], out: list[ev.Event]) -> None:
         message = event.get("message") or {}
-        out.append(ev.Started(upstream_id=message.get("id"), model=message.get("model")))
+        out.append(ev.Started())
         if isinstance(message.get("usage"), dict):
             out.append(usage_event(message["usage"]))
 
@@ -247,10 +227,8 @@ class AnthropicDecoder:
 
     def _on_error(self, event: dict[str, Any], out: list[ev.Event]) -> None:
         self._done = True
-        error = event.get("error") or {}
-        kind, message = error.get("type") or "api_error", error.get("message") or "upstream error"
-        status = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500}.get(kind, 400)
-        out.append(ev.Failed(code_for(status, message, kind), f"{kind}: {message}", status=status))
+        failure = errors.failure(event.get("error"))
+        out.append(ev.Failed(failure.code, failure.message))
 
 
 def _joined(parts: list[str] | None) -> str | None:

@@ -41,8 +41,11 @@ def _headers(raw: bytes) -> Mapping[str, object]:
 
 
 class _Buffer(EventStreamBuffer):
-    """botocore's buffer, its header blocks parsed through `_headers` (botocore's own hook: were it
-    renamed, frames would still decode, only with a parse per frame)."""
+    """botocore's buffer, its header blocks parsed through `_headers`. `_parse_headers`, `_data`
+    and `_prelude` are botocore internals (no public hook parses headers): botocore is pinned in
+    `pyproject.toml` and `tests/translators/bedrock/test_framing.py` fails, naming them, if they
+    change. Were the hook renamed, frames would still decode, only with a parse per frame (the
+    recorded streams then take 1.6 times as long)."""
 
     def _parse_headers(self) -> Mapping[str, object]:
         return _headers(self._data[_PRELUDE:self._prelude.headers_end])

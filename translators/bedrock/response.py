@@ -1,9 +1,7 @@
 """Whole Converse answers and Bedrock HTTP error bodies (docs/bedrock.md "ConverseStream events").
 
 A Converse answer is `{"output": {"message": {"role", "content": [blocks]}}, "stopReason",
-"usage", "metrics"}`. An error is `{"message": ...}` (some front ends write `Message`) with its
-type in the `x-amzn-ErrorType` header, which `error_info` does not get: the code is inferred
-from the status (one status per error type, docs/bedrock.md "ConverseStream events") and the message.
+"usage", "metrics"}`; an error body is read by errors.py.
 """
 
 from __future__ import annotations
@@ -11,13 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from translators import wirejson
-from translators.bedrock import wire
+from translators.bedrock import errors, wire
 from translators.dialect import ErrorInfo
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import VendorState
 from translators.translation import Translation
-from translators.upstream_errors import text_of
 
 
 def response_events(body: Any, translation: Translation) -> list[ev.Event]:
@@ -60,11 +57,5 @@ def _block(index: int, block: Any) -> list[ev.Event]:
 
 
 def error_info(status: int, body: Any) -> ErrorInfo:
-    if isinstance(body, dict) and isinstance(body.get("message") or body.get("Message"), str):
-        message = body.get("message") or body.get("Message")
-        # rest-json errors may name their type in `__type` ("...#ThrottlingException")
-        kind = body.get("__type") if isinstance(body.get("__type"), str) else None
-        text = f"{kind.rsplit('#', 1)[-1]}: {message}" if kind else message
-        return ErrorInfo(wire.error_code(status, message, kind), text)
-    text = text_of(body)
-    return ErrorInfo(wire.error_code(status, text), text or f"HTTP {status}")
+    failure = errors.body_failure(status, body)
+    return ErrorInfo(failure.code, failure.message)

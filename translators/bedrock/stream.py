@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import wirejson
-from translators.bedrock import wire
+from translators import decoding, wirejson
+from translators.bedrock import errors, wire
 from translators.bedrock.framing import Frame, FrameError, FrameReader
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
@@ -86,7 +86,7 @@ class BedrockDecoder:
         """Whatever came before the bad bytes stays; the response then ends, once."""
         if not self._done:
             self._done = True
-            out.append(ev.Failed(exc.code, exc.message))
+            out.append(decoding.failure(exc))
 
     def _frame(self, frame: Frame, out: list[ev.Event]) -> None:
         headers = frame.headers
@@ -101,14 +101,12 @@ class BedrockDecoder:
         elif kind == "exception":
             self._done = True
             error_type = str(headers.get(":exception-type") or "exception")
-            out.append(wire.exception_event(error_type, _payload(frame.payload)))
+            failure = errors.exception_failure(error_type, _payload(frame.payload))
+            out.append(ev.Failed(failure.code, failure.message))
         elif kind == "error":
-            # transport-level error frame: code and message ride in headers, not the payload
             self._done = True
-            code = str(headers.get(":error-code") or "error")
-            message = str(headers.get(":error-message") or "upstream error")
-            status = wire.status_for(code)
-            out.append(ev.Failed(wire.error_code(status, message, code), f"{code}: {message}", status=status))
+            failure = errors.frame_failure(headers)
+            out.append(ev.Failed(failure.code, failure.message))
         else:
             out.append(ev.Unknown(f"stream.message-type.{kind}"))
 

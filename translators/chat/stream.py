@@ -11,19 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from translators import decoding, wirejson
+from translators.chat import errors
 from translators.chat.choice import Choice
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.sse import SSEDecoder
 from translators.translation import Translation
-from translators.upstream_errors import code_for
-
-# Mid-stream errors carry no HTTP status; these stand in for it when reading their code.
-_STATUS_BY_KIND = {
-    "invalid_request_error": 400, "authentication_error": 401, "permission_error": 403,
-    "not_found_error": 404, "rate_limit_error": 429, "rate_limit_exceeded": 429,
-    "insufficient_quota": 429, "server_error": 500, "api_error": 500, "overloaded_error": 529,
-}
 
 
 def usage_event(usage: dict[str, Any]) -> ev.Usage:
@@ -47,16 +40,8 @@ def _int(value: Any) -> int | None:
 def error_event(error: Any) -> ev.Failed:
     """`{"error": {"message", "type", "code"}}` (OpenAI, DeepSeek) or vLLM's flat
     `{"object": "error", "message", "type", "code": 400}`."""
-    if not isinstance(error, dict):
-        message = str(error)
-        return ev.Failed(code_for(500, message), message)
-    message = str(error.get("message") or "upstream error")
-    kind = error.get("type") if isinstance(error.get("type"), str) else None
-    code = error.get("code")
-    status = code if _int(code) else _STATUS_BY_KIND.get(kind or "") or _STATUS_BY_KIND.get(str(code), 500)
-    vendor = code if isinstance(code, str) else kind
-    label = f"{kind}: {message}" if kind else message
-    return ev.Failed(code_for(status, message, vendor), label, status=status)
+    failure = errors.event_failure(error)
+    return ev.Failed(failure.code, failure.message)
 
 
 class ChatDecoder:
@@ -67,20 +52,25 @@ class ChatDecoder:
         self._done = False
 
     def feed(self, data: bytes) -> list[ev.Event]:
-        return decoding.each([sse.data for sse in self._sse.feed(data)], self._data)
+        if self._done:
+            return []
+        out = decoding.each(lambda: [sse.data for sse in self._sse.feed(data)], self._data)
+        self._done = self._done or decoding.ended(out)
+        return out
 
     def close(self) -> list[ev.Event]:
-        out: list[ev.Event] = []
-        for sse in self._sse.close():
-            self._data(sse.data, out)
-        if not self._done:
-            self._done = True
-            if self._choice.finish_reason is not None:
-                # the answer itself was complete; only `[DONE]` (and OpenAI's usage chunk) is missing
-                out.append(ev.Note("the Chat stream ended without data: [DONE]"))
-                self._choice.finished(out)
-            else:
-                out.append(ev.Failed("server_error", "the Chat stream ended before a finish_reason"))
+        if self._done:
+            return []
+        out = decoding.each(lambda: [sse.data for sse in self._sse.close()], self._data)
+        self._done, over = True, self._done or decoding.ended(out)
+        if over:
+            return out
+        if self._choice.finish_reason is not None:
+            # the answer itself was complete; only `[DONE]` (and OpenAI's usage chunk) is missing
+            out.append(ev.Note("the Chat stream ended without data: [DONE]"))
+            self._choice.finished(out)
+        else:
+            out.append(ev.Failed("server_error", "the Chat stream ended before a finish_reason"))
         return out
 
     def _data(self, data: str, out: list[ev.Event]) -> None:
@@ -102,7 +92,7 @@ class ChatDecoder:
             return
         if not self._started:
             self._started = True
-            out.append(ev.Started(upstream_id=chunk.get("id"), model=chunk.get("model")))
+            out.append(ev.Started())
         choices = chunk.get("choices")
         if isinstance(choices, list):
             for choice in choices:

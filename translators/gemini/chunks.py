@@ -27,6 +27,7 @@ from translators.gemini import calls, failures
 from translators.gemini.partial_args import ArgsBuilder
 from translators.ir import events as ev
 from translators.ir.request import VendorState
+from translators.upstream_errors import Failure
 
 FINISHED = {
     "STOP": "stop",
@@ -109,14 +110,14 @@ class ChunkReader:
         get = payload.get
         error = get("error")
         if isinstance(error, dict):  # failures.error_object of an object
-            self._fail(failures.describe(error), out)
+            self._fail(failures.describe_error(error), out)
             return out
         response_id = get("responseId")
         if isinstance(response_id, str) and not self._response_id:
             self._response_id = response_id
         if not self._started:
             self._started = True
-            out.append(ev.Started(upstream_id=self._response_id, model=get("modelVersion")))
+            out.append(ev.Started())
         usage = get("usageMetadata")
         if isinstance(usage, dict):
             self._usage = usage
@@ -139,8 +140,7 @@ class ChunkReader:
         if self._finished:
             return []
         out: list[ev.Event] = []
-        cut = failures.Failure(502, "server_error", "the Gemini stream ended before a finishReason")
-        self._fail(cut, out)
+        self._fail(Failure(502, "server_error", "the Gemini stream ended before a finishReason"), out)
         return out
 
     # -- candidate and parts ---------------------------------------------------------------------
@@ -314,10 +314,9 @@ class ChunkReader:
             out.append(ev.Note(f"unknown finishReason {reason!r} treated as STOP"))
             out.append(ev.Finished("tool_calls" if self._saw_call else "stop", detail))
 
-    def _fail(self, failure: failures.Failure, out: list[ev.Event]) -> None:
+    def _fail(self, failure: Failure, out: list[ev.Event]) -> None:
         self._end(out)
-        out.append(ev.Failed(failure.code, failure.message, status=failure.status,
-                             retry_after=failure.retry_after))
+        out.append(ev.Failed(failure.code, failure.message))
 
 
 class Grounding:

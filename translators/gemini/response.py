@@ -31,7 +31,7 @@ def error_info(status: int, body: Any) -> ErrorInfo:
     """`{"error": {"code", "status", "message", "details"}}`; anything else is kept as text."""
     error = failures.error_object(body)
     if error is not None:
-        failure = failures.describe(error, status)
+        failure = failures.describe_error(error, status)
         return ErrorInfo(failure.code, failure.message)
     text = text_of(body)
-    return ErrorInfo(code_for(status, text), text or f"HTTP {status}")
+    return ErrorInfo(code_for(status, text, table=failures.ERRORS), text or f"HTTP {status}")

@@ -44,18 +44,18 @@ class GeminiDecoder:
     def feed(self, data: bytes) -> list[ev.Event]:
         if self._closed:
             return []
-        return decoding.each(self._frames(data), self._payload)
+        out = decoding.each(lambda: self._frames(data), self._payload)
+        self._closed = decoding.ended(out)  # a failure ends the stream: nothing more is read
+        return out
 
     def close(self) -> list[ev.Event]:
         if self._closed:
             return []
         self._closed = True
-        out: list[ev.Event] = []
-        clean = True
-        if self._framing is not None:
-            payloads, clean = self._framing.close()
-            for payload in payloads:
-                self._payload(payload, out)
+        payloads, clean = self._framing.close() if self._framing is not None else ([], True)
+        out = decoding.each(lambda: payloads, self._payload)
+        if decoding.ended(out):
+            return out
         if not clean and not self._reader.finished:
             out.append(ev.Note("the Gemini stream was cut off inside its JSON array"))
         out += self._reader.end()

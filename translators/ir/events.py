@@ -17,8 +17,9 @@ from translators.ir.request import VendorState
 
 @dataclass(slots=True)
 class Started:
-    upstream_id: str | None = None
-    model: str | None = None
+    """The upstream began its answer: the client's response opens (`response.created`) before
+    any content. The upstream's own id and model are not carried: a Responses object has no
+    field for them, and the flow keeps the upstream's answer and request-id header."""
 
 
 @dataclass(slots=True)
@@ -119,9 +120,9 @@ class Finished:
 @dataclass(slots=True)
 class Failed:
     code: str
+    """The Responses error code (upstream_errors.py)."""
     message: str
-    status: int | None = None
-    retry_after: float | None = None
+    """As the client reads it: the retry hint, if any, is already in it (upstream_errors.describe)."""
 
 
 @dataclass(slots=True)

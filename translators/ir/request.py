@@ -234,3 +234,5 @@ class Request(_Model):
     """`text.format` of type json_schema: {name, schema, strict}."""
     stream: bool = True
     user: str | None = None
+    """A stable, opaque id of the client's end user, for the vendor's abuse detection: Responses'
+    `safety_identifier`, or the deprecated `user` it replaces (docs/responses.md "End user id")."""

@@ -108,15 +108,28 @@ def decode(body: Any, report: Report) -> Request:
         top_p=_optional(body, "top_p", (int, float), report),
         reasoning=state.reasoning,
         stream=bool(body.get("stream", False)),
+        user=_end_user(body, report),
         **_text_controls(body.get("text"), report),
     )
     _report_top_level(body, report)
     return request
 
 
+def _end_user(body: dict[str, Any], report: Report) -> str | None:
+    """`safety_identifier`, else the deprecated `user` it replaces (the openai SDK: "This field is
+    being replaced by `safety_identifier` and `prompt_cache_key`"); a `user` beside a different
+    `safety_identifier` is dropped."""
+    safety = _optional(body, "safety_identifier", str, report)
+    user = _optional(body, "user", str, report)
+    if safety is not None and user is not None and user != safety:
+        report.drop("user")
+    return safety if safety is not None else user
+
+
 def _report_top_level(body: dict[str, Any], report: Report) -> None:
     known = {"model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
-             "max_output_tokens", "temperature", "top_p", "reasoning", "text", "stream"}
+             "max_output_tokens", "temperature", "top_p", "reasoning", "text", "stream", "user",
+             "safety_identifier"}
     for key, value in body.items():
         if key in known or key in _SILENT_TOP or value is None:
             continue

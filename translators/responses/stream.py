@@ -172,8 +172,8 @@ class ResponsesEncoder:
                 self._cite(event)
             case ev.Finished(reason=reason, detail=detail):
                 self._finish(reason, detail)
-            case ev.Failed(code=code, message=message, retry_after=retry_after):
-                self._fail(code, _with_retry_hint(message, retry_after))
+            case ev.Failed(code=code, message=message):
+                self._fail(code, message)
             case ev.Started():
                 pass
 
@@ -479,11 +479,3 @@ def _object(text: str, report: Report) -> dict[str, Any]:
         report.note("tool-call arguments were not valid JSON; sent as an empty object")
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def _with_retry_hint(message: str, retry_after: float | None) -> str:
-    """Codex reads the wait from the message text ("try again in 1.5s", docs/codex.md "Errors and
-    retries")."""
-    if retry_after is None or "try again in" in message.lower():
-        return message
-    return f"{message} Please try again in {retry_after:g}s."

@@ -590,7 +590,7 @@ def test_an_upstream_call_to_tool_search_is_a_client_tool_search_call_without_ar
     )
 
 
-# -- one delta event per chunk, as Anthropic writes them (the decoder's fast lane) ----------------
+# -- one delta event per chunk, in compact JSON: the same stream as spaced JSON in one chunk --------
 
 
 def compact(*payloads) -> bytes:

@@ -19,7 +19,6 @@ from tests.translators.chat.chatdata import (
 )
 from tests.translators.streamcheck import done_items, terminal
 from translators.chat.stream import ChatDecoder
-from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 
 
@@ -270,9 +269,12 @@ def test_nothing_after_done_is_read() -> None:
     assert done_items(client_stream(data))[0]["content"][0]["text"] == "a"
 
 
-def test_malformed_json_chunk_raises_the_protocol_error() -> None:
-    with pytest.raises(UpstreamProtocolError):
-        ChatDecoder().feed(b"data: {not json\n\n")
+def test_malformed_json_chunk_ends_the_decoded_stream_with_a_protocol_failure() -> None:
+    decoder = ChatDecoder()
+    events = decoder.feed(sse(chunk({"content": "a"}), done=False) + b"data: {not json\n\n")
+    assert isinstance(events[-1], ev.Failed) and events[-1].code == "upstream_protocol_error"
+    assert [e.text for e in events if isinstance(e, ev.TextDelta)] == ["a"]
+    assert decoder.feed(sse(chunk({"content": "late"}), done=False)) == [] and decoder.close() == []
 
 
 def test_malformed_json_chunk_fails_the_client_stream_once() -> None:

@@ -208,7 +208,12 @@ def test_error_element_fails_with_the_mapped_code() -> None:
     error = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "slow down"}}
     events = read(chunk(text("a")), error)
     failed, = of(ev.Failed, events)
-    assert (failed.code, failed.status) == ("rate_limit_exceeded", 429)
+    assert (failed.code, failed.message) == ("rate_limit_exceeded", "RESOURCE_EXHAUSTED: slow down")
+
+
+def test_error_element_without_a_code_takes_the_status_its_name_stands_for() -> None:
+    failed, = of(ev.Failed, read({"error": {"status": "UNAUTHENTICATED", "message": "bad key"}}))
+    assert failed.code == "invalid_api_key"
 
 
 def test_answer_without_finish_reason_fails_as_cut_off() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -85,9 +84,12 @@ def test_json_array_cut_inside_an_element_ends_with_one_failed_response() -> Non
     assert terminal(payloads)["type"] == "response.failed"
 
 
-def test_chunk_that_is_not_json_is_a_protocol_error() -> None:
-    with pytest.raises(UpstreamProtocolError):
-        GeminiDecoder("seed").feed(b"data: {not json\n\n")
+def test_chunk_that_is_not_json_ends_the_decoded_stream_with_a_protocol_failure() -> None:
+    decoder = GeminiDecoder("seed")
+    events = decoder.feed(sse(CHUNKS[0]) + b"data: {not json\n\n")
+    assert isinstance(events[-1], ev.Failed) and events[-1].code == "upstream_protocol_error"
+    assert any(isinstance(e, ev.TextDelta) for e in events)
+    assert decoder.feed(sse(CHUNKS[1])) == [] and decoder.close() == []
 
 
 def test_chunk_that_is_not_json_ends_the_client_stream_with_one_failed_response() -> None:

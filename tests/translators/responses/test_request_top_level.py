@@ -110,3 +110,27 @@ def test_client_metadata_is_never_forwarded(target):
     assert "client_metadata" not in translation.body
     assert "x-codex-installation-id" not in repr(translation.body)
     assert "client_metadata" not in translation.dropped
+
+
+def test_the_end_user_id_is_the_safety_identifier_or_the_deprecated_user():
+    assert decoded(body(user("q"), safety_identifier="u-hash"))[0].user == "u-hash"
+    request, report = decoded(body(user("q"), user="u-old"))
+    assert (request.user, report.dropped) == ("u-old", [])
+
+
+def test_a_user_beside_a_different_safety_identifier_is_dropped():
+    request, report = decoded(body(user("q"), safety_identifier="u-new", user="u-old"))
+    assert (request.user, report.dropped) == ("u-new", ["user"])
+
+
+@pytest.mark.parametrize(("target", "sent", "dropped"), [
+    ("chat", {"user": "u-hash"}, []),
+    ("anthropic", {"metadata": {"user_id": "u-hash"}}, []),
+    ("gemini", {}, ["user"]),
+    ("bedrock", {}, ["user"]),
+])
+def test_the_end_user_id_goes_where_the_target_has_a_field_for_it(target, sent, dropped):
+    translation = translate_request(body(user("q"), safety_identifier="u-hash"), target, "m")
+    assert {key: translation.body[key] for key in sent} == sent
+    assert "u-hash" not in str({k: v for k, v in translation.body.items() if k not in sent})
+    assert translation.dropped == dropped

@@ -51,7 +51,7 @@ END = [ev.Finished("stop")]
 
 def test_a_text_answer_is_the_full_event_sequence_numbered_from_zero():
     payloads, _ = encode(
-        ev.Started("msg_up"), ev.TextDelta(0, "Hel"), ev.TextDelta(0, "lo"), ev.TextDone(0), *END
+        ev.Started(), ev.TextDelta(0, "Hel"), ev.TextDelta(0, "lo"), ev.TextDone(0), *END
     )
     assert kinds(payloads) == [
         "response.created",
@@ -294,8 +294,8 @@ def test_a_context_window_finish_fails_with_context_length_exceeded():
     assert payloads[-1]["response"]["error"]["code"] == "context_length_exceeded"
 
 
-def test_a_rate_limit_failure_tells_codex_when_to_try_again():
-    payloads, _ = encode(ev.Failed("rate_limit_exceeded", "Slow down.", status=429, retry_after=1.5))
+def test_a_rate_limit_failure_reaches_codex_with_its_message_as_it_is():
+    payloads, _ = encode(ev.Failed("rate_limit_exceeded", "Slow down. Please try again in 1.5s."))
     error = payloads[-1]["response"]["error"]
     assert error == {"code": "rate_limit_exceeded", "message": "Slow down. Please try again in 1.5s."}
 
