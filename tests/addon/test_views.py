@@ -49,7 +49,7 @@ UPSTREAM = {
 }
 INFO = {"upstream": "anthropic", "model": "claude-sonnet-4-6", "client_model": "gpt-5.5",
         "url": "https://api.anthropic.com/v1/messages", "dropped": ["tools[2]", "text.verbosity"],
-        "notes": ["no upstream key: $ANTHROPIC_API_KEY is not set"]}
+        "cosmetic": ["text.verbosity"], "notes": ["no upstream key: $ANTHROPIC_API_KEY is not set"]}
 TRANSLATION = {"target": "anthropic", "model": "claude-sonnet-4-6", "client_model": "gpt-5.5",
                "path": "/v1/messages", "stream": True, "dropped": [], "notes": [],
                "tools": {"by_wire": {"exec_command": {"name": "exec_command", "namespace": None},
@@ -152,11 +152,17 @@ def test_translation_chosen_by_hand_on_a_plain_flow_says_why_it_cannot_render() 
     assert "not a gateway flow" in render(flow, flow.request, view="Translation").text
 
 
-def test_translation_lists_each_dropped_path_with_the_clients_value() -> None:
+def test_translation_lists_each_dropped_path_with_its_kind_and_the_clients_value() -> None:
     text = request_text()
-    assert "dropped (2):" in text
-    assert "  - tools[2] = {\"type\":\"web_search\"}" in text
-    assert '  - text.verbosity = "low"' in text
+    assert lines_with(text, "dropped (")[0].split() == ["dropped", "(2:", "1", "lossy,", "1", "cosmetic):"]
+    assert lines_with(text, "- lossy: tools[2] =")[0].endswith('{"type":"web_search"}')
+    assert lines_with(text, "- cosmetic: text.verbosity =")[0].endswith('"low"')
+
+
+def test_translation_of_a_flow_saved_before_drops_had_kinds_shows_them_lossy() -> None:
+    text = request_text(gateway_flow(gateway={**INFO, "cosmetic": None}))
+    assert lines_with(text, "dropped (")[0].split() == ["dropped", "(2:", "2", "lossy,", "0", "cosmetic):"]
+    assert lines_with(text, "- lossy: text.verbosity =")
 
 
 def test_translation_lists_the_notes() -> None:
@@ -304,9 +310,15 @@ def test_sse_events_shows_the_upstream_stream_under_its_own_heading() -> None:
 
 
 def test_sse_events_puts_both_headings_first_as_an_overview() -> None:
-    lines = response_text().splitlines()
-    assert lines[2].startswith("what the client got (Responses): 3 events")
-    assert lines[3].startswith("what the upstream sent (Anthropic Messages): 4 events")
+    overview = response_text().split("\n\n")[0].splitlines()
+    assert [line.split(":")[0] for line in overview[-2:]] == [
+        "what the client got (Responses)", "what the upstream sent (Anthropic Messages)"]
+
+
+def test_sse_events_heads_the_answer_with_lossy_and_cosmetic_drops_apart() -> None:
+    overview = response_text().split("\n\n")[0].splitlines()
+    assert "dropped: tools[2]" in overview
+    assert "cosmetic: text.verbosity" in overview
 
 
 def test_sse_events_describes_anthropic_events() -> None:
@@ -416,5 +428,6 @@ def test_a_replayed_flow_renders_in_both_views(replayed: http.HTTPFlow) -> None:
     assert replayed.response is not None
     request, response = render(replayed, replayed.request), render(replayed, replayed.response)
     assert (request.view_name, response.view_name) == ("Translation", "SSE events")
-    assert "  - tools[9] = {\"type\":\"web_search\"" in request.text
+    (line,) = lines_with(request.text, "- lossy: tools[9] = ")
+    assert line.split(" = ")[1].startswith('{"type":"web_search"')
     assert "what the upstream sent (Anthropic Messages): 118 events" in response.text

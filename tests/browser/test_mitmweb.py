@@ -38,7 +38,7 @@ CAPTURE = ROOT / "captures" / "codex-say-hi-anthropic"
 ARTIFACTS = ROOT / "artifacts" / "browser"
 README_SCREENSHOT = ROOT / "docs" / "mitmweb-translation.png"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
-COMMENT = "-> anthropic claude-sonnet-4-6 | dropped: tools[9], text.verbosity | notes: 1"
+COMMENT = "-> anthropic claude-sonnet-4-6 | dropped: tools[9] | cosmetic: text.verbosity | notes: 1"
 FILTER = "~comment dropped:"
 """The README's filter for "flows that dropped something"."""
 COLUMNS = ("icon", "path", "method", "status", "comment")
