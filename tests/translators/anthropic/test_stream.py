@@ -368,10 +368,12 @@ def test_usage_counts_cache_reads_and_writes_as_input():
     }
 
 
-def test_stop_reason_tool_use_completes_the_response_without_end_turn():
+def test_stop_reason_tool_use_completes_the_response_with_the_call():
     payloads, _ = translate(start(), *tool_block(0, "t", "sleep", "{}"), *end("tool_use"))
     assert payloads[-1]["type"] == "response.completed"
-    assert "end_turn" not in payloads[-1]["response"]
+    assert payloads[-1]["response"]["status"] == "completed"
+    output = payloads[-1]["response"]["output"]
+    assert [(item["type"], item["name"]) for item in output] == [("function_call", "sleep")]
 
 
 def test_stop_reason_max_tokens_is_incomplete():
