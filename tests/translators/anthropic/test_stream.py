@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support import hostile_sse
 from tests.translators.bodies import additional_tools, body, function, namespace, tool_search, user
 from tests.translators.streamcheck import (
     DATA,
@@ -457,13 +458,26 @@ def test_feeding_after_close_and_closing_twice_add_nothing():
     assert translator.feed(b"event: ping\ndata: {}\n\n") == b""
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.binary(max_size=300), st.integers(min_value=1, max_value=50))
-def test_arbitrary_bytes_never_raise_and_end_with_exactly_one_terminal_event(junk, size):
-    data = sse(start()) + junk
-    out = run("anthropic", translation(), [data[i : i + size] for i in range(0, len(data), size)])
-    kinds = [p["type"] for p in events(out)]
-    assert sum(k in ("response.completed", "response.failed", "response.incomplete") for k in kinds) == 1
+ANTHROPIC_STREAMS = [hostile_sse.payloads_in(fixture(f"anthropic/{name}"))
+                     for name in ("thinking_then_text.sse", "text_server_tool_then_tool_use.sse",
+                                  "parallel_tool_use_no_args.sse", "redacted_thinking.sse")]
+
+
+def test_hostile_payloads_in_well_formed_frames_never_raise_and_end_with_exactly_one_terminal_event():
+    from translators.anthropic.stream import AnthropicDecoder
+
+    reached: list[bool] = []
+
+    @settings(max_examples=200, deadline=None, derandomize=True, database=None)
+    @given(st.data())
+    def run_one(data):
+        body = data.draw(hostile_sse.sse_body(ANTHROPIC_STREAMS, named=True))
+        chunks = data.draw(hostile_sse.chunked(body))
+        reached.append(hostile_sse.reached(hostile_sse.decoded(AnthropicDecoder(), chunks)))
+        kinds = [p["type"] for p in events(run("anthropic", translation(), chunks))]
+        assert sum(k in ("response.completed", "response.failed", "response.incomplete") for k in kinds) == 1
+
+    hostile_sse.assert_most_examples_reach_the_handlers(run_one, reached)
 
 
 # -- robustness -----------------------------------------------------------------------------------
