@@ -5,7 +5,7 @@ information")."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
 from translators import wirejson
 
@@ -14,8 +14,10 @@ MARK = ":warning:"
 
 
 def summary(info: dict[str, Any]) -> str:
-    """`-> anthropic claude-sonnet-4-6 | dropped: input[3].phase, text.verbosity`; a compaction
-    request reads `-> anthropic claude-sonnet-4-6 compaction | ...`."""
+    """`-> anthropic claude-sonnet-4-6 | dropped: tools[9] | cosmetic: text.verbosity`: `dropped`
+    names the lossy drops only (so mitmweb's `~comment dropped:` finds the flows that lost
+    something), `cosmetic` the rest (translators/report.py); a compaction request reads
+    `-> anthropic claude-sonnet-4-6 compaction | ...`."""
     head = f"-> {info.get('upstream')} {info.get('model')}"
     if info.get("kind") == "compaction":
         head += " compaction"
@@ -24,8 +26,10 @@ def summary(info: dict[str, Any]) -> str:
         parts.append(f"refused: {info['refused']}")
     if info.get("error"):
         parts.append(f"error: {info['error']}")
-    if info.get("dropped"):
-        parts.append("dropped: " + ", ".join(collapse(info["dropped"])))
+    if lost := lossy(info):
+        parts.append("dropped: " + ", ".join(collapse(lost)))
+    if harmless := cosmetic(info):
+        parts.append("cosmetic: " + ", ".join(collapse(harmless)))
     if info.get("searches"):
         parts.append(f"searches: {info['searches']}")
     if info.get("notes"):
@@ -45,8 +49,23 @@ def collapse(paths: list[str]) -> list[str]:
     return [same[0] if len(same) == 1 else f"{key} x{len(same)}" for key, same in groups.items()]
 
 
+def cosmetic(info: dict[str, Any]) -> list[str]:
+    """The dropped paths that change nothing the model sees or may do."""
+    harmless = set(info.get("cosmetic") or ())
+    return [path for path in info.get("dropped") or () if path in harmless]
+
+
+def lossy(info: dict[str, Any]) -> list[str]:
+    """The dropped paths that change what the model sees or may do; a flow saved before drops had
+    kinds has no `cosmetic` list, and all its drops count."""
+    harmless = set(info.get("cosmetic") or ())
+    return [path for path in info.get("dropped") or () if path not in harmless]
+
+
 def lost_something(info: dict[str, Any]) -> bool:
-    return bool(info.get("dropped") or info.get("refused") or info.get("error"))
+    """Whether the flow is marked: a lossy drop, a refusal or an error; notes and cosmetic drops
+    alone leave it unmarked."""
+    return bool(lossy(info) or info.get("refused") or info.get("error"))
 
 
 def describe(flow: Any) -> None:
@@ -57,9 +76,26 @@ def describe(flow: Any) -> None:
         flow.marked = MARK
 
 
-def merge(info: dict[str, Any], dropped: list[str], notes: list[str]) -> None:
-    info["dropped"] = list(dict.fromkeys([*info.get("dropped", []), *dropped]))
-    info["notes"] = list(dict.fromkeys([*info.get("notes", []), *notes]))
+class Found(Protocol):
+    """What a translation step found: a `translators.Translation` or a `translators.report.Report`."""
+
+    @property
+    def dropped(self) -> list[str]: ...
+    @property
+    def cosmetic(self) -> list[str]: ...
+    @property
+    def notes(self) -> list[str]: ...
+
+
+def merge(info: dict[str, Any], found: Found) -> None:
+    """Adds what a step found to the flow's summary. `dropped` keeps every exact path in order;
+    `cosmetic` names the harmless ones among them. A path one step called lossy stays lossy."""
+    harmless = set(found.cosmetic)
+    lost = {*lossy(info), *(path for path in found.dropped if path not in harmless)}
+    info["dropped"] = list(dict.fromkeys([*info.get("dropped", []), *found.dropped]))
+    cosmetic_paths = dict.fromkeys([*info.get("cosmetic", []), *found.cosmetic])
+    info["cosmetic"] = [path for path in cosmetic_paths if path not in lost]
+    info["notes"] = list(dict.fromkeys([*info.get("notes", []), *found.notes]))
 
 
 _TERMINAL = (b"event: response.completed\n", b"event: response.incomplete\n", b"event: response.failed\n")

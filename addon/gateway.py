@@ -305,7 +305,7 @@ class Gateway:
         flow.metadata["gateway.translation"] = translation.model_dump(mode="json", exclude={"body"})
         self._live[flow.id] = translation
         info.update(model=translation.model, url=route.base_url + translation.path)
-        flowinfo.merge(info, translation.dropped, translation.notes)
+        flowinfo.merge(info, translation)
         if translation.compaction:
             info["kind"] = "compaction"
         # a failure past this point leaves a half-rewritten request (new URL, client headers):
@@ -493,7 +493,7 @@ class Gateway:
 
     @staticmethod
     def _collect(info: dict[str, Any], report: Any, error: str | None) -> None:
-        flowinfo.merge(info, report.dropped, report.notes)
+        flowinfo.merge(info, report)
         if error:
             info["error"] = f"gateway: {error}"
 

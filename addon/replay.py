@@ -1,10 +1,12 @@
 """Replay a capture folder through real mitmdump + the addon, offline, no key:
 
-    python -m addon.replay captures/codex-say-hi-anthropic [-w out.flow]
+    python -m addon.replay captures/codex-say-hi-anthropic [-w out.flow] [--raw]
 
 It writes two flow files (the client's request; the upstream's recorded answer), runs
 `mitmdump --set server=false -C client.flow --server-replay upstream.flow -s addon/gateway.py`
-(docs/mitmproxy.md "Replay") and prints what the client received, then the flow's comment.
+(docs/mitmproxy.md "Replay") and prints a transcript (addon/transcript.py): the request in one
+line, where it went, the answer as it streamed, what was dropped and noted. `--raw` prints the
+Responses SSE bytes the client received instead, then the flow's comment.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from mitmproxy import http, io
 from mitmproxy.test import tflow
 
-from addon import client
+from addon import client, transcript
 from translators import dialect as dialects
 from translators import translate_request, wirejson
 
@@ -86,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m addon.replay", description=__doc__.splitlines()[0])
     parser.add_argument("capture", nargs="?", default=str(ROOT / "captures" / "codex-say-hi-anthropic"))
     parser.add_argument("-w", "--write", help="keep the replayed flow in this file")
+    parser.add_argument("--raw", action="store_true", help="print the SSE bytes the client received")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.write) if args.write else Path(tmp) / "out.flow"
@@ -96,12 +99,33 @@ def main(argv: list[str] | None = None) -> int:
             print(f"python -m addon.replay: {type(exc).__name__}: {exc}", file=sys.stderr)
             return 1
         assert flow.response is not None
-        sys.stdout.write(flow.response.get_text(strict=False) or "")
-        print(f"\n# {flow.request.method} {flow.request.url} -> {flow.response.status_code}")
-        print(f"# comment: {flow.comment}")
-        info = flow.metadata.get("gateway", {})
-        print(f"# dropped: {info.get('dropped')}\n# notes: {info.get('notes')}")
+        if args.raw:
+            _print_raw(flow)
+        else:
+            _print_transcript(Path(args.capture), flow)
     return 0
+
+
+def _print_raw(flow: http.HTTPFlow) -> None:
+    assert flow.response is not None
+    sys.stdout.write(flow.response.get_text(strict=False) or "")
+    print(f"\n# {flow.request.method} {flow.request.url} -> {flow.response.status_code}")
+    print(f"# comment: {flow.comment}")
+    info = flow.metadata.get("gateway", {})
+    print(f"# dropped: {info.get('dropped')}\n# notes: {info.get('notes')}")
+
+
+def _print_transcript(folder: Path, flow: http.HTTPFlow) -> None:
+    assert flow.response is not None
+    meta = json.loads((folder / "capture.json").read_text())
+    body = json.loads((folder / meta["request"]).read_text())
+    info = flow.metadata.get("gateway", {})
+    print(transcript.request_line(body))
+    print(transcript.target_line(info, flow.request.method, flow.request.url, flow.response.status_code))
+    for piece in transcript.answer(flow.response.content or b""):
+        sys.stdout.write(piece)
+        sys.stdout.flush()
+    print("\n".join(transcript.report(info, flow.comment)))
 
 
 if __name__ == "__main__":

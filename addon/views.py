@@ -151,12 +151,17 @@ def translation_text(upstream_body: bytes, flow_metadata: dict[str, Any]) -> str
         if info.get(key):
             out.append(f"{key.upper()}: {info[key]}")
     dropped = list(info.get("dropped") or [])
-    out.append(f"dropped ({len(dropped)}):" if dropped else "dropped: nothing")
+    harmless = set(info.get("cosmetic") or ())
+    lost = sum(1 for path in dropped if path not in harmless)
+    out.append(f"dropped ({len(dropped)}: {lost} lossy, {len(dropped) - lost} cosmetic):" if dropped
+               else "dropped: nothing")
     for path in dropped:
+        # the kind as addon/flowinfo.py counts it: a flow saved without kinds has lossy drops only
+        kind = "cosmetic" if path in harmless else "lossy"
         try:
-            out.append(f"  - {path} = {_describe_value(_resolve(client, path))}")
+            out.append(f"  - {kind}: {path} = {_describe_value(_resolve(client, path))}")
         except (KeyError, IndexError):
-            out.append(f"  - {path}")
+            out.append(f"  - {kind}: {path}")
     notes = list(info.get("notes") or [])
     out.append(f"notes ({len(notes)}):" if notes else "notes: none")
     out += [f"  - {note}" for note in notes]
@@ -300,8 +305,12 @@ class SSEEventsView(contentviews.Contentview):
         out = [f"Responses <- {name}  ({info.get('model')})"]
         if info.get("error"):
             out.append(f"ERROR: {info['error']}")
-        if info.get("dropped"):
-            out.append("dropped: " + ", ".join(info["dropped"]))
+        harmless = set(info.get("cosmetic") or ())
+        dropped = list(info.get("dropped") or [])
+        if lost := [path for path in dropped if path not in harmless]:
+            out.append("dropped: " + ", ".join(lost))
+        if shown := [path for path in dropped if path in harmless]:
+            out.append("cosmetic: " + ", ".join(shown))
         if info.get("searches"):
             out.append(f"web searches: {info['searches']}")
         sections = [stream_section("what the client got (Responses)", data, CLIENT)]

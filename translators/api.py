@@ -62,7 +62,8 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
     return Translation(target=target, model=encoded.body.get("model") or model or client_model,
                        client_model=client_model, path=encoded.path, body=encoded.body,
                        headers=encoded.headers, stream=stream, dropped=report.dropped,
-                       notes=report.notes, tools=encoded.tools, echo=_echo(body), compaction=summarize)
+                       cosmetic=report.cosmetic, notes=report.notes, tools=encoded.tools,
+                       echo=_echo(body), compaction=summarize)
 
 
 _ECHO_TYPES = {"tool_choice": (str, dict), "parallel_tool_calls": (bool,), "tools": (list,)}

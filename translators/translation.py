@@ -23,6 +23,10 @@ class Translation(BaseModel):
     """Headers the body is written for (e.g. `anthropic-version`); auth is the caller's business."""
     stream: bool = True
     dropped: list[str] = Field(default_factory=list)
+    """Every field the upstream request could not carry, as a dotted path (translators/report.py)."""
+    cosmetic: list[str] = Field(default_factory=list)
+    """The paths of `dropped` whose loss changes nothing the model sees or may do; the others are
+    lossy (translators/report.py `COSMETIC`)."""
     notes: list[str] = Field(default_factory=list)
     tools: ToolIndex = Field(default_factory=ToolIndex)
     echo: dict[str, Any] = Field(default_factory=dict)

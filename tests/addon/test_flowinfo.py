@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from addon import flowinfo
+from translators.report import Report
 
 
 def test_summary_names_upstream_and_model_then_what_went_wrong() -> None:
@@ -19,16 +20,51 @@ def test_summary_of_a_clean_flow_is_just_the_route() -> None:
         "-> chat deepseek-chat")
 
 
+def _found(dropped: list[str], notes: tuple[str, ...] = (), cosmetic: tuple[str, ...] = ()) -> Report:
+    report = Report(notes=list(notes))
+    for path in dropped:
+        report.drop(path, "cosmetic" if path in cosmetic else "lossy")
+    return report
+
+
 def test_notes_alone_do_not_mark_a_flow() -> None:
     assert not flowinfo.lost_something({"dropped": [], "notes": ["no upstream key"]})
-    assert flowinfo.lost_something({"dropped": ["text.verbosity"]})
     assert flowinfo.lost_something({"error": "upstream 429"})
+
+
+def test_a_lossy_drop_marks_a_flow_and_cosmetic_drops_alone_do_not() -> None:
+    both = {"dropped": ["tools[9]", "text.verbosity"], "cosmetic": ["text.verbosity"]}
+    assert flowinfo.lost_something(both)
+    assert not flowinfo.lost_something({"dropped": ["text.verbosity"], "cosmetic": ["text.verbosity"]})
+
+
+def test_a_flow_saved_before_drops_had_kinds_counts_every_drop_as_lossy() -> None:
+    info = {"upstream": "anthropic", "model": "m", "dropped": ["text.verbosity"]}
+    assert flowinfo.lost_something(info)
+    assert flowinfo.summary(info) == "-> anthropic m | dropped: text.verbosity"
+
+
+def test_the_comment_names_lossy_drops_under_dropped_and_the_rest_under_cosmetic() -> None:
+    info = {"upstream": "anthropic", "model": "m",
+            "dropped": ["tools[2].strict", "tools[9]", "text.verbosity"],
+            "cosmetic": ["tools[2].strict", "text.verbosity"]}
+    assert flowinfo.summary(info) == (
+        "-> anthropic m | dropped: tools[9] | cosmetic: tools[2].strict, text.verbosity")
 
 
 def test_merge_keeps_order_and_drops_duplicates() -> None:
     info = {"dropped": ["a"], "notes": ["x"]}
-    flowinfo.merge(info, ["b", "a"], ["x", "y"])
-    assert info == {"dropped": ["a", "b"], "notes": ["x", "y"]}
+    flowinfo.merge(info, _found(["b", "a"], ("x", "y")))
+    assert info == {"dropped": ["a", "b"], "cosmetic": [], "notes": ["x", "y"]}
+
+
+def test_merge_keeps_the_kinds_and_a_path_once_lossy_stays_lossy() -> None:
+    info: dict = {"dropped": []}
+    flowinfo.merge(info, _found(["input[1]", "text.verbosity", "service_tier"], cosmetic=("text.verbosity",
+                                                                                           "service_tier")))
+    flowinfo.merge(info, _found(["service_tier", "output[0].x"]))
+    assert info["dropped"] == ["input[1]", "text.verbosity", "service_tier", "output[0].x"]
+    assert info["cosmetic"] == ["text.verbosity"]
 
 
 def test_usage_of_a_response_object() -> None:
@@ -59,7 +95,7 @@ def test_the_comment_counts_a_field_dropped_from_many_history_items_once() -> No
 
 def test_the_metadata_keeps_every_exact_dropped_path() -> None:
     info: dict = {"dropped": []}
-    flowinfo.merge(info, ["input[3].phase", "input[7].phase"], [])
+    flowinfo.merge(info, _found(["input[3].phase", "input[7].phase"]))
     assert info["dropped"] == ["input[3].phase", "input[7].phase"]
 
 

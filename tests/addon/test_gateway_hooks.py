@@ -356,7 +356,8 @@ def test_any_failure_in_the_request_hook_answers_instead_of_forwarding(
 
 def test_translated_flow_has_metadata_comment_and_mark(gateway: Ctx, listener: str) -> None:
     addon, _ = gateway
-    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True, "text": {"verbosity": "low"}})
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True, "text": {"verbosity": "low"},
+                        "tools": [{"type": "file_search", "vector_store_ids": ["vs_1"]}]})
     run_request(addon, flow)
     _answer(flow, 200, b"")
     _stream_through(addon, flow, [(FIXTURES / "text_after_tool_result.sse").read_bytes()])
@@ -364,8 +365,34 @@ def test_translated_flow_has_metadata_comment_and_mark(gateway: Ctx, listener: s
     assert info["upstream"] == "anthropic"
     assert info["url"] == f"{listener}/v1/messages"
     assert (info["model"], info["client_model"]) == ("claude-sonnet-4-6", "gpt-5.5")
-    assert "text.verbosity" in info["dropped"]
-    assert flow.comment == "-> anthropic claude-sonnet-4-6 | dropped: text.verbosity"
+    assert (info["dropped"], info["cosmetic"]) == (["tools[0]", "text.verbosity"], ["text.verbosity"])
+    assert flow.comment == "-> anthropic claude-sonnet-4-6 | dropped: tools[0] | cosmetic: text.verbosity"
+    assert flow.marked == ":warning:"
+
+
+def _codex_turn(addon: Gateway, request: dict[str, Any]) -> http.HTTPFlow:
+    flow = client_flow(request, headers=CODEX_HEADERS)
+    run_request(addon, flow)
+    _answer(flow, 200, b"")
+    _stream_through(addon, flow, [(FIXTURES / "text_after_tool_result.sse").read_bytes()])
+    return flow
+
+
+def test_codex_request_whose_drops_are_all_cosmetic_is_not_marked(gateway: Ctx) -> None:
+    addon, _ = gateway
+    # Codex's lite request: `text.verbosity` is all Claude cannot take
+    lite = json.loads((DATA / "codex" / "request_lite_functions_namespace.json").read_text())
+    flow = _codex_turn(addon, lite)
+    assert flow.metadata["gateway"]["dropped"] == ["text.verbosity"]
+    assert flow.comment == "-> anthropic claude-sonnet-4-6 | cosmetic: text.verbosity"
+    assert not flow.marked
+
+
+def test_codex_request_with_a_lossy_drop_is_marked(gateway: Ctx) -> None:
+    addon, _ = gateway
+    # the classic request declares a cached-only web search, which Claude cannot run
+    flow = _codex_turn(addon, json.loads((DATA / "codex" / "request_classic_gpt55.json").read_text()))
+    assert flow.comment.startswith("-> anthropic claude-sonnet-4-6 | dropped: tools[9] | cosmetic: ")
     assert flow.marked == ":warning:"
 
 

@@ -33,10 +33,97 @@ def _run(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=60)
 
 
-def test_replay_command_prints_the_translated_stream_and_the_comment(tmp_path: Path) -> None:
+def _upstream_json(raw: bytes) -> list[dict]:
+    """The JSON of each `data:` line of a recorded Anthropic stream (read here, not by the gateway)."""
+    return [json.loads(line[5:]) for line in raw.decode().splitlines() if line.startswith("data:")]
+
+
+def _sections(transcript: str) -> dict[str, list[str]]:
+    """A transcript's lines under the section each starts in (`request`, `answer`, `dropped`...)."""
+    sections: dict[str, list[str]] = {}
+    name = ""
+    for line in transcript.splitlines():
+        if line and not line[0].isspace():
+            name, _, line = line.partition(" ")
+        sections.setdefault(name, []).append(line.strip())
+    return sections
+
+
+def _answer_items(transcript: str) -> list[tuple[str, str]]:
+    """(label, text) of each item of the answer section; an item's text runs over its indented lines."""
+    body = transcript.split("\nanswer\n", 1)[1].split("\ndropped ", 1)[0]
+    items: list[tuple[str, str]] = []
+    for line in body.split("\n"):
+        if line.startswith("  ") and not line.startswith("   "):
+            label, text = line[2:].split("  ", 1) if "  " in line[2:] else (line[2:], "")
+            items.append((label.strip(), text.lstrip()))
+        else:
+            items[-1] = (items[-1][0], items[-1][1] + "\n" + line.strip())
+    return items
+
+
+def test_demo_prints_a_transcript_of_request_target_answer_and_report(tmp_path: Path) -> None:
     done = _run(["captures/codex-say-hi-anthropic"], tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "event: response.created\n" in done.stdout
+    request = json.loads((CAPTURE / "request.json").read_text())
+    sections = _sections(done.stdout)
+    assert list(sections) == ["request", "target", "answer", "dropped", "notes", "comment"]
+    (line,) = sections["request"]
+    assert line.startswith(f"{request['model']}, streamed")
+    assert f"{len(request['tools'])} tools: {request['tools'][0]['name']}, " in line
+    assert f"{len(request['input'])} input items: " in line
+    assert sections["target"] == [
+        "anthropic claude-sonnet-4-6 · POST https://api.anthropic.com/v1/messages -> 200"]
+    assert "event:" not in done.stdout and "data:" not in done.stdout
+    (dropped,) = sections["dropped"]
+    assert all(path.endswith(("(lossy)", "(cosmetic)")) for path in dropped.split(", "))
+    assert sections["comment"][0].startswith("-> anthropic claude-sonnet-4-6")
+
+
+def test_demo_answer_shows_each_item_with_the_text_the_upstream_streamed(tmp_path: Path) -> None:
+    done = _run(["captures/codex-say-hi-anthropic"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    events = _upstream_json((CAPTURE / "upstream.body").read_bytes())
+    deltas = [e["delta"] for e in events if e["type"] == "content_block_delta"]
+    thinking = "".join(d["thinking"] for d in deltas if d["type"] == "thinking_delta")
+    text = "".join(d["text"] for d in deltas if d["type"] == "text_delta")
+    items = _answer_items(done.stdout)
+    assert [label for label, _ in items] == ["reasoning", "message", "completed"]
+    assert items[0][1] == thinking.strip()
+    assert items[1][1].splitlines() == [line.strip() for line in text.splitlines()]
+
+
+def test_demo_answer_shows_a_tool_call_with_its_arguments(tmp_path: Path) -> None:
+    folder = tmp_path / "cap"
+    folder.mkdir()
+    raw = (DATA / "anthropic" / "text_server_tool_then_tool_use.sse").read_bytes()
+    (folder / "upstream.body").write_bytes(raw)
+    tool = {"type": "function", "name": "get_exchange_rate", "parameters": {"type": "object"}}
+    request = {"model": "gpt-5.5", "stream": True, "input": "USD to EUR?", "tools": [tool]}
+    (folder / "request.json").write_text(json.dumps(request))
+    (folder / "capture.json").write_text(json.dumps({
+        "dialect": "anthropic", "model": "claude-sonnet-4-6", "base_url": "https://api.anthropic.com",
+        "request": "request.json", "upstream": "upstream.body"}))
+    done = _run([str(folder)], tmp_path)
+    assert done.returncode == 0, done.stderr
+    events = _upstream_json(raw)
+    (use,) = [e["index"] for e in events if e["type"] == "content_block_start"
+              and e["content_block"]["type"] == "tool_use"]
+    arguments = "".join(e["delta"]["partial_json"] for e in events
+                        if e["type"] == "content_block_delta" and e["index"] == use)
+    calls = [text for label, text in _answer_items(done.stdout) if label == "tool call"]
+    assert len(calls) == 1
+    name, _, shown = calls[0].partition(" ")
+    assert name == "get_exchange_rate"
+    assert json.loads(shown) == json.loads(arguments)
+    assert _sections(done.stdout)["request"] == ["gpt-5.5, streamed · 1 tool: get_exchange_rate · "
+                                                 "1 input item: 1 message/user"]
+
+
+def test_demo_raw_prints_the_sse_bytes_the_client_got_and_the_comment(tmp_path: Path) -> None:
+    done = _run(["captures/codex-say-hi-anthropic", "--raw"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("event: response.created\n")
     assert "event: response.completed\n" in done.stdout
     assert "\n# comment: -> anthropic claude-sonnet-4-6" in done.stdout
     assert "# POST https://api.anthropic.com/v1/messages -> 200" in done.stdout
@@ -89,8 +176,8 @@ def test_a_capture_the_addon_just_wrote_replays(gateway: tuple[Gateway, object],
     (folder,) = (tmp_path / "captures").iterdir()
     done = _run([str(folder)], tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "Charles" in done.stdout
-    assert "event: response.completed\n" in done.stdout
+    assert "Charles" in dict(_answer_items(done.stdout))["message"]
+    assert "completed" in dict(_answer_items(done.stdout))
 
 
 @pytest.mark.parametrize("missing", ["capture.json", "upstream.body"])

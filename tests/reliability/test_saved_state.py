@@ -93,7 +93,8 @@ def test_capture_dir_that_cannot_be_written_is_noted_and_the_flow_keeps_comment_
         assert response.status_code == 200, response.text[:300]
         with httpx.Client(timeout=30) as client:
             client.post(f"{proxy.url}/v1/responses",
-                        json={"model": "anthropic-x", "input": "hi", "text": {"verbosity": "low"}},
+                        json={"model": "anthropic-x", "input": "hi", "text": {"verbosity": "low"},
+                              "tools": [{"type": "file_search", "vector_store_ids": ["vs_1"]}]},
                         headers={"authorization": f"Bearer {CLIENT_KEY}"})
         assert_next_flow_works(proxy)
         assert proxy.stop() == 0, proxy.log
@@ -104,6 +105,6 @@ def test_capture_dir_that_cannot_be_written_is_noted_and_the_flow_keeps_comment_
         assert any("capture not written" in note for note in info["notes"]), info
         assert flow.comment.startswith("-> anthropic claude-sonnet-4-6"), flow.comment
     dropped = flows[1]
-    assert dropped.metadata["gateway"]["dropped"] == ["text.verbosity"]
-    assert "dropped: text.verbosity" in dropped.comment
+    assert dropped.metadata["gateway"]["dropped"] == ["tools[0]", "text.verbosity"]
+    assert "| dropped: tools[0] | cosmetic: text.verbosity" in dropped.comment
     assert dropped.marked == ":warning:"

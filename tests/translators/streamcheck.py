@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 import typing
+import zlib
 from collections.abc import Iterable
 from functools import cache
 from typing import Any
@@ -58,13 +61,22 @@ def assert_chunking_invariant(
     return expected
 
 
-def assert_splits_invariant(
-    source: str, translation: Translation, data: bytes, points: Iterable[int]
-) -> None:
-    """A two-way split at each of `points` gives the same bytes as the whole stream."""
+def cut_at(data: bytes, points: list[int]) -> list[bytes]:
+    edges = [0, *points, len(data)]
+    return [data[a:b] for a, b in itertools.pairwise(edges)]
+
+
+def assert_random_cuts_invariant(source: str, translation: Translation, data: bytes, *, runs: int,
+                                 cuts: int) -> None:
+    """`runs` chunkings of the stream, each cut at `cuts` points drawn over the whole stream, give
+    the bytes of the whole stream. The points come from a generator seeded with the stream's own
+    checksum: no offset is chosen by hand, so every part of any recording gets cut, and a failure
+    repeats (its message names the points)."""
     expected = run(source, translation, whole(data))
-    for at in points:
-        assert run(source, translation, split_at(data, at)) == expected, f"split at byte {at}"
+    rng = random.Random(zlib.crc32(data))
+    for _ in range(runs):
+        points = sorted(rng.sample(range(1, len(data)), min(cuts, len(data) - 1)))
+        assert run(source, translation, cut_at(data, points)) == expected, f"cut at bytes {points}"
 
 
 def events(sse: bytes) -> list[dict[str, Any]]:

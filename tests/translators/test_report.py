@@ -22,6 +22,47 @@ def test_dropped_paths_keep_their_order_and_appear_once():
     assert report.dropped == ["input[3].phase", "text.verbosity"]
 
 
+@pytest.mark.parametrize("path", ["tools[3].strict", "tools[0].tools[12].strict", "text.verbosity",
+                                  "text.format.strict", "reasoning.summary", "input[7].phase",
+                                  "input[2].content[1].detail", "service_tier"])
+def test_a_drop_that_changes_nothing_the_model_sees_or_may_do_is_cosmetic(path):
+    report = Report()
+    report.drop(path)
+    assert (report.dropped, report.cosmetic, report.lossy) == ([path], [path], [])
+
+
+@pytest.mark.parametrize("path", ["tools[9]", "input[2].content[1]", "text.format", "reasoning.effort",
+                                  "input[4]", "tool_choice", "parallel_tool_calls", "text.format.description",
+                                  "tools[3].strictly", "xtools[3].strict", "tools[a].strict",
+                                  "some_new_field"])
+def test_every_other_drop_is_lossy(path):
+    report = Report()
+    report.drop(path)
+    assert (report.dropped, report.cosmetic, report.lossy) == ([path], [], [path])
+
+
+def test_a_site_may_name_the_kind_of_a_drop_that_depends_on_the_value():
+    report = Report()
+    report.drop("parallel_tool_calls", "cosmetic")
+    report.drop("text.verbosity", "lossy")
+    assert (report.cosmetic, report.lossy) == (["parallel_tool_calls"], ["text.verbosity"])
+
+
+def test_a_path_named_lossy_once_stays_lossy_and_keeps_its_place():
+    report = Report()
+    report.drop("a", "cosmetic")
+    report.drop("b")
+    report.drop("a", "lossy")
+    report.drop("a", "cosmetic")
+    assert (report.dropped, report.lossy) == (["a", "b"], ["a", "b"])
+
+
+def test_unread_keys_take_the_kind_of_their_path():
+    report = Report()
+    report.drop_unread({"type": "function", "strict": True, "defer_loading": True}, {"type"}, "tools[4]")
+    assert (report.cosmetic, report.lossy) == (["tools[4].strict"], ["tools[4].defer_loading"])
+
+
 UNREAD = [f"k{i}" for i in range(12, 0, -1)]
 """Twelve unread keys, newest-looking first: a hash-ordered set would all but never give them in
 this order, in any process."""

@@ -44,9 +44,9 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     else:
         # OpenAI refuses parallel_tool_calls without tools; with no tools neither steers anything
         if request.tool_choice.mode != "auto":
-            report.drop("tool_choice")
+            report.drop("tool_choice", "cosmetic")
         if request.parallel_tool_calls is not None:
-            report.drop("parallel_tool_calls")
+            report.drop("parallel_tool_calls", "cosmetic")
     if request.max_output_tokens is not None:
         body[target.max_tokens_key] = request.max_output_tokens
     body.update(_sampling(request, target, report))

@@ -53,7 +53,8 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
             # (docs/websearch.md)
             body.setdefault("toolConfig", {})["includeServerSideToolInvocations"] = True
     if request.parallel_tool_calls is False:
-        report.drop("parallel_tool_calls")  # Gemini has no switch for parallel calls
+        # Gemini has no switch for parallel calls; without tools there is nothing to call at once
+        report.drop("parallel_tool_calls", "lossy" if tools.tools else "cosmetic")
     generation = _generation_config(request, model, report)
     if generation:
         body["generationConfig"] = generation

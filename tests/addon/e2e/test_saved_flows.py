@@ -28,7 +28,7 @@ def proxy(start_proxy: StartProxy) -> MitmDump:
 
 @pytest.fixture(scope="module")
 def saved(proxy: MitmDump, module_dir: Path, upstream_server: Upstream) -> Path:
-    """Four flows through the proxy (streamed, non-streamed with a dropped field, refused, 429),
+    """Four flows through the proxy (streamed, non-streamed with a lossy and a cosmetic drop, refused, 429),
     then mitmdump stopped so the file is complete."""
     upstream_server.reset()
     upstream_server.plan(error(429, "rate_limit_error", "slow down", {"retry-after": "1"}))
@@ -36,7 +36,8 @@ def saved(proxy: MitmDump, module_dir: Path, upstream_server: Upstream) -> Path:
         with pytest.raises(openai.RateLimitError):
             client.responses.create(model="gpt-5.5", input="first")
         list(client.responses.create(model="gpt-5.5", input="hi", stream=True))
-        client.responses.create(model="gpt-5.5", input="hi", text={"verbosity": "low"})
+        client.responses.create(model="gpt-5.5", input="hi", text={"verbosity": "low"},
+                                tools=[{"type": "file_search", "vector_store_ids": ["vs_1"]}])
         with pytest.raises(openai.BadRequestError):
             client.responses.create(model="gpt-5.5", input=[{"type": "item_reference", "id": "msg_1"}])
     assert proxy.stop() == 0, proxy.log
@@ -69,10 +70,11 @@ def test_saved_streamed_flow_keeps_metadata_comment_and_both_bodies(flows: list[
     assert flow.metadata["gateway.upstream_response"] == b"".join(upstream_events)  # the provider's own
 
 
-def test_saved_flow_that_lost_a_field_is_marked_and_says_what(flows: list[http.HTTPFlow]) -> None:
+def test_saved_flow_that_lost_a_field_is_marked_and_says_which_kind(flows: list[http.HTTPFlow]) -> None:
     flow = flows[2]
-    assert flow.metadata["gateway"]["dropped"] == ["text.verbosity"]
-    assert flow.comment == "-> anthropic claude-haiku-4-5 | dropped: text.verbosity"
+    assert flow.metadata["gateway"]["dropped"] == ["tools[0]", "text.verbosity"]
+    assert flow.metadata["gateway"]["cosmetic"] == ["text.verbosity"]
+    assert flow.comment == "-> anthropic claude-haiku-4-5 | dropped: tools[0] | cosmetic: text.verbosity"
     assert flow.marked == ":warning:"
 
 

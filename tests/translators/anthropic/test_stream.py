@@ -9,12 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support import hostile_sse
 from tests.translators.bodies import additional_tools, body, function, namespace, tool_search, user
 from tests.translators.growth import SAME_COST_BOUND, slower
 from tests.translators.streamcheck import (
     DATA,
     assert_chunking_invariant,
-    assert_splits_invariant,
+    assert_random_cuts_invariant,
     assert_valid_responses_stream,
     done_items,
     events,
@@ -144,12 +145,9 @@ def seen(items: list[dict]) -> list[dict]:
 
 # -- recorded streams -----------------------------------------------------------------------------
 
-# Splitting at every byte runs the whole pipeline once per byte. thinking_then_text.sse (16.6 KB) is
-# message_start, a thinking block with its signature and a text block (first 4.1 KB), then ~200
-# text_delta frames of one shape, then the last deltas, message_delta and message_stop (last 0.7 KB).
-# Splitting inside every one of those repeated frames costs a minute on CI, so that recording is split
-# at every byte of its first 4.1 KB and its last 0.7 KB; every other recording at every byte.
-EVERY_SPLIT_UP_TO, HEAD, TAIL = 6500, 4100, 700
+# Splitting at every byte runs the whole pipeline once per byte: a recording up to 6.5 KB is split at
+# every byte; a longer one is cut at seeded random points spread over all of it (streamcheck.py).
+EVERY_SPLIT_UP_TO = 6500
 
 
 @pytest.mark.parametrize("name", RECORDED)
@@ -158,9 +156,7 @@ def test_a_recorded_stream_gives_the_same_bytes_whole_in_7_byte_and_1_byte_chunk
     every = len(data) <= EVERY_SPLIT_UP_TO
     assert_chunking_invariant("anthropic", translation(), data, every_split=every)
     if not every:
-        assert_splits_invariant(
-            "anthropic", translation(), data, [*range(1, HEAD), *range(len(data) - TAIL, len(data))]
-        )
+        assert_random_cuts_invariant("anthropic", translation(), data, runs=1200, cuts=8)
 
 
 @pytest.mark.parametrize("name", RECORDED)
@@ -377,10 +373,12 @@ def test_usage_counts_cache_reads_and_writes_as_input():
     }
 
 
-def test_stop_reason_tool_use_completes_the_response_without_end_turn():
+def test_stop_reason_tool_use_completes_the_response_with_the_call():
     payloads, _ = translate(start(), *tool_block(0, "t", "sleep", "{}"), *end("tool_use"))
     assert payloads[-1]["type"] == "response.completed"
-    assert "end_turn" not in payloads[-1]["response"]
+    assert payloads[-1]["response"]["status"] == "completed"
+    output = payloads[-1]["response"]["output"]
+    assert [(item["type"], item["name"]) for item in output] == [("function_call", "sleep")]
 
 
 def test_stop_reason_max_tokens_is_incomplete():
@@ -464,13 +462,26 @@ def test_feeding_after_close_and_closing_twice_add_nothing():
     assert translator.feed(b"event: ping\ndata: {}\n\n") == b""
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.binary(max_size=300), st.integers(min_value=1, max_value=50))
-def test_arbitrary_bytes_never_raise_and_end_with_exactly_one_terminal_event(junk, size):
-    data = sse(start()) + junk
-    out = run("anthropic", translation(), [data[i : i + size] for i in range(0, len(data), size)])
-    kinds = [p["type"] for p in events(out)]
-    assert sum(k in ("response.completed", "response.failed", "response.incomplete") for k in kinds) == 1
+ANTHROPIC_STREAMS = [hostile_sse.payloads_in(fixture(f"anthropic/{name}"))
+                     for name in ("thinking_then_text.sse", "text_server_tool_then_tool_use.sse",
+                                  "parallel_tool_use_no_args.sse", "redacted_thinking.sse")]
+
+
+def test_hostile_payloads_in_well_formed_frames_never_raise_and_end_with_exactly_one_terminal_event():
+    from translators.anthropic.stream import AnthropicDecoder
+
+    reached: list[bool] = []
+
+    @settings(max_examples=200, deadline=None, derandomize=True, database=None)
+    @given(st.data())
+    def run_one(data):
+        body = data.draw(hostile_sse.sse_body(ANTHROPIC_STREAMS, named=True))
+        chunks = data.draw(hostile_sse.chunked(body))
+        reached.append(hostile_sse.reached(hostile_sse.decoded(AnthropicDecoder(), chunks)))
+        kinds = [p["type"] for p in events(run("anthropic", translation(), chunks))]
+        assert sum(k in ("response.completed", "response.failed", "response.incomplete") for k in kinds) == 1
+
+    hostile_sse.assert_most_examples_reach_the_handlers(run_one, reached)
 
 
 # -- robustness -----------------------------------------------------------------------------------

@@ -136,6 +136,7 @@ def test_tool_settings_without_tools_are_reported_dropped() -> None:
     translation = _chat(tools=[], parallel_tool_calls=False, tool_choice="required")
     assert "parallel_tool_calls" not in translation.body and "tool_choice" not in translation.body
     assert {"parallel_tool_calls", "tool_choice"} <= set(translation.dropped)
+    assert {"parallel_tool_calls", "tool_choice"} <= set(translation.cosmetic)  # nothing to call anyway
 
 
 @pytest.mark.parametrize("choice", ["none", "required"])

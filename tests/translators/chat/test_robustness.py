@@ -7,6 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support import hostile_sse
 from tests.translators.chat.chatdata import recorded, recorded_chunks, translation
 from tests.translators.streamcheck import assert_valid_responses_stream, run
 from translators.chat.stream import ChatDecoder
@@ -49,9 +50,22 @@ def _feed_all(data: bytes) -> None:
         pass
 
 
-@given(st.binary(max_size=300))
-def test_random_bytes_raise_only_the_packages_errors(data: bytes) -> None:
-    _feed_all(data)
+CHAT_STREAMS = [hostile_sse.payloads_in(recorded(name))
+                for name in ("tool_call_fragmented_args.sse", "parallel_tool_calls.sse",
+                             "reasoning_content_stream.sse", "reasoning_then_tool_call.jsonl")]
+
+
+def test_hostile_payloads_in_well_formed_frames_raise_only_the_packages_errors() -> None:
+    reached: list[bool] = []
+
+    @settings(max_examples=200, deadline=None, derandomize=True, database=None)
+    @given(st.data())
+    def run_one(data: st.DataObject) -> None:
+        body = data.draw(hostile_sse.sse_body(CHAT_STREAMS, named=False, done=True))
+        chunks = data.draw(hostile_sse.chunked(body))
+        reached.append(hostile_sse.reached(hostile_sse.decoded(ChatDecoder(), chunks)))
+
+    hostile_sse.assert_most_examples_reach_the_handlers(run_one, reached)
 
 
 @settings(max_examples=300)

@@ -255,9 +255,15 @@ def test_tool_choice_naming_an_undeclared_tool_is_reported() -> None:
     assert "tool_choice" in report.dropped
 
 
-def test_parallel_tool_calls_off_is_reported_dropped() -> None:
-    _, report = gemini_body(user("hi"), tools=[function_tool("lookup")], parallel_tool_calls=False)
-    assert "parallel_tool_calls" in report.dropped
+def test_parallel_tool_calls_off_is_reported_dropped_and_lossy_with_tools() -> None:
+    t = translation(user("hi"), tools=[function_tool("lookup")], parallel_tool_calls=False)
+    assert "parallel_tool_calls" in t.dropped
+    assert "parallel_tool_calls" not in t.cosmetic
+
+
+def test_parallel_tool_calls_off_without_tools_is_a_cosmetic_drop() -> None:
+    t = translation(user("hi"), parallel_tool_calls=False)
+    assert "parallel_tool_calls" in t.cosmetic
 
 
 # -- generation config -------------------------------------------------------------------------

@@ -7,6 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.data import DATA
+from tests.support import hostile_sse
 from tests.translators.gemini.support import (
     call,
     chunk,
@@ -143,16 +145,22 @@ def test_call_to_a_namespaced_tool_comes_back_with_its_namespace() -> None:
     assert (item["name"], item["namespace"]) == ("read", "mcp__files")
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.binary(max_size=40), max_size=6))
-def test_only_the_protocol_error_escapes_the_decoder_on_any_bytes(pieces: list[bytes]) -> None:
-    decoder = GeminiDecoder("seed")
-    try:
-        for piece in pieces:
-            decoder.feed(piece)
-        decoder.close()
-    except UpstreamProtocolError:
-        pass
+GEMINI_STREAMS = [hostile_sse.payloads_in((DATA / "gemini" / name).read_bytes())
+                  for name in ("sse_function_call_gemini2.sse", "sse_function_call_thought_signature.sse",
+                               "sse_text_after_function_response.sse")]
+
+
+def test_only_the_protocol_error_escapes_the_decoder_on_hostile_payloads_in_well_formed_frames() -> None:
+    reached: list[bool] = []
+
+    @settings(max_examples=300, deadline=None, derandomize=True, database=None)
+    @given(st.data())
+    def run_one(data: st.DataObject) -> None:
+        body = data.draw(hostile_sse.sse_body(GEMINI_STREAMS, named=False))
+        chunks = data.draw(hostile_sse.chunked(body))
+        reached.append(hostile_sse.reached(hostile_sse.decoded(GeminiDecoder("seed"), chunks)))
+
+    hostile_sse.assert_most_examples_reach_the_handlers(run_one, reached)
 
 
 @settings(max_examples=200, deadline=None)

@@ -76,13 +76,12 @@ def test_a_text_answer_is_the_full_event_sequence_numbered_from_zero():
     ]
 
 
-def test_the_completed_response_has_an_id_the_output_and_no_end_turn():
+def test_the_completed_response_has_the_created_id_and_the_output():
     payloads, _ = encode(ev.TextDelta(0, "hi"), ev.TextDone(0), *END)
     response = payloads[-1]["response"]
     assert response["id"] == "resp_1"
     assert response["status"] == "completed"
     assert response["output"] == done_items(payloads)
-    assert "end_turn" not in response
     assert payloads[0]["response"]["id"] == response["id"]
 
 
