@@ -12,12 +12,11 @@ tools, the gateway's instruction), the payload, and what a replayed compaction i
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
+from translators import payload
 from translators.ir.request import Item, Message, Part, ReasoningConfig, Request, Text, ToolChoice
 from translators.report import Report
 
@@ -71,20 +70,13 @@ class Summary(BaseModel):
 
 
 def encode(summary: Summary) -> str:
-    raw = summary.model_dump_json().encode()
-    return MARKER + base64.urlsafe_b64encode(raw).decode("ascii")
+    return payload.write(MARKER, summary.model_dump_json())
 
 
 def decode(encrypted: Any) -> Summary | None:
     """The summary this gateway wrote, or None for anything else (OpenAI's own, corrupt, or of an
     unknown version): all of those are unreadable here."""
-    if not isinstance(encrypted, str) or not encrypted.startswith(MARKER):
-        return None
-    try:
-        raw = base64.urlsafe_b64decode(encrypted[len(MARKER):].encode("ascii"))
-        return Summary.model_validate_json(raw)
-    except (binascii.Error, ValueError, ValidationError, UnicodeEncodeError):
-        return None
+    return payload.read(MARKER, encrypted, Summary)
 
 
 def is_ours(encrypted: Any) -> bool:

@@ -7,31 +7,20 @@ without the marker is the OpenAI platform's own encrypted reasoning.
 
 from __future__ import annotations
 
-import base64
-import binascii
-
-from pydantic import ValidationError
-
+from translators import payload
 from translators.ir.request import VendorState
 
 MARKER = "dgw1:"
 
 
 def encode(state: VendorState) -> str:
-    raw = state.model_dump_json(exclude_none=True, exclude_defaults=True).encode()
-    return MARKER + base64.urlsafe_b64encode(raw).decode("ascii")
+    return payload.write(MARKER, state.model_dump_json(exclude_none=True, exclude_defaults=True))
 
 
 def decode(encrypted: object) -> VendorState | None:
     """The state this gateway wrote, or None for anything else (including corrupt payloads and
     values that are not strings)."""
-    if not isinstance(encrypted, str) or not encrypted.startswith(MARKER):
-        return None
-    try:
-        raw = base64.urlsafe_b64decode(encrypted[len(MARKER):].encode("ascii"))
-        return VendorState.model_validate_json(raw)
-    except (binascii.Error, ValueError, ValidationError, UnicodeEncodeError):
-        return None
+    return payload.read(MARKER, encrypted, VendorState)
 
 
 def in_id(item_id: str, state: VendorState | None) -> str:
