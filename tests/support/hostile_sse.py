@@ -137,10 +137,12 @@ def reached(events: list[ev.Event]) -> bool:
     return any(not isinstance(event, ev.Failed) for event in events)
 
 
-def assert_most_examples_reach_the_handlers(run: Callable[[], None], outcomes: list[bool]) -> None:
+def assert_most_examples_reach_the_handlers(run: Callable[[], None], outcomes: list[bool],
+                                            least: float = 0.5) -> None:
     """Runs a hypothesis test that appends, per example, whether its stream decoded an event, and
-    checks that most did: a generator that stopped reaching the event handlers fails here."""
+    checks that at least `least` of them did: a generator that stopped reaching the event handlers
+    (random bytes reach none) fails here."""
     run()
     assert outcomes, "no example ran"
     share = sum(outcomes) / len(outcomes)
-    assert share >= 0.5, f"only {sum(outcomes)} of {len(outcomes)} generated streams decoded an event"
+    assert share >= least, f"only {sum(outcomes)} of {len(outcomes)} generated streams decoded an event"
