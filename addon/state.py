@@ -18,7 +18,7 @@ from typing import Any
 
 from mitmproxy import ctx, exceptions, http
 
-from addon import endpoints, flowinfo, history
+from addon import endpoints, flowinfo, history, limits
 from addon.errors import answer, error_response, json_response
 from addon.routing import Route, serving
 from addon.store import ResponseRecord, Store, StoreError, open_store
@@ -35,6 +35,10 @@ class State:
     def __init__(self) -> None:
         self._store: Store | None = None
         self._location = ""
+        self._inputs: dict[str, list[dict[str, Any]]] = {}
+        """The new input items of each turn in flight, until it is recorded: kept here, not in
+        `flow.metadata`, which mitmproxy deep-copies and writes whole for every saved flow (a
+        100k-item history: seconds on the event loop)."""
 
     # -- options ----------------------------------------------------------------------------
     def load(self, loader: Any) -> None:
@@ -159,7 +163,9 @@ class State:
             _refuse(flow, body, error_response(400, "invalid_request_error", "previous_response_id and "
                                                "conversation cannot be used together.", "conversation"))
             return None
-        new_items = [history.stored_item(i) for i in history.input_items(body.get("input"))]
+        items = history.input_items(body.get("input"))
+        # a long history is rewritten in a worker thread (addon/limits.py)
+        new_items = await limits.run(len(items) * _ITEM_BYTES, _stored_items, items)
         past: list[dict[str, Any]] = []
         try:
             if isinstance(previous, str) and previous:
@@ -193,8 +199,9 @@ class State:
             return expanded
         if dialect == "responses":
             return expanded  # OpenAI's answer is OpenAI's to keep
+        self._inputs[flow.id] = new_items
         flow.metadata[KEY] = {"kind": "response", "store": store, "previous_id": previous or None,
-                              "conversation_id": conversation_id or None, "input": new_items,
+                              "conversation_id": conversation_id or None, "input_items": len(new_items),
                               "route": {"dialect": dialect, "model": model}}
         return expanded
 
@@ -227,8 +234,13 @@ class State:
             return
         self._record(flow, turn, body)
 
+    def forget(self, flow: http.HTTPFlow) -> None:
+        """The flow is over (answered, failed or cut): its turn's input is let go of."""
+        self._inputs.pop(flow.id, None)
+
     def _record(self, flow: http.HTTPFlow, turn: dict[str, Any], response: dict[str, Any]) -> None:
         turn["recorded"] = True
+        inputs = self._inputs.pop(flow.id, [])
         if response.get("status") not in _RECORDED:
             return
         conversation_id = turn.get("conversation_id")
@@ -238,14 +250,22 @@ class State:
         try:
             if turn["store"]:
                 self.store().put_response(ResponseRecord(
-                    id=response["id"], response=stored, input=turn["input"], route=turn["route"],
+                    id=response["id"], response=stored, input=inputs, route=turn["route"],
                     previous_id=turn.get("previous_id"), conversation_id=conversation_id))
             if conversation_id:
-                self.store().append_items(conversation_id, turn["input"] + output)
+                self.store().append_items(conversation_id, inputs + output)
         except StoreError as exc:
             info = flow.metadata.get(flowinfo.KEY)
             if info is not None:
                 info["notes"].append(f"state: not stored: {exc}")
+
+
+_ITEM_BYTES = 64
+"""A rough size of one input item, to weigh a history against `limits.INLINE_BYTES`."""
+
+
+def _stored_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [history.stored_item(i) for i in items]
 
 
 def _refuse(flow: http.HTTPFlow, body: dict[str, Any], response: http.Response) -> None:

@@ -1,0 +1,82 @@
+"""Large requests translated in a separate process, so the proxy's interpreter lock is never held
+for long while other flows wait.
+
+A worker thread shares the proxy's lock (addon/limits.py): pure Python hands it back every few
+ms, but one long C call keeps it (orjson of a 20 MB body, a pydantic dump of the translation), and
+every other stream stalls for as long. A worker process has a lock of its own: it takes the
+client's body as bytes and gives back the upstream body as bytes and the translation without its
+body, so what crosses is two flat byte strings (a copy each) and a few small objects.
+
+The pool starts on the first large request (a small one never pays for it), with at most
+`WORKERS` processes started by `spawn` (a fork of the proxy would copy its event loop and
+threads), and is shut down with the proxy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import multiprocessing
+import os
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from translators import Translation, translate_request, wirejson
+
+WORKERS = max(1, min(2, os.cpu_count() or 1))
+"""Processes in the pool: two large requests at once are translated side by side, a third waits."""
+
+
+@dataclass(frozen=True, slots=True)
+class Translated:
+    """What a worker gives back: the translation (its `body` a stand-in, see `translate`) and
+    the upstream body written, with its metadata copy already dumped."""
+
+    translation: Translation
+    content: bytes
+    saved: dict[str, Any]
+    """`translation.model_dump(mode="json", exclude={"body"})`, for `flow.metadata`."""
+
+
+def translate(data: bytes, dialect: str, model: str | None, capabilities: Any, web_search: str) -> Translated:
+    """In the worker: `translate_request` of the JSON body `data`, written with `wirejson.dumps`.
+    The translation comes back without the upstream body (the proxy never reads it again: it is
+    the flow's request); in its place `{"sha1": …}` of the written body, which is all the Gemini
+    decoder reads of it (a seed for made-up call ids, fixed by the request, new on every turn).
+    A `TranslatorError` crosses as itself (it pickles)."""
+    body = wirejson.loads(data)
+    translation = translate_request(body, dialect, model, capabilities=capabilities, web_search=web_search)
+    content = wirejson.dumps(translation.body)
+    saved = translation.model_dump(mode="json", exclude={"body"})
+    translation.body = {"sha1": hashlib.sha1(content, usedforsecurity=False).hexdigest()}
+    return Translated(translation, content, saved)
+
+
+_lock = threading.Lock()
+_pool: ProcessPoolExecutor | None = None
+
+
+def pool() -> ProcessPoolExecutor:
+    global _pool
+    with _lock:
+        if _pool is None:
+            _pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"))
+        return _pool
+
+
+async def run_translate(data: bytes, dialect: str, model: str | None, capabilities: Any,
+                        web_search: str) -> Translated:
+    """`translate(...)` in a worker process. The hand-off itself (starting a process the first
+    time, pickling the body) runs in a thread, off the event loop."""
+    future = await asyncio.to_thread(pool().submit, translate, data, dialect, model, capabilities, web_search)
+    return await asyncio.wrap_future(future)
+
+
+def shutdown() -> None:
+    global _pool
+    with _lock:
+        running, _pool = _pool, None
+    if running is not None:
+        running.shutdown(wait=False, cancel_futures=True)
