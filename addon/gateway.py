@@ -203,12 +203,17 @@ class Gateway:
             answer(flow, error_response(500, "server_error", message))
 
     async def _intercept(self, flow: http.HTTPFlow) -> None:
+        # a large body's parse lives until it is translated: no collector pass over it meanwhile
+        with limits.collector_paused(len(flow.request.raw_content or b"")):
+            await self._intercept_read(flow)
+
+    async def _intercept_read(self, flow: http.HTTPFlow) -> None:
         try:
             # Codex may send zstd (docs/mitmproxy.md "Compressed bodies"). Read it decoded, once and
             # within gateway_max_request_bytes, but leave the body as sent until the flow is
             # ours: an unrouted request goes on untouched. A large body is read in a worker
             # thread (addon/limits.py).
-            data, body = await limits.run(len(flow.request.raw_content or b""), self._read_body, flow)
+            data, body, text = await limits.run(len(flow.request.raw_content or b""), self._read_body, flow)
         except bodies.TooLarge as exc:
             flow.response = error_response(413, "request_too_large", str(exc))
             return
@@ -218,13 +223,17 @@ class Gateway:
         except RecursionError:  # not a ValueError: Python's parser gives up past ~1000 levels
             flow.response = error_response(400, "invalid_json", "the request body is nested too deeply")
             return
-        # JSON's own encoding, whatever charset the content-type claims (RFC 8259 §8.1)
-        await self._translate(flow, body, wirejson.decode_text(data), data)
+        await self._translate(flow, body, text, data)
+        # a large parse is let go of in pieces, off the loop: freed at once, a million objects
+        # hold the interpreter lock for as long as a collector pass over them
+        await limits.let_go(len(data), body)
 
-    def _read_body(self, flow: http.HTTPFlow) -> tuple[bytes, Any]:
+    def _read_body(self, flow: http.HTTPFlow) -> tuple[bytes, Any, str]:
+        """The body decoded, its JSON, and its text in JSON's own encoding, whatever charset the
+        content-type claims (RFC 8259 §8.1)."""
         encoding = flow.request.headers.get("content-encoding")
         data = bodies.decoded(flow.request.raw_content or b"", encoding, self._max_request())
-        return data, bodies.loads(data)
+        return data, bodies.loads(data), wirejson.decode_text(data)
 
     async def _replay(self, flow: http.HTTPFlow) -> None:
         """A saved gateway flow sent again. Its request is the rewritten one, stale (old options)

@@ -16,9 +16,10 @@ for or shares. Each bound has an option with a default that real traffic never r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 MiB = 1024 * 1024
@@ -59,27 +60,60 @@ async def run[T](size: int, step: Callable[..., T], *args: Any) -> T:
     return await asyncio.to_thread(_without_gc, step, *args)
 
 
+_RELEASE_STEP = 512
+"""List items let go of per call in `let_go`."""
+
+
+def let_go(size: int, value: Any) -> Awaitable[None]:
+    """Empty the lists of a large parsed body in a worker thread, a slice at a time, so that
+    freeing it is many short calls the event loop can interleave with, not one that frees a
+    million objects at once. `value` must be no longer in use (other references only lose its
+    list members)."""
+    if size < INLINE_BYTES or not isinstance(value, dict):
+        return asyncio.sleep(0)
+    return asyncio.to_thread(_empty, value)
+
+
+def _empty(value: dict[str, Any]) -> None:
+    for member in value.values():
+        if isinstance(member, list):
+            while member:
+                del member[-_RELEASE_STEP:]
+
+
 _gc_lock = threading.Lock()
 _gc_pauses = 0
 _gc_was_enabled = True
 
 
-def _without_gc[T](step: Callable[..., T], *args: Any) -> T:
-    """Run `step` with Python's cyclic garbage collector paused. A large body is a million
-    objects or more (parsed JSON, then the translated body), and each full collection pass over
-    them holds the interpreter lock for 100-300 ms while the event loop waits: the thread would
-    still stall every other stream. JSON objects hold no cycles, so reference counting frees
-    them either way; the pause ends with the last overlapping step."""
+@contextlib.contextmanager
+def collector_paused(size: int = INLINE_BYTES) -> Iterator[None]:
+    """Python's cyclic garbage collector paused over the block when `size` is large. A large body
+    is a million objects or more (parsed JSON, then the translated body), and each full
+    collection pass over them holds the interpreter lock for 100-300 ms, on the event loop or in
+    a thread alike: every other stream would stall for as long. JSON objects hold no cycles, so
+    reference counting frees them either way; the pause ends with the last overlapping block,
+    which should outlive the large objects (a request's parse is let go of by the time its
+    translation is sent)."""
     global _gc_pauses, _gc_was_enabled
+    if size < INLINE_BYTES:
+        yield
+        return
     with _gc_lock:
         if _gc_pauses == 0:
             _gc_was_enabled = gc.isenabled()
             gc.disable()
         _gc_pauses += 1
     try:
-        return step(*args)
+        yield
     finally:
         with _gc_lock:
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_was_enabled:
                 gc.enable()
+
+
+def _without_gc[T](step: Callable[..., T], *args: Any) -> T:
+    """Run `step` with the cyclic garbage collector paused (`collector_paused`)."""
+    with collector_paused():
+        return step(*args)
