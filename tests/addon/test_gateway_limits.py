@@ -1,5 +1,6 @@
 """The gateway's hooks within their bounds (addon/limits.py): a request too large to read is a 413
-in the client's dialect, a large one is read in a worker thread, translated in a worker process, and comes out the same."""
+in the client's dialect, a large one is read in a worker thread, translated in a worker process,
+and comes out the same."""
 
 from __future__ import annotations
 
