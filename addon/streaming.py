@@ -75,7 +75,9 @@ class StreamHook:
             return
         self.client_dropped += len(out)
         self._dropped_events += events_in(out)
-        self._dropped_terminal = self._dropped_terminal or has_terminal(out)
+        # a translator writes a terminal event only as it finishes: no scan of the other chunks
+        finished = getattr(self.translator, "finished", True)
+        self._dropped_terminal = self._dropped_terminal or (finished and has_terminal(out))
 
     @property
     def was_cut(self) -> bool:

@@ -15,14 +15,12 @@ from collections.abc import Callable
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
-import orjson
-
 from translators import freeform, vendor_state
 from translators.ids import IdFactory
 from translators.ir import events as ev
 from translators.naming import ToolIndex, ToolRef
 from translators.report import Report
-from translators.sse import encode_event
+from translators.sse import LongStrings, encode_event
 
 # Upstream finish reasons, already normalised by the decoders, -> how the response ends.
 _INCOMPLETE = {"max_output_tokens", "content_filter"}
@@ -52,16 +50,11 @@ _DELTAS = {
 """Item kind -> its delta event type and the payload fields around `delta` (openai SDK event types)."""
 
 
-_LARGE_DELTA = 64 * 1024
+_LONG = 64 * 1024
 """A delta this long is written by orjson, whose string escaping is `encode_basestring`'s with
-ensure_ascii=False, byte for byte, for every string it takes (all but lone surrogates)."""
-
-
-def _json_string(text: str) -> bytes | None:
-    try:
-        return orjson.dumps(text)
-    except TypeError:  # a lone surrogate: the template path writes it as its JSON escape
-        return None
+ensure_ascii=False, byte for byte, for every string it takes (all but lone surrogates); once an
+answer holds this many characters, long strings are written once for all the events that repeat
+them (`sse.LongStrings`)."""
 
 
 class _Open:
@@ -113,6 +106,7 @@ class ResponsesEncoder:
         self.finished = False
         self._out: list[bytes] = []
         self._held = 0
+        self._strings = LongStrings()
         """Characters of text, reasoning and arguments held for the items' done events."""
 
     # -- public -----------------------------------------------------------------------------
@@ -195,7 +189,10 @@ class ResponsesEncoder:
         payload["type"] = event_type
         payload["sequence_number"] = self._seq
         self._seq += 1
-        self._out.append(encode_event(event_type, payload))
+        if self._held < _LONG:
+            self._out.append(encode_event(event_type, payload))
+        else:  # the long text of an item is in its done events and the final response
+            self._out.append(self._strings.encode_event(event_type, payload))
 
     def _emit_delta(self, item: _Open, text: str) -> None:
         """Delta events are most of a stream: written from the item's template rather than a dict.
@@ -204,7 +201,7 @@ class ResponsesEncoder:
         same string escaping as `json` with ensure_ascii=False); bench/ measured the dict path at
         about twice the cost of parsing the upstream event.
         """
-        if len(text) >= _LARGE_DELTA and (value := _json_string(text)) is not None:
+        if len(text) >= _LONG and (value := self._strings.json(text)) is not None:
             # one giant delta (a whole file in one event): written in one C pass, not three
             self._out.append(b"%b%b%b%d}\n\n" % (item.delta_head.encode(), value, item.delta_tail.encode(),
                                                  self._seq))
