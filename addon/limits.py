@@ -77,8 +77,7 @@ def let_go(size: int, value: Any) -> Awaitable[None]:
 def _empty(value: dict[str, Any]) -> None:
     for member in value.values():
         if isinstance(member, list):
-            while member:
-                del member[-_RELEASE_STEP:]
+            empty(member)
 
 
 _gc_lock = threading.Lock()
@@ -92,25 +91,48 @@ def collector_paused(size: int = INLINE_BYTES) -> Iterator[None]:
     is a million objects or more (parsed JSON, then the translated body), and each full
     collection pass over them holds the interpreter lock for 100-300 ms, on the event loop or in
     a thread alike: every other stream would stall for as long. JSON objects hold no cycles, so
-    reference counting frees them either way; the pause ends with the last overlapping block,
+    reference counting frees them either way; the pause ends with the last overlapping one,
     which should outlive the large objects (a request's parse is let go of by the time its
     translation is sent)."""
-    global _gc_pauses, _gc_was_enabled
     if size < INLINE_BYTES:
         yield
         return
+    resume = pause_collector()
+    try:
+        yield
+    finally:
+        resume()
+
+
+def pause_collector() -> Callable[[], None]:
+    """Pause the cyclic collector until the returned callable is called (once; later calls do
+    nothing): for large objects that outlive a hook, such as a stored turn's input items."""
+    global _gc_pauses, _gc_was_enabled
     with _gc_lock:
         if _gc_pauses == 0:
             _gc_was_enabled = gc.isenabled()
             gc.disable()
         _gc_pauses += 1
-    try:
-        yield
-    finally:
+    resumed = False
+
+    def resume() -> None:
+        global _gc_pauses
+        nonlocal resumed
         with _gc_lock:
+            if resumed:
+                return
+            resumed = True
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_was_enabled:
                 gc.enable()
+
+    return resume
+
+
+def empty(items: list[Any]) -> None:
+    """Let go of a long list's members a slice at a time (see `let_go`)."""
+    while items:
+        del items[-_RELEASE_STEP:]
 
 
 def _without_gc[T](step: Callable[..., T], *args: Any) -> T:

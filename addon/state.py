@@ -39,6 +39,10 @@ class State:
         """The new input items of each turn in flight, until it is recorded: kept here, not in
         `flow.metadata`, which mitmproxy deep-copies and writes whole for every saved flow (a
         100k-item history: seconds on the event loop)."""
+        self._collector: dict[str, Any] = {}
+        """For a long history kept here, the cyclic collector's pause until the turn is over: a
+        collector pass over its objects holds the interpreter lock for 100 ms or more
+        (addon/limits.py)."""
 
     # -- options ----------------------------------------------------------------------------
     def load(self, loader: Any) -> None:
@@ -200,6 +204,8 @@ class State:
         if dialect == "responses":
             return expanded  # OpenAI's answer is OpenAI's to keep
         self._inputs[flow.id] = new_items
+        if len(new_items) * _ITEM_BYTES >= limits.INLINE_BYTES:
+            self._collector[flow.id] = limits.pause_collector()
         flow.metadata[KEY] = {"kind": "response", "store": store, "previous_id": previous or None,
                               "conversation_id": conversation_id or None, "input_items": len(new_items),
                               "route": {"dialect": dialect, "model": model}}
@@ -236,11 +242,16 @@ class State:
 
     def forget(self, flow: http.HTTPFlow) -> None:
         """The flow is over (answered, failed or cut): its turn's input is let go of."""
-        self._inputs.pop(flow.id, None)
+        items = self._inputs.pop(flow.id, None)
+        resume = self._collector.pop(flow.id, None)
+        if resume is not None:
+            if items:  # a slice at a time, in whichever thread ends the flow
+                limits.empty(items)
+            resume()
 
     def _record(self, flow: http.HTTPFlow, turn: dict[str, Any], response: dict[str, Any]) -> None:
         turn["recorded"] = True
-        inputs = self._inputs.pop(flow.id, [])
+        inputs = self._inputs.get(flow.id, [])  # let go of by `forget`
         if response.get("status") not in _RECORDED:
             return
         conversation_id = turn.get("conversation_id")

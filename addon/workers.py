@@ -54,6 +54,14 @@ def translate(data: bytes, dialect: str, model: str | None, capabilities: Any, w
     return Translated(translation, content, saved)
 
 
+def _yield_to_the_proxy() -> None:
+    """A worker runs at a lower priority than the proxy: on a machine with fewer cores than busy
+    processes, the event loop still gets the CPU when it has work (a worker starting, or
+    translating, while every core is busy would otherwise take the loop's share)."""
+    os.nice(NICE)
+
+
+NICE = 5
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
 
@@ -62,7 +70,8 @@ def pool() -> ProcessPoolExecutor:
     global _pool
     with _lock:
         if _pool is None:
-            _pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"))
+            _pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=_yield_to_the_proxy)
         return _pool
 
 
