@@ -219,18 +219,24 @@ class LongStrings:
         return written
 
     def encode_event(self, event_type: str, payload: dict[str, Any]) -> bytes:
+        return b"".join(self.event_parts(event_type, payload))
+
+    def event_parts(self, event_type: str, payload: dict[str, Any]) -> list[bytes]:
+        """`encode_event`'s bytes in pieces, the long strings' JSON among them as they are, so
+        that a caller joining all its events copies them once."""
         found: list[bytes] = []
         try:
             stripped = self._strip(payload, found)
         except _Unwritable:
-            return encode_event(event_type, payload)
+            return [encode_event(event_type, payload)]
         if not found:
-            return encode_event(event_type, payload)
+            return [encode_event(event_type, payload)]
         pieces = wirejson.dumps(stripped).split(self._written)
-        body = [pieces[0]]
+        out = [b"event: %b\ndata: %b" % (event_type.encode(), pieces[0])]
         for written, piece in zip(found, pieces[1:], strict=True):
-            body += (written, piece)
-        return b"event: %b\ndata: %b\n\n" % (event_type.encode(), b"".join(body))
+            out += (written, piece)
+        out.append(b"\n\n")
+        return out
 
     def _strip(self, value: Any, found: list[bytes]) -> Any:
         """`value` with each long string replaced by the placeholder, its JSON added to `found`

@@ -192,7 +192,7 @@ class ResponsesEncoder:
         if self._held < _LONG:
             self._out.append(encode_event(event_type, payload))
         else:  # the long text of an item is in its done events and the final response
-            self._out.append(self._strings.encode_event(event_type, payload))
+            self._out += self._strings.event_parts(event_type, payload)
 
     def _emit_delta(self, item: _Open, text: str) -> None:
         """Delta events are most of a stream: written from the item's template rather than a dict.
