@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,8 @@ class State:
         `flow.metadata`, which mitmproxy deep-copies and writes whole for every saved flow (a
         100k-item history: seconds on the event loop)."""
         self._collector: dict[str, Any] = {}
+        self._worker: ThreadPoolExecutor | None = None
+        self._worker_lock = threading.Lock()
         """For a long history kept here, the cyclic collector's pause until the turn is over: a
         collector pass over its objects holds the interpreter lock for 100 ms or more
         (addon/limits.py)."""
@@ -79,6 +83,10 @@ class State:
         self.close()
 
     def close(self) -> None:
+        with self._worker_lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown(wait=True)  # the turns already recorded are written first
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -95,8 +103,18 @@ class State:
             self._store = open_store(location, ttl=o.gateway_store_ttl, max_bytes=o.gateway_store_max_bytes)
         return self._store
 
+    def _store_thread(self) -> ThreadPoolExecutor:
+        """The one thread every store call runs in, in the order they were made: a turn's write
+        is queued before the client can send the request that reads it, so that read finds it.
+        A write of a large turn (a 16 MB answer, a 100k-item input) takes 100 ms or more, which
+        the stream callable, on the event loop, must not wait for (docs/mitmproxy.md)."""
+        with self._worker_lock:
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(1, thread_name_prefix="gateway-store")
+            return self._worker
+
     async def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(fn, *args, **kwargs)
+        return await asyncio.wrap_future(self._store_thread().submit(fn, *args, **kwargs))
 
     # -- matching ---------------------------------------------------------------------------
     @staticmethod
@@ -250,25 +268,42 @@ class State:
             resume()
 
     def _record(self, flow: http.HTTPFlow, turn: dict[str, Any], response: dict[str, Any]) -> None:
+        """Queue the turn's write in the store's thread; the write owns the turn's input from
+        here on (and the collector's pause for it), and lets go of it once written."""
         turn["recorded"] = True
-        inputs = self._inputs.get(flow.id, [])  # let go of by `forget`
+        inputs = self._inputs.pop(flow.id, [])
+        resume = self._collector.pop(flow.id, None)
         if response.get("status") not in _RECORDED:
+            self._let_go(inputs, resume)
             return
         conversation_id = turn.get("conversation_id")
         stored = {**response, "previous_response_id": turn.get("previous_id"), "store": turn["store"],
                   "conversation": {"id": conversation_id} if conversation_id else None}
         output = [history.stored_item(i) for i in response.get("output") or []]
-        try:
-            if turn["store"]:
-                self.store().put_response(ResponseRecord(
-                    id=response["id"], response=stored, input=inputs, route=turn["route"],
-                    previous_id=turn.get("previous_id"), conversation_id=conversation_id))
-            if conversation_id:
-                self.store().append_items(conversation_id, inputs + output)
-        except StoreError as exc:
-            info = flow.metadata.get(flowinfo.KEY)
-            if info is not None:
-                info["notes"].append(f"state: not stored: {exc}")
+        store = self.store()
+
+        def write() -> None:
+            try:
+                if turn["store"]:
+                    store.put_response(ResponseRecord(
+                        id=response["id"], response=stored, input=inputs, route=turn["route"],
+                        previous_id=turn.get("previous_id"), conversation_id=conversation_id))
+                if conversation_id:
+                    store.append_items(conversation_id, inputs + output)
+            except StoreError as exc:  # noted on the flow if it is not saved yet
+                info = flow.metadata.get(flowinfo.KEY)
+                if info is not None:
+                    info["notes"].append(f"state: not stored: {exc}")
+            finally:
+                self._let_go(inputs, resume)
+
+        self._store_thread().submit(write)
+
+    @staticmethod
+    def _let_go(inputs: list[dict[str, Any]], resume: Any) -> None:
+        if resume is not None:
+            limits.empty(inputs)  # a long input a slice at a time
+            resume()
 
 
 _ITEM_BYTES = 64

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -62,27 +63,37 @@ def test_a_store_false_turn_never_opens_the_store(gateway: Ctx) -> None:
     assert not _store_path(gateway).exists()
 
 
-def test_a_streamed_turn_is_stored_before_its_terminal_event_leaves(gateway: Ctx) -> None:
-    """The client may send its next request the moment it reads `response.completed`."""
+def test_a_streamed_turn_is_found_by_a_request_sent_as_its_terminal_event_leaves(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client may send its next request the moment it reads `response.completed`; the turn
+    is written in the store's own thread meanwhile, never on the event loop."""
     addon, _ = gateway
+    writers: list[bool] = []
+    store = addon.state.store()
+    put = store.put_response
+    monkeypatch.setattr(store, "put_response", lambda record: (
+        writers.append(threading.current_thread() is threading.main_thread()), put(record))[-1])
     flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True})
     run_request(addon, flow)
     flow.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
     addon.responseheaders(flow)
     hook = flow.response.stream
     assert isinstance(hook, StreamHook)
-    stored_when_completed = None
+    following = None
     for chunk in [*_events(UPSTREAM), b""]:
         out = hook(chunk)
         sent = out if isinstance(out, bytes) else b"".join(out)
         if b"response.completed" in sent:
             response_id = sse_events(sent)[-1]["response"]["id"]
-            stored_when_completed = addon.state.store().get_response(response_id)
+            following = client_flow({"model": "gpt-5.5", "input": "and then?",
+                                     "previous_response_id": response_id})
+            run_request(addon, following)
     addon.response(flow)
-    assert stored_when_completed is not None
-    assert stored_when_completed.input[0]["content"] == [{"type": "input_text", "text": "hi"}]
-    assert stored_when_completed.route == {"dialect": "anthropic", "model": "claude-sonnet-4-6"}
-    assert stored_when_completed.response["output"][-1]["type"] == "message"
+    assert following is not None and following.response is None
+    messages = json.loads(following.request.content or b"")["messages"]
+    assert messages[0] == {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    assert messages[1]["role"] == "assistant" and messages[-1]["content"][-1]["text"] == "and then?"
+    assert writers == [False]
 
 
 def test_the_store_file_holds_no_key(gateway: Ctx) -> None:
