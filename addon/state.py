@@ -185,9 +185,10 @@ class State:
             _refuse(flow, body, error_response(400, "invalid_request_error", "previous_response_id and "
                                                "conversation cannot be used together.", "conversation"))
             return None
-        items = history.input_items(body.get("input"))
-        # a long history is rewritten in a worker thread (addon/limits.py)
-        new_items = await limits.run(len(items) * _ITEM_BYTES, _stored_items, items)
+        given = body.get("input")
+        # a long history is read and rewritten in a worker thread (addon/limits.py)
+        count = len(given) if isinstance(given, list) else 1
+        new_items = await limits.run(count * _ITEM_BYTES, _stored_items, given)
         past: list[dict[str, Any]] = []
         try:
             if isinstance(previous, str) and previous:
@@ -310,8 +311,8 @@ _ITEM_BYTES = 64
 """A rough size of one input item, to weigh a history against `limits.INLINE_BYTES`."""
 
 
-def _stored_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [history.stored_item(i) for i in items]
+def _stored_items(given: Any) -> list[dict[str, Any]]:
+    return [history.stored_item(i) for i in history.input_items(given)]
 
 
 def _refuse(flow: http.HTTPFlow, body: dict[str, Any], response: http.Response) -> None:
