@@ -222,6 +222,7 @@ class State:
             return expanded
         if dialect == "responses":
             return expanded  # OpenAI's answer is OpenAI's to keep
+        self.forget(flow)  # a flow replayed in place: its last turn's input is over
         self._inputs[flow.id] = new_items
         if len(new_items) * _ITEM_BYTES >= limits.INLINE_BYTES:
             self._collector[flow.id] = limits.pause_collector()

@@ -4,19 +4,21 @@ which paths are state endpoints."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import threading
 from pathlib import Path
 
 import pytest
 from mitmproxy import http
+from mitmproxy.flow import Error
 from mitmproxy.test import taddons
 
 from addon.gateway import Gateway
 from addon.routing import DEFAULT_MATCH
 from addon.state import State
 from addon.streaming import StreamHook
-from tests.addon.conftest import CLIENT_KEY, UPSTREAM_KEY, client_flow, run_request, sse_events
+from tests.addon.conftest import CLIENT_KEY, UPSTREAM_KEY, client_flow, finish, run_request, sse_events
 from tests.data import DATA
 
 Ctx = tuple[Gateway, taddons.context]
@@ -128,3 +130,22 @@ def test_store_endpoints_answer_404_in_responses_shape_for_unknown_ids(gateway: 
     asyncio.run(addon.request(flow))
     assert flow.response.status_code == 404
     assert json.loads(flow.response.content)["error"]["message"] == "Response with id 'resp_gone' not found."
+
+
+def test_a_long_stored_input_pauses_the_collector_until_its_turn_is_over(gateway: Ctx) -> None:
+    """A collector pass over a long history held for the store would hold the interpreter lock
+    on the event loop for 100 ms or more; the pause ends with the flow, whatever ends it."""
+    addon, _ = gateway
+    items = [{"type": "message", "role": "user", "content": f"turn {i}"} for i in range(5000)]
+    assert gc.isenabled()
+    answered = client_flow({"model": "gpt-5.5", "input": items})
+    run_request(addon, answered)
+    assert not gc.isenabled()
+    cut = client_flow({"model": "gpt-5.5", "input": items})
+    run_request(addon, cut)
+    answered.response = http.Response.make(200, b"{}", {"content-type": "application/json"})
+    finish(addon.response(answered))
+    assert not gc.isenabled()  # the other flow still holds its input
+    cut.error = Error("client disconnected")
+    addon.error(cut)
+    assert gc.isenabled()
