@@ -20,6 +20,7 @@ import multiprocessing
 import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,9 +79,27 @@ def pool() -> ProcessPoolExecutor:
 async def run_translate(data: bytes, dialect: str, model: str | None, capabilities: Any,
                         web_search: str) -> Translated:
     """`translate(...)` in a worker process. The hand-off itself (starting a process the first
-    time, pickling the body) runs in a thread, off the event loop."""
-    future = await asyncio.to_thread(pool().submit, translate, data, dialect, model, capabilities, web_search)
-    return await asyncio.wrap_future(future)
+    time, pickling the body) runs in a thread, off the event loop. A pool whose worker died (killed,
+    out of memory) is replaced, and the request tried once more in the new one."""
+    for attempt in (1, 2):
+        used = await asyncio.to_thread(pool)
+        try:
+            future = await asyncio.to_thread(used.submit, translate, data, dialect, model, capabilities,
+                                             web_search)
+            return await asyncio.wrap_future(future)
+        except BrokenProcessPool:
+            _forget(used)
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _forget(broken: ProcessPoolExecutor) -> None:
+    global _pool
+    with _lock:
+        if _pool is broken:
+            _pool = None
+    broken.shutdown(wait=False, cancel_futures=True)
 
 
 def shutdown() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 
 import pytest
 
@@ -44,3 +45,12 @@ def test_a_refused_request_comes_back_as_the_translators_error() -> None:
 
 def test_the_work_runs_in_another_process() -> None:
     assert workers.pool().submit(os.getpid).result(timeout=60) != os.getpid()
+
+
+def test_a_pool_whose_worker_died_is_replaced() -> None:
+    broken = workers.pool()
+    os.kill(broken.submit(os.getpid).result(timeout=60), signal.SIGKILL)
+    data = json.dumps({"model": "gpt-5.5", "input": "hi"}).encode()
+    done = asyncio.run(workers.run_translate(data, "anthropic", "claude-haiku-4-5", None, "follow"))
+    assert json.loads(done.content)["messages"][0]["content"][0]["text"] == "hi"
+    assert workers.pool() is not broken
