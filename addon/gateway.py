@@ -488,6 +488,7 @@ class Gateway:
 
     def done(self) -> None:
         workers.shutdown()
+        self.state.done()  # the turns queued are written, then the store is closed
 
     # -- whole bodies -----------------------------------------------------------------------
     def _translate_error(self, flow: http.HTTPFlow, translation: Translation, info: dict[str, Any]) -> None:

@@ -83,6 +83,9 @@ class State:
         self.close()
 
     def close(self) -> None:
+        for flow_id in list(self._collector):  # flows never finished: the collector runs again
+            self._collector.pop(flow_id)()
+        self._inputs.clear()
         with self._worker_lock:
             worker, self._worker = self._worker, None
         if worker is not None:
