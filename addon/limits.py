@@ -28,7 +28,8 @@ MAX_KEPT_BYTES = 8 * MiB
 INLINE_BYTES = 256 * 1024
 """Bodies below this are translated on the event loop: a 256 KB request (a long Codex session)
 translates in a few ms, less than handing it to a thread and back would add to every small
-one. Bigger ones go to a worker thread (bench/, docs/_from_resources.md)."""
+one. Bigger ones are read in a worker thread and translated in a worker process
+(addon/workers.py; bench/, docs/_from_resources.md, docs/_from_stall.md)."""
 
 
 def add_options(loader: Any) -> None:
