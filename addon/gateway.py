@@ -20,7 +20,19 @@ if _ROOT not in sys.path:  # loaded by path with `-s addon/gateway.py`: make the
 
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
-from addon import auth, bodies, catalog, credentials, cutoff, dialects, flowinfo, limits, recording, views  # noqa: E402
+from addon import (  # noqa: E402
+    auth,
+    bodies,
+    catalog,
+    credentials,
+    cutoff,
+    dialects,
+    flowinfo,
+    limits,
+    recording,
+    views,
+    workers,
+)
 from addon import headers as upstream_headers  # noqa: E402
 from addon.capabilities import MODES, Capabilities  # noqa: E402
 from addon.errors import answer, error_response, json_response  # noqa: E402
@@ -205,12 +217,17 @@ class Gateway:
             answer(flow, error_response(500, "server_error", message))
 
     async def _intercept(self, flow: http.HTTPFlow) -> None:
+        # a large body's parse lives until it is translated: no collector pass over it meanwhile
+        with limits.collector_paused(len(flow.request.raw_content or b"")):
+            await self._intercept_read(flow)
+
+    async def _intercept_read(self, flow: http.HTTPFlow) -> None:
         try:
             # Codex may send zstd (docs/mitmproxy.md "Compressed bodies"). Read it decoded, once and
             # within gateway_max_request_bytes, but leave the body as sent until the flow is
             # ours: an unrouted request goes on untouched. A large body is read in a worker
             # thread (addon/limits.py).
-            data, body = await limits.run(len(flow.request.raw_content or b""), self._read_body, flow)
+            data, body, text = await limits.run(len(flow.request.raw_content or b""), self._read_body, flow)
         except bodies.TooLarge as exc:
             flow.response = error_response(413, "request_too_large", str(exc))
             return
@@ -220,13 +237,17 @@ class Gateway:
         except RecursionError:  # not a ValueError: Python's parser gives up past ~1000 levels
             flow.response = error_response(400, "invalid_json", "the request body is nested too deeply")
             return
-        # JSON's own encoding, whatever charset the content-type claims (RFC 8259 §8.1)
-        await self._translate(flow, body, wirejson.decode_text(data))
+        await self._translate(flow, body, text, data)
+        # a large parse is let go of in pieces, off the loop: freed at once, a million objects
+        # hold the interpreter lock for as long as a collector pass over them
+        await limits.let_go(len(data), body)
 
-    def _read_body(self, flow: http.HTTPFlow) -> tuple[bytes, Any]:
+    def _read_body(self, flow: http.HTTPFlow) -> tuple[bytes, Any, str]:
+        """The body decoded, its JSON, and its text in JSON's own encoding, whatever charset the
+        content-type claims (RFC 8259 §8.1)."""
         encoding = flow.request.headers.get("content-encoding")
         data = bodies.decoded(flow.request.raw_content or b"", encoding, self._max_request())
-        return data, bodies.loads(data)
+        return data, bodies.loads(data), wirejson.decode_text(data)
 
     async def _replay(self, flow: http.HTTPFlow) -> None:
         """A saved gateway flow sent again. Its request is the rewritten one, stale (old options)
@@ -258,7 +279,8 @@ class Gateway:
         answer(flow, error_response(400, "replay_failed", message))
 
     async def _translate(self, flow: http.HTTPFlow, body: Any, client_text: str,
-                         replay: bool = False) -> None:
+                         data: bytes | None = None, replay: bool = False) -> None:
+        """`data`: the client's body as read, when `body` is its JSON."""
         client_model = body.get("model") if isinstance(body, dict) else None
         route = self.router.route(client_model if isinstance(client_model, str) else "")
         if route is None:
@@ -268,6 +290,7 @@ class Gateway:
             return  # no route for this model: leave the flow untouched
         compact = self.state.endpoint(self.router.match, flow.request.pretty_host,
                                       flow.request.path) == "responses/compact"
+        read = body
         body = await self.state.prepare(flow, body, route, compact=compact)  # the stored history
         if body is None:
             return
@@ -283,8 +306,12 @@ class Gateway:
         if caps is not None:
             info["capabilities"] = caps.capabilities.source
             info["notes"] += [caps.note] if caps.note else []
-        # a large request is translated and written in a worker thread (addon/limits.py)
-        await limits.run(len(client_text), self._translate_and_retarget, flow, body, route, caps, info)
+        if len(client_text) < limits.INLINE_BYTES:
+            self._translate_and_retarget(flow, body, route, caps, info)
+        else:  # a large request is translated and written in a worker process (addon/workers.py)
+            if body is not read or data is None:  # the stored history added: written anew, off the loop
+                data = await limits.run(len(client_text), bodies.dumps, body)
+            await self._translate_in_worker(flow, data, route, caps, info)
         # An upstream that cannot be reached is answered by the HTTP layer (cutoff.py), with the
         # same Responses-shaped 502, when the connection attempt fails.
 
@@ -294,15 +321,36 @@ class Gateway:
             translation = translate_request(body, route.dialect, route.model,
                                             capabilities=caps.capabilities if caps else None,
                                             web_search=ctx.options.gateway_web_search)
-        except TranslatorError as exc:
+        except Exception as exc:
+            self._refuse_translation(flow, info, exc)
+            return
+        self._retarget_translated(flow, route, translation, None,
+                                  translation.model_dump(mode="json", exclude={"body"}), info)
+
+    async def _translate_in_worker(self, flow: http.HTTPFlow, data: bytes, route: Route,
+                                   caps: Any, info: dict[str, Any]) -> None:
+        try:
+            done = await workers.run_translate(data, route.dialect, route.model,
+                                               caps.capabilities if caps else None,
+                                               ctx.options.gateway_web_search)
+        except Exception as exc:
+            self._refuse_translation(flow, info, exc)
+            return
+        self._retarget_translated(flow, route, done.translation, done.content, done.saved, info)
+
+    @staticmethod
+    def _refuse_translation(flow: http.HTTPFlow, info: dict[str, Any], exc: Exception) -> None:
+        if isinstance(exc, TranslatorError):
             info["refused"] = exc.message
             answer(flow, json_response(exc.status, exc.to_body()))
-            return
-        except Exception as exc:  # a translator bug must not let the flow go on to OpenAI as sent
+        else:  # a translator bug must not let the flow go on to OpenAI as sent
             info["error"] = f"gateway could not translate the request: {exc!r}"
             answer(flow, error_response(500, "server_error", info["error"]))
-            return
-        flow.metadata["gateway.translation"] = translation.model_dump(mode="json", exclude={"body"})
+
+    def _retarget_translated(self, flow: http.HTTPFlow, route: Route, translation: Translation,
+                             content: bytes | None, saved: dict[str, Any], info: dict[str, Any]) -> None:
+        """`content`: the upstream body already written (by a worker), else None."""
+        flow.metadata["gateway.translation"] = saved
         self._live[flow.id] = translation
         info.update(model=translation.model, url=route.base_url + translation.path)
         flowinfo.merge(info, translation)
@@ -311,7 +359,7 @@ class Gateway:
         # a failure past this point leaves a half-rewritten request (new URL, client headers):
         # it is answered here and never sent
         try:
-            self._retarget(flow, route, translation)
+            self._retarget(flow, route, translation, content)
         except TranslatorError as exc:  # e.g. no credentials for a signed dialect
             info["error"] = exc.message
             answer(flow, json_response(exc.status, exc.to_body()))
@@ -320,8 +368,10 @@ class Gateway:
             info["error"] = f"gateway could not address the upstream: {exc!r}"
             answer(flow, error_response(500, "server_error", info["error"]))
 
-    def _retarget(self, flow: http.HTTPFlow, route: Route, translation: Translation) -> None:
-        content = bodies.dumps(translation.body)
+    def _retarget(self, flow: http.HTTPFlow, route: Route, translation: Translation,
+                  content: bytes | None = None) -> None:
+        if content is None:
+            content = bodies.dumps(translation.body)
         dialect = registry.get(route.dialect)
         if auth.takes_client_credentials(route.dialect, route.base_url):
             # the client's own vendor: the client's own headers go along (its credentials unless
@@ -369,6 +419,7 @@ class Gateway:
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         if flow.id not in self._live and "gateway.translation" not in flow.metadata:
+            self.state.forget(flow)  # e.g. refused before translation
             return None  # not a translated flow: nothing to do, whatever its size
         # a large whole answer is translated, and a large translation let go of, in a worker
         # thread (addon/limits.py)
@@ -377,6 +428,12 @@ class Gateway:
         return limits.off_loop(size, self._respond, flow)
 
     def _respond(self, flow: http.HTTPFlow) -> None:
+        try:
+            self._answer(flow)
+        finally:
+            self.state.forget(flow)
+
+    def _answer(self, flow: http.HTTPFlow) -> None:
         translation = self._translation(flow)
         self._live.pop(flow.id, None)
         if translation is None or flow.response is None or "gateway.done" in flow.metadata:
@@ -423,6 +480,7 @@ class Gateway:
 
     def error(self, flow: http.HTTPFlow) -> None:
         self._live.pop(flow.id, None)
+        self.state.forget(flow)
         if flowinfo.KEY in flow.metadata:
             hook = flow.response.stream if flow.response is not None else None
             if isinstance(hook, StreamHook) and flow.response is not None:
@@ -436,6 +494,10 @@ class Gateway:
             auth.redact_request(flow.request.headers)
             credentials.scrub_flow(flow)
             flowinfo.describe(flow)
+
+    def done(self) -> None:
+        workers.shutdown()
+        self.state.done()  # the turns queued are written, then the store is closed
 
     # -- whole bodies -----------------------------------------------------------------------
     def _translate_error(self, flow: http.HTTPFlow, translation: Translation, info: dict[str, Any]) -> None:

@@ -16,9 +16,10 @@ for or shares. Each bound has an option with a default that real traffic never r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 MiB = 1024 * 1024
@@ -27,7 +28,8 @@ MAX_KEPT_BYTES = 8 * MiB
 INLINE_BYTES = 256 * 1024
 """Bodies below this are translated on the event loop: a 256 KB request (a long Codex session)
 translates in a few ms, less than handing it to a thread and back would add to every small
-one. Bigger ones go to a worker thread (bench/, docs/design.md "Limits")."""
+one. Bigger ones are read in a worker thread and translated in a worker process
+(addon/workers.py; bench/, docs/design.md "Limits")."""
 
 
 def add_options(loader: Any) -> None:
@@ -59,27 +61,82 @@ async def run[T](size: int, step: Callable[..., T], *args: Any) -> T:
     return await asyncio.to_thread(_without_gc, step, *args)
 
 
+_RELEASE_STEP = 512
+"""List items let go of per call in `let_go`."""
+
+
+def let_go(size: int, value: Any) -> Awaitable[None]:
+    """Empty the lists of a large parsed body in a worker thread, a slice at a time, so that
+    freeing it is many short calls the event loop can interleave with, not one that frees a
+    million objects at once. `value` must be no longer in use (other references only lose its
+    list members)."""
+    if size < INLINE_BYTES or not isinstance(value, dict):
+        return asyncio.sleep(0)
+    return asyncio.to_thread(_empty, value)
+
+
+def _empty(value: dict[str, Any]) -> None:
+    for member in value.values():
+        if isinstance(member, list):
+            empty(member)
+
+
 _gc_lock = threading.Lock()
 _gc_pauses = 0
 _gc_was_enabled = True
 
 
-def _without_gc[T](step: Callable[..., T], *args: Any) -> T:
-    """Run `step` with Python's cyclic garbage collector paused. A large body is a million
-    objects or more (parsed JSON, then the translated body), and each full collection pass over
-    them holds the interpreter lock for 100-300 ms while the event loop waits: the thread would
-    still stall every other stream. JSON objects hold no cycles, so reference counting frees
-    them either way; the pause ends with the last overlapping step."""
+@contextlib.contextmanager
+def collector_paused(size: int = INLINE_BYTES) -> Iterator[None]:
+    """Python's cyclic garbage collector paused over the block when `size` is large. A large body
+    is a million objects or more (parsed JSON, then the translated body), and each full
+    collection pass over them holds the interpreter lock for 100-300 ms, on the event loop or in
+    a thread alike: every other stream would stall for as long. JSON objects hold no cycles, so
+    reference counting frees them either way; the pause ends with the last overlapping one,
+    which should outlive the large objects (a request's parse is let go of by the time its
+    translation is sent)."""
+    if size < INLINE_BYTES:
+        yield
+        return
+    resume = pause_collector()
+    try:
+        yield
+    finally:
+        resume()
+
+
+def pause_collector() -> Callable[[], None]:
+    """Pause the cyclic collector until the returned callable is called (once; later calls do
+    nothing): for large objects that outlive a hook, such as a stored turn's input items."""
     global _gc_pauses, _gc_was_enabled
     with _gc_lock:
         if _gc_pauses == 0:
             _gc_was_enabled = gc.isenabled()
             gc.disable()
         _gc_pauses += 1
-    try:
-        return step(*args)
-    finally:
+    resumed = False
+
+    def resume() -> None:
+        global _gc_pauses
+        nonlocal resumed
         with _gc_lock:
+            if resumed:
+                return
+            resumed = True
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_was_enabled:
                 gc.enable()
+
+    return resume
+
+
+def empty(items: list[Any]) -> None:
+    """Let go of a long list's members a slice at a time (see `let_go`)."""
+    while items:
+        del items[-_RELEASE_STEP:]
+
+
+def _without_gc[T](step: Callable[..., T], *args: Any) -> T:
+    """Run `step` with the cyclic garbage collector paused (`collector_paused`)."""
+    with collector_paused():
+        return step(*args)

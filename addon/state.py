@@ -13,12 +13,14 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from mitmproxy import ctx, exceptions, http
 
-from addon import dialects, endpoints, flowinfo, history
+from addon import dialects, endpoints, flowinfo, history, limits
 from addon.errors import answer, error_response, json_response
 from addon.routing import Route, serving
 from addon.store import ResponseRecord, Store, StoreError, open_store
@@ -35,6 +37,16 @@ class State:
     def __init__(self) -> None:
         self._store: Store | None = None
         self._location = ""
+        self._inputs: dict[str, list[dict[str, Any]]] = {}
+        """The new input items of each turn in flight, until it is recorded: kept here, not in
+        `flow.metadata`, which mitmproxy deep-copies and writes whole for every saved flow (a
+        100k-item history: seconds on the event loop)."""
+        self._collector: dict[str, Any] = {}
+        self._worker: ThreadPoolExecutor | None = None
+        self._worker_lock = threading.Lock()
+        """For a long history kept here, the cyclic collector's pause until the turn is over: a
+        collector pass over its objects holds the interpreter lock for 100 ms or more
+        (addon/limits.py)."""
 
     # -- options ----------------------------------------------------------------------------
     def load(self, loader: Any) -> None:
@@ -71,6 +83,13 @@ class State:
         self.close()
 
     def close(self) -> None:
+        for flow_id in list(self._collector):  # flows never finished: the collector runs again
+            self._collector.pop(flow_id)()
+        self._inputs.clear()
+        with self._worker_lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown(wait=True)  # the turns already recorded are written first
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -87,8 +106,18 @@ class State:
             self._store = open_store(location, ttl=o.gateway_store_ttl, max_bytes=o.gateway_store_max_bytes)
         return self._store
 
+    def _store_thread(self) -> ThreadPoolExecutor:
+        """The one thread every store call runs in, in the order they were made: a turn's write
+        is queued before the client can send the request that reads it, so that read finds it.
+        A write of a large turn (a 16 MB answer, a 100k-item input) takes 100 ms or more, which
+        the stream callable, on the event loop, must not wait for (docs/mitmproxy.md)."""
+        with self._worker_lock:
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(1, thread_name_prefix="gateway-store")
+            return self._worker
+
     async def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(fn, *args, **kwargs)
+        return await asyncio.wrap_future(self._store_thread().submit(fn, *args, **kwargs))
 
     # -- matching ---------------------------------------------------------------------------
     @staticmethod
@@ -160,7 +189,10 @@ class State:
             _refuse(flow, body, error_response(400, "invalid_request_error", "previous_response_id and "
                                                "conversation cannot be used together.", "conversation"))
             return None
-        new_items = [history.stored_item(i) for i in history.input_items(body.get("input"))]
+        given = body.get("input")
+        # a long history is read and rewritten in a worker thread (addon/limits.py)
+        count = len(given) if isinstance(given, list) else 1
+        new_items = await limits.run(count * _ITEM_BYTES, _stored_items, given)
         past: list[dict[str, Any]] = []
         try:
             if isinstance(previous, str) and previous:
@@ -194,8 +226,12 @@ class State:
             return expanded
         if own_state:
             return expanded  # OpenAI's answer is OpenAI's to keep
+        self.forget(flow)  # a flow replayed in place: its last turn's input is over
+        self._inputs[flow.id] = new_items
+        if len(new_items) * _ITEM_BYTES >= limits.INLINE_BYTES:
+            self._collector[flow.id] = limits.pause_collector()
         flow.metadata[KEY] = {"kind": "response", "store": store, "previous_id": previous or None,
-                              "conversation_id": conversation_id or None, "input": new_items,
+                              "conversation_id": conversation_id or None, "input_items": len(new_items),
                               "route": {"dialect": dialect, "model": model}}
         return expanded
 
@@ -228,25 +264,60 @@ class State:
             return
         self._record(flow, turn, body)
 
+    def forget(self, flow: http.HTTPFlow) -> None:
+        """The flow is over (answered, failed or cut): its turn's input is let go of."""
+        items = self._inputs.pop(flow.id, None)
+        resume = self._collector.pop(flow.id, None)
+        if resume is not None:
+            if items:  # a slice at a time, in whichever thread ends the flow
+                limits.empty(items)
+            resume()
+
     def _record(self, flow: http.HTTPFlow, turn: dict[str, Any], response: dict[str, Any]) -> None:
+        """Queue the turn's write in the store's thread; the write owns the turn's input from
+        here on (and the collector's pause for it), and lets go of it once written."""
         turn["recorded"] = True
+        inputs = self._inputs.pop(flow.id, [])
+        resume = self._collector.pop(flow.id, None)
         if response.get("status") not in _RECORDED:
+            self._let_go(inputs, resume)
             return
         conversation_id = turn.get("conversation_id")
         stored = {**response, "previous_response_id": turn.get("previous_id"), "store": turn["store"],
                   "conversation": {"id": conversation_id} if conversation_id else None}
         output = [history.stored_item(i) for i in response.get("output") or []]
-        try:
-            if turn["store"]:
-                self.store().put_response(ResponseRecord(
-                    id=response["id"], response=stored, input=turn["input"], route=turn["route"],
-                    previous_id=turn.get("previous_id"), conversation_id=conversation_id))
-            if conversation_id:
-                self.store().append_items(conversation_id, turn["input"] + output)
-        except StoreError as exc:
-            info = flow.metadata.get(flowinfo.KEY)
-            if info is not None:
-                info["notes"].append(f"state: not stored: {exc}")
+        store = self.store()
+
+        def write() -> None:
+            try:
+                if turn["store"]:
+                    store.put_response(ResponseRecord(
+                        id=response["id"], response=stored, input=inputs, route=turn["route"],
+                        previous_id=turn.get("previous_id"), conversation_id=conversation_id))
+                if conversation_id:
+                    store.append_items(conversation_id, inputs + output)
+            except StoreError as exc:  # noted on the flow if it is not saved yet
+                info = flow.metadata.get(flowinfo.KEY)
+                if info is not None:
+                    info["notes"].append(f"state: not stored: {exc}")
+            finally:
+                self._let_go(inputs, resume)
+
+        self._store_thread().submit(write)
+
+    @staticmethod
+    def _let_go(inputs: list[dict[str, Any]], resume: Any) -> None:
+        if resume is not None:
+            limits.empty(inputs)  # a long input a slice at a time
+            resume()
+
+
+_ITEM_BYTES = 64
+"""A rough size of one input item, to weigh a history against `limits.INLINE_BYTES`."""
+
+
+def _stored_items(given: Any) -> list[dict[str, Any]]:
+    return [history.stored_item(i) for i in history.input_items(given)]
 
 
 def _refuse(flow: http.HTTPFlow, body: dict[str, Any], response: http.Response) -> None:

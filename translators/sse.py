@@ -8,7 +8,10 @@ buffer waits for the next chunk, since it may be the first half of a CRLF.
 from __future__ import annotations
 
 import re
+import secrets
 from typing import Any, NamedTuple
+
+import orjson
 
 from translators import wirejson
 from translators.errors import UpstreamProtocolError
@@ -75,14 +78,20 @@ class SSEDecoder:
             self._held_size += len(chunk)
             self._check([])
             return []
-        buffer = b"".join((*held, chunk)) if held else chunk
-        held.clear()
-        if b"\r" in buffer:
-            lines, rest = _split_with_cr(buffer)
+        if held and not held[-1].endswith(b"\r") and b"\r" not in chunk:
+            # the held line ends in this chunk (held pieces hold no CR but a last one): its
+            # pieces are joined once, with the chunk's first line, and nothing else is copied
+            lines = chunk.split(b"\n")
+            lines[0] = b"".join((*held, lines[0]))
+            rest = lines.pop()
         else:
-            end = buffer.rfind(b"\n") + 1
-            rest = buffer[end:]
-            lines = buffer[:end - 1].split(b"\n") if end else []
+            buffer = b"".join((*held, chunk)) if held else chunk
+            if b"\r" in buffer:
+                lines, rest = _split_with_cr(buffer)
+            else:  # the last piece is what follows the last line end: the incomplete rest
+                lines = buffer.split(b"\n")
+                rest = lines.pop()
+        held.clear()
         if rest:
             held.append(rest)
         self._held_size = len(rest)
@@ -100,7 +109,9 @@ class SSEDecoder:
                 event = ""
                 size = 0
             elif raw.startswith(b"data: "):
-                data.append(raw[6:].decode("utf-8", "replace"))
+                # a long line is decoded in place, not copied first
+                data.append(raw[6:].decode("utf-8", "replace") if len(raw) < _LONG
+                            else str(memoryview(raw)[6:], "utf-8", "replace"))
                 size += len(raw)
             elif raw.startswith(b"event: "):
                 event = raw[7:].decode("utf-8", "replace")
@@ -172,6 +183,81 @@ def _split_with_cr(buffer: bytes) -> tuple[list[bytes], bytes]:
         lines.append(buffer[start:cr])
         start = cr + 2 if buffer[cr + 1: cr + 2] == b"\n" else cr + 1
     return lines, buffer[start:]
+
+
+_LONG = 64 * 1024
+"""A string or line this long takes the paths that copy it least."""
+
+
+class LongStrings:
+    """The JSON of long strings, written once and spliced into every event that repeats them.
+
+    A Responses answer repeats an item's whole text in four done events after its deltas
+    (docs/responses.md "Event order"): for a 16 MB text written in one delta, five writes of
+    16 MB inside one stream callable, on the proxy's event loop. The same string object is in
+    each payload, so its JSON is kept by identity. The bytes are `encode_event`'s: orjson writes
+    each string on its own, so the JSON of a payload is that of its parts."""
+
+    __slots__ = ("_known", "_placeholder", "_written")
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[str, bytes]] = {}
+        # a stand-in no upstream can write: a NUL (escaped in JSON) and a random nonce
+        self._placeholder = f"\x00{secrets.token_hex(12)}\x00"
+        self._written = wirejson.dumps(self._placeholder)
+
+    def json(self, text: str) -> bytes | None:
+        """The JSON string of `text`; None when orjson refuses it (a lone surrogate)."""
+        known = self._known.get(id(text))
+        if known is not None and known[0] is text:
+            return known[1]
+        try:
+            written = orjson.dumps(text)
+        except TypeError:
+            return None
+        self._known[id(text)] = (text, written)  # the string is held, so its id stays its own
+        return written
+
+    def encode_event(self, event_type: str, payload: dict[str, Any]) -> bytes:
+        return b"".join(self.event_parts(event_type, payload))
+
+    def event_parts(self, event_type: str, payload: dict[str, Any]) -> list[bytes]:
+        """`encode_event`'s bytes in pieces, the long strings' JSON among them as they are, so
+        that a caller joining all its events copies them once."""
+        found: list[bytes] = []
+        try:
+            stripped = self._strip(payload, found)
+        except _Unwritable:
+            return [encode_event(event_type, payload)]
+        if not found:
+            return [encode_event(event_type, payload)]
+        pieces = wirejson.dumps(stripped).split(self._written)
+        out = [b"event: %b\ndata: %b" % (event_type.encode(), pieces[0])]
+        for written, piece in zip(found, pieces[1:], strict=True):
+            out += (written, piece)
+        out.append(b"\n\n")
+        return out
+
+    def _strip(self, value: Any, found: list[bytes]) -> Any:
+        """`value` with each long string replaced by the placeholder, its JSON added to `found`
+        in the order a writer meets them (dicts in insertion order, lists in order)."""
+        if type(value) is str:
+            if len(value) < _LONG:
+                return value
+            written = self.json(value)
+            if written is None:
+                raise _Unwritable
+            found.append(written)
+            return self._placeholder
+        if type(value) is dict:
+            return {key: self._strip(item, found) for key, item in value.items()}
+        if type(value) is list:
+            return [self._strip(item, found) for item in value]
+        return value
+
+
+class _Unwritable(Exception):
+    """A long string orjson refuses: the whole payload is written the usual way."""
 
 
 def encode_event(event_type: str, payload: dict[str, Any]) -> bytes:

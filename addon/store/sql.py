@@ -24,6 +24,9 @@ SCHEMA = (
         id TEXT PRIMARY KEY, previous_id TEXT, conversation_id TEXT, data TEXT NOT NULL,
         size BIGINT NOT NULL, created_at DOUBLE PRECISION NOT NULL, used_at DOUBLE PRECISION NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS gw_responses_used ON gw_responses (used_at)",
+    # the purge's SUM(size) from the index alone: from the table, it reads past every row's
+    # `data` (a 100k-item turn is 10 MB), 10-50 ms per 50 MB stored, on the event loop
+    "CREATE INDEX IF NOT EXISTS gw_responses_used_size ON gw_responses (used_at, size)",
     """CREATE TABLE IF NOT EXISTS gw_conversations (
         id TEXT PRIMARY KEY, metadata TEXT NOT NULL, size BIGINT NOT NULL, next_seq BIGINT NOT NULL,
         created_at DOUBLE PRECISION NOT NULL, used_at DOUBLE PRECISION NOT NULL)""",

@@ -52,6 +52,7 @@ def gateway(listener: str, monkeypatch: pytest.MonkeyPatch,
                        gateway_key_env="ANTHROPIC_API_KEY",
                        gateway_store_path=str(tmp_path_factory.mktemp("store") / "store.sqlite"))
         yield addon, tctx
+        addon.done()  # as mitmproxy at shutdown: flows never finished let go of what they held
 
 
 def client_flow(body: Any = None, *, url: str = CLIENT_URL, method: str = "POST",

@@ -1,5 +1,6 @@
 """The gateway's hooks within their bounds (addon/limits.py): a request too large to read is a 413
-in the client's dialect, a large one is read in a worker thread and comes out the same."""
+in the client's dialect, a large one is read in a worker thread, translated in a worker process,
+and comes out the same."""
 
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ def test_a_compressed_body_is_decoded_once_and_stored_as_the_client_sent_it(gate
     assert flow.metadata["gateway.client_request"] == text
 
 
-def test_a_small_body_is_translated_on_the_loop_and_a_large_one_in_a_worker_thread_alike(
+def test_a_small_body_is_translated_in_the_proxy_and_a_large_one_in_a_worker_process_alike(
         gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
     addon, _ = gateway
     on_loop: list[bool] = []
@@ -74,12 +75,13 @@ def test_a_small_body_is_translated_on_the_loop_and_a_large_one_in_a_worker_thre
         on_loop.append(threading.current_thread() is threading.main_thread())
         return translate(*args, **kwargs)
 
-    monkeypatch.setattr(gateway_module, "translate_request", spy)
+    monkeypatch.setattr(gateway_module, "translate_request", spy)  # this process only
     small, large = client_flow(_big_body(3)), client_flow(_big_body(20_000))
     assert len(large.request.raw_content or b"") > 256 * 1024
     finish(addon.request(small))
     finish(addon.request(large))
-    assert on_loop == [True, False]
+    assert on_loop == [True]
+    assert large.metadata["gateway.translation"]["target"] == "anthropic"
     sent = json.loads(large.request.content or b"")
     assert len(sent["messages"]) == 1 and len(sent["messages"][0]["content"]) == 20_000
     assert json.loads(small.request.content or b"")["messages"][0]["content"][0]["text"] == "é 0"

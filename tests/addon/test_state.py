@@ -4,18 +4,21 @@ which paths are state endpoints."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import threading
 from pathlib import Path
 
 import pytest
 from mitmproxy import http
+from mitmproxy.flow import Error
 from mitmproxy.test import taddons
 
 from addon.gateway import Gateway
 from addon.routing import DEFAULT_MATCH
 from addon.state import State
 from addon.streaming import StreamHook
-from tests.addon.conftest import CLIENT_KEY, UPSTREAM_KEY, client_flow, run_request, sse_events
+from tests.addon.conftest import CLIENT_KEY, UPSTREAM_KEY, client_flow, finish, run_request, sse_events
 from tests.data import DATA
 
 Ctx = tuple[Gateway, taddons.context]
@@ -62,27 +65,37 @@ def test_a_store_false_turn_never_opens_the_store(gateway: Ctx) -> None:
     assert not _store_path(gateway).exists()
 
 
-def test_a_streamed_turn_is_stored_before_its_terminal_event_leaves(gateway: Ctx) -> None:
-    """The client may send its next request the moment it reads `response.completed`."""
+def test_a_streamed_turn_is_found_by_a_request_sent_as_its_terminal_event_leaves(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client may send its next request the moment it reads `response.completed`; the turn
+    is written in the store's own thread meanwhile, never on the event loop."""
     addon, _ = gateway
+    writers: list[bool] = []
+    store = addon.state.store()
+    put = store.put_response
+    monkeypatch.setattr(store, "put_response", lambda record: (
+        writers.append(threading.current_thread() is threading.main_thread()), put(record))[-1])
     flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True})
     run_request(addon, flow)
     flow.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
     addon.responseheaders(flow)
     hook = flow.response.stream
     assert isinstance(hook, StreamHook)
-    stored_when_completed = None
+    following = None
     for chunk in [*_events(UPSTREAM), b""]:
         out = hook(chunk)
         sent = out if isinstance(out, bytes) else b"".join(out)
         if b"response.completed" in sent:
             response_id = sse_events(sent)[-1]["response"]["id"]
-            stored_when_completed = addon.state.store().get_response(response_id)
+            following = client_flow({"model": "gpt-5.5", "input": "and then?",
+                                     "previous_response_id": response_id})
+            run_request(addon, following)
     addon.response(flow)
-    assert stored_when_completed is not None
-    assert stored_when_completed.input[0]["content"] == [{"type": "input_text", "text": "hi"}]
-    assert stored_when_completed.route == {"dialect": "anthropic", "model": "claude-sonnet-4-6"}
-    assert stored_when_completed.response["output"][-1]["type"] == "message"
+    assert following is not None and following.response is None
+    messages = json.loads(following.request.content or b"")["messages"]
+    assert messages[0] == {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    assert messages[1]["role"] == "assistant" and messages[-1]["content"][-1]["text"] == "and then?"
+    assert writers == [False]
 
 
 def test_the_store_file_holds_no_key(gateway: Ctx) -> None:
@@ -117,3 +130,22 @@ def test_store_endpoints_answer_404_in_responses_shape_for_unknown_ids(gateway: 
     asyncio.run(addon.request(flow))
     assert flow.response.status_code == 404
     assert json.loads(flow.response.content)["error"]["message"] == "Response with id 'resp_gone' not found."
+
+
+def test_a_long_stored_input_pauses_the_collector_until_its_turn_is_over(gateway: Ctx) -> None:
+    """A collector pass over a long history held for the store would hold the interpreter lock
+    on the event loop for 100 ms or more; the pause ends with the flow, whatever ends it."""
+    addon, _ = gateway
+    items = [{"type": "message", "role": "user", "content": f"turn {i}"} for i in range(5000)]
+    assert gc.isenabled()
+    answered = client_flow({"model": "gpt-5.5", "input": items})
+    run_request(addon, answered)
+    assert not gc.isenabled()
+    cut = client_flow({"model": "gpt-5.5", "input": items})
+    run_request(addon, cut)
+    answered.response = http.Response.make(200, b"{}", {"content-type": "application/json"})
+    finish(addon.response(answered))
+    assert not gc.isenabled()  # the other flow still holds its input
+    cut.error = Error("client disconnected")
+    addon.error(cut)
+    assert gc.isenabled()

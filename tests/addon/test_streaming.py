@@ -186,3 +186,15 @@ def test_a_failure_after_the_bound_continues_the_numbering_of_everything_sent() 
     payloads = sse_events(sent)
     assert payloads[-1]["type"] == "response.failed"
     assert [p["sequence_number"] for p in payloads] == list(range(len(payloads)))
+
+
+def test_dropped_output_is_counted_by_its_event_lines_and_terminal_events() -> None:
+    from addon.streaming import events_in, has_terminal
+
+    written = (b"event: response.output_text.delta\ndata: {\"delta\":\"event: response.completed\"}\n\n"
+               b"event: response.output_text.done\ndata: {}\n\n")
+    assert events_in(written) == 2 and events_in(b"data: x\n\n") == 0
+    assert not has_terminal(written)  # the name inside a data line is no event line
+    assert has_terminal(written + b"event: response.completed\ndata: {}\n\n")
+    assert has_terminal(b"event: response.failed")
+    assert not has_terminal(b"event: response.completed_later\ndata: {}\n\n")

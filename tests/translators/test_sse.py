@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from tests.translators.growth import LINEAR_BOUND, growth
 from translators.errors import UpstreamProtocolError
-from translators.sse import SSEDecoder, SSEEvent, encode_event
+from translators.sse import LongStrings, SSEDecoder, SSEEvent, encode_event
 
 SAMPLE = (
     b'event: a\r\ndata: {"t": "\xc3\xa9\xf0\x9f\xa6\x85"}\r\n\r\n'
@@ -147,3 +147,29 @@ def test_an_event_at_the_bound_passes():
     decoder = SSEDecoder(max_event=len(b"data: " + b"w" * 50))
     assert decoder.feed(b"data: " + b"w" * 25) == []
     assert decoder.feed(b"w" * 25 + b"\n\n") == [SSEEvent("message", "w" * 50)]
+
+
+def test_long_strings_written_once_give_the_bytes_of_encode_event() -> None:
+    text = "é\"\\\n\x00 😀" * 20_000
+    other = "x" * 70_000
+    part = {"type": "output_text", "text": text, "annotations": []}
+    payloads = [
+        {"type": "response.output_text.done", "text": text, "logprobs": [], "sequence_number": 3},
+        {"type": "response.completed", "response": {"output": [{"content": [part, part]}, other],
+                                                    "usage": None, "note": "short"}},
+        {"type": "response.output_text.done", "text": text + "\ud800"},  # orjson refuses it
+        {"type": "response.created", "response": {"id": "resp_1"}},
+    ]
+    strings = LongStrings()
+    for payload in payloads:
+        assert strings.encode_event(payload["type"], payload) == encode_event(payload["type"], payload)
+
+
+def test_a_long_line_split_over_many_chunks_is_one_event_whatever_follows_it() -> None:
+    line = b"data: " + b"v" * 300_000
+    pieces = [line[i:i + 65536] for i in range(0, len(line), 65536)]
+    decoder = SSEDecoder()
+    events = [e for piece in pieces for e in decoder.feed(piece)]
+    events += decoder.feed(b"\n\ndata: next\n")
+    events += decoder.feed(b"\n")
+    assert events == [SSEEvent("message", "v" * 300_000), SSEEvent("message", "next")]

@@ -20,7 +20,7 @@ from translators.ids import IdFactory
 from translators.ir import events as ev
 from translators.naming import ToolIndex, ToolRef
 from translators.report import Report
-from translators.sse import encode_event
+from translators.sse import LongStrings, encode_event
 
 # Upstream finish reasons, already normalised by the decoders, -> how the response ends.
 _INCOMPLETE = {"max_output_tokens", "content_filter"}
@@ -48,6 +48,13 @@ _DELTAS = {
     "custom": ("response.custom_tool_call_input.delta", '"delta":', ""),
 }
 """Item kind -> its delta event type and the payload fields around `delta` (openai SDK event types)."""
+
+
+_LONG = 64 * 1024
+"""A delta this long is written by orjson, whose string escaping is `encode_basestring`'s with
+ensure_ascii=False, byte for byte, for every string it takes (all but lone surrogates); once an
+answer holds this many characters, long strings are written once for all the events that repeat
+them (`sse.LongStrings`)."""
 
 
 class _Open:
@@ -99,6 +106,7 @@ class ResponsesEncoder:
         self.finished = False
         self._out: list[bytes] = []
         self._held = 0
+        self._strings = LongStrings()
         """Characters of text, reasoning and arguments held for the items' done events."""
 
     # -- public -----------------------------------------------------------------------------
@@ -181,7 +189,10 @@ class ResponsesEncoder:
         payload["type"] = event_type
         payload["sequence_number"] = self._seq
         self._seq += 1
-        self._out.append(encode_event(event_type, payload))
+        if self._held < _LONG:
+            self._out.append(encode_event(event_type, payload))
+        else:  # the long text of an item is in its done events and the final response
+            self._out += self._strings.event_parts(event_type, payload)
 
     def _emit_delta(self, item: _Open, text: str) -> None:
         """Delta events are most of a stream: written from the item's template rather than a dict.
@@ -190,8 +201,13 @@ class ResponsesEncoder:
         same string escaping as `json` with ensure_ascii=False); bench/ measured the dict path at
         about twice the cost of parsing the upstream event.
         """
-        self._out.append(f"{item.delta_head}{encode_basestring(text)}{item.delta_tail}{self._seq}}}\n\n"
-                         .encode("utf-8", "backslashreplace"))
+        if len(text) >= _LONG and (value := self._strings.json(text)) is not None:
+            # one giant delta (a whole file in one event): written in one C pass, not three
+            self._out.append(b"%b%b%b%d}\n\n" % (item.delta_head.encode(), value, item.delta_tail.encode(),
+                                                 self._seq))
+        else:
+            self._out.append(f"{item.delta_head}{encode_basestring(text)}{item.delta_tail}{self._seq}}}\n\n"
+                             .encode("utf-8", "backslashreplace"))
         self._seq += 1
 
     def _start(self) -> None:

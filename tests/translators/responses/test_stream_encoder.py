@@ -373,3 +373,18 @@ def test_an_answer_past_the_output_bound_fails_once_and_holds_no_more() -> None:
     assert payloads[-1]["response"]["error"]["message"].startswith("upstream_output_too_large")
     text = sum(len(p["delta"]) for p in payloads if p["type"] == "response.output_text.delta")
     assert text == MAX_OUTPUT_CHARS
+
+
+def test_a_giant_delta_is_written_as_the_json_module_writes_it() -> None:
+    """The one-pass path for long deltas writes the same bytes as `json` with ensure_ascii=False,
+    whatever the characters (control characters, quotes, non-ASCII, a lone surrogate)."""
+    text = ("é\"\\\n\t\x00\x1f\u2028😀 " * 20_000) + "\ud800"
+    encoder = ResponsesEncoder(model="m", tools=ToolIndex(), report=Report(), new_id=sequential_ids(),
+                               clock=lambda: 0)
+    out = encoder.encode([ev.Started(), ev.TextDelta(key=0, text=text[:-1]), ev.TextDelta(key=0, text=text)])
+    deltas = [line[6:] for line in out.split(b"\n")
+              if line.startswith(b"data: ") and json.loads(line[6:])["type"] == "response.output_text.delta"]
+    for written, sent in zip(deltas, (text[:-1], text), strict=True):
+        assert written == json.dumps(json.loads(written), ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8", "backslashreplace")
+        assert json.loads(written)["delta"] == sent
