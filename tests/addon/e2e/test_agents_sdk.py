@@ -30,21 +30,15 @@ from mitmproxy import http, io
 from openai import AsyncOpenAI
 from pydantic import BaseModel
 
-from tests.addon.e2e.conftest import CLIENT_KEY, UPSTREAM_KEY, StartProxy
-from tests.addon.e2e.upstream import Received, Reply, Upstream, raw_stream
+from tests.addon.e2e import sdk_targets
+from tests.addon.e2e.conftest import CLIENT_KEY, StartProxy
+from tests.addon.e2e.sdk_targets import BEDROCK_CLAUDE, BEDROCK_KEY, CLAUDE, DEEPSEEK, GEMINI, QWEN
+from tests.addon.e2e.upstream import Received, Reply, Upstream
 from tests.support import fake_upstream
 from tests.support.mitmdump import MitmDump
 
 pytestmark = pytest.mark.timeout(90)
 
-CHAT_KEY = "sk-chat-e2e-agents-secret-0123456789"
-GEMINI_KEY = "AIza-e2e-agents-gemini-secret-0123456789"
-BEDROCK_KEY = "bedrock-api-key-e2e-agents-0123456789"
-CLAUDE = "claude-sonnet-4-6"
-QWEN = "qwen3-coder"
-DEEPSEEK = "deepseek-chat"
-GEMINI = "gemini-3-flash-preview"
-BEDROCK_CLAUDE = "us.anthropic.claude-sonnet-4-6"
 # client model pattern -> (dialect, upstream model)
 ROUTES = {
     "agent-anthropic*": ("anthropic", CLAUDE),
@@ -53,9 +47,6 @@ ROUTES = {
     "agent-gemini": ("gemini", GEMINI),
     "agent-bedrock": ("bedrock", BEDROCK_CLAUDE),
 }
-KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "chat": "E2E_AGENTS_CHAT_KEY", "gemini": "GEMINI_API_KEY",
-           "bedrock": "AWS_BEARER_TOKEN_BEDROCK"}
-
 
 class City(BaseModel):
     name: str
@@ -78,30 +69,16 @@ def no_tracing() -> None:
 
 @pytest.fixture(scope="module")
 def routes_file(module_dir: Path, upstream_server: Upstream) -> Path:
-    tables = []
-    for pattern, (dialect, target) in ROUTES.items():
-        base_url = f"{upstream_server.url}/v1" if dialect == "chat" else upstream_server.url
-        tables.append(f'[[route]]\nmodel = "{pattern}"\nupstream = "{dialect}"\n'
-                      f'base_url = "{base_url}"\ntarget_model = "{target}"\nkey_env = "{KEY_ENV[dialect]}"\n')
-    path = module_dir / "agents-routes.toml"
-    path.write_text("\n".join(tables))
-    return path
+    return sdk_targets.write_routes(module_dir / "agents-routes.toml", upstream_server.url, ROUTES)
 
 
 @pytest.fixture(scope="module")
 def proxy(start_proxy: StartProxy, routes_file: Path) -> MitmDump:
-    env: dict[str, str | None] = {
-        "ANTHROPIC_API_KEY": UPSTREAM_KEY, "E2E_AGENTS_CHAT_KEY": CHAT_KEY, "GEMINI_API_KEY": GEMINI_KEY,
-        "AWS_BEARER_TOKEN_BEDROCK": BEDROCK_KEY, "AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None,
-        "AWS_PROFILE": None}
-    return start_proxy("agents", "reverse:https://api.openai.com", env=env, gateway_config=str(routes_file),
-                       gateway_aws_region="us-west-2")
+    return sdk_targets.start(start_proxy, "agents", routes_file)
 
 
 def planned(reply: fake_upstream.Reply) -> Reply:
-    """A stream built by `tests/support/fake_upstream.py`, as the local upstream's next answer."""
-    _status, headers, body = reply
-    return raw_stream(list(body), headers["content-type"], delay=0.01)
+    return sdk_targets.planned(reply, delay=0.01)
 
 
 def run_agent(proxy: MitmDump, client_model: str, settings: ModelSettings | None = None) -> Any:

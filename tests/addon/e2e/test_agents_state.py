@@ -32,24 +32,17 @@ from agents.models.openai_responses import OpenAIResponsesWSModel
 from openai import AsyncOpenAI
 from websockets.exceptions import InvalidStatus
 
-from tests.addon.e2e.conftest import CLIENT_KEY, UPSTREAM_KEY, StartProxy
-from tests.addon.e2e.upstream import Reply, Upstream, raw_stream
+from tests.addon.e2e import sdk_targets
+from tests.addon.e2e.conftest import CLIENT_KEY, StartProxy
+from tests.addon.e2e.sdk_targets import BEDROCK_CLAUDE, CLAUDE, GEMINI, QWEN
+from tests.addon.e2e.upstream import Upstream
 from tests.support import fake_upstream
 from tests.support.mitmdump import MitmDump
 from translators import compaction
 
 pytestmark = pytest.mark.timeout(120)
 
-CHAT_KEY = "sk-chat-e2e-state-secret-0123456789"
-GEMINI_KEY = "AIza-e2e-state-gemini-secret-0123456789"
-BEDROCK_KEY = "bedrock-api-key-e2e-state-0123456789"
-CLAUDE = "claude-sonnet-4-6"
-QWEN = "qwen3-coder"
-GEMINI = "gemini-3-flash-preview"
-BEDROCK_CLAUDE = "us.anthropic.claude-sonnet-4-6"
 UPSTREAM_MODEL = {"anthropic": CLAUDE, "chat": QWEN, "gemini": GEMINI, "bedrock": BEDROCK_CLAUDE}
-KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "chat": "E2E_STATE_CHAT_KEY", "gemini": "GEMINI_API_KEY",
-           "bedrock": "AWS_BEARER_TOKEN_BEDROCK"}
 
 
 @dataclass(frozen=True)
@@ -96,29 +89,12 @@ def no_tracing() -> None:
 
 @pytest.fixture(scope="module")
 def proxy(start_proxy: StartProxy, module_dir: Path, upstream_server: Upstream) -> MitmDump:
-    tables = []
-    for dialect, target_model in UPSTREAM_MODEL.items():
-        base_url = f"{upstream_server.url}/v1" if dialect == "chat" else upstream_server.url
-        tables.append(f'[[route]]\nmodel = "{client_model(dialect)}*"\nupstream = "{dialect}"\n'
-                      f'base_url = "{base_url}"\ntarget_model = "{target_model}"\n'
-                      f'key_env = "{KEY_ENV[dialect]}"\n')
-    routes = module_dir / "state-routes.toml"
-    routes.write_text("\n".join(tables))
-    env: dict[str, str | None] = {
-        "ANTHROPIC_API_KEY": UPSTREAM_KEY, "E2E_STATE_CHAT_KEY": CHAT_KEY, "GEMINI_API_KEY": GEMINI_KEY,
-        "AWS_BEARER_TOKEN_BEDROCK": BEDROCK_KEY, "AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None,
-        "AWS_PROFILE": None}
-    return start_proxy("state", "reverse:https://api.openai.com", env=env, gateway_config=str(routes),
-                       gateway_aws_region="us-west-2")
+    routes = {f"{client_model(dialect)}*": (dialect, model) for dialect, model in UPSTREAM_MODEL.items()}
+    return sdk_targets.start(start_proxy, "state",
+                        sdk_targets.write_routes(module_dir / "state-routes.toml", upstream_server.url, routes))
 
 
-def planned(reply: fake_upstream.Reply) -> Reply:
-    """A `fake_upstream` answer as the local upstream's next reply: a whole body as it is, a
-    stream chunk by chunk."""
-    status, headers, body = reply
-    if isinstance(body, bytes):
-        return Reply("json", status=status, body=body, headers=dict(headers))
-    return raw_stream(list(body), headers["content-type"], delay=0.005)
+planned = sdk_targets.planned
 
 
 def run(proxy: MitmDump, scenario: Callable[[AsyncOpenAI], Coroutine[Any, Any, Any]]) -> Any:
