@@ -90,8 +90,8 @@ def no_tracing() -> None:
 @pytest.fixture(scope="module")
 def proxy(start_proxy: StartProxy, module_dir: Path, upstream_server: Upstream) -> MitmDump:
     routes = {f"{client_model(dialect)}*": (dialect, model) for dialect, model in UPSTREAM_MODEL.items()}
-    return sdk_targets.start(start_proxy, "state",
-                        sdk_targets.write_routes(module_dir / "state-routes.toml", upstream_server.url, routes))
+    path = sdk_targets.write_routes(module_dir / "state-routes.toml", upstream_server.url, routes)
+    return sdk_targets.start(start_proxy, "state", path)
 
 
 planned = sdk_targets.planned
