@@ -1,6 +1,5 @@
 """Request bodies read within bounds: decoded once, with a streaming decompressor that stops at
-the limit, and parsed or written in pieces when large, so no single call holds the
-interpreter for the whole body while other flows wait (addon/limits.py).
+the limit (addon/limits.py), and kept for the saved flow within the kept bound.
 
 mitmproxy's own `get_content()` decodes the whole body at once, and keeps its last result in a
 module cache (docs/mitmproxy.md "Compressed bodies").
@@ -8,14 +7,13 @@ module cache (docs/mitmproxy.md "Compressed bodies").
 
 from __future__ import annotations
 
-import json
 import sys
 import zlib
 from typing import Any
 
 import brotli
-import orjson
 
+from addon.limits import cut_note
 from translators import wirejson
 
 if sys.version_info >= (3, 14):
@@ -25,15 +23,17 @@ else:
 
 _STEP = 1024 * 1024
 """Decoded bytes produced per decompressor call."""
-_PIECE = 64 * 1024
-"""A body up to this size is parsed or written in one call."""
 
 
 class TooLarge(Exception):
     def __init__(self, limit: int, encoding: str | None) -> None:
+        self.limit, self.encoding = limit, encoding
         how = f"decoded from {encoding}" if encoding else "as sent"
         super().__init__(f"the request body is larger than {limit} bytes ({how}); the gateway reads "
                          "at most gateway_max_request_bytes")
+
+    def __reduce__(self) -> tuple[type[TooLarge], tuple[int, str | None]]:
+        return TooLarge, (self.limit, self.encoding)  # raised in a worker process, it crosses back
 
 
 def decoded(raw: bytes, encoding: str | None, limit: int) -> bytes:
@@ -116,92 +116,13 @@ _DECODERS = {"identity": lambda data, limit: data, "none": lambda data, limit: d
              "gzip": _gzip, "x-gzip": _gzip, "deflate": _deflate, "br": _brotli, "zstd": _zstd}
 
 
-def _int(digits: str) -> int | float:
-    """orjson reads an integer beyond 64 bits as a float (translators/wirejson.py); so does this."""
-    value = int(digits)
-    return value if -(1 << 63) <= value < (1 << 64) else float(digits)
-
-
-_DECODER = json.JSONDecoder(parse_int=_int)
-_SPACE = json.decoder.WHITESPACE.match
-
-
-def loads(data: bytes) -> Any:
-    """`wirejson.loads(data)`, but a large top-level object is read member by member and its
-    arrays item by item, each a call of its own: the parse of a 10 MB request is then many
-    short calls a worker thread can be interrupted between, not one of half a second."""
-    if len(data) <= _PIECE:
-        return wirejson.loads(data)
-    try:
-        text = data.decode("utf-8")
-        return _object(text)
-    except (ValueError, IndexError):
-        return wirejson.loads(data)  # not an object of the usual shape: one call, same errors
-
-
-def _object(text: str) -> dict[str, Any]:
-    at = _SPACE(text, 0).end()
-    if text[at] != "{":
-        raise ValueError("not an object")
-    out: dict[str, Any] = {}
-    at = _SPACE(text, at + 1).end()
-    if text[at] == "}":
-        at += 1
-    else:
-        while True:
-            key, at = _DECODER.raw_decode(text, at)
-            if not isinstance(key, str):
-                raise ValueError("not a key")
-            at = _SPACE(text, at).end()
-            if text[at] != ":":
-                raise ValueError("no colon")
-            at = _SPACE(text, at + 1).end()
-            out[key], at = _array(text, at) if text[at] == "[" else _DECODER.raw_decode(text, at)
-            at = _SPACE(text, at).end()
-            if text[at] == "}":
-                at += 1
-                break
-            if text[at] != ",":
-                raise ValueError("no comma")
-            at = _SPACE(text, at + 1).end()
-    if _SPACE(text, at).end() != len(text):
-        raise ValueError("extra data")
-    return out
-
-
-def _array(text: str, at: int) -> tuple[list[Any], int]:
-    items: list[Any] = []
-    at = _SPACE(text, at + 1).end()
-    if text[at] == "]":
-        return items, at + 1
-    while True:
-        item, at = _DECODER.raw_decode(text, at)
-        items.append(item)
-        at = _SPACE(text, at).end()
-        if text[at] == "]":
-            return items, at + 1
-        if text[at] != ",":
-            raise ValueError("no comma")
-        at = _SPACE(text, at + 1).end()
-
-
-def dumps(value: Any) -> bytes:
-    """`wirejson.dumps(value)`, the same bytes, with a large object's list members written item by
-    item (compact JSON of a list is its items' JSON joined by commas)."""
-    if not isinstance(value, dict) or not any(isinstance(v, list) and len(v) > 64 for v in value.values()) \
-            or not all(isinstance(k, str) for k in value):
-        return wirejson.dumps(value)
-    members = []
-    try:
-        for key, item in value.items():
-            if isinstance(item, list):
-                written = b"[" + b",".join([orjson.dumps(x) for x in item]) + b"]"
-            else:
-                written = orjson.dumps(item)
-            members.append(orjson.dumps(key) + b":" + written)
-    except TypeError:  # what orjson refuses anywhere, wirejson writes the whole body its other way
-        return wirejson.dumps(value)
-    return b"{" + b",".join(members) + b"}"
+def kept_text(data: bytes, kept: int) -> str:
+    """The body's text for the saved flow (`gateway.client_request`): in JSON's own encoding
+    (`wirejson.decode_text`), cut past `kept` bytes with a note saying so, like the saved copy of
+    a stream (addon/streaming.py): a saved flow stays bounded whatever the client sent."""
+    if len(data) <= kept:
+        return wirejson.decode_text(data)
+    return wirejson.decode_text(data[:kept]) + f"\n[{cut_note(len(data) - kept, kept, 'read')}]"
 
 
 def declared_too_large(headers: Any, limit: int) -> str | None:

@@ -28,6 +28,7 @@ from addon import (  # noqa: E402
     cutoff,
     dialects,
     flowinfo,
+    history,
     limits,
     recording,
     views,
@@ -37,11 +38,13 @@ from addon import headers as upstream_headers  # noqa: E402
 from addon.capabilities import MODES, Capabilities  # noqa: E402
 from addon.errors import answer, error_response, json_response  # noqa: E402
 from addon.routing import DEFAULT_MATCH, Route, RouteError, Router, from_options, from_toml, serving  # noqa: E402
-from addon.state import State  # noqa: E402
+from addon.state import AS_SENT, State  # noqa: E402
+from addon.store import ItemsJSON  # noqa: E402
 from addon.streaming import StreamHook  # noqa: E402
 from translators import (  # noqa: E402
     Translation,
     TranslatorError,
+    compaction,
     stream_translator,
     translate_error,
     translate_request,
@@ -114,6 +117,9 @@ class Gateway:
                 loader.add_option(option.name, option.type, option.default, option.help)
         self.state.load(loader)
         limits.add_options(loader)
+
+    def running(self) -> None:
+        limits.freeze_startup()
 
     def configure(self, updated: set[str]) -> None:
         o = ctx.options
@@ -217,17 +223,16 @@ class Gateway:
             answer(flow, error_response(500, "server_error", message))
 
     async def _intercept(self, flow: http.HTTPFlow) -> None:
-        # a large body's parse lives until it is translated: no collector pass over it meanwhile
-        with limits.collector_paused(len(flow.request.raw_content or b"")):
-            await self._intercept_read(flow)
-
-    async def _intercept_read(self, flow: http.HTTPFlow) -> None:
+        # Codex may send zstd (docs/mitmproxy.md "Compressed bodies"). Read it decoded, once and
+        # within gateway_max_request_bytes, but leave the body as sent until the flow is ours: an
+        # unrouted request goes on untouched. A large body is read in a worker process, and the
+        # proxy keeps it as bytes (addon/workers.py).
+        raw = flow.request.raw_content or b""
+        encoding = flow.request.headers.get("content-encoding")
+        kept = ctx.options.gateway_max_kept_bytes
         try:
-            # Codex may send zstd (docs/mitmproxy.md "Compressed bodies"). Read it decoded, once and
-            # within gateway_max_request_bytes, but leave the body as sent until the flow is
-            # ours: an unrouted request goes on untouched. A large body is read in a worker
-            # thread (addon/limits.py).
-            data, body, text = await limits.run(len(flow.request.raw_content or b""), self._read_body, flow)
+            small = self._read_inline(raw, encoding, kept)
+            head = None if small else await workers.read_head(raw, encoding, self._max_request(), kept)
         except bodies.TooLarge as exc:
             flow.response = error_response(413, "request_too_large", str(exc))
             return
@@ -237,17 +242,29 @@ class Gateway:
         except RecursionError:  # not a ValueError: Python's parser gives up past ~1000 levels
             flow.response = error_response(400, "invalid_json", "the request body is nested too deeply")
             return
-        await self._translate(flow, body, text, data)
-        # a large parse is let go of in pieces, off the loop: freed at once, a million objects
-        # hold the interpreter lock for as long as a collector pass over them
-        await limits.let_go(len(data), body)
+        if small is not None:
+            body, text = small
+            fields = body if isinstance(body, dict) else {}
+            await self._translate(flow, fields, text, compaction.is_trigger(body), body=body)
+        elif head is not None:
+            try:
+                await self._translate(flow, head.fields, head.client_text, head.trigger, spilled=head.body)
+            finally:
+                workers.discard(head.body)
 
-    def _read_body(self, flow: http.HTTPFlow) -> tuple[bytes, Any, str]:
-        """The body decoded, its JSON, and its text in JSON's own encoding, whatever charset the
-        content-type claims (RFC 8259 §8.1)."""
-        encoding = flow.request.headers.get("content-encoding")
-        data = bodies.decoded(flow.request.raw_content or b"", encoding, self._max_request())
-        return data, bodies.loads(data), wirejson.decode_text(data)
+    def _read_inline(self, raw: bytes, encoding: str | None, kept: int) -> tuple[Any, str] | None:
+        """A small body's JSON and its text for the saved flow (`bodies.kept_text`); None for a
+        body of `limits.INLINE_BYTES` or more, as sent or once decoded, which a worker reads."""
+        if len(raw) >= limits.INLINE_BYTES:
+            return None
+        limit = self._max_request()
+        try:
+            data = bodies.decoded(raw, encoding, min(limit, limits.INLINE_BYTES - 1))
+        except bodies.TooLarge:
+            if limit < limits.INLINE_BYTES:
+                raise
+            return None
+        return wirejson.loads(data), bodies.kept_text(data, kept)
 
     async def _replay(self, flow: http.HTTPFlow) -> None:
         """A saved gateway flow sent again. Its request is the rewritten one, stale (old options)
@@ -269,19 +286,26 @@ class Gateway:
         except (ValueError, RecursionError):
             body = None
         if not isinstance(body, dict):
-            self._refuse_replay(flow, None, "the saved flow holds no client request to translate again")
+            cut = "gateway: cut here" in (client_request or "")[-300:]
+            self._refuse_replay(flow, None, "the saved client request was cut at gateway_max_kept_bytes"
+                                if cut else "the saved flow holds no client request to translate again")
             return
-        await self._translate(flow, body, client_request or "", replay=True)
+        await self._translate(flow, body, client_request or "", compaction.is_trigger(body), body=body,
+                              replay=True)
 
     def _refuse_replay(self, flow: http.HTTPFlow, client_model: object, message: str) -> None:
         flow.metadata[flowinfo.KEY] = {"upstream": "-", "model": client_model, "client_model": client_model,
                                        "dropped": [], "notes": [], "error": f"replay: {message}"}
         answer(flow, error_response(400, "replay_failed", message))
 
-    async def _translate(self, flow: http.HTTPFlow, body: Any, client_text: str,
-                         data: bytes | None = None, replay: bool = False) -> None:
-        """`data`: the client's body as read, when `body` is its JSON."""
-        client_model = body.get("model") if isinstance(body, dict) else None
+    async def _translate(self, flow: http.HTTPFlow, fields: dict[str, Any], client_text: str, trigger: bool,
+                         *, body: Any = None, spilled: workers.Spilled | None = None,
+                         replay: bool = False) -> None:
+        """Route, read the store and translate a request: a small one from its parsed `body`
+        (`fields` is the body itself), a large one from its bytes, `spilled`, in a worker
+        process, with only its short top-level members in `fields` (addon/workers.py).
+        `trigger`: its last input item is `compaction_trigger`."""
+        client_model = fields.get("model")
         route = self.router.route(client_model if isinstance(client_model, str) else "")
         if route is None:
             if replay:
@@ -290,11 +314,10 @@ class Gateway:
             return  # no route for this model: leave the flow untouched
         compact = self.state.endpoint(self.router.match, flow.request.pretty_host,
                                       flow.request.path) == "responses/compact"
-        read = body
-        body = await self.state.prepare(flow, body, route, compact=compact)  # the stored history
-        if body is None:
+        plan = await self.state.lookup(flow, fields, route, compact=compact)  # what the store holds
+        if plan is None:
             return
-        route = serving(route, body)  # a compaction request goes to the route's summarizer
+        route = serving(route, trigger or compact)  # a compaction request goes to the route's summarizer
         info: dict[str, Any] = {"upstream": route.dialect, "model": route.model or client_model,
                                 "client_model": client_model, "dropped": [], "notes": []}
         if replay:
@@ -306,12 +329,24 @@ class Gateway:
         if caps is not None:
             info["capabilities"] = caps.capabilities.source
             info["notes"] += [caps.note] if caps.note else []
-        if len(client_text) < limits.INLINE_BYTES:
+        if spilled is None:
+            if plan is not AS_SENT:
+                body, new_items = history.expand(body, plan.past, compact)
+                kept = history.user_messages(plan.past + new_items) if compact else None
+                self.state.register(flow, plan, new_items, len(new_items), kept)
             self._translate_and_retarget(flow, body, route, caps, info)
-        else:  # a large request is translated and written in a worker process (addon/workers.py)
-            if body is not read or data is None:  # the stored history added: written anew, off the loop
-                data = await limits.run(len(client_text), bodies.dumps, body)
-            await self._translate_in_worker(flow, data, route, caps, info)
+            return
+        try:
+            done = await workers.run_translate(spilled, route.dialect, route.model,
+                                               caps.capabilities if caps else None,
+                                               ctx.options.gateway_web_search,
+                                               None if plan is AS_SENT else plan.past, compact)
+        except Exception as exc:
+            self._refuse_translation(flow, info, exc)
+            return
+        if plan is not AS_SENT:
+            self.state.register(flow, plan, ItemsJSON(done.new_items), done.count, done.kept)
+        self._retarget_translated(flow, route, done.translation, done.content, done.saved, info)
         # An upstream that cannot be reached is answered by the HTTP layer (cutoff.py), with the
         # same Responses-shaped 502, when the connection attempt fails.
 
@@ -326,17 +361,6 @@ class Gateway:
             return
         self._retarget_translated(flow, route, translation, None,
                                   translation.model_dump(mode="json", exclude={"body"}), info)
-
-    async def _translate_in_worker(self, flow: http.HTTPFlow, data: bytes, route: Route,
-                                   caps: Any, info: dict[str, Any]) -> None:
-        try:
-            done = await workers.run_translate(data, route.dialect, route.model,
-                                               caps.capabilities if caps else None,
-                                               ctx.options.gateway_web_search)
-        except Exception as exc:
-            self._refuse_translation(flow, info, exc)
-            return
-        self._retarget_translated(flow, route, done.translation, done.content, done.saved, info)
 
     @staticmethod
     def _refuse_translation(flow: http.HTTPFlow, info: dict[str, Any], exc: Exception) -> None:
@@ -371,7 +395,7 @@ class Gateway:
     def _retarget(self, flow: http.HTTPFlow, route: Route, translation: Translation,
                   content: bytes | None = None) -> None:
         if content is None:
-            content = bodies.dumps(translation.body)
+            content = wirejson.dumps(translation.body)
         dialect = registry.get(route.dialect)
         if auth.takes_client_credentials(route.dialect, route.base_url):
             # the client's own vendor: the client's own headers go along (its credentials unless
@@ -401,6 +425,7 @@ class Gateway:
         translation = self._translation(flow)
         if translation is None or flow.response is None or "gateway.done" in flow.metadata:
             return
+        limits.keep_sent_request(flow.request, ctx.options.gateway_max_kept_bytes)  # sent by now
         upstream_headers.screen(flow, translation.target)  # vendor headers stay behind; redirects refused
         if flow.response.status_code != 200 or not translation.stream or upstream_headers.refusal(flow):
             return  # errors, refusals and whole answers are answered in `response`
@@ -421,10 +446,8 @@ class Gateway:
         if flow.id not in self._live and "gateway.translation" not in flow.metadata:
             self.state.forget(flow)  # e.g. refused before translation
             return None  # not a translated flow: nothing to do, whatever its size
-        # a large whole answer is translated, and a large translation let go of, in a worker
-        # thread (addon/limits.py)
-        size = max(len(flow.response.raw_content or b"") if flow.response is not None else 0,
-                   len(flow.request.raw_content or b""))
+        # a large whole answer is translated in a worker thread (addon/limits.py)
+        size = len(flow.response.raw_content or b"") if flow.response is not None else 0
         return limits.off_loop(size, self._respond, flow)
 
     def _respond(self, flow: http.HTTPFlow) -> None:
@@ -490,6 +513,7 @@ class Gateway:
                 flow.response.content = hook.saved_client()
                 if note := hook.cut_note():
                     flow.metadata[flowinfo.KEY]["notes"].append(note)
+            limits.keep_sent_request(flow.request, ctx.options.gateway_max_kept_bytes)
             flow.metadata[flowinfo.KEY]["error"] = flow.error.msg if flow.error else "connection error"
             auth.redact_request(flow.request.headers)
             credentials.scrub_flow(flow)

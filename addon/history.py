@@ -45,6 +45,20 @@ def stored_item(item: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
+def expand(body: dict[str, Any], past: list[dict[str, Any]],
+           compact: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The body to translate, with the stored history `past` in `input` (and, for a
+    `/responses/compact` request, the trigger that asks for a summary, docs/state.md), and the
+    turn's new input items as the store keeps them."""
+    new_items = [stored_item(i) for i in input_items(body.get("input"))]
+    expanded = {k: v for k, v in body.items() if k not in ("previous_response_id", "conversation")}
+    expanded["input"] = past + new_items
+    if compact:
+        expanded["input"] = [*expanded["input"], {"type": "compaction_trigger"}]
+        expanded["stream"] = False
+    return expanded, new_items
+
+
 def chain_items(records: list[Any]) -> list[dict[str, Any]]:
     """Every item of a chain of stored responses, oldest first: each input, then its output."""
     items: list[dict[str, Any]] = []

@@ -9,27 +9,26 @@ for or shares. Each bound has an option with a default that real traffic never r
   requests above 32 MB itself (docs/anthropic.md, 413 `request_too_large`), and a Codex request
   with a long history is a few MB; a zstd body of 32 KB can decode to 1 GB, so decoding stops at
   the bound and the client gets a 413.
-- `gateway_max_kept_bytes` (8 MiB): what the saved flow keeps of each side of one stream. The
-  stream itself goes on; the saved copy is cut and says so.
+- `gateway_max_kept_bytes` (8 MiB): what the saved flow keeps of each side of one stream, of the
+  client's request and of the upstream request once sent. The stream itself goes on; the saved
+  copy is cut and says so.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
-import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 MiB = 1024 * 1024
 MAX_REQUEST_BYTES = 32 * MiB
 MAX_KEPT_BYTES = 8 * MiB
 INLINE_BYTES = 256 * 1024
-"""Bodies below this are translated on the event loop: a 256 KB request (a long Codex session)
-translates in a few ms, less than handing it to a thread and back would add to every small
-one. Bigger ones are read in a worker thread and translated in a worker process
-(addon/workers.py; bench/, docs/design.md "Limits")."""
+"""Request bodies below this are read and translated on the event loop: a 256 KB request (a long
+Codex session) translates in a few ms, less than the hand-off to a worker process would add to
+every small one. Bigger ones are read and translated in a worker process (addon/workers.py;
+bench/, docs/design.md "Limits")."""
 
 
 def add_options(loader: Any) -> None:
@@ -37,8 +36,25 @@ def add_options(loader: Any) -> None:
                       "Largest request body the gateway reads, as sent and as decoded (bytes); "
                       "a bigger one gets 413.")
     loader.add_option("gateway_max_kept_bytes", int, MAX_KEPT_BYTES,
-                      "Bytes of each side of one streamed answer kept for the saved flow; the "
-                      "stream goes on, the saved copy is cut and says so.")
+                      "Bytes kept for the saved flow of each side of one streamed answer, of the "
+                      "client's request and of the upstream request once sent; the stream goes on, "
+                      "the saved copy is cut and says so.")
+
+
+def cut_note(dropped: int, kept: int, done: str) -> str:
+    """What a saved copy cut at `gateway_max_kept_bytes` says where it was cut; `done`: what
+    happened to the bytes not kept ("streamed", "sent", "read")."""
+    return (f"gateway: cut here, {dropped} more bytes were {done} but not kept "
+            f"(gateway_max_kept_bytes={kept})")
+
+
+def keep_sent_request(request: Any, kept: int) -> None:
+    """The upstream request, once sent, cut to `kept` bytes for the saved flow (and mitmweb's
+    memory), with a note where it was cut; its headers stay as sent. mitmproxy writes a saved
+    flow whole on the event loop (about 2 ms per MB here), and keeps every flow in mitmweb."""
+    raw = request.raw_content
+    if raw is not None and len(raw) > kept:
+        request.raw_content = raw[:kept] + b"\n" + cut_note(len(raw) - kept, kept, "sent").encode()
 
 
 def off_loop(size: int, step: Callable[..., None], *args: Any) -> Awaitable[None] | None:
@@ -49,94 +65,14 @@ def off_loop(size: int, step: Callable[..., None], *args: Any) -> Awaitable[None
     if size < INLINE_BYTES:
         step(*args)
         return None
-    return asyncio.to_thread(_without_gc, step, *args)
+    return asyncio.to_thread(step, *args)
 
 
-async def run[T](size: int, step: Callable[..., T], *args: Any) -> T:
-    """`step(*args)`'s result: computed here when `size` is small, else in a worker thread (with
-    the collector paused, as `off_loop`), while the event loop serves every other flow. For hooks
-    that are coroutines already (the request hook waits for capabilities and the store)."""
-    if size < INLINE_BYTES:
-        return step(*args)
-    return await asyncio.to_thread(_without_gc, step, *args)
-
-
-_RELEASE_STEP = 512
-"""List items let go of per call in `let_go`."""
-
-
-def let_go(size: int, value: Any) -> Awaitable[None]:
-    """Empty the lists of a large parsed body in a worker thread, a slice at a time, so that
-    freeing it is many short calls the event loop can interleave with, not one that frees a
-    million objects at once. `value` must be no longer in use (other references only lose its
-    list members)."""
-    if size < INLINE_BYTES or not isinstance(value, dict):
-        return asyncio.sleep(0)
-    return asyncio.to_thread(_empty, value)
-
-
-def _empty(value: dict[str, Any]) -> None:
-    for member in value.values():
-        if isinstance(member, list):
-            empty(member)
-
-
-_gc_lock = threading.Lock()
-_gc_pauses = 0
-_gc_was_enabled = True
-
-
-@contextlib.contextmanager
-def collector_paused(size: int = INLINE_BYTES) -> Iterator[None]:
-    """Python's cyclic garbage collector paused over the block when `size` is large. A large body
-    is a million objects or more (parsed JSON, then the translated body), and each full
-    collection pass over them holds the interpreter lock for 100-300 ms, on the event loop or in
-    a thread alike: every other stream would stall for as long. JSON objects hold no cycles, so
-    reference counting frees them either way; the pause ends with the last overlapping one,
-    which should outlive the large objects (a request's parse is let go of by the time its
-    translation is sent)."""
-    if size < INLINE_BYTES:
-        yield
-        return
-    resume = pause_collector()
-    try:
-        yield
-    finally:
-        resume()
-
-
-def pause_collector() -> Callable[[], None]:
-    """Pause the cyclic collector until the returned callable is called (once; later calls do
-    nothing): for large objects that outlive a hook, such as a stored turn's input items."""
-    global _gc_pauses, _gc_was_enabled
-    with _gc_lock:
-        if _gc_pauses == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_pauses += 1
-    resumed = False
-
-    def resume() -> None:
-        global _gc_pauses
-        nonlocal resumed
-        with _gc_lock:
-            if resumed:
-                return
-            resumed = True
-            _gc_pauses -= 1
-            if _gc_pauses == 0 and _gc_was_enabled:
-                gc.enable()
-
-    return resume
-
-
-def empty(items: list[Any]) -> None:
-    """Let go of a long list's members a slice at a time (see `let_go`)."""
-    while items:
-        del items[-_RELEASE_STEP:]
-
-
-def _without_gc[T](step: Callable[..., T], *args: Any) -> T:
-    """Run `step` with the cyclic garbage collector paused (`collector_paused`)."""
-    with collector_paused():
-        return step(*args)
+def freeze_startup() -> None:
+    """Keep the objects alive once the proxy has started (mitmproxy's, the addon's and their
+    libraries', about 110k) out of the cyclic collector's passes. A full pass over them holds the
+    interpreter lock for ~70 ms, and one runs whenever a quarter as many new long-lived objects
+    have piled up: every stream stalls for as long, at a moment no flow chose. They live as long
+    as the proxy either way (docs/design.md "Limits")."""
+    gc.collect()  # what start-up left as garbage goes first, not into the frozen set
+    gc.freeze()

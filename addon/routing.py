@@ -15,7 +15,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from addon import client
-from translators import compaction
 from translators import dialect as dialects
 from translators.dialect import Settings
 
@@ -44,10 +43,11 @@ class Route:
     `gateway_context_window`); None: the model's capabilities say (addon/catalog.py)."""
 
 
-def serving(route: Route, body: Any) -> Route:
-    """The route that answers `body`: the route's summarizer for a compaction request (its last
-    input item is `compaction_trigger`, translators/compaction.py), else the route itself."""
-    if route.summarizer is not None and compaction.is_trigger(body):
+def serving(route: Route, compacting: bool) -> Route:
+    """The route that answers a request: the route's summarizer for a compaction request (its
+    last input item is `compaction_trigger`, `translators.compaction.is_trigger`), else the
+    route itself."""
+    if route.summarizer is not None and compacting:
         return route.summarizer
     return route
 

@@ -15,15 +15,16 @@ import fnmatch
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mitmproxy import ctx, exceptions, http
 
-from addon import dialects, endpoints, flowinfo, history, limits
+from addon import dialects, endpoints, flowinfo, history
 from addon.errors import answer, error_response, json_response
 from addon.routing import Route, serving
-from addon.store import ResponseRecord, Store, StoreError, open_store
+from addon.store import ItemsJSON, ResponseRecord, Store, StoreError, open_store
 from translators import wirejson
 
 KEY = "gateway.state"
@@ -37,16 +38,12 @@ class State:
     def __init__(self) -> None:
         self._store: Store | None = None
         self._location = ""
-        self._inputs: dict[str, list[dict[str, Any]]] = {}
+        self._inputs: dict[str, list[dict[str, Any]] | ItemsJSON] = {}
         """The new input items of each turn in flight, until it is recorded: kept here, not in
         `flow.metadata`, which mitmproxy deep-copies and writes whole for every saved flow (a
         100k-item history: seconds on the event loop)."""
-        self._collector: dict[str, Any] = {}
         self._worker: ThreadPoolExecutor | None = None
         self._worker_lock = threading.Lock()
-        """For a long history kept here, the cyclic collector's pause until the turn is over: a
-        collector pass over its objects holds the interpreter lock for 100 ms or more
-        (addon/limits.py)."""
 
     # -- options ----------------------------------------------------------------------------
     def load(self, loader: Any) -> None:
@@ -83,8 +80,6 @@ class State:
         self.close()
 
     def close(self) -> None:
-        for flow_id in list(self._collector):  # flows never finished: the collector runs again
-            self._collector.pop(flow_id)()
         self._inputs.clear()
         with self._worker_lock:
             worker, self._worker = self._worker, None
@@ -116,8 +111,10 @@ class State:
                 self._worker = ThreadPoolExecutor(1, thread_name_prefix="gateway-store")
             return self._worker
 
-    async def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.wrap_future(self._store_thread().submit(fn, *args, **kwargs))
+    async def _call(self, fn: Any, *args: Any) -> Any:
+        """`fn(store, *args)` in the store's thread, where the store is opened at first use too
+        (a new SQLite file and its schema: 10-20 ms of disk work the event loop must not wait for)."""
+        return await asyncio.wrap_future(self._store_thread().submit(lambda: fn(self.store(), *args)))
 
     # -- matching ---------------------------------------------------------------------------
     @staticmethod
@@ -153,7 +150,7 @@ class State:
             return
         query = dict(flow.request.query)
         try:
-            result = await self._call(endpoints.handle, self.store(), flow.request.method, rest, query,
+            result = await self._call(endpoints.handle, flow.request.method, rest, query,
                                       body if isinstance(body, dict) else {})
         except StoreError as exc:
             flow.response = error_response(503, "store_unavailable", str(exc))
@@ -173,67 +170,77 @@ class State:
                       *, compact: bool) -> dict[str, Any] | None:
         """The body to translate, with the stored history in `input`; None when the flow is
         answered here (an unknown id) or left untouched (a compaction for OpenAI itself)."""
-        previous = body.get("previous_response_id")
-        conversation = body.get("conversation")
+        plan = await self.lookup(flow, body, route, compact=compact)
+        if plan is None or plan is AS_SENT:
+            return body if plan is AS_SENT else None
+        expanded, new_items = history.expand(body, plan.past, compact)
+        self.register(flow, plan, new_items, len(new_items),
+                      history.user_messages(plan.past + new_items) if compact else None)
+        return expanded
+
+    async def lookup(self, flow: http.HTTPFlow, fields: dict[str, Any], route: Route,
+                     *, compact: bool) -> Plan | None:
+        """What the turn reads of the store, from the body's top-level members (`input` is not
+        read): `AS_SENT` when there is nothing to read or write, None when the flow is answered
+        here (an unknown id) or left untouched (a compaction for OpenAI itself)."""
+        previous = fields.get("previous_response_id")
+        conversation = fields.get("conversation")
         conversation_id = conversation.get("id") if isinstance(conversation, dict) else conversation
-        store = body.get("store") is not False and self.enabled
-        trigger = {"input": [{"type": "compaction_trigger"}]}
-        dialect = serving(route, trigger).dialect if compact else route.dialect
-        model = route.model or body.get("model")
+        store = fields.get("store") is not False and self.enabled
+        dialect = serving(route, compact).dialect
+        model = route.model or fields.get("model")
         own_state = dialects.passes_through(dialect)  # the upstream is a Responses server itself
         if compact and own_state:
             return None  # OpenAI compacts its own; the request goes on as sent
         if not previous and not conversation_id and not compact and not store:
-            return body  # Codex: nothing to read, nothing to write
+            return AS_SENT  # Codex: nothing to read, nothing to write
         if previous and conversation_id:
-            _refuse(flow, body, error_response(400, "invalid_request_error", "previous_response_id and "
-                                               "conversation cannot be used together.", "conversation"))
+            _refuse(flow, fields, error_response(400, "invalid_request_error", "previous_response_id and "
+                                                 "conversation cannot be used together.", "conversation"))
             return None
-        given = body.get("input")
-        # a long history is read and rewritten in a worker thread (addon/limits.py)
-        count = len(given) if isinstance(given, list) else 1
-        new_items = await limits.run(count * _ITEM_BYTES, _stored_items, given)
         past: list[dict[str, Any]] = []
         try:
             if isinstance(previous, str) and previous:
-                chain = await self._call(self.store().chain, previous) if self.enabled else None
+                chain = await self._call(lambda store: store.chain(previous)) if self.enabled else None
                 if chain is None:
                     if own_state:
-                        return body  # OpenAI's own id
-                    _refuse(flow, body, error_response(400, "previous_response_not_found",
-                                                       f"Previous response with id '{previous}' not found.",
-                                                       "previous_response_id"))
+                        return AS_SENT  # OpenAI's own id
+                    _refuse(flow, fields, error_response(400, "previous_response_not_found",
+                                                         f"Previous response with id '{previous}' not found.",
+                                                         "previous_response_id"))
                     return None
                 past = history.chain_items(chain)
             elif isinstance(conversation_id, str) and conversation_id:
-                listed = await self._call(self.store().list_items, conversation_id) if self.enabled else None
+                listed = await self._call(lambda store: store.list_items(conversation_id)) \
+                    if self.enabled else None
                 if listed is None:
                     if own_state:
-                        return body
-                    _refuse(flow, body, error_response(404, "not_found", f"Conversation with id "
-                                                       f"'{conversation_id}' not found.", "conversation"))
+                        return AS_SENT
+                    _refuse(flow, fields, error_response(404, "not_found", f"Conversation with id "
+                                                         f"'{conversation_id}' not found.", "conversation"))
                     return None
                 past = listed[0]
         except StoreError as exc:
-            _refuse(flow, body, error_response(503, "store_unavailable", str(exc)))
+            _refuse(flow, fields, error_response(503, "store_unavailable", str(exc)))
             return None
-        expanded = {k: v for k, v in body.items() if k not in ("previous_response_id", "conversation")}
-        expanded["input"] = past + new_items
-        if compact:
-            expanded["input"] = [*expanded["input"], {"type": "compaction_trigger"}]
-            expanded["stream"] = False
-            flow.metadata[KEY] = {"kind": "compact", "kept": history.user_messages(past + new_items)}
-            return expanded
-        if own_state:
-            return expanded  # OpenAI's answer is OpenAI's to keep
+        turn = {"kind": "response", "store": store, "previous_id": previous or None,
+                "conversation_id": conversation_id or None, "route": {"dialect": dialect, "model": model}}
+        return Plan(past=past, compact=compact, records=not own_state, turn=turn)
+
+    def register(self, flow: http.HTTPFlow, plan: Plan, new_items: list[dict[str, Any]] | bytes, count: int,
+                 kept: list[dict[str, Any]] | None) -> None:
+        """The turn the answer will record: its new input items (a list, or for a large request
+        their JSON written by a worker, addon/workers.py) kept beside the flow, not in
+        `flow.metadata`, which mitmproxy deep-copies and writes whole for every saved flow;
+        `kept`: a compaction's user messages."""
+        if plan.compact:
+            flow.metadata[KEY] = {"kind": "compact", "kept": kept or []}
+            return
+        if not plan.records:
+            return  # OpenAI's answer is OpenAI's to keep
         self.forget(flow)  # a flow replayed in place: its last turn's input is over
         self._inputs[flow.id] = new_items
-        if len(new_items) * _ITEM_BYTES >= limits.INLINE_BYTES:
-            self._collector[flow.id] = limits.pause_collector()
-        flow.metadata[KEY] = {"kind": "response", "store": store, "previous_id": previous or None,
-                              "conversation_id": conversation_id or None, "input_items": len(new_items),
-                              "route": {"dialect": dialect, "model": model}}
-        return expanded
+        flow.metadata[KEY] = {**plan.turn, "input_items": count}
 
     # -- after the answer -------------------------------------------------------------------
     def recorder(self, flow: http.HTTPFlow, translator: Any) -> Any:
@@ -266,58 +273,53 @@ class State:
 
     def forget(self, flow: http.HTTPFlow) -> None:
         """The flow is over (answered, failed or cut): its turn's input is let go of."""
-        items = self._inputs.pop(flow.id, None)
-        resume = self._collector.pop(flow.id, None)
-        if resume is not None:
-            if items:  # a slice at a time, in whichever thread ends the flow
-                limits.empty(items)
-            resume()
+        self._inputs.pop(flow.id, None)
 
     def _record(self, flow: http.HTTPFlow, turn: dict[str, Any], response: dict[str, Any]) -> None:
         """Queue the turn's write in the store's thread; the write owns the turn's input from
-        here on (and the collector's pause for it), and lets go of it once written."""
+        here on."""
         turn["recorded"] = True
         inputs = self._inputs.pop(flow.id, [])
-        resume = self._collector.pop(flow.id, None)
         if response.get("status") not in _RECORDED:
-            self._let_go(inputs, resume)
             return
         conversation_id = turn.get("conversation_id")
         stored = {**response, "previous_response_id": turn.get("previous_id"), "store": turn["store"],
                   "conversation": {"id": conversation_id} if conversation_id else None}
         output = [history.stored_item(i) for i in response.get("output") or []]
-        store = self.store()
 
         def write() -> None:
             try:
+                store = self.store()
                 if turn["store"]:
                     store.put_response(ResponseRecord(
                         id=response["id"], response=stored, input=inputs, route=turn["route"],
                         previous_id=turn.get("previous_id"), conversation_id=conversation_id))
                 if conversation_id:
-                    store.append_items(conversation_id, inputs + output)
+                    items = inputs.items() if isinstance(inputs, ItemsJSON) else inputs
+                    store.append_items(conversation_id, items + output)
             except StoreError as exc:  # noted on the flow if it is not saved yet
                 info = flow.metadata.get(flowinfo.KEY)
                 if info is not None:
                     info["notes"].append(f"state: not stored: {exc}")
-            finally:
-                self._let_go(inputs, resume)
 
         self._store_thread().submit(write)
 
-    @staticmethod
-    def _let_go(inputs: list[dict[str, Any]], resume: Any) -> None:
-        if resume is not None:
-            limits.empty(inputs)  # a long input a slice at a time
-            resume()
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What `State.lookup` found for a turn (see `State.register`)."""
+
+    past: list[dict[str, Any]]
+    """The stored history the turn continues, oldest first."""
+    compact: bool
+    records: bool
+    """The answer is recorded (False: OpenAI's own, kept by OpenAI)."""
+    turn: dict[str, Any]
+    """`flow.metadata[KEY]` of a recorded turn, but its count of input items."""
 
 
-_ITEM_BYTES = 64
-"""A rough size of one input item, to weigh a history against `limits.INLINE_BYTES`."""
-
-
-def _stored_items(given: Any) -> list[dict[str, Any]]:
-    return [history.stored_item(i) for i in history.input_items(given)]
+AS_SENT: Any = object()
+"""`State.lookup`: the turn reads and writes no state; the body goes on as the client sent it."""
 
 
 def _refuse(flow: http.HTTPFlow, body: dict[str, Any], response: http.Response) -> None:

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 
 from addon.credentials import scrub_bytes
-from addon.limits import MAX_KEPT_BYTES
+from addon.limits import MAX_KEPT_BYTES, cut_note
 from translators import PassthroughTranslator, StreamTranslator, wirejson
 from translators.sse import encode_event
 
@@ -59,7 +59,7 @@ class StreamHook:
         if out:
             out = scrub_bytes(out, self.secrets)
             self._keep(out)
-            return out
+            return pieces(out)
         return []
 
     def _drop_upstream(self, data: bytes) -> None:
@@ -135,8 +135,22 @@ class StreamHook:
 def _marker(dropped: int, kept: int) -> bytes:
     if not dropped:
         return b""
-    return (b"\n: gateway: cut here, %d more bytes were streamed but not kept "
-            b"(gateway_max_kept_bytes=%d)\n\n" % (dropped, kept))
+    return b"\n: %s\n\n" % cut_note(dropped, kept, "streamed").encode()
+
+
+SEND_PIECE = 1 << 20
+"""Output handed to mitmproxy in pieces of at most this many bytes. asyncio queues a chunk
+written while the socket is busy as the bytes object it is, and each partial send then copies
+what is left of it: 64 MB of done events after a 16 MB text were copied again at every
+write-ready turn, 20-40 ms each (docs/design.md "Limits"). Pieces are sent whole but the last."""
+
+
+def pieces(out: bytes) -> bytes | list[bytes]:
+    """`out` as mitmproxy sends it: itself when small, else slices of `SEND_PIECE` bytes (a
+    stream callable may return a list of chunks, docs/mitmproxy.md "Streaming callables")."""
+    if len(out) <= SEND_PIECE:
+        return out
+    return [out[at:at + SEND_PIECE] for at in range(0, len(out), SEND_PIECE)]
 
 
 _TERMINALS = (b"event: response.completed", b"event: response.incomplete", b"event: response.failed")

@@ -1,11 +1,16 @@
-"""Large requests translated in a separate process, so the proxy's interpreter lock is never held
-for long while other flows wait.
+"""Large requests read and translated in a separate process, so the proxy's interpreter lock is
+never held for long while other flows wait.
 
-A worker thread shares the proxy's lock (addon/limits.py): pure Python hands it back every few
-ms, but one long C call keeps it (orjson of a 20 MB body, a pydantic dump of the translation), and
-every other stream stalls for as long. A worker process has a lock of its own: it takes the
-client's body as bytes and gives back the upstream body as bytes and the translation without its
-body, so what crosses is two flat byte strings (a copy each) and a few small objects.
+A worker thread shares the proxy's lock: one long C call keeps it (orjson of a 10 MB body, a
+pydantic dump of the translation), and even pure Python, which hands it back every 5 ms (the
+interpreter's switch interval), makes the event loop wait up to that long for it after each
+socket call, several times per callback (docs/design.md "Limits"). A worker process has a lock of
+its own. What crosses is flat, and the large parts through private files: the client's body in,
+the upstream body and the turn's new input items out, and a few small objects through the pool's
+pipe. The proxy never holds a large body as parsed objects (whose pickling, like their parse or
+their collection, costs as much), nor pickles a large byte string: the pool's pipe copies it
+three times with the lock held (12-17 ms for 20 MB, a stall of every stream), while a file is
+written and read back in one system call each, with the lock released.
 
 The pool starts on the first large request (a small one never pays for it), with at most
 `WORKERS` processes started by `spawn` (a fork of the proxy would copy its event loop and
@@ -15,17 +20,22 @@ threads), and is shut down with the proxy.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import multiprocessing
 import os
+import shutil
+import tempfile
 import threading
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
+from addon import bodies, history
 from addon.dialects import load_extra
-from translators import Translation, translate_request, wirejson
+from translators import Translation, compaction, translate_request, wirejson
 from translators import dialect as registry
 
 WORKERS = max(1, min(2, os.cpu_count() or 1))
@@ -33,30 +43,157 @@ WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 
 @dataclass(frozen=True, slots=True)
-class Translated:
-    """What a worker gives back: the translation (its `body` a stand-in, see `translate`) and
-    the upstream body written, with its metadata copy already dumped."""
+class Spilled:
+    """A body in a private file (0600, in a 0700 folder of the proxy's own, on `/dev/shm` where
+    there is one): how a large body crosses between the proxy and a worker."""
+
+    path: str
+    size: int
+
+
+_SPILL_ROOT = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+_spill_dir: str | None = None
+
+
+def _directory() -> str:
+    global _spill_dir
+    with _lock:
+        if _spill_dir is None or not os.path.isdir(_spill_dir):
+            _spill_dir = tempfile.mkdtemp(prefix="gateway-bodies-", dir=_SPILL_ROOT)
+        return _spill_dir
+
+
+def spill(data: bytes, directory: str | None = None) -> Spilled:
+    """`data` written to a new private file (in `directory`, else the proxy's folder)."""
+    fd, path = tempfile.mkstemp(dir=directory or _directory())
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+    return Spilled(path, len(data))
+
+
+def read(spilled: Spilled) -> bytes:
+    """The file's bytes, read into a new byte string by one system call, the interpreter lock
+    released (`os.read`)."""
+    fd = os.open(spilled.path, os.O_RDONLY)
+    try:
+        parts = [os.read(fd, spilled.size)]
+        while (got := sum(map(len, parts))) < spilled.size and parts[-1]:
+            parts.append(os.read(fd, spilled.size - got))
+    finally:
+        os.close(fd)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def discard(*spilled: Spilled | None) -> None:
+    for each in spilled:
+        if each is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(each.path)
+
+
+HEAD_MEMBER_BYTES = 4096
+"""Top-level members of a large body written at most this long come back in `Head.fields`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """What the proxy reads of a large body before it is translated (routing, the store's
+    lookup): its short top-level members (never `input`), and where the decoded body is."""
+
+    fields: dict[str, Any]
+    """Empty when the body is not a JSON object."""
+    is_object: bool
+    trigger: bool
+    """The last input item is `compaction_trigger` (translators/compaction.py)."""
+    body: Spilled
+    """The decoded body, for `run_translate`; the caller `discard`s it."""
+    client_text: str
+    """The body's text for the saved flow, cut at the kept bound (`bodies.kept_text`)."""
+
+
+def _read_head(source: Spilled, encoding: str | None, limit: int, kept: int) -> Head:
+    """In the worker: the body decoded within `limit` and parsed (raising what `bodies.decoded`
+    and `wirejson.loads` raise, for the proxy's 413 and 400), and its `Head`."""
+    raw = read(source)
+    data = bodies.decoded(raw, encoding, limit)
+    body = wirejson.loads(data)
+    fields = {k: v for k, v in body.items() if k != "input" and len(wirejson.dumps(v)) <= HEAD_MEMBER_BYTES} \
+        if isinstance(body, dict) else {}
+    decoded = source if data is raw else spill(data, os.path.dirname(source.path))
+    return Head(fields, isinstance(body, dict), compaction.is_trigger(body), decoded,
+                bodies.kept_text(data, kept))
+
+
+async def read_head(raw: bytes, encoding: str | None, limit: int, kept: int) -> Head:
+    """A large body as the client sent it (`encoding`: its Content-Encoding), read in a worker:
+    its `Head`, whose `body` the caller `discard`s once translated."""
+    source = await asyncio.to_thread(spill, raw)
+    head = None
+    try:
+        head = await call(_read_head, source, encoding, limit, kept)
+        return head
+    finally:
+        if head is None or head.body != source:
+            discard(source)
+
+
+@dataclass(frozen=True, slots=True)
+class Translated[Body]:
+    """What a worker gives back: the translation (its `body` a stand-in, see `_translate`) and
+    the upstream body written, with its metadata copy already dumped. `Body`: `Spilled` as the
+    worker returns it, `bytes` as `run_translate` does."""
 
     translation: Translation
-    content: bytes
+    content: Body
     saved: dict[str, Any]
     """`translation.model_dump(mode="json", exclude={"body"})`, for `flow.metadata`."""
+    new_items: Body
+    """The turn's new input items as the store keeps them, one JSON array (`history.expand`)."""
+    count: int = 0
+    kept: list[dict[str, Any]] | None = None
+    """A compaction's user messages (`history.user_messages`)."""
 
 
-def translate(data: bytes, dialect: str, model: str | None, capabilities: Any, web_search: str) -> Translated:
-    """In the worker: `translate_request` of the JSON body `data`, written with `wirejson.dumps`.
-    The translation comes back without the upstream body (the proxy never reads it again: it is
-    the flow's request); in its place `{"sha1": …}` of the written body, which is all the Gemini
-    decoder reads of it (a seed for made-up call ids, fixed by the request, new on every turn).
-    A `TranslatorError` crosses as itself (it pickles)."""
+def _translate(source: Spilled, dialect: str, model: str | None, capabilities: Any, web_search: str,
+               past: list[dict[str, Any]] | None, compact: bool) -> Translated[Spilled]:
+    """In the worker: `translate_request` of the JSON body in `source` (with the stored history
+    `past` in its input when the turn reads state, `history.expand`), written with
+    `wirejson.dumps`. The translation comes back without the upstream body (the proxy never
+    reads it again: it is the flow's request); in its place `{"sha1": …}` of the written body,
+    which is all the Gemini decoder reads of it (a seed for made-up call ids, fixed by the
+    request, new on every turn). The upstream body and the new items come back spilled. A
+    `TranslatorError` crosses as itself (it pickles)."""
     if dialect not in registry.names():  # a dialect of `$GATEWAY_DIALECTS`: a spawned worker
         load_extra()  # starts with the shipped ones only (addon/dialects.py)
-    body = wirejson.loads(data)
+    body = wirejson.loads(read(source))
+    new_items: list[dict[str, Any]] = []
+    if past is not None:
+        body, new_items = history.expand(body, past, compact)
     translation = translate_request(body, dialect, model, capabilities=capabilities, web_search=web_search)
     content = wirejson.dumps(translation.body)
     saved = translation.model_dump(mode="json", exclude={"body"})
     translation.body = {"sha1": hashlib.sha1(content, usedforsecurity=False).hexdigest()}
-    return Translated(translation, content, saved)
+    kept = history.user_messages(past + new_items) if past is not None and compact else None
+    folder = os.path.dirname(source.path)
+    return Translated(translation, spill(content, folder), saved, spill(wirejson.dumps(new_items), folder),
+                      len(new_items), kept)
+
+
+async def run_translate(body: Spilled, dialect: str, model: str | None, capabilities: Any, web_search: str,
+                        past: list[dict[str, Any]] | None = None,
+                        compact: bool = False) -> Translated[bytes]:
+    """The body in `body` translated in a worker (`_translate`), its upstream body and new items
+    read back off the event loop."""
+    done = await call(_translate, body, dialect, model, capabilities, web_search, past, compact)
+    try:
+        content, new_items = await asyncio.to_thread(lambda: (read(done.content), read(done.new_items)))
+    finally:
+        discard(done.content, done.new_items)
+    return Translated(done.translation, content, done.saved, new_items, done.count, done.kept)
 
 
 def _yield_to_the_proxy() -> None:
@@ -80,16 +217,15 @@ def pool() -> ProcessPoolExecutor:
         return _pool
 
 
-async def run_translate(data: bytes, dialect: str, model: str | None, capabilities: Any,
-                        web_search: str) -> Translated:
-    """`translate(...)` in a worker process. The hand-off itself (starting a process the first
-    time, pickling the body) runs in a thread, off the event loop. A pool whose worker died (killed,
-    out of memory) is replaced, and the request tried once more in the new one."""
+async def call[T](step: Callable[..., T], *args: Any) -> T:
+    """`step(*args)` in a worker process (`step` a module-level function, its arguments and result
+    picklable). The hand-off itself (starting a process the first time, pickling the arguments)
+    runs in a thread, off the event loop. A pool whose worker died (killed, out of memory) is
+    replaced, and the call tried once more in the new one."""
     for attempt in (1, 2):
         used = await asyncio.to_thread(pool)
         try:
-            future = await asyncio.to_thread(used.submit, translate, data, dialect, model, capabilities,
-                                             web_search)
+            future = await asyncio.to_thread(used.submit, step, *args)
             return await asyncio.wrap_future(future)
         except BrokenProcessPool:
             _forget(used)
@@ -107,8 +243,11 @@ def _forget(broken: ProcessPoolExecutor) -> None:
 
 
 def shutdown() -> None:
-    global _pool
+    global _pool, _spill_dir
     with _lock:
         running, _pool = _pool, None
+        folder, _spill_dir = _spill_dir, None
     if running is not None:
         running.shutdown(wait=False, cancel_futures=True)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)

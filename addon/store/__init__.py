@@ -10,9 +10,9 @@ object; per conversation, its items in order and its metadata. Never headers, ne
 
 from __future__ import annotations
 
-from addon.store.records import Conversation, ResponseRecord, Store, StoreError
+from addon.store.records import Conversation, ItemsJSON, ResponseRecord, Store, StoreError
 
-__all__ = ["Conversation", "ResponseRecord", "Store", "StoreError", "open_store"]
+__all__ = ["Conversation", "ItemsJSON", "ResponseRecord", "Store", "StoreError", "open_store"]
 
 
 def open_store(location: str, *, ttl: float, max_bytes: int) -> Store:

@@ -5,9 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from translators import wirejson
+
 
 class StoreError(RuntimeError):
     """The store cannot be reached or written; the message never holds a password."""
+
+
+@dataclass(frozen=True, slots=True)
+class ItemsJSON:
+    """Input items already written as one JSON array (by a worker process, for a long input,
+    addon/workers.py): the store keeps the text as it is, without reading it into objects in the
+    proxy's interpreter (docs/design.md "Limits")."""
+
+    text: bytes
+
+    def items(self) -> list[dict[str, Any]]:
+        return wirejson.loads(self.text)
 
 
 @dataclass(slots=True)
@@ -15,7 +29,7 @@ class ResponseRecord:
     id: str
     response: dict[str, Any]
     """The Responses object as the client got it (output items with ids, usage, status)."""
-    input: list[dict[str, Any]]
+    input: list[dict[str, Any]] | ItemsJSON
     """The client's own input items of this turn (history from `previous_response_id` or a
     conversation not repeated), each with an id."""
     route: dict[str, Any]

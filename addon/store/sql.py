@@ -16,7 +16,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-from addon.store.records import Conversation, ResponseRecord
+from addon.store.records import Conversation, ItemsJSON, ResponseRecord
 from translators import wirejson
 
 SCHEMA = (
@@ -91,9 +91,11 @@ class SqlStore:
     def put_response(self, record: ResponseRecord) -> None:
         now = self.clock()
         record.created_at = record.created_at or now
-        data = _dump({"response": record.response, "input": record.input, "route": record.route,
-                      "previous_id": record.previous_id, "conversation_id": record.conversation_id,
-                      "created_at": record.created_at})
+        data = _dump({"response": record.response, "route": record.route, "previous_id": record.previous_id,
+                      "conversation_id": record.conversation_id, "created_at": record.created_at})
+        # the input last, spliced in when a worker wrote it already (a long one, records.ItemsJSON)
+        written = record.input.text.decode() if isinstance(record.input, ItemsJSON) else _dump(record.input)
+        data = f'{data[:-1]},"input":{written}}}'
         with self._lock, self._transaction() as q:
             q("INSERT INTO gw_responses (id, previous_id, conversation_id, data, size, created_at, used_at) "
               "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET data = excluded.data, "

@@ -299,8 +299,8 @@ def test_a_bedrock_base_url_given_is_kept_whatever_the_region() -> None:
 
 # -- the summarizer of compaction requests --------------------------------------------------------
 
-COMPACTION_REQUEST = {"model": "gpt-5.5", "input": [{"type": "compaction_trigger"}]}
-TURN_REQUEST = {"model": "gpt-5.5", "input": "hi"}
+COMPACTION_REQUEST = True  # `serving`'s `compacting`: the request ends in `compaction_trigger`
+TURN_REQUEST = False
 
 
 def test_compaction_model_option_serves_compaction_requests_from_the_same_upstream() -> None:

@@ -4,16 +4,15 @@ which paths are state endpoints."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import threading
 from pathlib import Path
 
 import pytest
 from mitmproxy import http
-from mitmproxy.flow import Error
 from mitmproxy.test import taddons
 
+from addon import limits
 from addon.gateway import Gateway
 from addon.routing import DEFAULT_MATCH
 from addon.state import State
@@ -132,20 +131,52 @@ def test_store_endpoints_answer_404_in_responses_shape_for_unknown_ids(gateway: 
     assert json.loads(flow.response.content)["error"]["message"] == "Response with id 'resp_gone' not found."
 
 
-def test_a_long_stored_input_pauses_the_collector_until_its_turn_is_over(gateway: Ctx) -> None:
-    """A collector pass over a long history held for the store would hold the interpreter lock
-    on the event loop for 100 ms or more; the pause ends with the flow, whatever ends it."""
+def test_a_long_input_is_stored_from_the_workers_json_and_continued_like_a_short_one(gateway: Ctx) -> None:
+    """A request past `limits.INLINE_BYTES` is read, expanded and translated in a worker process,
+    and the proxy never holds its items as objects (docs/design.md "Limits"): the turn is stored
+    from the worker's JSON, and the next turn reads it back as any other."""
     addon, _ = gateway
-    items = [{"type": "message", "role": "user", "content": f"turn {i}"} for i in range(5000)]
-    assert gc.isenabled()
-    answered = client_flow({"model": "gpt-5.5", "input": items})
-    run_request(addon, answered)
-    assert not gc.isenabled()
-    cut = client_flow({"model": "gpt-5.5", "input": items})
-    run_request(addon, cut)
-    answered.response = http.Response.make(200, b"{}", {"content-type": "application/json"})
-    finish(addon.response(answered))
-    assert not gc.isenabled()  # the other flow still holds its input
-    cut.error = Error("client disconnected")
-    addon.error(cut)
-    assert gc.isenabled()
+    items = [{"type": "message", "role": "user", "content": f"turn {i} " + "x" * 40} for i in range(5000)]
+    assert len(json.dumps(items)) >= limits.INLINE_BYTES
+    flow = client_flow({"model": "gpt-5.5", "input": items})
+    run_request(addon, flow)
+    assert flow.metadata["gateway.state"]["input_items"] == 5000
+    sent = json.loads(flow.request.content or b"")["messages"]  # one user turn of 5000 parts
+    assert [len(m["content"]) for m in sent] == [5000]
+    answer = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+              "content": [{"type": "text", "text": "read them all"}], "stop_reason": "end_turn",
+              "usage": {"input_tokens": 9, "output_tokens": 3}}
+    flow.response = http.Response.make(200, json.dumps(answer).encode(), {"content-type": "application/json"})
+    addon.responseheaders(flow)
+    finish(addon.response(flow))
+    response_id = json.loads(flow.response.content)["id"]
+    addon.state.close()  # the queued write is done
+    following = client_flow({"model": "gpt-5.5", "input": "and then?", "previous_response_id": response_id})
+    run_request(addon, following)
+    messages = json.loads(following.request.content or b"")["messages"]
+    assert messages[0]["content"][0]["text"] == "turn 0 " + "x" * 40
+    assert messages[-1]["content"][-1]["text"] == "and then?"
+    listed = client_flow(url=f"https://api.openai.com/v1/responses/{response_id}/input_items?order=asc&limit=2",
+                         method="GET")
+    asyncio.run(addon.request(listed))
+    assert [i["content"][0]["text"] for i in listed.response.json()["data"]][:2] == [
+        "turn 0 " + "x" * 40, "turn 1 " + "x" * 40]
+
+
+def test_the_saved_flow_keeps_a_long_request_cut_at_the_kept_bound(gateway: Ctx) -> None:
+    """Once sent, the upstream body is cut for the saved flow, as the client's request is, with a
+    note: mitmproxy writes a saved flow whole on the event loop."""
+    addon, tctx = gateway
+    tctx.configure(addon, gateway_max_kept_bytes=100_000)
+    items = [{"type": "message", "role": "user", "content": f"turn {i} " + "x" * 40} for i in range(5000)]
+    flow = client_flow({"model": "gpt-5.5", "input": items, "store": False})
+    run_request(addon, flow)
+    sent = len(flow.request.raw_content or b"")
+    assert sent > 100_000
+    flow.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
+    addon.responseheaders(flow)
+    kept = flow.request.raw_content or b""
+    assert len(kept) < 100_200 and kept.endswith(
+        f"{sent - 100_000} more bytes were sent but not kept (gateway_max_kept_bytes=100000)".encode())
+    client = flow.metadata["gateway.client_request"]
+    assert len(client) < 100_200 and "more bytes were read but not kept" in client

@@ -1,5 +1,6 @@
-"""Large requests translated in a worker process (addon/workers.py): the same upstream body and
-metadata as a translation in the proxy, refusals crossing as themselves, another process."""
+"""Large requests read and translated in a worker process (addon/workers.py): the same upstream
+body and metadata as a translation in the proxy, the same history and stored items as the proxy's
+own expansion, refusals crossing as themselves, another process."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import signal
 
 import pytest
 
-from addon import workers
+from addon import bodies, history, workers
 from translators import TranslatorError, translate_request, wirejson
 
 BODY = {"model": "gpt-5.5", "stream": True, "instructions": "be brief",
@@ -26,9 +27,18 @@ def _pool_shut_down_after() -> object:
     workers.shutdown()
 
 
+def _translate(data: bytes, *args: object) -> workers.Translated[bytes]:
+    """`data` translated in a worker, as the gateway hands a large body over (a private file)."""
+    spilled = workers.spill(data)
+    try:
+        return asyncio.run(workers.run_translate(spilled, *args))  # type: ignore[arg-type]
+    finally:
+        workers.discard(spilled)
+
+
 def test_a_worker_writes_the_upstream_body_and_metadata_the_proxy_would() -> None:
     data = json.dumps(BODY, ensure_ascii=False).encode()
-    done = asyncio.run(workers.run_translate(data, "anthropic", "claude-haiku-4-5", None, "follow"))
+    done = _translate(data, "anthropic", "claude-haiku-4-5", None, "follow")
     here = translate_request(BODY, "anthropic", "claude-haiku-4-5")
     assert done.content == wirejson.dumps(here.body)
     assert done.saved == here.model_dump(mode="json", exclude={"body"})
@@ -39,7 +49,7 @@ def test_a_worker_writes_the_upstream_body_and_metadata_the_proxy_would() -> Non
 def test_a_refused_request_comes_back_as_the_translators_error() -> None:
     data = json.dumps({"model": "gpt-5.5", "input": [{"type": "reasoning", "summary": 5}]}).encode()
     with pytest.raises(TranslatorError) as refused:
-        asyncio.run(workers.run_translate(data, "anthropic", None, None, "follow"))
+        _translate(data, "anthropic", None, None, "follow")
     assert refused.value.status == 400 and refused.value.message
 
 
@@ -51,6 +61,75 @@ def test_a_pool_whose_worker_died_is_replaced() -> None:
     broken = workers.pool()
     os.kill(broken.submit(os.getpid).result(timeout=60), signal.SIGKILL)
     data = json.dumps({"model": "gpt-5.5", "input": "hi"}).encode()
-    done = asyncio.run(workers.run_translate(data, "anthropic", "claude-haiku-4-5", None, "follow"))
+    done = _translate(data, "anthropic", "claude-haiku-4-5", None, "follow")
     assert json.loads(done.content)["messages"][0]["content"][0]["text"] == "hi"
     assert workers.pool() is not broken
+
+
+PAST = [{"type": "message", "role": "user", "content": "before", "id": "msg_1", "status": "completed"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}],
+         "id": "msg_2", "status": "completed"}]
+
+
+def test_a_turn_that_reads_state_is_expanded_in_the_worker_as_in_the_proxy() -> None:
+    data = json.dumps(BODY, ensure_ascii=False).encode()
+    done = _translate(data, "anthropic", "claude-haiku-4-5", None, "follow", PAST, False)
+    expanded, new_items = history.expand(BODY, PAST, False)
+    here = translate_request(expanded, "anthropic", "claude-haiku-4-5")
+    assert done.content == wirejson.dumps(here.body)
+    stored = json.loads(done.new_items)
+    assert done.count == len(stored) == len(new_items) == len(BODY["input"])
+    assert [{k: v for k, v in i.items() if k != "id"} for i in stored] == \
+        [{k: v for k, v in i.items() if k != "id"} for i in new_items]
+    assert all(i["id"].startswith("msg_") for i in stored) and done.kept is None
+
+
+def test_a_compaction_keeps_the_user_messages_of_the_history_and_the_new_input() -> None:
+    data = json.dumps({"model": "gpt-5.5", "input": "summarize me"}).encode()
+    done = _translate(data, "anthropic", "claude-haiku-4-5", None, "follow", PAST, True)
+    assert [m["content"][0]["text"] for m in done.kept] == ["before", "summarize me"]
+
+
+def test_the_head_of_a_large_body_is_its_short_members_and_never_its_input() -> None:
+    body = {**BODY, "previous_response_id": "resp_1", "instructions": "x" * 10_000}
+    data = json.dumps(body).encode()
+    head = asyncio.run(workers.read_head(data, None, 1 << 30, 1 << 30))
+    assert head.fields == {"model": "gpt-5.5", "stream": True, "previous_response_id": "resp_1",
+                           "tools": BODY["tools"]}
+    assert head.is_object and not head.trigger
+    assert json.loads(head.client_text) == body and workers.read(head.body) == data
+    workers.discard(head.body)
+
+
+def test_the_head_says_when_the_body_asks_for_a_compaction_and_gives_back_what_it_decoded() -> None:
+    import gzip
+
+    body = {"model": "gpt-5.5", "input": [{"type": "message", "role": "user", "content": "hi"},
+                                          {"type": "compaction_trigger"}]}
+    data = json.dumps(body).encode()
+    head = asyncio.run(workers.read_head(gzip.compress(data), "gzip", 1 << 20, 1 << 20))
+    assert head.trigger and workers.read(head.body) == data
+    workers.discard(head.body)
+
+
+def test_a_body_past_the_bound_or_not_json_raises_what_the_proxy_answers() -> None:
+    with pytest.raises(bodies.TooLarge):
+        asyncio.run(workers.read_head(b"[" + b"1," * 1000 + b"1]", None, 100, 100))
+    with pytest.raises(ValueError):
+        asyncio.run(workers.read_head(b"{not json", None, 100, 100))
+
+
+def test_bodies_cross_in_private_files_that_are_gone_once_read_back() -> None:
+    """Every file a hand-off wrote is removed, whatever the outcome, and the folder goes with
+    the pool; each is readable by the proxy's user only."""
+    data = json.dumps(BODY).encode()
+    head = asyncio.run(workers.read_head(data, None, 1 << 30, 1 << 30))
+    folder = os.path.dirname(head.body.path)
+    assert os.stat(folder).st_mode & 0o777 == 0o700 and os.stat(head.body.path).st_mode & 0o777 == 0o600
+    asyncio.run(workers.run_translate(head.body, "anthropic", "claude-haiku-4-5", None, "follow"))
+    workers.discard(head.body)
+    with pytest.raises(ValueError):
+        asyncio.run(workers.read_head(b"{not json" + b" " * 1000, None, 1 << 20, 1 << 20))
+    assert os.listdir(folder) == []
+    workers.shutdown()
+    assert not os.path.exists(folder)
