@@ -348,12 +348,18 @@ class _Recording:
         return self.inner.response()
 
     def feed(self, data: bytes) -> bytes:
-        out = self.inner.feed(data)
+        return b"".join(self.feed_parts(data))
+
+    def close(self) -> bytes:
+        return b"".join(self.close_parts())
+
+    def feed_parts(self, data: bytes) -> list[bytes]:
+        out = self.inner.feed_parts(data)
         self._check()
         return out
 
-    def close(self) -> bytes:
-        out = self.inner.close()
+    def close_parts(self) -> list[bytes]:
+        out = self.inner.close_parts()
         self._check()
         return out
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 
 from addon.credentials import scrub_bytes
@@ -41,7 +42,7 @@ class StreamHook:
         self.error: str | None = None
         self._on_end = on_end
 
-    def __call__(self, data: bytes) -> bytes | list[bytes]:
+    def __call__(self, data: bytes) -> list[bytes | memoryview]:
         if data:
             if len(self.upstream) + len(data) <= self.max_kept:
                 self.upstream += data
@@ -49,35 +50,46 @@ class StreamHook:
                 self._drop_upstream(data)
         try:
             if not data:
-                out = self.end()
+                parts = self._end_parts()
             elif self.ended:
-                out = b""  # after a failure the client's stream is over; later bytes are only kept
+                parts = []  # after a failure the client's stream is over; later bytes are only kept
             else:
-                out = self.translator.feed(data)
+                parts = self.translator.feed_parts(data)
         except Exception as exc:
-            out = self._fail(repr(exc))
-        if out:
-            out = scrub_bytes(out, self.secrets)
-            self._keep(out)
-            return pieces(out)
-        return []
+            parts = [self._fail(repr(exc))]
+        return self._send(parts)
+
+    def _send(self, parts: list[bytes]) -> list[bytes | memoryview]:
+        """The translator's output scrubbed, kept and cut for mitmproxy (`pieces`)."""
+        parts = [part for part in parts if part]
+        if not parts:
+            return []
+        parts = scrub_parts(parts, self.secrets)
+        self._keep(parts)
+        return pieces(parts)
 
     def _drop_upstream(self, data: bytes) -> None:
         room = max(0, self.max_kept - len(self.upstream))
         self.upstream += data[:room]
         self.upstream_dropped += len(data) - room
 
-    def _keep(self, out: bytes) -> None:
+    def _keep(self, parts: list[bytes]) -> None:
         """Keep what the client got, up to the bound; past it, only what `_fail` needs to know
-        about the dropped chunks (their events and whether one was terminal)."""
-        if len(self.client) + len(out) <= self.max_kept:
-            self.client += out
+        about the dropped chunks (their events and whether one was terminal). A long text is one
+        object repeated in several parts (`sse.LongStrings`): each is read once."""
+        size = sum(map(len, parts))
+        if len(self.client) + size <= self.max_kept:
+            for part in parts:
+                self.client += part
             return
-        self.client_dropped += len(out)
-        self._dropped_events += events_in(out)
+        self.client_dropped += size
+        repeats = Counter(map(id, parts))
+        unique = {id(part): part for part in parts}
+        self._dropped_events += sum(events_in(part) * repeats[key] for key, part in unique.items())
         # a translator writes a terminal event only as it finishes: no scan of the other chunks
         finished = getattr(self.translator, "finished", True)
-        self._dropped_terminal = self._dropped_terminal or (finished and has_terminal(out))
+        self._dropped_terminal = self._dropped_terminal or (
+            finished and any(has_terminal(part) for part in unique.values()))
 
     @property
     def was_cut(self) -> bool:
@@ -100,10 +112,13 @@ class StreamHook:
 
     def end(self) -> bytes:
         """End of the upstream body (or the upstream cut it): flush, and guarantee a terminal event."""
+        return b"".join(self._end_parts())
+
+    def _end_parts(self) -> list[bytes]:
         if self.ended:
-            return b""
+            return []
         self.ended = True
-        out = self.translator.close()
+        out = self.translator.close_parts()
         if self._on_end is not None:
             self._on_end(self)
         return out
@@ -112,13 +127,10 @@ class StreamHook:
         """The upstream connection broke mid-body: what the client still gets before the end."""
         self.error = reason
         try:
-            out = self.end()
+            parts = self._end_parts()
         except Exception as exc:
-            out = self._fail(repr(exc))
-        if out:
-            out = scrub_bytes(out, self.secrets)
-            self._keep(out)
-        return out
+            parts = [self._fail(repr(exc))]
+        return b"".join(self._send(parts))
 
     def _fail(self, reason: str) -> bytes:
         """The translator raised: it is not called again, and unless the client already has a
@@ -142,15 +154,47 @@ SEND_PIECE = 1 << 20
 """Output handed to mitmproxy in pieces of at most this many bytes. asyncio queues a chunk
 written while the socket is busy as the bytes object it is, and each partial send then copies
 what is left of it: 64 MB of done events after a 16 MB text were copied again at every
-write-ready turn, 20-40 ms each (docs/design.md "Limits"). Pieces are sent whole but the last."""
+write-ready turn, 20-40 ms each (docs/design.md "Limits")."""
 
 
-def pieces(out: bytes) -> bytes | list[bytes]:
-    """`out` as mitmproxy sends it: itself when small, else slices of `SEND_PIECE` bytes (a
-    stream callable may return a list of chunks, docs/mitmproxy.md "Streaming callables")."""
-    if len(out) <= SEND_PIECE:
-        return out
-    return [out[at:at + SEND_PIECE] for at in range(0, len(out), SEND_PIECE)]
+def scrub_parts(parts: list[bytes], secrets: tuple[str, ...]) -> list[bytes]:
+    """`scrub_bytes` of each part, a part repeated by identity (a long text) read once. No secret
+    spans two parts: a part ends an event or a JSON string, and no credential holds a quote."""
+    if not secrets:
+        return parts
+    done: dict[int, bytes] = {}
+    out = []
+    for part in parts:
+        clean = done.get(id(part))
+        if clean is None:
+            clean = done[id(part)] = scrub_bytes(part, secrets)
+        out.append(clean)
+    return out
+
+
+def pieces(parts: list[bytes]) -> list[bytes | memoryview]:
+    """The chunks mitmproxy sends (a stream callable may return a list, docs/mitmproxy.md
+    "Streaming callables"): consecutive small parts joined up to `SEND_PIECE`, a long one as
+    views of `SEND_PIECE` bytes, never copied here."""
+    out: list[bytes | memoryview] = []
+    small: list[bytes] = []
+    held = 0
+    for part in parts:
+        if held + len(part) <= SEND_PIECE:
+            small.append(part)
+            held += len(part)
+            continue
+        if small:
+            out.append(b"".join(small))
+            small, held = [], 0
+        if len(part) <= SEND_PIECE:
+            small, held = [part], len(part)
+            continue
+        view = memoryview(part)
+        out += [view[at:at + SEND_PIECE] for at in range(0, len(part), SEND_PIECE)]
+    if small:
+        out.append(small[0] if len(small) == 1 else b"".join(small))
+    return out
 
 
 _TERMINALS = (b"event: response.completed", b"event: response.incomplete", b"event: response.failed")

@@ -93,21 +93,26 @@ class StreamTranslator:
         return self._encoder.finished
 
     def feed(self, data: bytes) -> bytes:
+        return b"".join(self.feed_parts(data))
+
+    def feed_parts(self, data: bytes) -> list[bytes]:
+        """`feed`'s bytes in pieces, unjoined (`ResponsesEncoder.encode_parts`): what a proxy
+        hands on chunk by chunk without copying a long text once per event that repeats it."""
         if self._closed or not data:
-            return b""
+            return []
         if self._head is not None:
             data = self._sniff(data)
             if not data:
-                return b""
+                return []
         # the happy path inline, without helper calls: this runs once per upstream event (bench/)
         try:
             events = self._decoder.feed(data)
         except Exception as exc:
             events = self._read_failure(exc)
         try:
-            return self._encoder.encode(events)
+            return self._encoder.encode_parts(events)
         except Exception as exc:
-            return self._write_failure(exc)
+            return [self._write_failure(exc)]
 
     def _sniff(self, data: bytes) -> bytes:
         """The bytes to decode now: none while the first bytes are undecided, then all so far,
@@ -123,8 +128,12 @@ class StreamTranslator:
         return head
 
     def close(self) -> bytes:
+        return b"".join(self.close_parts())
+
+    def close_parts(self) -> list[bytes]:
+        """`close`'s bytes in pieces, as `feed_parts`."""
         if self._closed:
-            return b""
+            return []
         self._closed = True
         try:
             head, self._head = self._head, None
@@ -132,10 +141,10 @@ class StreamTranslator:
         except Exception as exc:
             events = self._read_failure(exc)
         try:
-            out = self._encoder.encode(events)
+            out = self._encoder.encode_parts(events)
         except Exception as exc:
-            out = self._write_failure(exc)
-        return out + self._encoder.finish()
+            out = [self._write_failure(exc)]
+        return out + self._encoder.finish_parts()
 
     def response(self) -> dict[str, Any]:
         return self._encoder.response()
@@ -174,6 +183,14 @@ class PassthroughTranslator:
             return b""
         self._closed = True
         return self._inner.close()
+
+    def feed_parts(self, data: bytes) -> list[bytes]:
+        out = self.feed(data)
+        return [out] if out else []
+
+    def close_parts(self) -> list[bytes]:
+        out = self.close()
+        return [out] if out else []
 
 
 def stream_translator(source: str, translation: Translation, *, new_id: IdFactory | None = None,

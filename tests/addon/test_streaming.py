@@ -8,7 +8,7 @@ import json
 from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
 
-from addon.streaming import StreamHook
+from addon.streaming import SEND_PIECE, StreamHook, pieces, scrub_parts
 from tests.addon.conftest import sse_events
 from tests.data import DATA
 from translators import stream_translator, translate_request
@@ -50,6 +50,12 @@ class Raising:
         if self.fail_close:
             raise RuntimeError("close bug")
         return b""
+
+    def feed_parts(self, data: bytes) -> list[bytes]:
+        return [out] if (out := self.feed(data)) else []
+
+    def close_parts(self) -> list[bytes]:
+        return [out] if (out := self.close()) else []
 
 
 def test_nothing_to_send_is_an_empty_list_never_empty_bytes() -> None:
@@ -198,3 +204,37 @@ def test_dropped_output_is_counted_by_its_event_lines_and_terminal_events() -> N
     assert has_terminal(written + b"event: response.completed\ndata: {}\n\n")
     assert has_terminal(b"event: response.failed")
     assert not has_terminal(b"event: response.completed_later\ndata: {}\n\n")
+
+
+# -- a long text goes out in pieces, never copied by the hook ---------------------------------------
+
+def test_small_parts_go_out_as_one_chunk_and_a_long_one_as_views_of_itself() -> None:
+    long = b'"' + b"g" * (SEND_PIECE * 2 + 10) + b'"'
+    out = pieces([b"event: a\n", b"data: 1\n\n", b"event: b\ndata: ", long, b"}\n\n"])
+    assert out[0] == b"event: a\ndata: 1\n\nevent: b\ndata: "
+    views = out[1:4]
+    assert all(isinstance(v, memoryview) and v.obj is long and len(v) <= SEND_PIECE for v in views)
+    assert b"".join(views) == long and out[4:] == [b"}\n\n"]
+
+
+def test_a_giant_text_reaches_the_client_whole_its_json_written_once_and_repeated_by_reference() -> None:
+    """A 3 MiB delta and the four done events that repeat it: every piece of the text the hook
+    hands mitmproxy is a view of one written string (asyncio copies what is left of a queued
+    bytes chunk at every partial send: docs/design.md "Limits")."""
+    chunks = _text_stream(1, 3 * SEND_PIECE)
+    hook = StreamHook(_translator(), max_kept=1024)
+    sent = [piece for chunk in [*chunks, b""] for piece in hook(chunk)]
+    payloads = sse_events(b"".join(sent))
+    assert [p["type"] for p in payloads][-1] == "response.completed"
+    assert payloads[-1]["response"]["output"][0]["content"][0]["text"] == "x" * 3 * SEND_PIECE
+    owners = {id(piece.obj) for piece in sent if isinstance(piece, memoryview)}
+    assert len(owners) == 1  # one JSON string of the text, sent as views five times
+    assert sum(len(p) for p in sent if isinstance(p, memoryview)) >= 5 * 3 * SEND_PIECE
+    assert all(len(piece) <= SEND_PIECE for piece in sent)
+
+
+def test_a_secret_in_a_repeated_long_text_is_scrubbed_in_every_repetition() -> None:
+    secret = "sk-ant-api03-" + "s" * 40
+    long = ('"' + "t" * 100 + secret + '"').encode()
+    clean = scrub_parts([b"event: x\ndata: ", long, b"}\n\n", b"event: y\ndata: ", long, b"}"], (secret,))
+    assert secret.encode() not in b"".join(clean) and clean[1] is clean[4]

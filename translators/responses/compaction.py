@@ -37,7 +37,7 @@ class CompactionEncoder(ResponsesEncoder):
         self._texts: dict[object, list[str]] = {}
         """Text per upstream block, in the order the blocks began."""
 
-    def encode(self, events: list[ev.Event]) -> bytes:
+    def encode_parts(self, events: list[ev.Event]) -> list[bytes]:
         for event in events:
             if isinstance(event, (ev.TextDelta, *_ABSORBED)):
                 if self.finished:
@@ -53,7 +53,7 @@ class CompactionEncoder(ResponsesEncoder):
                     self._summarize(event.reason, event.detail)
             else:
                 self._handle(event)
-        out, self._out = b"".join(self._out), []
+        out, self._out = self._out, []
         return out
 
     def _summarize(self, reason: str, detail: str | None) -> None:

@@ -111,6 +111,12 @@ class ResponsesEncoder:
 
     # -- public -----------------------------------------------------------------------------
     def encode(self, events: list[ev.Event]) -> bytes:
+        return b"".join(self.encode_parts(events))
+
+    def encode_parts(self, events: list[ev.Event]) -> list[bytes]:
+        """`encode`'s bytes in pieces, unjoined: a long text's JSON is one piece, the same object
+        in every event that repeats it (`sse.LongStrings`), so a caller can pass it on without
+        copying it five times."""
         for event in events:
             # deltas are nearly every event of a stream: straight to their writer, once the
             # response is open and until it ends (the same calls `_handle` would make)
@@ -125,14 +131,18 @@ class ResponsesEncoder:
                     self._call_delta(event.key, event.fragment)
                     continue
             self._handle(event)
-        out, self._out = b"".join(self._out), []
+        out, self._out = self._out, []
         return out
 
     def finish(self, reason: str = "upstream stream ended before it finished") -> bytes:
-        """Guarantee exactly one terminal event, whatever the upstream did."""
+        return b"".join(self.finish_parts(reason))
+
+    def finish_parts(self, reason: str = "upstream stream ended before it finished") -> list[bytes]:
+        """Guarantee exactly one terminal event, whatever the upstream did (in pieces, as
+        `encode_parts`)."""
         if not self.finished:
             self._fail("server_error", reason)
-        out, self._out = b"".join(self._out), []
+        out, self._out = self._out, []
         return out
 
     def response(self) -> dict[str, Any]:
@@ -202,9 +212,10 @@ class ResponsesEncoder:
         about twice the cost of parsing the upstream event.
         """
         if len(text) >= _LONG and (value := self._strings.json(text)) is not None:
-            # one giant delta (a whole file in one event): written in one C pass, not three
-            self._out.append(b"%b%b%b%d}\n\n" % (item.delta_head.encode(), value, item.delta_tail.encode(),
-                                                 self._seq))
+            # one giant delta (a whole file in one event): its JSON written once, in one C pass,
+            # and passed on as its own piece (`encode_parts`), never copied into the event
+            tail = b"%b%d}\n\n" % (item.delta_tail.encode(), self._seq)
+            self._out += (item.delta_head.encode(), value, tail)
         else:
             self._out.append(f"{item.delta_head}{encode_basestring(text)}{item.delta_tail}{self._seq}}}\n\n"
                              .encode("utf-8", "backslashreplace"))
