@@ -1,8 +1,10 @@
 """Responses state in the proxy: `previous_response_id`, `conversation`, `/responses/compact` and
 the store's own endpoints, served from the store (addon/store/, docs/state.md).
 
-The translators stay stateless: before a request is translated, `prepare` replaces
-`previous_response_id` / `conversation` by the whole history from the store; after the answer,
+The translators stay stateless: before a request is translated, `lookup` reads the history from
+the store and `history.expand` puts it in place of `previous_response_id` / `conversation` (in the
+proxy, or for a large request in a worker process, addon/workers.py), and `register` keeps the
+turn's new input items until the answer is there; after the answer,
 the turn is recorded (its new input items, the output items as the client saw them, the route),
 for a streamed answer before its last event leaves, so the client's next request finds it.
 A request with `store: false` (Codex) and no stored state to read never opens the store.
@@ -166,18 +168,6 @@ class State:
         answer(flow, json_response(status, payload))
 
     # -- before translation -----------------------------------------------------------------
-    async def prepare(self, flow: http.HTTPFlow, body: dict[str, Any], route: Route,
-                      *, compact: bool) -> dict[str, Any] | None:
-        """The body to translate, with the stored history in `input`; None when the flow is
-        answered here (an unknown id) or left untouched (a compaction for OpenAI itself)."""
-        plan = await self.lookup(flow, body, route, compact=compact)
-        if plan is None or plan is AS_SENT:
-            return body if plan is AS_SENT else None
-        expanded, new_items = history.expand(body, plan.past, compact)
-        self.register(flow, plan, new_items, len(new_items),
-                      history.user_messages(plan.past + new_items) if compact else None)
-        return expanded
-
     async def lookup(self, flow: http.HTTPFlow, fields: dict[str, Any], route: Route,
                      *, compact: bool) -> Plan | None:
         """What the turn reads of the store, from the body's top-level members (`input` is not

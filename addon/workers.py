@@ -106,7 +106,6 @@ class Head:
 
     fields: dict[str, Any]
     """Empty when the body is not a JSON object."""
-    is_object: bool
     trigger: bool
     """The last input item is `compaction_trigger` (translators/compaction.py)."""
     body: Spilled
@@ -124,8 +123,7 @@ def _read_head(source: Spilled, encoding: str | None, limit: int, kept: int) -> 
     fields = {k: v for k, v in body.items() if k != "input" and len(wirejson.dumps(v)) <= HEAD_MEMBER_BYTES} \
         if isinstance(body, dict) else {}
     decoded = source if data is raw else spill(data, os.path.dirname(source.path))
-    return Head(fields, isinstance(body, dict), compaction.is_trigger(body), decoded,
-                bodies.kept_text(data, kept))
+    return Head(fields, compaction.is_trigger(body), decoded, bodies.kept_text(data, kept))
 
 
 async def read_head(raw: bytes, encoding: str | None, limit: int, kept: int) -> Head:
