@@ -11,7 +11,7 @@ import re
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from addon.credentials import scrub_bytes
 from addon.limits import MAX_KEPT_BYTES, cut_note
@@ -42,7 +42,7 @@ class StreamHook:
         self.error: str | None = None
         self._on_end = on_end
 
-    def __call__(self, data: bytes) -> list[bytes | memoryview]:
+    def __call__(self, data: bytes) -> bytes | list[bytes | memoryview]:
         if data:
             if len(self.upstream) + len(data) <= self.max_kept:
                 self.upstream += data
@@ -59,13 +59,18 @@ class StreamHook:
             parts = [self._fail(repr(exc))]
         return self._send(parts)
 
-    def _send(self, parts: list[bytes]) -> list[bytes | memoryview]:
-        """The translator's output scrubbed, kept and cut for mitmproxy (`pieces`)."""
-        parts = [part for part in parts if part]
-        if not parts:
+    def _send(self, parts: list[bytes]) -> bytes | list[bytes | memoryview]:
+        """The translator's output scrubbed, kept and cut for mitmproxy: the usual few events as
+        one chunk, a long text as views of itself (`pieces`)."""
+        size = len(parts[0]) if len(parts) == 1 else sum(map(len, parts))
+        if not size:
             return []
+        if size <= SEND_PIECE:
+            out = scrub_bytes(parts[0] if len(parts) == 1 else b"".join(parts), self.secrets)
+            self._keep((out,), len(out))
+            return out
         parts = scrub_parts(parts, self.secrets)
-        self._keep(parts)
+        self._keep(parts, sum(map(len, parts)))
         return pieces(parts)
 
     def _drop_upstream(self, data: bytes) -> None:
@@ -73,11 +78,10 @@ class StreamHook:
         self.upstream += data[:room]
         self.upstream_dropped += len(data) - room
 
-    def _keep(self, parts: list[bytes]) -> None:
+    def _keep(self, parts: Sequence[bytes], size: int) -> None:
         """Keep what the client got, up to the bound; past it, only what `_fail` needs to know
         about the dropped chunks (their events and whether one was terminal). A long text is one
         object repeated in several parts (`sse.LongStrings`): each is read once."""
-        size = sum(map(len, parts))
         if len(self.client) + size <= self.max_kept:
             for part in parts:
                 self.client += part
@@ -130,7 +134,8 @@ class StreamHook:
             parts = self._end_parts()
         except Exception as exc:
             parts = [self._fail(repr(exc))]
-        return b"".join(self._send(parts))
+        out = self._send(parts)
+        return out if isinstance(out, bytes) else b"".join(out)
 
     def _fail(self, reason: str) -> bytes:
         """The translator raised: it is not called again, and unless the client already has a

@@ -223,7 +223,10 @@ def test_a_giant_text_reaches_the_client_whole_its_json_written_once_and_repeate
     bytes chunk at every partial send: docs/design.md "Limits")."""
     chunks = _text_stream(1, 3 * SEND_PIECE)
     hook = StreamHook(_translator(), max_kept=1024)
-    sent = [piece for chunk in [*chunks, b""] for piece in hook(chunk)]
+    sent: list[bytes | memoryview] = []
+    for chunk in [*chunks, b""]:
+        out = hook(chunk)
+        sent += out if isinstance(out, list) else [out]
     payloads = sse_events(b"".join(sent))
     assert [p["type"] for p in payloads][-1] == "response.completed"
     assert payloads[-1]["response"]["output"][0]["content"][0]["text"] == "x" * 3 * SEND_PIECE
