@@ -9,6 +9,7 @@ auth, streaming hookup, metadata.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Awaitable, Sequence
 from pathlib import Path
@@ -243,18 +244,19 @@ class Gateway:
             flow.response = error_response(400, "invalid_json", "the request body is nested too deeply")
             return
         if small is not None:
-            body, text = small
+            body, text, data = small
             fields = body if isinstance(body, dict) else {}
-            await self._translate(flow, fields, text, compaction.is_trigger(body), body=body)
+            await self._translate(flow, fields, text, compaction.is_trigger(body), body=body, data=data)
         elif head is not None:
             try:
                 await self._translate(flow, head.fields, head.client_text, head.trigger, spilled=head.body)
             finally:
                 workers.discard(head.body)
 
-    def _read_inline(self, raw: bytes, encoding: str | None, kept: int) -> tuple[Any, str] | None:
-        """A small body's JSON and its text for the saved flow (`bodies.kept_text`); None for a
-        body of `limits.INLINE_BYTES` or more, as sent or once decoded, which a worker reads."""
+    def _read_inline(self, raw: bytes, encoding: str | None, kept: int) -> tuple[Any, str, bytes] | None:
+        """A small body's JSON, its text for the saved flow (`bodies.kept_text`) and its bytes
+        decoded; None for a body of `limits.INLINE_BYTES` or more, as sent or once decoded,
+        which a worker reads."""
         if len(raw) >= limits.INLINE_BYTES:
             return None
         limit = self._max_request()
@@ -264,7 +266,7 @@ class Gateway:
             if limit < limits.INLINE_BYTES:
                 raise
             return None
-        return wirejson.loads(data), bodies.kept_text(data, kept)
+        return wirejson.loads(data), bodies.kept_text(data, kept), data
 
     async def _replay(self, flow: http.HTTPFlow) -> None:
         """A saved gateway flow sent again. Its request is the rewritten one, stale (old options)
@@ -299,12 +301,13 @@ class Gateway:
         answer(flow, error_response(400, "replay_failed", message))
 
     async def _translate(self, flow: http.HTTPFlow, fields: dict[str, Any], client_text: str, trigger: bool,
-                         *, body: Any = None, spilled: workers.Spilled | None = None,
-                         replay: bool = False) -> None:
+                         *, body: Any = None, data: bytes | None = None,
+                         spilled: workers.Spilled | None = None, replay: bool = False) -> None:
         """Route, read the store and translate a request: a small one from its parsed `body`
-        (`fields` is the body itself), a large one from its bytes, `spilled`, in a worker
-        process, with only its short top-level members in `fields` (addon/workers.py).
-        `trigger`: its last input item is `compaction_trigger`."""
+        (`fields` is the body itself; `data` its bytes), a large one from its bytes, `spilled`,
+        in a worker process, with only its short top-level members in `fields`
+        (addon/workers.py); a small one that continues a long stored history goes to the worker
+        too. `trigger`: its last input item is `compaction_trigger`."""
         client_model = fields.get("model")
         route = self.router.route(client_model if isinstance(client_model, str) else "")
         if route is None:
@@ -329,21 +332,25 @@ class Gateway:
         if caps is not None:
             info["capabilities"] = caps.capabilities.source
             info["notes"] += [caps.note] if caps.note else []
-        if spilled is None:
+        past = None if plan is AS_SENT else plan.past
+        if spilled is None and not isinstance(past, history.Stored):
             if plan is not AS_SENT:
                 body, new_items = history.expand(body, plan.past, compact)
                 kept = history.user_messages(plan.past + new_items) if compact else None
                 self.state.register(flow, plan, new_items, len(new_items), kept)
             self._translate_and_retarget(flow, body, route, caps, info)
             return
+        own = None if spilled is not None else await asyncio.to_thread(
+            workers.spill, data if data is not None else wirejson.dumps(body))
         try:
-            done = await workers.run_translate(spilled, route.dialect, route.model,
+            done = await workers.run_translate(spilled or own, route.dialect, route.model,
                                                caps.capabilities if caps else None,
-                                               ctx.options.gateway_web_search,
-                                               None if plan is AS_SENT else plan.past, compact)
+                                               ctx.options.gateway_web_search, past, compact)
         except Exception as exc:
             self._refuse_translation(flow, info, exc)
             return
+        finally:
+            workers.discard(own)
         if plan is not AS_SENT:
             self.state.register(flow, plan, ItemsJSON(done.new_items), done.count, done.kept)
         self._retarget_translated(flow, route, done.translation, done.content, done.saved, info)

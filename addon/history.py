@@ -7,6 +7,7 @@ input, then its output), or the conversation's items, then the new input (docs/s
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 from typing import Any
 
 _ID_PREFIX = {"message": "msg", "function_call": "fc", "function_call_output": "fco", "reasoning": "rs",
@@ -59,12 +60,28 @@ def expand(body: dict[str, Any], past: list[dict[str, Any]],
     return expanded, new_items
 
 
-def chain_items(records: list[Any]) -> list[dict[str, Any]]:
-    """Every item of a chain of stored responses, oldest first: each input, then its output."""
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """A stored history as the store keeps it, unread: the JSON texts of a chain's responses
+    (`kind` "chain") or of a conversation's items ("items")."""
+
+    kind: str
+    texts: list[str]
+
+    def json(self) -> bytes:
+        """The texts as one JSON array, for `past_items` where they are read."""
+        return b"[" + b",".join(text.encode() for text in self.texts) + b"]"
+
+
+def past_items(kind: str, rows: list[Any]) -> list[dict[str, Any]]:
+    """The items a stored history holds, oldest first: a conversation's items as they are; for a
+    chain of responses each one's input, then its output (`rows`: the stored JSON read)."""
+    if kind == "items":
+        return rows
     items: list[dict[str, Any]] = []
-    for record in records:
-        items += record.input
-        items += record.response.get("output") or []
+    for row in rows:
+        items += row["input"]
+        items += row["response"].get("output") or []
     return items
 
 

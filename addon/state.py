@@ -23,7 +23,7 @@ from typing import Any
 
 from mitmproxy import ctx, exceptions, http
 
-from addon import dialects, endpoints, flowinfo, history
+from addon import dialects, endpoints, flowinfo, history, limits
 from addon.errors import answer, error_response, json_response
 from addon.routing import Route, serving
 from addon.store import ItemsJSON, ResponseRecord, Store, StoreError, open_store
@@ -188,28 +188,27 @@ class State:
             _refuse(flow, fields, error_response(400, "invalid_request_error", "previous_response_id and "
                                                  "conversation cannot be used together.", "conversation"))
             return None
-        past: list[dict[str, Any]] = []
+        past: list[dict[str, Any]] | history.Stored = []
         try:
             if isinstance(previous, str) and previous:
-                chain = await self._call(lambda store: store.chain(previous)) if self.enabled else None
-                if chain is None:
+                found = await self._call(_read_history, "chain", previous) if self.enabled else None
+                if found is None:
                     if own_state:
                         return AS_SENT  # OpenAI's own id
                     _refuse(flow, fields, error_response(400, "previous_response_not_found",
                                                          f"Previous response with id '{previous}' not found.",
                                                          "previous_response_id"))
                     return None
-                past = history.chain_items(chain)
+                past = found
             elif isinstance(conversation_id, str) and conversation_id:
-                listed = await self._call(lambda store: store.list_items(conversation_id)) \
-                    if self.enabled else None
-                if listed is None:
+                found = await self._call(_read_history, "items", conversation_id) if self.enabled else None
+                if found is None:
                     if own_state:
                         return AS_SENT
                     _refuse(flow, fields, error_response(404, "not_found", f"Conversation with id "
                                                          f"'{conversation_id}' not found.", "conversation"))
                     return None
-                past = listed[0]
+                past = found
         except StoreError as exc:
             _refuse(flow, fields, error_response(503, "store_unavailable", str(exc)))
             return None
@@ -295,12 +294,25 @@ class State:
         self._store_thread().submit(write)
 
 
+def _read_history(store: Store, kind: str, key: str) -> list[dict[str, Any]] | history.Stored | None:
+    """In the store's thread: the stored history of a chain ("chain", `key` a response id) or a
+    conversation ("items"), read into items when short; a long one (`limits.INLINE_BYTES` of JSON
+    or more) stays text for the worker process that translates the turn (addon/workers.py): read
+    here, it would hold the interpreter lock as long (a 100k-item turn: ~150 ms)."""
+    texts = store.chain_texts(key) if kind == "chain" else store.item_texts(key)
+    if texts is None:
+        return None
+    if sum(map(len, texts)) >= limits.INLINE_BYTES:
+        return history.Stored(kind, texts)
+    return history.past_items(kind, [wirejson.loads(text) for text in texts])
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
     """What `State.lookup` found for a turn (see `State.register`)."""
 
-    past: list[dict[str, Any]]
-    """The stored history the turn continues, oldest first."""
+    past: list[dict[str, Any]] | history.Stored
+    """The stored history the turn continues, oldest first; a long one unread."""
     compact: bool
     records: bool
     """The answer is recorded (False: OpenAI's own, kept by OpenAI)."""

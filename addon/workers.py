@@ -157,9 +157,10 @@ class Translated[Body]:
 
 
 def _translate(source: Spilled, dialect: str, model: str | None, capabilities: Any, web_search: str,
-               past: list[dict[str, Any]] | None, compact: bool) -> Translated[Spilled]:
+               past: list[dict[str, Any]] | tuple[str, Spilled] | None, compact: bool) -> Translated[Spilled]:
     """In the worker: `translate_request` of the JSON body in `source` (with the stored history
-    `past` in its input when the turn reads state, `history.expand`), written with
+    `past` in its input when the turn reads state, `history.expand`; a long one as its kind and
+    the file of its stored JSON, `history.Stored`), written with
     `wirejson.dumps`. The translation comes back without the upstream body (the proxy never
     reads it again: it is the flow's request); in its place `{"sha1": …}` of the written body,
     which is all the Gemini decoder reads of it (a seed for made-up call ids, fixed by the
@@ -168,6 +169,9 @@ def _translate(source: Spilled, dialect: str, model: str | None, capabilities: A
     if dialect not in registry.names():  # a dialect of `$GATEWAY_DIALECTS`: a spawned worker
         load_extra()  # starts with the shipped ones only (addon/dialects.py)
     body = wirejson.loads(read(source))
+    if isinstance(past, tuple):
+        kind, stored = past
+        past = history.past_items(kind, wirejson.loads(read(stored)))
     new_items: list[dict[str, Any]] = []
     if past is not None:
         body, new_items = history.expand(body, past, compact)
@@ -182,11 +186,21 @@ def _translate(source: Spilled, dialect: str, model: str | None, capabilities: A
 
 
 async def run_translate(body: Spilled, dialect: str, model: str | None, capabilities: Any, web_search: str,
-                        past: list[dict[str, Any]] | None = None,
+                        past: list[dict[str, Any]] | history.Stored | None = None,
                         compact: bool = False) -> Translated[bytes]:
     """The body in `body` translated in a worker (`_translate`), its upstream body and new items
-    read back off the event loop."""
-    done = await call(_translate, body, dialect, model, capabilities, web_search, past, compact)
+    read back off the event loop; a long stored history `past` crosses as a file too."""
+    stored: Spilled | None = None
+    sent: list[dict[str, Any]] | tuple[str, Spilled] | None = None
+    if isinstance(past, history.Stored):
+        stored = await asyncio.to_thread(spill, past.json())
+        sent = (past.kind, stored)
+    else:
+        sent = past
+    try:
+        done = await call(_translate, body, dialect, model, capabilities, web_search, sent, compact)
+    finally:
+        discard(stored)
     try:
         content, new_items = await asyncio.to_thread(lambda: (read(done.content), read(done.new_items)))
     finally:

@@ -110,6 +110,14 @@ class SqlStore:
         return self._record(row) if row else None
 
     def chain(self, response_id: str) -> list[ResponseRecord] | None:
+        rows = self._chain_rows(response_id)
+        return None if rows is None else [self._record(row) for row in rows]
+
+    def chain_texts(self, response_id: str) -> list[str] | None:
+        rows = self._chain_rows(response_id)
+        return None if rows is None else [row[1] for row in rows]
+
+    def _chain_rows(self, response_id: str) -> list[Any] | None:
         since = self._since()
         with self._lock, self._transaction() as q:
             rows = q("WITH RECURSIVE chain (id, previous_id, data, depth) AS ("
@@ -124,7 +132,7 @@ class SqlStore:
             now = self.clock()
             for row in rows:
                 q("UPDATE gw_responses SET used_at = ? WHERE id = ?", now, row[0])
-        return [self._record(row) for row in rows]
+        return rows
 
     def delete_response(self, response_id: str) -> bool:
         with self._lock, self._transaction() as q:
@@ -186,6 +194,19 @@ class SqlStore:
 
     def list_items(self, conversation_id: str, *, after: str | None = None, limit: int | None = None,
                    order: str = "asc") -> tuple[list[dict[str, Any]], bool] | None:
+        texts = self._item_texts(conversation_id, after, None if limit is None else limit + 1, order)
+        if texts is None:
+            return None
+        items = [wirejson.loads(text) for text in texts]
+        if limit is not None and len(items) > limit:
+            return items[:limit], True
+        return items, False
+
+    def item_texts(self, conversation_id: str) -> list[str] | None:
+        return self._item_texts(conversation_id, None, None, "asc")
+
+    def _item_texts(self, conversation_id: str, after: str | None, limit: int | None,
+                    order: str) -> list[str] | None:
         descending = order == "desc"
         with self._lock, self._transaction() as q:
             if q("UPDATE gw_conversations SET used_at = ? WHERE id = ? AND used_at >= ?", self.clock(),
@@ -202,12 +223,8 @@ class SqlStore:
             sql += " ORDER BY seq DESC" if descending else " ORDER BY seq ASC"
             if limit is not None:
                 sql += " LIMIT ?"
-                params.append(limit + 1)
-            rows = q(sql, *params).fetchall()
-        items = [wirejson.loads(row[0]) for row in rows]
-        if limit is not None and len(items) > limit:
-            return items[:limit], True
-        return items, False
+                params.append(limit)
+            return [row[0] for row in q(sql, *params).fetchall()]
 
     def get_item(self, conversation_id: str, item_id: str) -> dict[str, Any] | None:
         with self._lock, self._transaction() as q:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from addon import limits
 from addon.gateway import Gateway
 from addon.routing import DEFAULT_MATCH
 from addon.state import State
+from addon.store import Conversation
 from addon.streaming import StreamHook
 from tests.addon.conftest import CLIENT_KEY, UPSTREAM_KEY, client_flow, finish, run_request, sse_events
 from tests.data import DATA
@@ -180,3 +182,47 @@ def test_the_saved_flow_keeps_a_long_request_cut_at_the_kept_bound(gateway: Ctx)
         f"{sent - 100_000} more bytes were sent but not kept (gateway_max_kept_bytes=100000)".encode())
     client = flow.metadata["gateway.client_request"]
     assert len(client) < 100_200 and "more bytes were read but not kept" in client
+
+
+def test_a_short_turn_continuing_a_long_history_is_read_by_a_worker_not_the_proxy(gateway: Ctx) -> None:
+    """The Agents SDK sends only the new input and `previous_response_id`: the history is the
+    store's. Past `limits.INLINE_BYTES` of it, its JSON goes to a worker process unread, where
+    the turn is expanded and translated (docs/design.md "Limits"); the proxy holds bytes only."""
+    addon, _ = gateway
+    items = [{"type": "message", "role": "user", "content": f"turn {i} " + "x" * 40} for i in range(5000)]
+    first = client_flow({"model": "gpt-5.5", "input": items})
+    run_request(addon, first)
+    answer = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+              "content": [{"type": "text", "text": "read them all"}], "stop_reason": "end_turn",
+              "usage": {"input_tokens": 9, "output_tokens": 3}}
+    first.response = http.Response.make(200, json.dumps(answer).encode(),
+                                        {"content-type": "application/json"})
+    addon.responseheaders(first)
+    finish(addon.response(first))
+    stored = len(json.dumps(items))
+    addon.state.close()  # the queued write is done
+    following = client_flow({"model": "gpt-5.5", "input": "and then?",
+                             "previous_response_id": json.loads(first.response.content)["id"]})
+    tracemalloc.start()
+    try:
+        run_request(addon, following)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    messages = json.loads(following.request.content or b"")["messages"]
+    assert len(messages[0]["content"]) == 5000 and messages[-1]["content"][-1]["text"] == "and then?"
+    assert following.metadata["gateway.state"]["previous_id"] == json.loads(first.response.content)["id"]
+    assert peak < 10 * stored  # texts, their copy for the worker, the translation: 6x; parsed: 35x
+
+
+def test_a_turn_in_a_long_conversation_is_expanded_by_a_worker_with_every_item(gateway: Ctx) -> None:
+    addon, _ = gateway
+    items = [{"type": "message", "id": f"msg_{i}", "role": "user", "status": "completed",
+              "content": [{"type": "input_text", "text": f"turn {i} " + "x" * 40}]} for i in range(5000)]
+    addon.state.store().create_conversation(Conversation(id="conv_long", created_at=1.0), items)
+    flow = client_flow({"model": "gpt-5.5", "input": "and then?", "conversation": "conv_long"})
+    run_request(addon, flow)
+    messages = json.loads(flow.request.content or b"")["messages"]
+    first_two = [part["text"] for part in messages[0]["content"][:2]]
+    assert first_two == ["turn 0 " + "x" * 40, "turn 1 " + "x" * 40]
+    assert len(messages[0]["content"]) == 5001 and messages[0]["content"][-1]["text"] == "and then?"

@@ -261,6 +261,29 @@ def test_translating_a_100k_item_request_does_not_stall_another_stream(
     assert saved[0].metadata["gateway.client_request"].endswith(f"(gateway_max_kept_bytes={KEPT})]")
 
 
+def test_continuing_a_100k_item_stored_history_does_not_stall_another_stream(
+        http: httpx.Client, proxy: MitmDump, upstream: Upstream, tmp_path: Path) -> None:
+    """The Agents SDK's way: a short request naming `previous_response_id`, the history the
+    store's (15 MB of stored JSON here), read, expanded and translated by a worker process."""
+    items = [{"type": "message", "role": "user", "content": f"item {i}"} for i in range(100_000)]
+    huge, first = tmp_path / "huge.json", tmp_path / "first.json"
+    huge.write_text(json.dumps({"model": "gpt-5.5", "input": items}))
+    upstream.plan(message("stored"))
+    done = subprocess.run(_curl(proxy, huge, first), capture_output=True, text=True, timeout=90)
+    assert done.stdout == "200", done
+    following, out = tmp_path / "following.json", tmp_path / "answer.json"
+    following.write_text(json.dumps({"model": "gpt-5.5", "input": "and then?",
+                                     "previous_response_id": json.loads(first.read_bytes())["id"]}))
+    gap = _largest_gap(http, upstream, _curl(proxy, following, out), message("continued"))
+    print(f"a short turn after a 100k-item stored turn: largest gap of another stream {gap * 1000:.0f} ms")
+    sent = json.loads(upstream.received[-1].body)["messages"]
+    assert len(sent[0]["content"]) == 100_000 and sent[-1]["content"][-1]["text"] == "and then?"
+    assert json.loads(out.read_bytes())["output"][0]["content"][0]["text"] == "continued"
+    # read from the store as text, parsed only by the worker: it was a 15 MB parse in the
+    # store's thread, holding the interpreter lock for its whole length
+    assert gap < 0.08
+
+
 def test_a_16_mb_event_does_not_stall_another_stream(http: httpx.Client, proxy: MitmDump,
                                                      upstream: Upstream, tmp_path: Path) -> None:
     size = 16 * MiB - 200

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
-from addon.store import Conversation, ResponseRecord
+from addon.store import Conversation, ItemsJSON, ResponseRecord
 from tests.addon.store.conftest import Clock
 
 
@@ -164,3 +165,31 @@ def test_two_stores_appending_at_once_lose_nothing_and_keep_each_ones_order(make
         assert mine == [f"{tag}{n}{half}" for n in range(20) for half in "ab"]
     for n in range(0, 80, 2):  # a batch of two is never split by the other writer
         assert ids[n][:-1] == ids[n + 1][:-1]
+
+
+def test_a_chain_and_a_conversation_read_back_as_their_stored_json_unread(make_store) -> None:
+    """What a worker process reads in the proxy's place for a long history: the same records and
+    items as `chain` and `list_items`, as texts; None where those say unknown."""
+    store = make_store()
+    store.put_response(record("resp_1", text="one"))
+    store.put_response(record("resp_2", "resp_1", text="two"))
+    texts = store.chain_texts("resp_2")
+    assert [json.loads(t)["input"][0]["content"][0]["text"] for t in texts] == ["one", "two"]
+    assert [json.loads(t)["response"] for t in texts] == [r.response for r in store.chain("resp_2")]
+    assert store.chain_texts("resp_unknown") is None
+    store.create_conversation(Conversation(id="conv_1", created_at=1.0), [item(1), item(2)])
+    store.append_items("conv_1", [item(3)])
+    assert [json.loads(t) for t in store.item_texts("conv_1")] == [item(1), item(2), item(3)]
+    assert store.item_texts("conv_nope") is None
+
+
+def test_a_long_input_written_as_json_reads_back_as_the_same_items(make_store) -> None:
+    """A large request's new items come from a worker as one JSON array (`ItemsJSON`) and are
+    stored as they are."""
+    store = make_store()
+    items = [item(n) for n in range(3)]
+    kept = record("resp_1")
+    kept.input = ItemsJSON(json.dumps(items).encode())
+    store.put_response(kept)
+    assert store.get_response("resp_1").input == items
+    assert json.loads(store.chain_texts("resp_1")[0])["input"] == items
