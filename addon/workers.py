@@ -45,21 +45,33 @@ WORKERS = max(1, min(2, os.cpu_count() or 1))
 @dataclass(frozen=True, slots=True)
 class Spilled:
     """A body in a private file (0600, in a 0700 folder of the proxy's own, on `/dev/shm` where
-    there is one): how a large body crosses between the proxy and a worker."""
+    it has room, `_spill_root`): how a large body crosses between the proxy and a worker."""
 
     path: str
     size: int
 
 
-_SPILL_ROOT = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+SPILL_ROOM = 1 << 30
+"""Free bytes `/dev/shm` must have to hold the hand-off files: a container's is often 64 MB, less
+than one large request's three files (its body, the upstream body, its new items)."""
 _spill_dir: str | None = None
+
+
+def _spill_root() -> str | None:
+    """`/dev/shm` (memory) when it is writable and roomy, else the temporary folder."""
+    try:
+        shm = os.statvfs("/dev/shm")
+    except OSError:
+        return None
+    roomy = shm.f_bavail * shm.f_frsize >= SPILL_ROOM
+    return "/dev/shm" if roomy and os.access("/dev/shm", os.W_OK) else None
 
 
 def _directory() -> str:
     global _spill_dir
     with _lock:
         if _spill_dir is None or not os.path.isdir(_spill_dir):
-            _spill_dir = tempfile.mkdtemp(prefix="gateway-bodies-", dir=_SPILL_ROOT)
+            _spill_dir = tempfile.mkdtemp(prefix="gateway-bodies-", dir=_spill_root())
         return _spill_dir
 
 

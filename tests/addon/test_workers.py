@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import signal
+import tempfile
 
 import pytest
 
@@ -133,3 +134,24 @@ def test_bodies_cross_in_private_files_that_are_gone_once_read_back() -> None:
     assert os.listdir(folder) == []
     workers.shutdown()
     assert not os.path.exists(folder)
+
+
+def test_the_files_go_to_the_temporary_folder_when_dev_shm_is_small(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container's `/dev/shm` is often 64 MB: three files of one large request would not fit."""
+    real = os.statvfs
+
+    def small_shm(path: str) -> os.statvfs_result:
+        got = real(path)
+        if path != "/dev/shm":
+            return got
+        return os.statvfs_result((*got[:4], 0, *got[5:]))  # no block free for the unprivileged
+
+    workers.shutdown()
+    monkeypatch.setattr(os, "statvfs", small_shm)
+    spilled = workers.spill(b"{}")
+    try:
+        assert not spilled.path.startswith("/dev/shm/")
+        assert os.path.dirname(os.path.dirname(spilled.path)) == tempfile.gettempdir()
+    finally:
+        workers.discard(spilled)
+        workers.shutdown()
