@@ -101,23 +101,21 @@ def merge(info: dict[str, Any], found: Found) -> None:
 _TERMINAL = (b"event: response.completed\n", b"event: response.incomplete\n", b"event: response.failed\n")
 
 
-def usage_of(body: bytes) -> dict[str, Any] | None:
-    """Token usage of what the client got: a Responses object, or a stream's terminal event."""
-    response = _final_response(body)
+def usage_of(response: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Token usage of the Responses object the client got (`final_response`)."""
     usage = response.get("usage") if response is not None else None
     return usage if isinstance(usage, dict) else None
 
 
-def searches_of(body: bytes) -> int:
+def searches_of(response: dict[str, Any] | None) -> int:
     """How many web searches the upstream ran: the `web_search_call` items the client got."""
-    response = _final_response(body)
     output = response.get("output") if response is not None else None
     if not isinstance(output, list):
         return 0
     return sum(1 for item in output if isinstance(item, dict) and item.get("type") == "web_search_call")
 
 
-def _final_response(body: bytes) -> dict[str, Any] | None:
+def final_response(body: bytes) -> dict[str, Any] | None:
     """The Responses object the client got: the whole body, or a stream's terminal event's."""
     try:
         if body.lstrip().startswith(b"{"):

@@ -471,8 +471,10 @@ class Gateway:
         flow.metadata["gateway.done"] = True
         info = flow.metadata[flowinfo.KEY]
         hook = flow.response.stream
+        final = None
         if isinstance(hook, StreamHook):
             hook.end()
+            final = hook.final_response()
             flow.metadata["gateway.upstream_response"] = hook.saved_upstream()
             flow.response.stream = False
             flow.response.content = hook.saved_client()  # the saved flow shows what the client got
@@ -498,9 +500,11 @@ class Gateway:
             except Exception as exc:  # the client still gets an answer in its own dialect
                 info["error"] = f"gateway could not translate the upstream's answer: {exc!r}"[:500]
                 flow.response = error_response(502, "upstream_protocol_error", info["error"])
-        if usage := flowinfo.usage_of(flow.response.content or b""):
+        if final is None:  # a whole answer, or a stream the proxy passes through
+            final = flowinfo.final_response(flow.response.content or b"")
+        if usage := flowinfo.usage_of(final):
             info["usage"] = usage
-        if searches := flowinfo.searches_of(flow.response.content or b""):
+        if searches := flowinfo.searches_of(final):
             info["searches"] = searches
         auth.redact_request(flow.request.headers)
         credentials.scrub_flow(flow)

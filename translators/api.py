@@ -184,6 +184,10 @@ class PassthroughTranslator:
         self._closed = True
         return self._inner.close()
 
+    def response(self) -> None:
+        """None: a passthrough forwards the upstream's own Responses object, and keeps none."""
+        return None
+
     def feed_parts(self, data: bytes) -> list[bytes]:
         out = self.feed(data)
         return [out] if out else []

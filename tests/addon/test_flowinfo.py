@@ -68,22 +68,21 @@ def test_merge_keeps_the_kinds_and_a_path_once_lossy_stays_lossy() -> None:
 
 
 def test_usage_of_a_response_object() -> None:
-    assert flowinfo.usage_of(json.dumps({"object": "response", "usage": {"input_tokens": 3}}).encode()) == {
-        "input_tokens": 3}
+    body = json.dumps({"object": "response", "usage": {"input_tokens": 3}}).encode()
+    assert flowinfo.usage_of(flowinfo.final_response(body)) == {"input_tokens": 3}
 
 
 def test_usage_of_a_stream_comes_from_its_terminal_event() -> None:
     stream = (b'event: response.created\ndata: {"response":{"usage":null}}\n\n'
               b'event: response.completed\ndata: {"type":"response.completed","response":'
               b'{"usage":{"input_tokens":5,"output_tokens":2}}}\n\n')
-    assert flowinfo.usage_of(stream) == {"input_tokens": 5, "output_tokens": 2}
+    assert flowinfo.usage_of(flowinfo.final_response(stream)) == {"input_tokens": 5, "output_tokens": 2}
 
 
 def test_usage_of_anything_else_is_none() -> None:
-    assert flowinfo.usage_of(b"") is None
-    assert flowinfo.usage_of(b"{not json") is None
-    assert flowinfo.usage_of(b"event: response.failed\ndata: {broken\n\n") is None
-    assert flowinfo.usage_of(b'{"error": {"message": "x"}}') is None
+    for body in (b"", b"{not json", b"event: response.failed\ndata: {broken\n\n",
+                 b'{"error": {"message": "x"}}'):
+        assert flowinfo.usage_of(flowinfo.final_response(body)) is None
 
 
 def test_the_comment_counts_a_field_dropped_from_many_history_items_once() -> None:
@@ -112,8 +111,8 @@ def test_searches_are_counted_from_the_web_search_calls_the_client_got_and_shown
     response = {"id": "r", "status": "completed", "output": output}
     completed = {"type": "response.completed", "response": response}
     stream = f"event: response.completed\ndata: {json.dumps(completed)}\n\n".encode()
-    assert flowinfo.searches_of(stream) == 2
-    assert flowinfo.searches_of(json.dumps(completed["response"]).encode()) == 2
-    assert flowinfo.searches_of(b"") == 0
+    assert flowinfo.searches_of(flowinfo.final_response(stream)) == 2
+    assert flowinfo.searches_of(flowinfo.final_response(json.dumps(completed["response"]).encode())) == 2
+    assert flowinfo.searches_of(flowinfo.final_response(b"")) == 0
     info = {"upstream": "anthropic", "model": "claude-sonnet-4-6", "searches": 2}
     assert flowinfo.summary(info) == "-> anthropic claude-sonnet-4-6 | searches: 2"

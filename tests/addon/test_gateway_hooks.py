@@ -416,6 +416,21 @@ def test_usage_is_recorded_in_the_metadata(gateway: Ctx) -> None:
     assert (usage["input_tokens"], usage["output_tokens"]) == (678, 82)
 
 
+def test_usage_of_a_stream_comes_from_the_translator_even_when_the_saved_copy_was_cut(gateway: Ctx) -> None:
+    """Read back from what the client got, the usage needs the terminal event, which a saved
+    copy cut at `gateway_max_kept_bytes` lacks (and the parse of a long answer's terminal event
+    held the event loop for as long)."""
+    addon, tctx = gateway
+    tctx.configure(addon, gateway_max_kept_bytes=1500)
+    flow = client_flow()
+    run_request(addon, flow)
+    _answer(flow, 200, b"")
+    _stream_through(addon, flow, [(FIXTURES / "text_after_tool_result.sse").read_bytes()])
+    assert b"response.completed" not in (flow.response.content or b"")  # not in the saved copy
+    usage = flow.metadata["gateway"]["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"]) == (678, 82)
+
+
 def test_compaction_request_goes_to_the_summarizer_and_the_flow_says_it_was_a_compaction(
         gateway: Ctx, listener: str) -> None:
     addon, tctx = gateway
