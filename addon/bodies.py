@@ -116,6 +116,14 @@ _DECODERS = {"identity": lambda data, limit: data, "none": lambda data, limit: d
              "gzip": _gzip, "x-gzip": _gzip, "deflate": _deflate, "br": _brotli, "zstd": _zstd}
 
 
+def read(raw: bytes, encoding: str | None, limit: int, kept: int) -> tuple[bytes, Any, str]:
+    """A request body as the gateway reads it, in the proxy or in a worker: decoded within
+    `limit` (`decoded`), parsed (`wirejson.loads`, raising `ValueError` or `RecursionError` when
+    it is not JSON), and its text for the saved flow (`kept_text`)."""
+    data = decoded(raw, encoding, limit)
+    return data, wirejson.loads(data), kept_text(data, kept)
+
+
 def kept_text(data: bytes, kept: int) -> str:
     """The body's text for the saved flow (`gateway.client_request`): in JSON's own encoding
     (`wirejson.decode_text`), cut past `kept` bytes with a note saying so, like the saved copy of

@@ -261,12 +261,12 @@ class Gateway:
             return None
         limit = self._max_request()
         try:
-            data = bodies.decoded(raw, encoding, min(limit, limits.INLINE_BYTES - 1))
+            data, body, text = bodies.read(raw, encoding, min(limit, limits.INLINE_BYTES - 1), kept)
         except bodies.TooLarge:
             if limit < limits.INLINE_BYTES:
                 raise
             return None
-        return wirejson.loads(data), bodies.kept_text(data, kept), data
+        return body, text, data
 
     async def _replay(self, flow: http.HTTPFlow) -> None:
         """A saved gateway flow sent again. Its request is the rewritten one, stale (old options)

@@ -127,15 +127,14 @@ class Head:
 
 
 def _read_head(source: Spilled, encoding: str | None, limit: int, kept: int) -> Head:
-    """In the worker: the body decoded within `limit` and parsed (raising what `bodies.decoded`
-    and `wirejson.loads` raise, for the proxy's 413 and 400), and its `Head`."""
+    """In the worker: the body read as the proxy reads a small one (`bodies.read`, raising
+    what it raises, for the proxy's 413 and 400), and its `Head`."""
     raw = read(source)
-    data = bodies.decoded(raw, encoding, limit)
-    body = wirejson.loads(data)
+    data, body, client_text = bodies.read(raw, encoding, limit, kept)
     fields = {k: v for k, v in body.items() if k != "input" and len(wirejson.dumps(v)) <= HEAD_MEMBER_BYTES} \
         if isinstance(body, dict) else {}
     decoded = source if data is raw else spill(data, os.path.dirname(source.path))
-    return Head(fields, compaction.is_trigger(body), decoded, bodies.kept_text(data, kept))
+    return Head(fields, compaction.is_trigger(body), decoded, client_text)
 
 
 async def read_head(raw: bytes, encoding: str | None, limit: int, kept: int) -> Head:
