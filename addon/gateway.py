@@ -455,11 +455,26 @@ class Gateway:
             return None  # not a translated flow: nothing to do, whatever its size
         # a large whole answer is translated in a worker thread (addon/limits.py)
         size = len(flow.response.raw_content or b"") if flow.response is not None else 0
-        return limits.off_loop(size, self._respond, flow)
-
-    def _respond(self, flow: http.HTTPFlow) -> None:
         try:
-            self._answer(flow)
+            answered = limits.off_loop(size, self._answer, flow)
+        except BaseException:
+            self.state.forget(flow)
+            raise
+        if answered is None and not self.state.writing(flow):
+            self.state.forget(flow)
+            return None
+        return self._end(flow, answered)
+
+    async def _end(self, flow: http.HTTPFlow, answered: Awaitable[None] | None) -> None:
+        """The rest of the response hook: the answer's translation in a worker thread, then its
+        turn's store write. mitmproxy ends the client's body once this returns, so a client that
+        reads to the end finds its turn stored, whichever gateway serves its next one
+        (`State.written`)."""
+        try:
+            if answered is not None:
+                await answered
+            if await self.state.written(flow) and flowinfo.KEY in flow.metadata:
+                flowinfo.describe(flow)  # with a note the write may have left
         finally:
             self.state.forget(flow)
 

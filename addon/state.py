@@ -16,7 +16,7 @@ import asyncio
 import fnmatch
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,9 @@ KEY = "gateway.state"
 _DAY = 86400.0
 _COLLECTIONS = ("responses/", "conversations")
 _RECORDED = {"completed", "incomplete"}
+WRITE_WAIT = 10.0
+"""Seconds the end of an answer waits for its turn's write (`State.written`): a store write takes
+milliseconds; one that hangs (a locked table, a lost database) must not hold the client forever."""
 
 
 class State:
@@ -44,6 +47,8 @@ class State:
         """The new input items of each turn in flight, until it is recorded: kept here, not in
         `flow.metadata`, which mitmproxy deep-copies and writes whole for every saved flow (a
         100k-item history: seconds on the event loop)."""
+        self._writes: dict[str, Future[None]] = {}
+        """The store write of each recorded turn whose answer has not ended yet (`written`)."""
         self._worker: ThreadPoolExecutor | None = None
         self._worker_lock = threading.Lock()
 
@@ -83,6 +88,7 @@ class State:
 
     def close(self) -> None:
         self._inputs.clear()
+        self._writes.clear()
         with self._worker_lock:
             worker, self._worker = self._worker, None
         if worker is not None:
@@ -260,9 +266,34 @@ class State:
             return
         self._record(flow, turn, body)
 
+    def writing(self, flow: http.HTTPFlow) -> bool:
+        """The flow's turn is being written (`written` waits for it)."""
+        return flow.id in self._writes
+
+    async def written(self, flow: http.HTTPFlow) -> bool:
+        """Wait until the turn recorded for `flow` is in the store, at most `WRITE_WAIT`; True when
+        there was a write to wait for. The response hook awaits this, and mitmproxy ends the
+        client's body only once that hook has returned (docs/mitmproxy.md "Hooks"): a client reads
+        the stream to its end before it sends the next turn (the OpenAI SDKs do), and that turn
+        may reach another gateway process sharing the store, which must find this one there
+        (docs/state.md "Shared store"). Waiting is on the loop's side only: other flows go on."""
+        pending = self._writes.pop(flow.id, None)
+        if pending is None:
+            return False
+        try:  # shielded: a timeout leaves the write running, never cancels a queued one
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(pending)), WRITE_WAIT)
+        except TimeoutError:
+            info = flow.metadata.get(flowinfo.KEY)
+            if info is not None:
+                info["notes"].append(f"state: the turn was still being written after {WRITE_WAIT:g} s; "
+                                     "the answer ended without it, a next turn sent at once may not find it")
+        return True
+
     def forget(self, flow: http.HTTPFlow) -> None:
-        """The flow is over (answered, failed or cut): its turn's input is let go of."""
+        """The flow is over (answered, failed or cut): its turn's input is let go of, and its
+        write no longer waited for."""
         self._inputs.pop(flow.id, None)
+        self._writes.pop(flow.id, None)
 
     def _record(self, flow: http.HTTPFlow, turn: dict[str, Any], response: dict[str, Any]) -> None:
         """Queue the turn's write in the store's thread; the write owns the turn's input from
@@ -291,7 +322,7 @@ class State:
                 if info is not None:
                     info["notes"].append(f"state: not stored: {exc}")
 
-        self._store_thread().submit(write)
+        self._writes[flow.id] = self._store_thread().submit(write)
 
 
 def _read_history(store: Store, kind: str, key: str) -> list[dict[str, Any]] | history.Stored | None:

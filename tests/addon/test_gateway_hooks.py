@@ -62,7 +62,7 @@ def _stream_through(addon: Gateway, flow: http.HTTPFlow, chunks: list[bytes]) ->
     for chunk in [*chunks, b""]:
         out = hook(chunk)
         sent += [out] if isinstance(out, bytes) else list(out)
-    addon.response(flow)
+    finish(addon.response(flow))
     return sent
 
 
@@ -82,7 +82,7 @@ def test_hooks_leave_a_flow_they_do_not_match_untouched(gateway: Ctx, method: st
     run_request(addon, flow)
     _answer(flow, 200, b'{"ok": true}', {"content-type": "application/json", "content-length": "12"})
     addon.responseheaders(flow)
-    addon.response(flow)
+    finish(addon.response(flow))
     assert flow.response.stream is False
     assert flow.response.content == b'{"ok": true}'
     assert {**_snapshot(flow), "response": None} == before
@@ -281,7 +281,7 @@ def test_refused_request_is_answered_400_in_responses_shape_and_never_sent(gatew
     assert flow.metadata["gateway"]["refused"]
     assert flow.comment.startswith("-> anthropic claude-sonnet-4-6 | refused:")
     assert flow.marked == ":warning:"
-    addon.response(flow)  # the hook that follows must leave the proxy's own answer alone
+    finish(addon.response(flow))  # the hook that follows must leave the proxy's own answer alone
     assert flow.response.json()["error"] == error
     assert CLIENT_KEY not in flow.request.headers.get("authorization", "")
 
@@ -531,9 +531,9 @@ def test_response_hook_called_twice_translates_once(gateway: Ctx) -> None:
     _answer(flow, 200, json.dumps({"type": "message", "id": "msg_1", "role": "assistant", "content": [
         {"type": "text", "text": "hello"}], "stop_reason": "end_turn"}).encode(),
         {"content-type": "application/json"})
-    addon.response(flow)
+    finish(addon.response(flow))
     once = flow.response.content
-    addon.response(flow)
+    finish(addon.response(flow))
     assert flow.response.content == once
 
 
@@ -562,7 +562,7 @@ def test_server_replayed_stream_is_translated_whole_in_response(gateway: Ctx) ->
     flow.is_replay = "response"
     addon.responseheaders(flow)
     assert flow.response.stream is False  # no stream callable for replayed answers
-    addon.response(flow)
+    finish(addon.response(flow))
     events = sse_events(flow.response.content)
     assert events[0]["type"] == "response.created"
     assert events[-1]["type"] == "response.completed"
@@ -578,7 +578,7 @@ def test_non_streamed_answer_becomes_a_response_object(gateway: Ctx) -> None:
         {"type": "text", "text": "hello"}], "stop_reason": "end_turn",
         "usage": {"input_tokens": 3, "output_tokens": 1}}).encode(), {"content-type": "application/json"})
     addon.responseheaders(flow)
-    addon.response(flow)
+    finish(addon.response(flow))
     body = flow.response.json()
     assert (body["object"], body["status"], body["model"]) == ("response", "completed", "gpt-5.5")
     assert body["output"][0]["content"][0]["text"] == "hello"
@@ -593,7 +593,7 @@ def test_a_non_streamed_answer_keeps_non_ascii_text_as_utf8_like_the_stream_does
         {"type": "text", "text": "déjà vu ✓"}], "stop_reason": "end_turn",
         "usage": {"input_tokens": 3, "output_tokens": 1}}).encode(), {"content-type": "application/json"})
     addon.responseheaders(flow)
-    addon.response(flow)
+    finish(addon.response(flow))
     assert '"déjà vu ✓"'.encode() in flow.response.content
     assert b"\\u" not in flow.response.content
 
@@ -670,7 +670,7 @@ def test_answer_the_gateway_cannot_translate_is_a_502_in_responses_shape(
     flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": False})
     run_request(addon, flow)
     _answer(flow, 200, b"{}", {"content-type": "application/json"})
-    addon.response(flow)
+    finish(addon.response(flow))
     assert flow.response.status_code == 502
     assert flow.response.json()["error"]["code"] == "upstream_protocol_error"
     assert flow.request.headers["x-api-key"] == "<redacted>"

@@ -13,7 +13,7 @@ from mitmproxy.test import taddons
 
 from addon.gateway import Gateway
 from addon.streaming import StreamHook
-from tests.addon.conftest import CLIENT_URL, client_flow, run_request, sse_events, wire_headers
+from tests.addon.conftest import CLIENT_URL, client_flow, finish, run_request, sse_events, wire_headers
 from tests.data import DATA
 
 Ctx = tuple[Gateway, taddons.context]
@@ -29,7 +29,7 @@ def _served(addon: Gateway, flow: http.HTTPFlow, upstream: bytes) -> None:
     assert isinstance(hook, StreamHook)
     hook(upstream)
     hook(b"")
-    addon.response(flow)
+    finish(addon.response(flow))
 
 
 def _saved(addon: Gateway, body: dict | None = None) -> http.HTTPFlow:
@@ -130,7 +130,7 @@ def test_replay_never_sends_a_redacted_placeholder(gateway: Ctx, monkeypatch: py
     flow = client_flow()
     run_request(addon, flow)
     flow.response = http.Response.make(200, b"{}", {"content-type": "application/json"})
-    addon.response(flow)
+    finish(addon.response(flow))
     assert flow.request.headers["authorization"] == "<redacted>"
     _replay(addon, flow)
     assert "<redacted>" not in wire_headers(flow).values()

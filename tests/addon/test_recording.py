@@ -10,7 +10,7 @@ from mitmproxy import http
 
 from addon import recording
 from addon.gateway import Gateway
-from tests.addon.conftest import UPSTREAM_KEY, client_flow, run_request
+from tests.addon.conftest import UPSTREAM_KEY, client_flow, finish, run_request
 from tests.data import DATA
 
 Ctx = tuple[Gateway, object]
@@ -27,7 +27,7 @@ def _captured(gateway: Ctx, tmp_path: Path, raw: bytes = RAW) -> Path:
     flow.response = http.Response.make(200, raw, {"content-type": "text/event-stream"})
     flow.is_replay = "response"  # whole-body path: no stream callable needed
     addon.responseheaders(flow)
-    addon.response(flow)
+    finish(addon.response(flow))
     (folder,) = (tmp_path / "captures").iterdir()
     return folder
 
@@ -68,7 +68,7 @@ def test_no_capture_without_the_option(gateway: Ctx, tmp_path: Path, monkeypatch
     run_request(addon, flow)
     flow.response = http.Response.make(200, RAW, {"content-type": "text/event-stream"})
     flow.is_replay = "response"
-    addon.response(flow)
+    finish(addon.response(flow))
     assert list(tmp_path.iterdir()) == []
 
 

@@ -13,7 +13,7 @@ from mitmproxy import http, io
 
 from addon import replay
 from addon.gateway import Gateway
-from tests.addon.conftest import client_flow, run_request
+from tests.addon.conftest import client_flow, finish, run_request
 from tests.data import DATA
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -172,7 +172,7 @@ def test_a_capture_the_addon_just_wrote_replays(gateway: tuple[Gateway, object],
     run_request(addon, flow)
     flow.response = http.Response.make(200, RAW, {"content-type": "text/event-stream"})
     flow.is_replay = "response"
-    addon.response(flow)
+    finish(addon.response(flow))
     (folder,) = (tmp_path / "captures").iterdir()
     done = _run([str(folder)], tmp_path)
     assert done.returncode == 0, done.stderr

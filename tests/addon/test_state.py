@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 import tracemalloc
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from mitmproxy import http
 from mitmproxy.test import taddons
 
 from addon import limits
+from addon import state as state_module
 from addon.gateway import Gateway
 from addon.routing import DEFAULT_MATCH
 from addon.state import State
@@ -60,7 +62,7 @@ def test_a_store_false_turn_never_opens_the_store(gateway: Ctx) -> None:
     hook = flow.response.stream
     for chunk in [*_events(UPSTREAM), b""]:
         hook(chunk)
-    addon.response(flow)
+    finish(addon.response(flow))
     assert sse_events(flow.response.content)[-1]["type"] == "response.completed"
     assert "gateway.state" not in flow.metadata
     assert not _store_path(gateway).exists()
@@ -91,12 +93,40 @@ def test_a_streamed_turn_is_found_by_a_request_sent_as_its_terminal_event_leaves
             following = client_flow({"model": "gpt-5.5", "input": "and then?",
                                      "previous_response_id": response_id})
             run_request(addon, following)
-    addon.response(flow)
+    finish(addon.response(flow))
     assert following is not None and following.response is None
     messages = json.loads(following.request.content or b"")["messages"]
     assert messages[0] == {"role": "user", "content": [{"type": "text", "text": "hi"}]}
     assert messages[1]["role"] == "assistant" and messages[-1]["content"][-1]["text"] == "and then?"
     assert writers == [False]
+
+
+def test_an_answer_ends_once_its_turn_is_written_and_a_hung_write_is_waited_for_a_bounded_time(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The response hook (after which mitmproxy ends the client's body) waits for the turn's
+    write; a write that hangs holds the answer `WRITE_WAIT` at most, and the flow says so."""
+    addon, _ = gateway
+    monkeypatch.setattr(state_module, "WRITE_WAIT", 0.2)
+    store = addon.state.store()
+    put, hung = store.put_response, threading.Event()
+    monkeypatch.setattr(store, "put_response", lambda record: (hung.wait(5), put(record))[-1])
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True})
+    run_request(addon, flow)
+    flow.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
+    addon.responseheaders(flow)
+    for chunk in [*_events(UPSTREAM), b""]:
+        flow.response.stream(chunk)
+    ending = addon.response(flow)
+    assert ending is not None  # the hook has a write to wait for
+    started = time.monotonic()
+    finish(ending)
+    assert 0.2 <= time.monotonic() - started < 2
+    assert any("still being written after 0.2 s" in n for n in flow.metadata["gateway"]["notes"])
+    assert "notes: 1" in flow.comment  # described again once the wait was over
+    hung.set()
+    addon.state.close()  # the write goes on and lands
+    response_id = sse_events(flow.response.content)[-1]["response"]["id"]
+    assert addon.state.store().get_response(response_id) is not None
 
 
 def test_the_store_file_holds_no_key(gateway: Ctx) -> None:
@@ -107,7 +137,7 @@ def test_the_store_file_holds_no_key(gateway: Ctx) -> None:
     addon.responseheaders(flow)
     for chunk in [*_events(UPSTREAM), b""]:
         flow.response.stream(chunk)
-    addon.response(flow)
+    finish(addon.response(flow))
     addon.state.close()
     raw = b"".join(p.read_bytes() for p in _store_path(gateway).parent.iterdir())
     assert b"gpt-5.5" in raw or b"claude-sonnet-4-6" in raw  # the turn is there

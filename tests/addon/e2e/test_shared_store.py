@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from mitmproxy import http, io
 from openai import AsyncOpenAI
@@ -87,3 +88,48 @@ def test_two_gateways_serve_one_conversation_and_one_chain_alternately(
             break
         time.sleep(0.1)
     assert served == [2, 2]  # the requests alternated: each turn read what the other process wrote
+
+
+def test_a_stream_ends_only_once_its_turn_is_in_the_shared_store(balancer: str, upstream: Upstream,
+                                                                 postgres_url: str) -> None:
+    """The client sends its next turn once it has read the stream to its end, and that turn may
+    reach the other process: the end waits for the write. The write is held here by a lock the
+    test takes on the items table; the stream must not end before the lock is let go."""
+    upstream.plan(*(raw_stream(list(fake_upstream.anthropic_text(a, model=CLAUDE)[2]), delay=0.002)
+                    for a in ("Noted: Quokka.", "It is Quokka.")))
+    hold = 1.0
+
+    async def scenario() -> tuple[float, float, float]:
+        client = AsyncOpenAI(base_url=f"{balancer}/v1", api_key=CLIENT_KEY, max_retries=0, timeout=20)
+        try:
+            conversation = await client.conversations.create()
+            with psycopg.connect(postgres_url) as lock:
+                lock.execute("LOCK TABLE gw_items IN EXCLUSIVE MODE")  # reads go on, writes wait
+                stream = await client.responses.create(model="gpt-5.5", input="The pet is a Quokka.",
+                                                       stream=True, conversation=conversation.id)
+                while (await stream.__anext__()).type != "response.completed":
+                    pass
+                completed = time.monotonic()
+
+                async def end() -> float:  # what follows the terminal event: the body's end
+                    with pytest.raises(StopAsyncIteration):
+                        await stream.__anext__()
+                    return time.monotonic()
+
+                ending = asyncio.ensure_future(end())
+                await asyncio.sleep(hold)
+                released = time.monotonic()
+                lock.commit()
+            ended = await ending
+            second = await client.responses.create(model="gpt-5.5", input="What is the pet?", stream=True,
+                                                   conversation=conversation.id)
+            async for _event in second:
+                pass
+            return completed, released, ended
+        finally:
+            await client.close()
+
+    completed, released, ended = asyncio.run(scenario())
+    assert completed and ended >= released  # held while the write could not be done
+    bodies = [r.json for r in upstream.received[-2:]]
+    assert "Quokka" in str(bodies[1]["messages"][0]) and "Noted: Quokka." in str(bodies[1]["messages"])
