@@ -9,6 +9,7 @@ import threading
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mitmproxy import http
@@ -36,6 +37,18 @@ def _events(data: bytes) -> list[bytes]:
     return [block + b"\n\n" for block in data.split(b"\n\n") if block.strip()]
 
 
+def _streamed(addon: Gateway, body: dict[str, Any]) -> http.HTTPFlow:
+    """A turn through the hooks, its upstream stream (`UPSTREAM`) fed whole to the stream
+    callable; the `response` hook is left to the test."""
+    flow = client_flow(body)
+    run_request(addon, flow)
+    flow.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
+    addon.responseheaders(flow)
+    for chunk in [*_events(UPSTREAM), b""]:
+        flow.response.stream(chunk)
+    return flow
+
+
 @pytest.mark.parametrize(("host", "path", "rest"), [
     ("api.openai.com", "/v1/responses/compact", "responses/compact"),
     ("api.openai.com", "/v1/responses/resp_1?include=x", "responses/resp_1"),
@@ -55,13 +68,7 @@ def test_state_endpoints_sit_next_to_the_intercepted_responses_paths(host: str, 
 def test_a_store_false_turn_never_opens_the_store(gateway: Ctx) -> None:
     """Codex's path: no state read, none written, no store file."""
     addon, _ = gateway
-    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True, "store": False})
-    run_request(addon, flow)
-    flow.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
-    addon.responseheaders(flow)
-    hook = flow.response.stream
-    for chunk in [*_events(UPSTREAM), b""]:
-        hook(chunk)
+    flow = _streamed(addon, {"model": "gpt-5.5", "input": "hi", "stream": True, "store": False})
     finish(addon.response(flow))
     assert sse_events(flow.response.content)[-1]["type"] == "response.completed"
     assert "gateway.state" not in flow.metadata
@@ -110,12 +117,7 @@ def test_an_answer_ends_once_its_turn_is_written_and_a_hung_write_is_waited_for_
     store = addon.state.store()
     put, hung = store.put_response, threading.Event()
     monkeypatch.setattr(store, "put_response", lambda record: (hung.wait(5), put(record))[-1])
-    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True})
-    run_request(addon, flow)
-    flow.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
-    addon.responseheaders(flow)
-    for chunk in [*_events(UPSTREAM), b""]:
-        flow.response.stream(chunk)
+    flow = _streamed(addon, {"model": "gpt-5.5", "input": "hi", "stream": True})
     ending = addon.response(flow)
     assert ending is not None  # the hook has a write to wait for
     started = time.monotonic()
@@ -131,12 +133,7 @@ def test_an_answer_ends_once_its_turn_is_written_and_a_hung_write_is_waited_for_
 
 def test_the_store_file_holds_no_key(gateway: Ctx) -> None:
     addon, _ = gateway
-    flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": True})
-    run_request(addon, flow)
-    flow.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
-    addon.responseheaders(flow)
-    for chunk in [*_events(UPSTREAM), b""]:
-        flow.response.stream(chunk)
+    flow = _streamed(addon, {"model": "gpt-5.5", "input": "hi", "stream": True})
     finish(addon.response(flow))
     addon.state.close()
     raw = b"".join(p.read_bytes() for p in _store_path(gateway).parent.iterdir())
