@@ -67,12 +67,50 @@ def _spill_root() -> str | None:
     return "/dev/shm" if roomy and os.access("/dev/shm", os.W_OK) else None
 
 
+_SPILL_PREFIX = "gateway-bodies-"
+
+
 def _directory() -> str:
     global _spill_dir
     with _lock:
         if _spill_dir is None or not os.path.isdir(_spill_dir):
-            _spill_dir = tempfile.mkdtemp(prefix="gateway-bodies-", dir=_spill_root())
+            root = _spill_root()
+            _sweep(root or tempfile.gettempdir())
+            _spill_dir = tempfile.mkdtemp(prefix=f"{_SPILL_PREFIX}{os.getpid()}-", dir=root)
         return _spill_dir
+
+
+def _sweep(root: str) -> None:
+    """Remove the folders a proxy of this user left when it died without `shutdown` (SIGKILL, an
+    out-of-memory kill): their files are conversations, and on `/dev/shm` they hold memory until
+    the machine restarts. A folder is named for its proxy's process id; one whose process is
+    gone is removed, one of a live process (or of another user) is left alone."""
+    with contextlib.suppress(OSError), os.scandir(root) as entries:
+        for entry in entries:
+            pid = _owner_pid(entry.name)
+            if pid is None or pid == os.getpid() or not entry.is_dir(follow_symlinks=False):
+                continue
+            if entry.stat(follow_symlinks=False).st_uid != os.getuid() or _alive(pid):
+                continue
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _owner_pid(name: str) -> int | None:
+    """The process id in a spill folder's name (`gateway-bodies-<pid>-<random>`)."""
+    if not name.startswith(_SPILL_PREFIX):
+        return None
+    pid, _, rest = name[len(_SPILL_PREFIX):].partition("-")
+    return int(pid) if pid.isdigit() and rest else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process of that id
+    return True
 
 
 def spill(data: bytes, directory: str | None = None) -> Spilled:

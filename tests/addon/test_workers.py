@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pathlib
 import signal
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -154,4 +157,30 @@ def test_the_files_go_to_the_temporary_folder_when_dev_shm_is_small(monkeypatch:
         assert os.path.dirname(os.path.dirname(spilled.path)) == tempfile.gettempdir()
     finally:
         workers.discard(spilled)
+        workers.shutdown()
+
+
+def test_folders_left_by_a_killed_proxy_are_removed_and_a_live_ones_kept(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    """A proxy killed with SIGKILL never runs `shutdown`: the next one to hand a body over removes
+    its folder (conversations, held in memory on `/dev/shm`); a running proxy's stays."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        left = tmp_path / f"gateway-bodies-{dead.pid}-abc123"
+        running = tmp_path / f"gateway-bodies-{live.pid}-def456"
+        other = tmp_path / "gateway-bodies-notes"
+        for folder in (left, running, other):
+            folder.mkdir(mode=0o700)
+            (folder / "body").write_bytes(b"{}")
+        workers.shutdown()
+        monkeypatch.setattr(workers, "_spill_root", lambda: str(tmp_path))
+        spilled = workers.spill(b"{}")
+        assert not left.exists()
+        assert running.exists() and other.exists()
+        assert os.path.basename(os.path.dirname(spilled.path)).startswith(f"gateway-bodies-{os.getpid()}-")
+    finally:
+        live.kill()
+        live.wait()
         workers.shutdown()
