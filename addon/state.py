@@ -276,7 +276,7 @@ class State:
         client's body only once that hook has returned (docs/mitmproxy.md "Hooks"): a client reads
         the stream to its end before it sends the next turn (the OpenAI SDKs do), and that turn
         may reach another gateway process sharing the store, which must find this one there
-        (docs/state.md "Shared store"). Waiting is on the loop's side only: other flows go on."""
+        (docs/state.md "Read your own turn"). Waiting is on the loop's side only: other flows go on."""
         pending = self._writes.pop(flow.id, None)
         if pending is None:
             return False

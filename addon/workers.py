@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import hashlib
 import multiprocessing
 import os
@@ -68,49 +69,58 @@ def _spill_root() -> str | None:
 
 
 _SPILL_PREFIX = "gateway-bodies-"
+_OWNER = ".owner"
+"""A file in each proxy's folder that the proxy holds an exclusive `flock` on while it lives: the
+kernel lets go of it when the process dies, however it dies, and in any PID namespace."""
+_owner_fd: int | None = None
 
 
 def _directory() -> str:
-    global _spill_dir
+    global _spill_dir, _owner_fd
     with _lock:
         if _spill_dir is None or not os.path.isdir(_spill_dir):
-            root = _spill_root()
-            _sweep(root or tempfile.gettempdir())
-            _spill_dir = tempfile.mkdtemp(prefix=f"{_SPILL_PREFIX}{os.getpid()}-", dir=root)
+            root = _spill_root() or tempfile.gettempdir()
+            _sweep(root)
+            if _owner_fd is not None:
+                os.close(_owner_fd)
+            _spill_dir, _owner_fd = _own_folder(root)
         return _spill_dir
 
 
+def _own_folder(root: str) -> tuple[str, int]:
+    """A new 0700 folder and the descriptor of its locked owner file. It is made under another
+    name and renamed once locked, so `_sweep` never finds it unlocked."""
+    setup = tempfile.mkdtemp(prefix=".gateway-setup-", dir=root)
+    fd = os.open(os.path.join(setup, _OWNER), os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    folder = os.path.join(root, _SPILL_PREFIX + os.path.basename(setup).removeprefix(".gateway-setup-"))
+    os.rename(setup, folder)
+    return folder, fd
+
+
 def _sweep(root: str) -> None:
-    """Remove the folders a proxy of this user left when it died without `shutdown` (SIGKILL, an
+    """Remove the folders this user's proxies left when they died without `shutdown` (SIGKILL, an
     out-of-memory kill): their files are conversations, and on `/dev/shm` they hold memory until
-    the machine restarts. A folder is named for its proxy's process id; one whose process is
-    gone is removed, one of a live process (or of another user) is left alone."""
+    the machine restarts. A folder whose owner file can be locked has no live proxy; one without
+    an owner file is left alone."""
     with contextlib.suppress(OSError), os.scandir(root) as entries:
         for entry in entries:
-            pid = _owner_pid(entry.name)
-            if pid is None or pid == os.getpid() or not entry.is_dir(follow_symlinks=False):
+            if not entry.name.startswith(_SPILL_PREFIX) or not entry.is_dir(follow_symlinks=False):
                 continue
-            if entry.stat(follow_symlinks=False).st_uid != os.getuid() or _alive(pid):
+            if entry.stat(follow_symlinks=False).st_uid != os.getuid():
                 continue
-            shutil.rmtree(entry.path, ignore_errors=True)
-
-
-def _owner_pid(name: str) -> int | None:
-    """The process id in a spill folder's name (`gateway-bodies-<pid>-<random>`)."""
-    if not name.startswith(_SPILL_PREFIX):
-        return None
-    pid, _, rest = name[len(_SPILL_PREFIX):].partition("-")
-    return int(pid) if pid.isdigit() and rest else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process of that id
-    return True
+            try:
+                fd = os.open(os.path.join(entry.path, _OWNER), os.O_RDWR)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # its proxy runs
+            else:
+                shutil.rmtree(entry.path, ignore_errors=True)
+            finally:
+                os.close(fd)
 
 
 def spill(data: bytes, directory: str | None = None) -> Spilled:
@@ -304,11 +314,14 @@ def _forget(broken: ProcessPoolExecutor) -> None:
 
 
 def shutdown() -> None:
-    global _pool, _spill_dir
+    global _pool, _spill_dir, _owner_fd
     with _lock:
         running, _pool = _pool, None
         folder, _spill_dir = _spill_dir, None
+        owner, _owner_fd = _owner_fd, None
     if running is not None:
         running.shutdown(wait=False, cancel_futures=True)
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
+    if owner is not None:
+        os.close(owner)

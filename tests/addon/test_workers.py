@@ -134,7 +134,7 @@ def test_bodies_cross_in_private_files_that_are_gone_once_read_back() -> None:
     workers.discard(head.body)
     with pytest.raises(ValueError):
         asyncio.run(workers.read_head(b"{not json" + b" " * 1000, None, 1 << 20, 1 << 20))
-    assert os.listdir(folder) == []
+    assert os.listdir(folder) == [".owner"]  # the file its proxy holds locked while it runs
     workers.shutdown()
     assert not os.path.exists(folder)
 
@@ -160,27 +160,32 @@ def test_the_files_go_to_the_temporary_folder_when_dev_shm_is_small(monkeypatch:
         workers.shutdown()
 
 
-def test_folders_left_by_a_killed_proxy_are_removed_and_a_live_ones_kept(
+def _spilling_process(root: pathlib.Path) -> tuple[subprocess.Popen[str], pathlib.Path]:
+    """Another process that hands a body over in `root`, as a proxy does, and stays."""
+    code = ("import sys, time\nfrom addon import workers\nworkers._spill_root = lambda: sys.argv[1]\n"
+            "print(workers.spill(b'{}').path, flush=True)\ntime.sleep(60)\n")
+    process = subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE, text=True,
+                               cwd=pathlib.Path(__file__).parents[2])
+    assert process.stdout is not None
+    return process, pathlib.Path(process.stdout.readline().strip()).parent
+
+
+def test_the_folder_of_a_killed_proxy_is_removed_by_the_next_and_a_running_ones_kept(
         monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
     """A proxy killed with SIGKILL never runs `shutdown`: the next one to hand a body over removes
     its folder (conversations, held in memory on `/dev/shm`); a running proxy's stays."""
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    killed, left = _spilling_process(tmp_path)
+    running, kept = _spilling_process(tmp_path)
     try:
-        left = tmp_path / f"gateway-bodies-{dead.pid}-abc123"
-        running = tmp_path / f"gateway-bodies-{live.pid}-def456"
-        other = tmp_path / "gateway-bodies-notes"
-        for folder in (left, running, other):
-            folder.mkdir(mode=0o700)
-            (folder / "body").write_bytes(b"{}")
+        killed.kill()
+        killed.wait()
+        assert left.is_dir()
         workers.shutdown()
         monkeypatch.setattr(workers, "_spill_root", lambda: str(tmp_path))
-        spilled = workers.spill(b"{}")
+        workers.spill(b"{}")
         assert not left.exists()
-        assert running.exists() and other.exists()
-        assert os.path.basename(os.path.dirname(spilled.path)).startswith(f"gateway-bodies-{os.getpid()}-")
+        assert kept.is_dir() and len(list(kept.iterdir())) == 2  # its owner file and its body
     finally:
-        live.kill()
-        live.wait()
+        running.kill()
+        running.wait()
         workers.shutdown()
