@@ -131,6 +131,30 @@ def test_an_answer_ends_once_its_turn_is_written_and_a_hung_write_is_waited_for_
     assert addon.state.store().get_response(response_id) is not None
 
 
+def test_a_whole_answer_is_sent_once_its_turn_is_written(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A non-streamed answer goes to the client after the response hook, which waits for the
+    write: a slow write (0.3 s here) is waited for whole, and the flow has nothing to say."""
+    addon, _ = gateway
+    store = addon.state.store()
+    put = store.put_response
+    monkeypatch.setattr(store, "put_response", lambda record: (time.sleep(0.3), put(record))[-1])
+    flow = client_flow({"model": "gpt-5.5", "input": "hi"})
+    run_request(addon, flow)
+    answer = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+              "content": [{"type": "text", "text": "hello"}], "stop_reason": "end_turn",
+              "usage": {"input_tokens": 9, "output_tokens": 3}}
+    flow.response = http.Response.make(200, json.dumps(answer).encode(), {"content-type": "application/json"})
+    addon.responseheaders(flow)
+    started = time.monotonic()
+    finish(addon.response(flow))
+    assert time.monotonic() - started >= 0.3
+    response_id = json.loads(flow.response.content)["id"]
+    monkeypatch.setattr(store, "put_response", put)
+    assert store.get_response(response_id) is not None  # there before the hook returned
+    assert flow.metadata["gateway"]["notes"] == []
+
+
 def test_the_store_file_holds_no_key(gateway: Ctx) -> None:
     addon, _ = gateway
     flow = _streamed(addon, {"model": "gpt-5.5", "input": "hi", "stream": True})
