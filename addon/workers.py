@@ -69,6 +69,7 @@ def _spill_root() -> str | None:
 
 
 _SPILL_PREFIX = "gateway-bodies-"
+_SETUP_PREFIX = ".gateway-setup-"
 _OWNER = ".owner"
 """A file in each proxy's folder that the proxy holds an exclusive `flock` on while it lives: the
 kernel lets go of it when the process dies, however it dies, and in any PID namespace."""
@@ -90,10 +91,10 @@ def _directory() -> str:
 def _own_folder(root: str) -> tuple[str, int]:
     """A new 0700 folder and the descriptor of its locked owner file. It is made under another
     name and renamed once locked, so `_sweep` never finds it unlocked."""
-    setup = tempfile.mkdtemp(prefix=".gateway-setup-", dir=root)
+    setup = tempfile.mkdtemp(prefix=_SETUP_PREFIX, dir=root)
     fd = os.open(os.path.join(setup, _OWNER), os.O_CREAT | os.O_RDWR, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
-    folder = os.path.join(root, _SPILL_PREFIX + os.path.basename(setup).removeprefix(".gateway-setup-"))
+    folder = os.path.join(root, _SPILL_PREFIX + os.path.basename(setup).removeprefix(_SETUP_PREFIX))
     os.rename(setup, folder)
     return folder, fd
 

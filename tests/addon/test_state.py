@@ -49,6 +49,18 @@ def _streamed(addon: Gateway, body: dict[str, Any]) -> http.HTTPFlow:
     return flow
 
 
+def _answered_whole(addon: Gateway, flow: http.HTTPFlow, text: str) -> str:
+    """The upstream's whole (non-streamed) Anthropic answer `text` through the response hooks,
+    run to their end; the id of the Responses object the client got."""
+    answer = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+              "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+              "usage": {"input_tokens": 9, "output_tokens": 3}}
+    flow.response = http.Response.make(200, json.dumps(answer).encode(), {"content-type": "application/json"})
+    addon.responseheaders(flow)
+    finish(addon.response(flow))
+    return json.loads(flow.response.content)["id"]
+
+
 @pytest.mark.parametrize(("host", "path", "rest"), [
     ("api.openai.com", "/v1/responses/compact", "responses/compact"),
     ("api.openai.com", "/v1/responses/resp_1?include=x", "responses/resp_1"),
@@ -141,15 +153,9 @@ def test_a_whole_answer_is_sent_once_its_turn_is_written(
     monkeypatch.setattr(store, "put_response", lambda record: (time.sleep(0.3), put(record))[-1])
     flow = client_flow({"model": "gpt-5.5", "input": "hi"})
     run_request(addon, flow)
-    answer = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
-              "content": [{"type": "text", "text": "hello"}], "stop_reason": "end_turn",
-              "usage": {"input_tokens": 9, "output_tokens": 3}}
-    flow.response = http.Response.make(200, json.dumps(answer).encode(), {"content-type": "application/json"})
-    addon.responseheaders(flow)
     started = time.monotonic()
-    finish(addon.response(flow))
+    response_id = _answered_whole(addon, flow, "hello")
     assert time.monotonic() - started >= 0.3
-    response_id = json.loads(flow.response.content)["id"]
     monkeypatch.setattr(store, "put_response", put)
     assert store.get_response(response_id) is not None  # there before the hook returned
     assert flow.metadata["gateway"]["notes"] == []
@@ -196,13 +202,7 @@ def test_a_long_input_is_stored_from_the_workers_json_and_continued_like_a_short
     assert flow.metadata["gateway.state"]["input_items"] == 5000
     sent = json.loads(flow.request.content or b"")["messages"]  # one user turn of 5000 parts
     assert [len(m["content"]) for m in sent] == [5000]
-    answer = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
-              "content": [{"type": "text", "text": "read them all"}], "stop_reason": "end_turn",
-              "usage": {"input_tokens": 9, "output_tokens": 3}}
-    flow.response = http.Response.make(200, json.dumps(answer).encode(), {"content-type": "application/json"})
-    addon.responseheaders(flow)
-    finish(addon.response(flow))
-    response_id = json.loads(flow.response.content)["id"]
+    response_id = _answered_whole(addon, flow, "read them all")
     addon.state.close()  # the queued write is done
     following = client_flow({"model": "gpt-5.5", "input": "and then?", "previous_response_id": response_id})
     run_request(addon, following)
@@ -243,17 +243,10 @@ def test_a_short_turn_continuing_a_long_history_is_read_by_a_worker_not_the_prox
     items = [{"type": "message", "role": "user", "content": f"turn {i} " + "x" * 40} for i in range(5000)]
     first = client_flow({"model": "gpt-5.5", "input": items})
     run_request(addon, first)
-    answer = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
-              "content": [{"type": "text", "text": "read them all"}], "stop_reason": "end_turn",
-              "usage": {"input_tokens": 9, "output_tokens": 3}}
-    first.response = http.Response.make(200, json.dumps(answer).encode(),
-                                        {"content-type": "application/json"})
-    addon.responseheaders(first)
-    finish(addon.response(first))
+    first_id = _answered_whole(addon, first, "read them all")
     stored = len(json.dumps(items))
     addon.state.close()  # the queued write is done
-    following = client_flow({"model": "gpt-5.5", "input": "and then?",
-                             "previous_response_id": json.loads(first.response.content)["id"]})
+    following = client_flow({"model": "gpt-5.5", "input": "and then?", "previous_response_id": first_id})
     tracemalloc.start()
     try:
         run_request(addon, following)
@@ -262,7 +255,7 @@ def test_a_short_turn_continuing_a_long_history_is_read_by_a_worker_not_the_prox
         tracemalloc.stop()
     messages = json.loads(following.request.content or b"")["messages"]
     assert len(messages[0]["content"]) == 5000 and messages[-1]["content"][-1]["text"] == "and then?"
-    assert following.metadata["gateway.state"]["previous_id"] == json.loads(first.response.content)["id"]
+    assert following.metadata["gateway.state"]["previous_id"] == first_id
     assert peak < 10 * stored  # texts, their copy for the worker, the translation: 6x; parsed: 35x
 
 
