@@ -34,6 +34,8 @@ class ModelCapabilities:
     """Takes a JSON schema the answer must follow."""
     image_input: bool = True
     pdf_input: bool = False
+    """Reads documents: PDFs and the other files its dialect takes (`input_file` parts; each
+    dialect's page, "Files"). Without it every file is reported dropped."""
     web_search: bool = False
     """Has the vendor's own server-side web search."""
     one_sampling_knob: bool = False

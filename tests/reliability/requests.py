@@ -188,6 +188,11 @@ part = st.one_of(
     st.sampled_from(
         [
             {"type": "input_file", "file_id": "file_1"},
+            {"type": "input_file", "file_data": "data:application/pdf;base64,JVBERi0xLjQK",
+             "filename": "a b.pdf"},
+            {"type": "input_file", "file_data": "data:text/plain;base64,aGVsbG8=", "detail": "low"},
+            {"type": "input_file", "file_url": "https://example.invalid/paper.pdf"},
+            {"type": "input_file", "file_data": "data:application/pdf,not-base64"},
             {"type": "refusal", "refusal": "no"},
             {"type": "input_audio", "input_audio": {"data": "", "format": "wav"}},
         ]

@@ -6,7 +6,12 @@ from __future__ import annotations
 from typing import Any, get_type_hints
 
 import botocore.session
-from anthropic.types import message_create_params, output_config_param, thinking_config_param
+from anthropic.types import (
+    DocumentBlockParam,
+    message_create_params,
+    output_config_param,
+    thinking_config_param,
+)
 from botocore.validate import ParamValidator
 from pydantic import TypeAdapter
 
@@ -49,3 +54,10 @@ def assert_converse_request(body: dict[str, Any], model: str, *, stream: bool = 
         operation).input_shape
     report = ParamValidator().validate({**body, "modelId": model}, shape)
     assert not report.has_errors(), report.generate_report()
+
+
+def assert_anthropic_document(block: dict[str, Any]) -> None:
+    """A `document` block as the anthropic SDK's `DocumentBlockParam` describes it, with no key it
+    does not know."""
+    TypeAdapter(DocumentBlockParam).validate_python(block)
+    _known_keys(block, DocumentBlockParam, "document")

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from translators import claude, structured, toolset, turns, vendor_state, websearch
+from translators.anthropic import document
 from translators.capabilities import ModelCapabilities
 from translators.ir.request import (
     Image,
     Part,
     Reasoning,
     Request,
-    Text,
     ToolCall,
     ToolResult,
     WebSearchCall,
@@ -48,7 +48,7 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     tools = toolset.build(request, NAMES, report)
     max_tokens = claude.max_tokens(request, caps, report)
     plan = claude.plan(request, caps, max_tokens, report)
-    blocks = _Blocks(tools, report, caps.image_input)
+    blocks = _Blocks(tools, report, caps.image_input, caps.pdf_input)
     messages, thinking = turns.with_thinking(request, blocks, plan.thinking, report)
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": messages}
     system = _system(request, tools)
@@ -182,9 +182,11 @@ class _Blocks:
     report: Report
     images: bool
     """The model reads images (its capabilities); else each image is reported dropped."""
+    documents: bool
+    """The model reads documents (`pdf_input`); else each document is reported dropped."""
 
     def parts(self, parts: list[Part], role: str) -> list[dict[str, Any]]:
-        return _parts(parts, self.report, self.images)
+        return _parts(parts, self.report, self.images, self.documents and role == "user")
 
     def reasoning(self, item: Reasoning) -> dict[str, Any] | None:
         state = vendor_state.replayable(item.state, "anthropic")
@@ -204,7 +206,7 @@ class _Blocks:
         return list(item.state.blocks) if item.state is not None else []
 
     def tool_result(self, item: ToolResult) -> dict[str, Any]:
-        content = _parts(item.parts, self.report, self.images)
+        content = _parts(item.parts, self.report, self.images, self.documents)
         return {"type": "tool_result", "tool_use_id": tool_use_id(item.call_id),
                 "content": content or [{"type": "text", "text": "(no output)"}]}
 
@@ -215,17 +217,24 @@ class _Blocks:
         return block["type"] == "tool_result"
 
 
-def _parts(parts: list[Part], report: Report, images: bool) -> list[dict[str, Any]]:
+def _parts(parts: list[Part], report: Report, images: bool, documents: bool) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in parts:
-        if isinstance(part, Text):
+        if part.type == "text":
             if part.text:
                 blocks.append({"type": "text", "text": part.text})
-        elif isinstance(part, Image):
+        elif part.type == "image":
             if images:
                 blocks.append(_image(part, report))
             else:
                 report.drop(part.origin)
+        elif documents:
+            block = document.block(part, report)
+            if block is not None:
+                blocks.append(block)
+        else:
+            # a model without document input, or an assistant turn (documents go in user turns)
+            report.drop(part.origin)
     return blocks
 
 
@@ -243,5 +252,5 @@ def _cache_last_message(messages: list[dict[str, Any]]) -> None:
     (docs/field-notes.md "Prompt-cache loss": translated sessions otherwise re-bill every input token)."""
     if messages and messages[-1]["content"]:
         block = messages[-1]["content"][-1]
-        if block["type"] in ("text", "tool_result", "image"):
+        if block["type"] in ("text", "tool_result", "image", "document"):
             block["cache_control"] = _CACHE

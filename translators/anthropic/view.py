@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from translators.dialect import RequestShape, View
-from translators.viewtext import as_list, chars, join, role_blocks, short, text
+from translators.viewtext import as_list, base64_size, chars, file_label, join, role_blocks, short, text
 
 
 def read_request(body: dict[str, Any]) -> RequestShape:
@@ -17,9 +17,29 @@ def read_request(body: dict[str, Any]) -> RequestShape:
         summary = f"system: {len(system)} block(s) ({size:,} chars)"
     else:
         summary = "none"
-    items = [role_blocks(m, "content", "type") for m in as_list(body.get("messages"))]
+    items = [role_blocks(m, "content", "type", _document) for m in as_list(body.get("messages"))]
     tools = [str(t.get("name") or t.get("type")) for t in as_list(body.get("tools")) if isinstance(t, dict)]
     return RequestShape(summary, items, tools, frozenset({"messages", "system", "tools"}))
+
+
+def _document(block: dict[str, Any]) -> str | None:
+    """`document(report.pdf; application/pdf; 12.0 KiB)`: a document block by title, type and size,
+    also inside a tool result (`tool_result+document(...)`)."""
+    if block.get("type") == "tool_result":
+        inner = [_document(b) for b in as_list(block.get("content")) if isinstance(b, dict)]
+        shown = [label for label in inner if label is not None]
+        return "+".join(["tool_result", *shown]) if shown else None
+    if block.get("type") != "document" or not isinstance(block.get("source"), dict):
+        return None
+    source = block["source"]
+    if source.get("type") == "url":
+        return file_label("document", block.get("title"), source.get("url"))
+    data = source.get("data")
+    if source.get("type") == "base64":
+        amount = base64_size(data)
+    else:  # a plain-text source: the text itself
+        amount = chars(data) if isinstance(data, str) else None
+    return file_label("document", block.get("title"), source.get("media_type"), amount)
 
 
 def claims(obj: dict[str, Any]) -> bool:

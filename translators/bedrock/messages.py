@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from translators import toolset, turns, vendor_state
-from translators.ir.request import Image, Part, Reasoning, Request, Text, ToolCall, ToolResult, WebSearchCall
+from translators.bedrock import documents
+from translators.ir.request import Image, Part, Reasoning, Request, ToolCall, ToolResult, WebSearchCall
 from translators.naming import fnv1a_32
 from translators.report import Report
 
@@ -43,9 +44,12 @@ class _Blocks:
 
     tools: toolset.Toolset
     report: Report
+    writer: documents.Documents | None
+    """Writes the document blocks (one name per document in the whole request); None: the model
+    reads no documents, each is reported dropped."""
 
     def parts(self, parts: list[Part], role: str) -> list[dict[str, Any]]:
-        return _parts(parts, self.report, images=role == "user")
+        return _parts(parts, self.report, media=role == "user", writer=self.writer)
 
     def reasoning(self, item: Reasoning) -> dict[str, Any] | None:
         """Only Bedrock's own signed reasoning can be replayed: the signature covers the exact text."""
@@ -66,7 +70,7 @@ class _Blocks:
         return []  # Converse has no server tools: websearch.prepare keeps no search for Bedrock
 
     def tool_result(self, item: ToolResult) -> dict[str, Any]:
-        content = _parts(item.parts, self.report, images=True)
+        content = _parts(item.parts, self.report, media=True, writer=self.writer)
         return {"toolResult": {"toolUseId": tool_use_id(item.call_id),
                                "content": content or [{"text": NO_OUTPUT}]}}
 
@@ -77,10 +81,12 @@ class _Blocks:
         return "toolResult" in block
 
 
-def build(request: Request, tools: toolset.Toolset, thinking: dict[str, Any] | None,
-          report: Report) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """The Converse `messages`, and the thinking configuration that may go with them."""
-    messages, thinking = turns.with_thinking(request, _Blocks(tools, report), thinking, report)
+def build(request: Request, tools: toolset.Toolset, thinking: dict[str, Any] | None, report: Report, *,
+          reads_documents: bool = True) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The Converse `messages`, and the thinking configuration that may go with them.
+    `reads_documents`: the model takes document blocks (its `pdf_input`)."""
+    writer = documents.Documents(report) if reads_documents else None
+    messages, thinking = turns.with_thinking(request, _Blocks(tools, report, writer), thinking, report)
     if messages and messages[0]["role"] != "user":
         report.note(f"Bedrock conversations must open with a user turn: a {OPENING_TURN!r} user turn "
                     "was added")
@@ -88,18 +94,28 @@ def build(request: Request, tools: toolset.Toolset, thinking: dict[str, Any] | N
     return messages, thinking
 
 
-def _parts(parts: list[Part], report: Report, *, images: bool) -> list[dict[str, Any]]:
+def _parts(parts: list[Part], report: Report, *, media: bool,
+           writer: documents.Documents | None) -> list[dict[str, Any]]:
+    """`media`: images and documents may go here (user turns and tool results only, docs/bedrock.md
+    "Request")."""
     blocks: list[dict[str, Any]] = []
     for part in parts:
-        if isinstance(part, Text):
+        if part.type == "text":
             if part.text.strip():  # Bedrock rejects blank text blocks
                 blocks.append({"text": part.text})
-        elif isinstance(part, Image):
-            block = _image(part, report) if images else None
-            if block is not None:
-                blocks.append(block)
-            elif not images:
-                report.drop(part.origin)  # images are accepted in user turns only (docs/bedrock.md "Request")
+            continue
+        if not media:
+            report.drop(part.origin)  # images and documents go in user turns only
+            continue
+        if part.type == "image":
+            block = _image(part, report)
+        elif writer is not None:
+            block = writer.block(part)
+        else:
+            block = None
+            report.drop(part.origin)  # the model reads no documents (its capabilities)
+        if block is not None:
+            blocks.append(block)
     return blocks
 
 

@@ -24,7 +24,9 @@ def capabilities(model_id: str) -> ModelCapabilities:
     if is_claude(model_id):
         # Bedrock serves no server-side web search for Claude (docs/bedrock.md)
         return replace(claude_models.lookup(model_id), web_search=False)
-    return ModelCapabilities(model=model_id, source="guess")
+    # Converse takes document blocks for most of its models; one that does not answers 400 with
+    # its own message (docs/bedrock.md "Files")
+    return ModelCapabilities(model=model_id, source="guess", pdf_input=True)
 
 
 def cache_points(caps: ModelCapabilities) -> bool:

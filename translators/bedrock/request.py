@@ -38,7 +38,8 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     # a Claude model must be given a limit (its own default is small); others keep Bedrock's
     max_tokens = claude.max_tokens(request, caps, report) if claude_model else request.max_output_tokens
     plan = claude.plan(request, caps, max_tokens or claude.DEFAULT_MAX_TOKENS, report)
-    messages, thinking = bedrock_messages.build(request, tools, plan.thinking, report)
+    messages, thinking = bedrock_messages.build(request, tools, plan.thinking, report,
+                                                reads_documents=caps.pdf_input)
     body: dict[str, Any] = {"messages": messages}
     system = _system(request, tools, caps)
     if system:

@@ -7,18 +7,35 @@ from typing import Any
 from botocore.eventstream import EventStreamBuffer
 
 from translators.dialect import RequestShape, View
-from translators.viewtext import as_list, delta, join, role_blocks, short, text
+from translators.viewtext import as_list, base64_size, delta, file_label, join, role_blocks, short, text
 
 
 def read_request(body: dict[str, Any]) -> RequestShape:
     system = as_list(body.get("system"))
     size = sum(len(text(x.get("text"))) for x in system if isinstance(x, dict))
     summary = f"system: {len(system)} block(s) ({size:,} chars)" if system else "none"
-    items = [role_blocks(m, "content", None) for m in as_list(body.get("messages"))]
+    items = [role_blocks(m, "content", None, _document) for m in as_list(body.get("messages"))]
     config = body.get("toolConfig") if isinstance(body.get("toolConfig"), dict) else {}
     tools = [str(tool["toolSpec"].get("name")) for tool in as_list(config.get("tools"))
              if isinstance(tool, dict) and isinstance(tool.get("toolSpec"), dict)]
     return RequestShape(summary, items, tools, frozenset({"messages", "system", "toolConfig", "modelId"}))
+
+
+def _document(block: dict[str, Any]) -> str | None:
+    """`document(report; pdf; 12.0 KiB)`: a document block by name, format and size, also inside a
+    tool result (`toolResult+document(...)`)."""
+    result = block.get("toolResult")
+    if isinstance(result, dict):
+        inner = [_document(b) for b in as_list(result.get("content")) if isinstance(b, dict)]
+        shown = [label for label in inner if label is not None]
+        return "+".join(["toolResult", *shown]) if shown else None
+    document = block.get("document")
+    if not isinstance(document, dict):
+        return None
+    source = document.get("source") if isinstance(document.get("source"), dict) else {}
+    location = source.get("s3Location") if isinstance(source.get("s3Location"), dict) else {}
+    return file_label("document", document.get("name"), document.get("format"),
+                      base64_size(source.get("bytes")) or location.get("uri"))
 
 
 def claims(obj: dict[str, Any]) -> bool:

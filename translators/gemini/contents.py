@@ -22,7 +22,7 @@ from typing import Any
 
 from translators import toolset
 from translators.gemini import calls, models
-from translators.ir.request import Image, Part, Reasoning, Request, Text, ToolResult
+from translators.ir.request import Document, Image, Part, Reasoning, Request, ToolResult
 from translators.report import Report
 
 # Google's documented placeholder for a call whose real signature is lost (history written by
@@ -75,7 +75,9 @@ class _Turns:
         return self.contents
 
 
-def build(request: Request, model: str, tools: toolset.Toolset, report: Report) -> list[dict[str, Any]]:
+def build(request: Request, model: str, tools: toolset.Toolset, report: Report, *,
+          documents: bool = True) -> list[dict[str, Any]]:
+    """`documents`: the model reads documents (its `pdf_input`); else each is reported dropped."""
     signatures = _call_signatures(request)
     names = {item.call_id: tools.wire(item.namespace, item.name) for item in request.items
              if item.type == "tool_call"}
@@ -85,9 +87,9 @@ def build(request: Request, model: str, tools: toolset.Toolset, report: Report) 
             if item.phase is not None:
                 report.drop(f"{item.origin}.phase")
             if item.role == "assistant":
-                turns.add("model", _parts(item.parts, report))
+                turns.add("model", _parts(item.parts, report, documents=False))
             else:
-                turns.add("user", _parts(item.parts, report))
+                turns.add("user", _parts(item.parts, report, documents=documents))
         elif item.type == "reasoning":
             _reasoning(item, turns, report)
         elif item.type == "tool_call":
@@ -96,7 +98,8 @@ def build(request: Request, model: str, tools: toolset.Toolset, report: Report) 
                 part["thoughtSignature"] = signatures[item.call_id]
             turns.add("model", [part])
         elif item.type == "tool_result":
-            turns.add("user", _function_response(item, names.get(item.call_id, item.call_id), model, report))
+            turns.add("user", _function_response(item, names.get(item.call_id, item.call_id), model, report,
+                                                 documents))
     contents = turns.finish()
     if models.requires_call_signatures(model):
         _unsigned_current_turn(contents, report)
@@ -127,17 +130,58 @@ def _reasoning(item: Reasoning, turns: _Turns, report: Report) -> None:
         turns.text_signature(state.signature, item.origin)
 
 
-def _parts(parts: list[Part], report: Report) -> list[dict[str, Any]]:
+def _parts(parts: list[Part], report: Report, documents: bool) -> list[dict[str, Any]]:
+    """`documents`: the model reads documents and this is a user turn (a model turn holds what
+    the model wrote: text and calls)."""
     out: list[dict[str, Any]] = []
     for part in parts:
-        if isinstance(part, Text):
+        block: dict[str, Any] | None = None
+        if part.type == "text":
             if part.text:
                 out.append({"text": part.text})
-        elif isinstance(part, Image):
-            image = image_part(part, report)
-            if image is not None:
-                out.append(image)
+            continue
+        if part.type == "image":
+            block = image_part(part, report)
+        elif documents:
+            block = document_part(part, report)
+        else:
+            report.drop(part.origin)
+        if block is not None:
+            out.append(block)
     return out
+
+
+GEMINI_DOCUMENT_TYPES = frozenset({"application/pdf"})
+"""Document types Gemini reads besides text: PDF, page by page with its images (docs/gemini.md
+"Files"). Office documents have no reader there."""
+
+
+def document_mime(part: Document) -> str | None:
+    """The mimeType a document goes to Gemini with: PDF, images, audio and video as they are, any
+    text as its own text type; None for a type Gemini cannot read."""
+    media = part.media_type
+    if media is None:
+        return None
+    if media in GEMINI_DOCUMENT_TYPES or media.startswith(("image/", "audio/", "video/")) or part.is_text:
+        return media
+    return None
+
+
+def document_part(part: Document, report: Report) -> dict[str, Any] | None:
+    """Inline bytes -> `inlineData`, a URL -> `fileData`, both with the file's mimeType. Gemini's
+    `displayName` reaches the model only beside its server-side tools, so the file name is
+    reported dropped (docs/gemini.md "Files")."""
+    mime = document_mime(part)
+    if mime is None:
+        report.drop(part.origin)
+        report.note(f"{part.origin}: Gemini reads PDF, text, image, audio and video files; the file is "
+                    f"{part.media_type or 'of no named type'}")
+        return None
+    if part.filename:
+        report.drop(f"{part.origin}.filename")
+    if part.data is not None:
+        return {"inlineData": {"mimeType": mime, "data": part.data}}
+    return {"fileData": {"fileUri": part.url, "mimeType": mime}}
 
 
 def image_part(part: Image, report: Report) -> dict[str, Any] | None:
@@ -154,20 +198,46 @@ def image_part(part: Image, report: Report) -> dict[str, Any] | None:
     return None
 
 
-def _function_response(item: ToolResult, name: str, model: str, report: Report) -> list[dict[str, Any]]:
-    texts = [p.text for p in item.parts if isinstance(p, Text)]
+def _function_response(item: ToolResult, name: str, model: str, report: Report,
+                       documents: bool) -> list[dict[str, Any]]:
+    """The output's text (a text file's too: a function response takes no text as bytes) in
+    `response.output`; its images and documents in `parts`, where the model takes them."""
+    texts: list[str] = []
+    media: list[Image | Document] = []
+    for part in item.parts:
+        if part.type == "text":
+            texts.append(part.text)
+        elif part.type == "document" and not documents:
+            report.drop(part.origin)
+        elif part.type == "document" and part.is_text and (text := part.decoded_text()) is not None:
+            texts.append(text)
+            if part.filename:
+                report.drop(f"{part.origin}.filename")
+        else:
+            media.append(part)
     response: dict[str, Any] = {"name": name, "response": {"output": "\n".join(texts)}}
     call_id = calls.wire_id(item.call_id)
     if call_id is not None:
         response["id"] = call_id
-    images = [p for p in item.parts if p.type == "image"]
-    if images and models.multimodal_function_responses(model):
-        nested = [image_part(p, report) for p in images]
-        response["parts"] = [p for p in nested if p is not None]
+    if media and models.multimodal_function_responses(model):
+        nested = [image_part(p, report) if p.type == "image" else _response_document(p, report)
+                  for p in media]
+        if any(p is not None for p in nested):
+            response["parts"] = [p for p in nested if p is not None]
     else:
-        for image in images:
-            report.drop(image.origin)  # before Gemini 3 a function response holds JSON only
+        for part in media:
+            report.drop(part.origin)  # before Gemini 3 a function response holds JSON only
     return [{"functionResponse": response}]
+
+
+def _response_document(part: Document, report: Report) -> dict[str, Any] | None:
+    """A document inside `functionResponse.parts`: PDF only (docs/gemini.md "Files")."""
+    if part.media_type not in GEMINI_DOCUMENT_TYPES:
+        report.drop(part.origin)
+        report.note(f"{part.origin}: a Gemini function response takes PDF files; the file is "
+                    f"{part.media_type or 'of no named type'}")
+        return None
+    return document_part(part, report)
 
 
 def _unsigned_current_turn(contents: list[dict[str, Any]], report: Report) -> None:

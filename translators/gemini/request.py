@@ -33,7 +33,8 @@ def path(model: str, stream: bool) -> str:
 
 def encode(request: Request, model: str, report: Report, caps: ModelCapabilities) -> Encoded:
     tools = toolset.build(request, NAMES, report)
-    body: dict[str, Any] = {"contents": contents.build(request, model, tools, report)}
+    body: dict[str, Any] = {"contents": contents.build(request, model, tools, report,
+                                                       documents=caps.pdf_input)}
     system = _system(request, tools)
     if system:
         body["systemInstruction"] = {"parts": [{"text": text} for text in system]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from translators.dialect import RequestShape, View
-from translators.viewtext import as_list, join, role_blocks, short, text
+from translators.viewtext import as_list, base64_size, file_label, join, role_blocks, short, text
 
 
 def read_request(body: dict[str, Any]) -> RequestShape:
@@ -16,7 +16,7 @@ def read_request(body: dict[str, Any]) -> RequestShape:
         summary = f"systemInstruction: {len(parts)} part(s) ({size:,} chars)"
     else:
         summary = "none"
-    items = [role_blocks(c, "parts", None) for c in as_list(body.get("contents"))]
+    items = [role_blocks(c, "parts", None, _media) for c in as_list(body.get("contents"))]
     tools: list[str] = []
     for tool in as_list(body.get("tools")):
         if not isinstance(tool, dict):
@@ -28,6 +28,20 @@ def read_request(body: dict[str, Any]) -> RequestShape:
                 tools.append(key)
     consumed = frozenset({"contents", "systemInstruction", "system_instruction", "tools"})
     return RequestShape(summary, items, tools, consumed)
+
+
+def _media(part: dict[str, Any]) -> str | None:
+    """`inlineData(application/pdf; 12.0 KiB)`, `fileData(application/pdf; https://…)`; a function
+    response with parts says how many."""
+    inline, uri = part.get("inlineData"), part.get("fileData")
+    if isinstance(inline, dict):
+        return file_label("inlineData", inline.get("mimeType"), base64_size(inline.get("data")))
+    if isinstance(uri, dict):
+        return file_label("fileData", uri.get("mimeType"), uri.get("fileUri"))
+    response = part.get("functionResponse")
+    if isinstance(response, dict) and as_list(response.get("parts")):
+        return f"functionResponse+{len(response['parts'])} part(s)"
+    return None
 
 
 def claims(obj: dict[str, Any]) -> bool:

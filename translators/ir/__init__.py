@@ -20,6 +20,7 @@ from translators.ir.events import (
 )
 from translators.ir.request import (
     CustomTool,
+    Document,
     FunctionTool,
     HostedTool,
     Image,
@@ -45,6 +46,7 @@ from translators.ir.request import (
 __all__ = [
     "Citation",
     "CustomTool",
+    "Document",
     "Event",
     "Failed",
     "Finished",

@@ -113,7 +113,9 @@ class Citation:
 @dataclass(slots=True)
 class Finished:
     reason: str
-    """One of: stop, tool_calls, max_output_tokens, content_filter, context_length_exceeded."""
+    """One of: stop, tool_calls, max_output_tokens, content_filter, context_length_exceeded; or
+    stop_sequence (`detail`: the sequence) and pause_turn, which a Messages client tells apart
+    (translators/messages_client/stream.py) and a Responses client reads as stop."""
     detail: str | None = None
 
 

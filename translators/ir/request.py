@@ -10,6 +10,7 @@ isinstance: isinstance against a pydantic model class that does not match goes t
 
 from __future__ import annotations
 
+import base64
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,7 +42,47 @@ class Image(_Model):
         return (media, data) if head.endswith(";base64") else None
 
 
-Part = Annotated[Text | Image, Field(discriminator="type")]
+class Document(_Model):
+    """A file for the model to read: a PDF, a plain-text or an office document (a Responses
+    `input_file`, docs/responses.md "Files"). Inline bytes (`data`) or a URL the upstream fetches
+    (`url`), never both; each encoder says which media types its vendor takes and reports the rest
+    dropped (docs/anthropic.md, docs/gemini.md, docs/bedrock.md, docs/chat.md "Files")."""
+
+    type: Literal["document"] = "document"
+    media_type: str | None = None
+    """IANA media type, lower case: the data URL's, else the one the file name (or the URL's path)
+    implies; None when nothing names one."""
+    data: str | None = None
+    """The file's bytes, standard base64 (checked when decoded)."""
+    size: int | None = None
+    """Bytes of the decoded file (inline files only)."""
+    url: str | None = None
+    filename: str | None = None
+    origin: str = ""
+
+    @property
+    def is_text(self) -> bool:
+        """A type whose bytes are text a model reads as it is (plain text, Markdown, CSV, HTML,
+        JSON, XML)."""
+        media = self.media_type or ""
+        return media.startswith("text/") or media in TEXT_APPLICATION_TYPES
+
+    def decoded_text(self) -> str | None:
+        """The inline file as UTF-8 text, or None (not inline, or not UTF-8)."""
+        if self.data is None:
+            return None
+        try:
+            return base64.b64decode(self.data).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return None
+
+
+TEXT_APPLICATION_TYPES = frozenset({"application/json", "application/xml", "application/x-yaml",
+                                    "application/yaml"})
+"""`application/` types whose bytes are text (every `text/` type is)."""
+
+
+Part = Annotated[Text | Image | Document, Field(discriminator="type")]
 
 
 class VendorState(_Model):

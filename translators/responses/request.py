@@ -23,6 +23,7 @@ from translators.ir.request import (
     WebSearchCall,
 )
 from translators.report import Report
+from translators.responses import files
 from translators.responses.tools import ToolCollector, listing
 
 # Fields that only steer OpenAI's own storage, caching or client bookkeeping: meaningless to any
@@ -300,8 +301,12 @@ class _ItemState:
                 detail = part.get("detail")
                 parts.append(Image(url=url, detail=detail if isinstance(detail, str) else None, origin=ppath))
                 self.report.drop_unread(part, _IMAGE_PART_KEYS, ppath)
+            elif kind == "input_file":
+                document = files.decode(part, ppath, self.report)
+                if document is not None:
+                    parts.append(document)
             else:
-                # input_file, input_audio, encrypted_content parts: nothing another model can read
+                # input_audio, encrypted_content parts: nothing another model can read
                 self.report.drop(ppath)
         return parts
 
