@@ -28,7 +28,7 @@ from typing import Any
 import certifi
 
 from addon import auth
-from addon.routing import Route
+from addon.routing import Route, stated
 from translators import dialect as dialects
 from translators.capabilities import ModelCapabilities
 
@@ -127,8 +127,15 @@ class Capabilities:
 
     async def resolve(self, route: Route, model: str) -> Resolved | None:
         """What to translate a request with: the vendor's answer, waiting for a fetch in flight
-        at most `timeout` seconds, else the table with a note saying why. None for a dialect
-        without capabilities."""
+        at most `timeout` seconds, else the table with a note saying why; with what the route
+        states about its server on top (`routing.stated`). None for a dialect without
+        capabilities."""
+        found = await self._resolve(route, model)
+        if found is None or not route.server:
+            return found
+        return Resolved(stated(found.capabilities, route), found.note)
+
+    async def _resolve(self, route: Route, model: str) -> Resolved | None:
         table = _table(route.dialect, model)
         if table is None:
             return None

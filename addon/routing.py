@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from addon import client
 from translators import dialect as dialects
+from translators.capabilities import ModelCapabilities
 from translators.dialect import Settings
 
 DEFAULT_MATCH = client.DEFAULT_MATCH
@@ -41,6 +42,38 @@ class Route:
     context_window: int | None = None
     """The upstream model's context window as the user states it (`context_window` in TOML,
     `gateway_context_window`); None: the model's capabilities say (addon/catalog.py)."""
+    server: tuple[tuple[str, str], ...] = ()
+    """What the user states about the route's server, as (key, value): the dialect's route
+    options (`Option.route_key`: a `[[route]]` key, else the option's value). They reach the
+    encoder in `ModelCapabilities.extra` (`stated`)."""
+
+
+def stated(caps: ModelCapabilities, route: Route) -> ModelCapabilities:
+    """The model's capabilities with what the route states about its server on top."""
+    if not route.server:
+        return caps
+    return replace(caps, extra={**caps.extra, **dict(route.server)})
+
+
+def route_options(dialect: str) -> dict[str, dialects.Option]:
+    """The dialect's options a `[[route]]` table may set, by their route key."""
+    return {o.route_key: o for o in dialects.get(dialect).options if o.route_key}
+
+
+def server_of(dialect: str, settings: Mapping[str, Settings], table: Mapping[str, Any] | None = None,
+              where: str = "") -> tuple[tuple[str, str], ...]:
+    """A route's `server`: each route option's value in `table` (a `[[route]]`), else the
+    option's own (`--set`), else its default; a value its check refuses is a `RouteError`."""
+    values = settings[dialect].options if dialect in settings else {}
+    out = []
+    for key, option in route_options(dialect).items():
+        value = (table or {}).get(key, values.get(option.name, option.default))
+        if option.check is not None and (problem := option.check(value)):
+            if table is not None and key in table:  # the check names the option; here the key is wrong
+                raise RouteError(f"{where}: {problem.replace(option.name, key, 1)}")
+            raise RouteError(problem)
+        out.append((key, str(value)))
+    return tuple(out)
 
 
 def serving(route: Route, compacting: bool) -> Route:
@@ -104,8 +137,25 @@ def key_env_for(dialect: str, url: str, explicit: str | None) -> str | None:
     return found.key_env if found.key_env and dialects.is_own_host(found, url) else None
 
 
+def model_name_problem(name: str) -> str | None:
+    """Why a model name must not become part of an upstream URL path, or None. A name is quoted
+    into the path (`/v1/models/{model}`, `/model/{model}/converse`), but quoting leaves dots
+    alone: `.` and `..` (or a `/`-separated segment of them, as Gemini's `models/..`) would be
+    dot segments that the upstream's URL resolution turns into another path, called with the
+    operator's key. Control characters have no place in a name either."""
+    if any(segment in (".", "..") for segment in name.split("/")):
+        return f"model name {name!r} is a dot segment (. or ..), which would change the upstream URL"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        return f"model name {name!r} holds a control character"
+    return None
+
+
 def check_transport(route: Route, where: str) -> Route:
-    """Credentials never travel over plain http, except to a loopback address."""
+    """Credentials never travel over plain http, except to a loopback address; the route's model
+    name is one a URL path can hold (`model_name_problem`)."""
+    for model in (route.model, route.summarizer.model if route.summarizer else None):
+        if model and (problem := model_name_problem(model)):
+            raise RouteError(f"{where}: {problem}")
     parts = urlsplit(route.base_url)
     signing = dialects.get(route.dialect).signing  # a signed dialect carries credentials in every request
     carries = route.key_env is not None or signing is not None
@@ -165,7 +215,8 @@ def from_options(upstream: str, base_url: str, model: str, key_env: str, *,
     url = check_base_url(base_url or default_base_url(dialect, settings))
     env = key_env_for(dialect, url, key_env.strip() or None)
     window = check_context_window(context_window, "gateway_context_window") if context_window else None
-    routes = [check_transport(Route(pattern, dialect, url, target, env, context_window=window),
+    server = server_of(dialect, settings)
+    routes = [check_transport(Route(pattern, dialect, url, target, env, context_window=window, server=server),
                               "gateway_base_url")
               for pattern, target in parse_models(model)]
     if compaction_model.strip():
@@ -184,9 +235,10 @@ _ROUTE_KEYS = {"model": "gpt-5*", "upstream": "anthropic", "base_url": "https://
 def from_toml(path: str, *, settings: Mapping[str, Settings] = NO_SETTINGS) -> list[Route]:
     """Routes from a TOML file: `[[route]]` tables with `model` (a pattern, default `*`),
     `upstream`, optional `base_url`, `target_model`, `key_env`, `context_window` (the upstream
-    model's window in tokens, served to Codex; addon/catalog.py), and the summarizer of compaction
-    requests: `compaction_model`, `compaction_upstream` (whose URL and key variable default to
-    that dialect's), `compaction_base_url`, `compaction_key_env`; first match wins."""
+    model's window in tokens, served to Codex; addon/catalog.py), the upstream dialect's own route
+    options (`Option.route_key`: what the route states about its server), and the summarizer of
+    compaction requests: `compaction_model`, `compaction_upstream` (whose URL and key variable
+    default to that dialect's), `compaction_base_url`, `compaction_key_env`; first match wins."""
     try:
         data = tomllib.loads(Path(path).read_text())
     except OSError as exc:
@@ -201,17 +253,20 @@ def from_toml(path: str, *, settings: Mapping[str, Settings] = NO_SETTINGS) -> l
         if not isinstance(entry, dict) or "upstream" not in entry:
             raise RouteError(f"gateway_config route #{i + 1} needs "
                              '`upstream = "anthropic"` (or another dialect)')
+        dialect = check_dialect(entry["upstream"])
+        own = route_options(dialect)
         # a misspelled key would otherwise be ignored and the route would silently use a default
         for key, value in entry.items():
-            if key not in _ROUTE_KEYS:
+            if key not in _ROUTE_KEYS and key not in own:
                 raise RouteError(f"gateway_config route #{i + 1} has an unknown key {key!r}: "
-                                 f"write one of {', '.join(_ROUTE_KEYS)}")
+                                 f"write one of {', '.join([*_ROUTE_KEYS, *own])}")
+            if key in own:
+                continue  # checked by server_of
             if key == "context_window":
                 check_context_window(value, f"gateway_config route #{i + 1}: context_window")
             elif not isinstance(value, str):
                 raise RouteError(f"gateway_config route #{i + 1}: {key} must be a string, "
                                  f'e.g. {key} = "{_ROUTE_KEYS[key]}"')
-        dialect = check_dialect(entry["upstream"])
         url = check_base_url(entry.get("base_url") or default_base_url(dialect, settings))
         route = check_transport(Route(
             pattern=entry.get("model", "*"),
@@ -220,6 +275,7 @@ def from_toml(path: str, *, settings: Mapping[str, Settings] = NO_SETTINGS) -> l
             model=entry.get("target_model") or None,
             key_env=key_env_for(dialect, url, entry.get("key_env") or None),
             context_window=entry.get("context_window"),
+            server=server_of(dialect, settings, entry, f"gateway_config route #{i + 1}"),
         ), f"gateway_config route #{i + 1}")
         routes.append(replace(route, summarizer=_summarizer(route, entry, i, settings)))
     if not routes:
@@ -247,5 +303,7 @@ def _summarizer(route: Route, entry: dict[str, Any], i: int,
         key_env = route.key_env  # the route's own upstream: its own key
     else:
         key_env = key_env_for(dialect, url, explicit)  # another host gets only what is named for it
-    summarizer = Route(route.pattern, dialect, url, entry.get("compaction_model") or model, key_env)
+    server = route.server if dialect == route.dialect else server_of(dialect, settings)
+    summarizer = Route(route.pattern, dialect, url, entry.get("compaction_model") or model, key_env,
+                       server=server)
     return check_transport(summarizer, f"gateway_config route #{i + 1} (compaction)")

@@ -19,6 +19,17 @@ CONTEXT_OVERFLOW = re.compile(
     re.IGNORECASE,
 )
 
+REQUEST_VALIDATION = re.compile(
+    r"Input should be|validation errors? for|\d+ validation errors?\b|RequestValidationError"
+    r"|['\"]loc['\"]\s*:|['\"]detail['\"]\s*:\s*\[",
+    re.IGNORECASE,
+)
+"""A server's own check of the request body refused it (FastAPI/pydantic: a `detail` list of
+`{type, loc, msg, input}`, "1 validation error for ...", "Input should be a valid string").
+Servers that wrap every exception in a 500 (llama-cpp-python) send it as a server error; the
+client's request could not be served as written, and retrying it changes nothing, so the client
+gets a 400 `invalid_request_error` (`client_status`; docs/chat.md "Errors")."""
+
 _CODE_BY_STATUS = {
     400: "invalid_request_error",
     401: "invalid_api_key",
@@ -79,12 +90,25 @@ def type_key(error_type: str | None) -> str:
 
 def code_for(status: int, message: str, error_type: str | None = None, table: ErrorTable = PLAIN) -> str:
     key = type_key(error_type)
-    overflow = CONTEXT_OVERFLOW.search(message) or (table.overflow and table.overflow.search(message))
-    if overflow or "context" in key:
+    if overflows(message, table) or "context" in key:
         return "context_length_exceeded"
     if key in table.code_of:
         return table.code_of[key]
+    if status >= 500 and REQUEST_VALIDATION.search(message):
+        return "invalid_request_error"
     return _CODE_BY_STATUS.get(status, "server_error" if status >= 500 else "invalid_request_error")
+
+
+def client_status(status: int, message: str) -> int:
+    """The HTTP status the client gets for an upstream error: the upstream's, except a 5xx that
+    is a request-validation error (`REQUEST_VALIDATION`), which is the client's 400."""
+    if status >= 500 and REQUEST_VALIDATION.search(message):
+        return 400
+    return status
+
+
+def overflows(message: str, table: ErrorTable = PLAIN) -> bool:
+    return bool(CONTEXT_OVERFLOW.search(message) or (table.overflow and table.overflow.search(message)))
 
 
 def describe(table: ErrorTable, message: str, *, status: int | None = None, error_type: str | None = None,

@@ -8,13 +8,17 @@ import pytest
 
 from addon.routing import (
     DEFAULT_MATCH,
+    Route,
     RouteError,
     Router,
     from_options,
     from_toml,
+    model_name_problem,
     parse_models,
     serving,
+    stated,
 )
+from translators.capabilities import ModelCapabilities
 from translators.dialect import Settings
 
 
@@ -350,3 +354,71 @@ compaction_base_url = "http://127.0.0.1:11434/v1"
 def test_toml_compaction_upstream_of_another_dialect_needs_a_model(tmp_path: Path) -> None:
     with pytest.raises(RouteError, match=r"#1: compaction_upstream 'anthropic' needs a compaction_model"):
         from_toml(_toml(tmp_path, '[[route]]\nupstream = "chat"\ncompaction_upstream = "anthropic"\n'))
+
+
+# -- what a route states about its server (a dialect's route options, Option.route_key) ----------
+
+def _server(route: Route) -> dict[str, str]:
+    """The two Chat route options of issue 24 (the dialect has others)."""
+    return {k: v for k, v in route.server if k in ("structured_output", "message_parts")}
+
+
+def test_a_chat_route_states_the_chat_defaults_unless_told() -> None:
+    (route,) = from_options("chat", "http://127.0.0.1:8000/v1", "", "")
+    assert _server(route) == {"structured_output": "auto", "message_parts": "join"}
+
+
+def test_the_chat_options_are_every_chat_routes_default() -> None:
+    settings = {"chat": Settings(options={"gateway_chat_structured_output": "json_object",
+                                          "gateway_chat_message_parts": "list"})}
+    (route,) = from_options("chat", "http://127.0.0.1:8000/v1", "", "", settings=settings)
+    assert _server(route) == {"structured_output": "json_object", "message_parts": "list"}
+
+
+def test_a_toml_route_states_its_own_server_over_the_options(tmp_path: Path) -> None:
+    settings = {"chat": Settings(options={"gateway_chat_structured_output": "prompt"})}
+    routes = from_toml(_toml(tmp_path, '[[route]]\nmodel = "local*"\nupstream = "chat"\n'
+                                       'base_url = "http://127.0.0.1:8000/v1"\n'
+                                       'structured_output = "json_object"\n'
+                                       '[[route]]\nupstream = "chat"\n'), settings=settings)
+    assert [_server(r)["structured_output"] for r in routes] == ["json_object", "prompt"]
+
+
+def test_a_toml_route_option_value_that_does_not_exist_names_route_and_choices(tmp_path: Path) -> None:
+    with pytest.raises(RouteError, match=r"route #1: structured_output 'xml': write one of auto, json_s"):
+        from_toml(_toml(tmp_path, '[[route]]\nupstream = "chat"\nstructured_output = "xml"\n'))
+
+
+def test_a_route_option_of_another_dialect_is_an_unknown_key(tmp_path: Path) -> None:
+    with pytest.raises(RouteError, match="route #1 has an unknown key 'structured_output'"):
+        from_toml(_toml(tmp_path, '[[route]]\nupstream = "anthropic"\nstructured_output = "json_object"\n'))
+
+
+def test_the_summarizer_on_the_same_upstream_states_the_same_server(tmp_path: Path) -> None:
+    (route,) = from_toml(_toml(tmp_path, '[[route]]\nupstream = "chat"\nbase_url = "http://127.0.0.1:8000/v1"\n'
+                                         'structured_output = "json_object"\ncompaction_model = "small"\n'))
+    assert route.summarizer is not None and route.summarizer.server == route.server
+
+
+def test_what_a_route_states_reaches_the_encoder_in_the_capabilities() -> None:
+    settings = {"chat": Settings(options={"gateway_chat_structured_output": "json_object"})}
+    (route,) = from_options("chat", "http://127.0.0.1:8000/v1", "", "", settings=settings)
+    caps = stated(ModelCapabilities(model="m", extra={"scheme": "kept"}), route)
+    assert caps.extra == {"scheme": "kept", **dict(route.server)}
+    assert caps.extra["structured_output"] == "json_object"
+
+
+@pytest.mark.parametrize("name", [".", "..", "models/..", "a/./b", "x\ny"])
+def test_a_model_name_that_would_change_the_upstream_url_is_named(name: str) -> None:
+    assert model_name_problem(name) is not None
+
+
+@pytest.mark.parametrize("name", ["claude-sonnet-4-6", "models/gemini-2.5-pro", "us.anthropic.claude-v1:0",
+                                  "..."])
+def test_ordinary_model_names_pass(name: str) -> None:
+    assert model_name_problem(name) is None
+
+
+def test_a_route_to_a_dot_segment_model_is_refused_at_configuration() -> None:
+    with pytest.raises(RouteError, match="dot segment"):
+        from_options("anthropic", "", "gpt-5*=..", "")

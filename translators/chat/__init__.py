@@ -4,6 +4,7 @@
 from translators.chat.models import capabilities
 from translators.chat.request import encode
 from translators.chat.response import error_info, response_events
+from translators.chat.settings import OPTIONS
 from translators.chat.stream import ChatDecoder
 from translators.chat.view import VIEW
 from translators.dialect import Dialect
@@ -19,4 +20,5 @@ DIALECT = Dialect(
     response_events=response_events,
     error_info=error_info,
     capabilities=capabilities,
+    options=OPTIONS,
 )

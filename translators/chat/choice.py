@@ -28,7 +28,11 @@ FINISH_REASONS = {
 FAILED_FINISH = {"insufficient_system_resource": "server_is_overloaded"}
 # Delta keys read below; `reasoning_details` repeats `reasoning` in OpenRouter's structured form.
 _DELTA_KEYS = {"role", "content", "reasoning_content", "reasoning", "reasoning_details", "tool_calls",
-               "refusal"}
+               "refusal", "function_call"}
+LEGACY_CALL = -1
+"""The `_calls` index of a legacy `function_call` (one per answer, no index of its own)."""
+LEGACY_NOTE = ("the upstream answered with a legacy function_call (no tool_calls); read as a tool call "
+               '(docs/chat.md "Streaming")')
 RECOVERED_NOTE = ('tool calls the model wrote as DSML markup in its text were turned into real calls '
                   '(docs/chat.md "DSML markup")')
 # A native custom call's raw text is streamed as the JSON of `{"input": ...}`, the shape of an
@@ -88,6 +92,11 @@ class Choice:
             for position, fragment in enumerate(calls):
                 if isinstance(fragment, dict):
                     self._call_fragment(position, fragment, out)
+        legacy = delta.get("function_call")
+        if isinstance(legacy, dict):
+            self._legacy_call(legacy, calls, out)
+        elif legacy is not None:
+            out.append(ev.Unknown(f"{path}.function_call"))
         for key, value in delta.items():
             if key not in _DELTA_KEYS and value not in (None, "", [], {}):
                 out.append(ev.Unknown(f"{path}.{key}"))
@@ -194,6 +203,18 @@ class Choice:
             for piece in call.pending:
                 out.append(ev.ToolCallDelta(call.key, piece))
             call.pending.clear()
+
+    def _legacy_call(self, legacy: dict[str, Any], calls: Any, out: list[ev.Event]) -> None:
+        """`function_call` beside `tool_calls` (in this delta, or once the answer has any) is
+        the same call repeated in the deprecated form (llama-cpp-python sends both): nothing to
+        read. Alone it is a real legacy call, `{name, arguments}` streamed like a tool call's
+        `function` without an index or id: read as one more tool call, whose id the encoder makes
+        up (docs/chat.md "Streaming")."""
+        if calls or any(index != LEGACY_CALL for index in self._calls):
+            return
+        if LEGACY_CALL not in self._calls:
+            out.append(ev.Note(LEGACY_NOTE))
+        self._call_fragment(0, {"index": LEGACY_CALL, "function": legacy}, out)
 
     def _call_for(self, position: int, fragment: dict[str, Any]) -> _Call:
         index = fragment.get("index")

@@ -13,7 +13,17 @@ from typing import Any
 
 from translators import toolset, wirejson
 from translators.chat.models import Target
-from translators.ir.request import Image, Message, Part, Reasoning, Request, Text, ToolCall, ToolResult
+from translators.ir.request import (
+    Document,
+    Image,
+    Message,
+    Part,
+    Reasoning,
+    Request,
+    Text,
+    ToolCall,
+    ToolResult,
+)
 from translators.naming import fnv1a_32
 from translators.report import Report
 
@@ -21,6 +31,8 @@ from translators.report import Report
 # string with maximum length 40" (vercel/ai #5171, openclaw PR #875).
 MAX_CALL_ID = 40
 _DETAILS = {"auto", "low", "high"}
+# OpenAI's file part wants a file name; one the client did not give is made of the type
+_DEFAULT_NAMES = {"application/pdf": "document.pdf", "text/plain": "document.txt"}
 
 
 def call_id(original: str) -> str:
@@ -81,15 +93,16 @@ class _Writer:
         step, self.step = self.step, None
         if step is None:
             return
-        text = "\n\n".join(step.text) if step.text else None
-        message: dict[str, Any] = {"role": "assistant", "content": text}
+        reasoning = self._reasoning(step)
+        if not step.text and not step.calls and reasoning is None:
+            return
+        # "" rather than null beside tool_calls: llama-cpp-python refuses a null assistant content
+        # and its chat templates need the key (docs/chat.md "Compatible servers")
+        message: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(step.text)}
         if step.calls:
             message["tool_calls"] = step.calls
-        reasoning = self._reasoning(step)
         if reasoning is not None:
             message["reasoning_content"] = reasoning
-        if message["content"] is None and not step.calls and reasoning is None:
-            return
         self.messages.append(message)
 
     def _reasoning(self, step: _Step) -> str | None:
@@ -139,7 +152,11 @@ class _Writer:
             self._open_step().text.extend(texts)
             return
         images = item.role == "user" and self.target.images
-        content = _content(self._parts(item.parts, images))
+        parts = self._parts(item.parts, images, files=item.role == "user")
+        only_text = all(part["type"] == "text" for part in parts)
+        # text alone is one string in every role: a model's chat template may join `content` as a
+        # string (SmolLM2's under llama-cpp-python fails on a list; docs/chat.md "Compatible servers")
+        content = self._text_content(parts) if item.role != "user" or only_text else _content(parts)
         if content:
             self.messages.append({"role": item.role, "content": content})
 
@@ -147,13 +164,21 @@ class _Writer:
         parts = self._parts(item.parts, self.target.images)
         texts = [p for p in parts if p["type"] == "text"]
         images = [p for p in parts if p["type"] == "image_url"]
-        content = _content(texts)
+        content = self._text_content(texts)
         wire_id = call_id(item.call_id)
         if images:
             self.tool_images.append({"type": "text", "text": f"Images returned by tool call {wire_id}:"})
             self.tool_images.extend(images)
             content = content or "(the output is the image in the next message)"
         self.messages.append({"role": "tool", "tool_call_id": wire_id, "content": content or ""})
+
+    def _text_content(self, texts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+        """Content of text parts only (any role): one string, the parts joined by a line break as
+        vLLM joins them, unless the route's server takes lists (llama-cpp-python types `system` and
+        `tool` content as a string; docs/chat.md "Compatible servers")."""
+        if self.target.joins_parts:
+            return "\n".join(str(p["text"]) for p in texts)
+        return _content(texts)
 
     def _flush_tool_images(self) -> None:
         if self.tool_images:
@@ -169,17 +194,40 @@ class _Writer:
                 self.report.drop(part.origin)
         return out
 
-    def _parts(self, parts: list[Part], images: bool) -> list[dict[str, Any]]:
+    def _parts(self, parts: list[Part], images: bool, files: bool = False) -> list[dict[str, Any]]:
+        """`files`: a user message, where a route that says so takes OpenAI's file part."""
         out: list[dict[str, Any]] = []
         for part in parts:
-            if isinstance(part, Text):
+            if part.type == "text":
                 if part.text:
                     out.append({"type": "text", "text": part.text})
+            elif part.type == "document":
+                file = self._file(part) if files else None
+                if file is not None:
+                    out.append(file)
+                else:
+                    self.report.drop(part.origin)
             elif images:
                 out.append(self._image(part))
             else:
                 self.report.drop(part.origin)
         return out
+
+    def _file(self, part: Document) -> dict[str, Any] | None:
+        """OpenAI's `{type: file, file: {file_data, filename}}` part, inline files only, where the
+        route's `file_parts` says its server takes it (docs/chat.md "Files")."""
+        if not self.target.file_parts:
+            self.report.note(f"{part.origin}: this Chat route takes no files (file_parts = \"openai\" for a "
+                             "server that takes OpenAI's file part)")
+            return None
+        if part.data is None or part.media_type is None:
+            why = "a URL" if part.data is None else "of no named type"
+            self.report.note(f"{part.origin}: OpenAI's file part takes base64 data of a named type; "
+                             f"the file is {why}")
+            return None
+        filename = part.filename or _DEFAULT_NAMES.get(part.media_type, "document")
+        return {"type": "file", "file": {"file_data": f"data:{part.media_type};base64,{part.data}",
+                                         "filename": filename}}
 
     def _image(self, part: Image) -> dict[str, Any]:
         image: dict[str, Any] = {"url": part.url}

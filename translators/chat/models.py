@@ -28,6 +28,15 @@ class Target:
     verbosity: bool
     deepseek: bool
     """DeepSeek: `thinking` + low/high/max effort, reasoning_content replay, text-only input."""
+    gguf: bool = False
+    """A GGUF file's name: served by llama-cpp-python or llama.cpp's own server, which both take
+    `response_format: {type: json_object, schema}` (docs/chat.md "Server settings")."""
+    joins_parts: bool = True
+    """`system` and `tool` content as one string (the route's `message_parts`,
+    translators/chat/settings.py)."""
+    file_parts: bool = False
+    """The server takes OpenAI's `file` user content part (the route's `file_parts`,
+    translators/chat/settings.py)."""
 
     @property
     def max_tokens_key(self) -> str:
@@ -48,13 +57,16 @@ class Target:
         return not self.deepseek
 
 
-def target_for(model: str) -> Target:
+def target_for(model: str, joins_parts: bool = True, file_parts: bool = False) -> Target:
     return Target(
         model=model,
         openai=bool(_OPENAI.match(model)),
         openai_reasoning=bool(_OPENAI_REASONING.match(model)),
         verbosity=bool(_VERBOSITY.match(model)),
         deepseek="deepseek" in model.lower(),
+        gguf=model.lower().endswith(".gguf"),
+        joins_parts=joins_parts,
+        file_parts=file_parts,
     )
 
 

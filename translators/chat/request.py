@@ -6,8 +6,9 @@ from typing import Any
 
 from translators import toolset, websearch, wirejson
 from translators.capabilities import ModelCapabilities
-from translators.chat import messages, tools
+from translators.chat import messages, settings, tools
 from translators.chat.models import Target, target_for
+from translators.errors import UnsupportedFeature
 from translators.ir.request import Request
 from translators.naming import NamePolicy
 from translators.report import Report
@@ -26,8 +27,9 @@ GENERIC_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "h
 
 
 def encode(request: Request, model: str, report: Report, caps: ModelCapabilities) -> Encoded:
-    target = target_for(model)
-    if request.output_schema is not None and not caps.structured_output:
+    target = target_for(model, joins_parts=settings.joins_parts(caps), file_parts=settings.takes_files(caps))
+    mode = _structured_mode(request, caps, target)
+    if mode == "prompt":
         request = _schema_in_prompt(request, model, report)
     names = toolset.build(request, NAMES, report)
     websearch.decline(request, report, "Chat Completions has no search tool of its own (DeepSeek, vLLM and "
@@ -56,8 +58,8 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
             body["verbosity"] = request.verbosity
         else:
             report.drop("text.verbosity")
-    if request.output_schema is not None:
-        body.update(_response_format(request.output_schema, caps))
+    if request.output_schema is not None and mode is not None:
+        body["response_format"] = _response_format(request.output_schema, mode, report)
     if request.user is not None:
         body["user"] = request.user
     if request.stream:
@@ -109,13 +111,33 @@ def _reasoning(request: Request, target: Target, report: Report) -> dict[str, An
     return {"reasoning_effort": GENERIC_EFFORT[effort]}
 
 
-def _response_format(schema: dict[str, Any], caps: ModelCapabilities) -> dict[str, Any]:
-    if not caps.structured_output:
-        return {"response_format": {"type": "json_object"}}  # the schema is in the prompt
+def _structured_mode(request: Request, caps: ModelCapabilities,
+                     target: Target) -> settings.StructuredMode | None:
+    """How this route writes `text.format` (translators/chat/settings.py); None without one."""
+    if request.output_schema is None:
+        return None
+    mode = settings.structured_mode(caps, target.gguf)
+    if mode is None:
+        chosen = settings.chosen(caps, settings.STRUCTURED_OUTPUT)
+        raise UnsupportedFeature(
+            f"text.format cannot be sent: the route's structured_output {chosen!r} is no way to write it "
+            f"for Chat Completions; set one of {', '.join(settings.STRUCTURED_MODES)}", param="text.format")
+    return mode
+
+
+def _response_format(schema: dict[str, Any], mode: settings.StructuredMode, report: Report) -> dict[str, Any]:
+    """`response_format` in the route's mode (docs/chat.md "Server settings")."""
+    if mode == "prompt":
+        return {"type": "json_object"}  # JSON mode; the schema is in the system prompt
+    if mode == "json_object":
+        # llama-cpp-python's and llama.cpp's form: the schema is compiled into a grammar, which
+        # always holds (strict); the format has no name or description
+        _unnamed(schema, report)
+        return {"type": "json_object", "schema": schema["schema"]}
     out: dict[str, Any] = {"name": schema["name"], "schema": schema["schema"], "strict": schema["strict"]}
     if schema.get("description"):
         out["description"] = schema["description"]
-    return {"response_format": {"type": "json_schema", "json_schema": out}}
+    return {"type": "json_schema", "json_schema": out}
 
 
 SCHEMA_PROMPT = ("# Answer format\nAnswer with one JSON object and nothing else (no prose, no code "
@@ -123,13 +145,22 @@ SCHEMA_PROMPT = ("# Answer format\nAnswer with one JSON object and nothing else 
 
 
 def _schema_in_prompt(request: Request, model: str, report: Report) -> Request:
-    """A server whose `response_format` knows only `json_object` (DeepSeek, docs/chat.md): the
-    JSON mode is asked for and the schema is written into the system prompt, where the model
-    reads it but nothing enforces it."""
+    """The `prompt` mode, for a server whose `response_format` knows only `json_object` (DeepSeek,
+    docs/chat.md): the JSON mode is asked for and the schema is written into the system prompt,
+    where the model reads it but nothing enforces it."""
     schema = request.output_schema or {}
     report.note(f"text.format sent as json_object with the schema in the system prompt: {model} "
                 "does not enforce a JSON schema")
     if schema.get("strict"):
         report.drop("text.format.strict")
+    _unnamed(schema, report)
     prompt = SCHEMA_PROMPT + wirejson.text(schema["schema"])
     return request.model_copy(update={"system": [*request.system, prompt]})
+
+
+def _unnamed(schema: dict[str, Any], report: Report) -> None:
+    """A format without a name or description: the name only labels the schema (it is not
+    reported: a client's plain `json_object` format has none either, docs/chat.md "Server
+    settings"); a description the model would have read is lost."""
+    if schema.get("description"):
+        report.drop("text.format.description")

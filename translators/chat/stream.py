@@ -18,6 +18,9 @@ from translators.ir import events as ev
 from translators.sse import SSEDecoder
 from translators.translation import Translation
 
+NO_USAGE = ("the upstream sent no usage (it ignores stream_options.include_usage, as llama-cpp-python "
+            "does): the response's usage is left out")
+
 
 def usage_event(usage: dict[str, Any]) -> ev.Usage:
     """`prompt_tokens` already includes cached ones and `completion_tokens` reasoning ones, as in
@@ -50,6 +53,7 @@ class ChatDecoder:
         self._choice = Choice()
         self._started = False
         self._done = False
+        self._usage = False
 
     def feed(self, data: bytes) -> list[ev.Event]:
         if self._done:
@@ -68,7 +72,7 @@ class ChatDecoder:
         if self._choice.finish_reason is not None:
             # the answer itself was complete; only `[DONE]` (and OpenAI's usage chunk) is missing
             out.append(ev.Note("the Chat stream ended without data: [DONE]"))
-            self._choice.finished(out)
+            self._finished(out)
         else:
             out.append(ev.Failed("server_error", "the Chat stream ended before a finish_reason"))
         return out
@@ -78,7 +82,7 @@ class ChatDecoder:
             return
         if data.strip() == "[DONE]":
             self._done = True
-            self._choice.finished(out)
+            self._finished(out)
             return
         try:
             chunk = wirejson.loads(data)
@@ -98,7 +102,13 @@ class ChatDecoder:
             for choice in choices:
                 self._choice_chunk(choice, out)
         if isinstance(chunk.get("usage"), dict):
+            self._usage = True
             out.append(usage_event(chunk["usage"]))
+
+    def _finished(self, out: list[ev.Event]) -> None:
+        if self._started and not self._usage:
+            out.append(ev.Note(NO_USAGE))  # Responses `usage` stays null, never made-up zeros
+        self._choice.finished(out)
 
     def _choice_chunk(self, choice: Any, out: list[ev.Event]) -> None:
         if not isinstance(choice, dict):

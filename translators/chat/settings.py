@@ -1,0 +1,88 @@
+"""What the operator states about a Chat route's server (docs/chat.md "Server settings").
+
+Compatible servers accept different subsets of Chat Completions, and most cannot be told apart
+from the request (the encoder sees the model name, never the base URL). Each fact below is a setting:
+a mitmproxy option each (the default of every Chat route) and a `[[route]]` key each (one
+route); the route's value reaches the encoder in `ModelCapabilities.extra` (`Option.route_key`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, cast
+
+from translators.capabilities import ModelCapabilities
+from translators.dialect import Option
+
+StructuredMode = Literal["json_schema", "json_object", "prompt"]
+
+STRUCTURED_OUTPUT = "structured_output"
+"""How `text.format` (a JSON schema) is written: `json_schema` (`response_format: {type:
+json_schema, json_schema: {...}}`, OpenAI, vLLM, SGLang, Ollama, LM Studio, OpenRouter),
+`json_object` (`{type: json_object, schema}`, llama-cpp-python and llama.cpp's server), `prompt`
+(the schema in a system message, `{type: json_object}` JSON mode: DeepSeek), or `auto`."""
+STRUCTURED_MODES = ("auto", "json_schema", "json_object", "prompt")
+
+MESSAGE_PARTS = "message_parts"
+"""`join`: `system` and `tool` messages carry one string, their text parts joined (what every
+server takes; llama-cpp-python refuses a list there); `list`: several text parts stay a list."""
+PARTS_MODES = ("join", "list")
+
+FILE_PARTS = "file_parts"
+"""`drop`: a Responses `input_file` is reported dropped (most servers take no file part);
+`openai`: the route's server takes OpenAI's own `{type: file, file: {file_data, filename}}` user
+content part (docs/chat.md "Files")."""
+FILE_MODES = ("drop", "openai")
+
+
+_CHOICES = {STRUCTURED_OUTPUT: STRUCTURED_MODES, MESSAGE_PARTS: PARTS_MODES, FILE_PARTS: FILE_MODES}
+_HELP = {
+    STRUCTURED_OUTPUT: "How a Chat route writes text.format: auto (json_schema; the schema in the "
+                       "prompt for DeepSeek; json_object for a .gguf model), json_schema, json_object "
+                       "(with the schema, as llama-cpp-python takes it), prompt",
+    MESSAGE_PARTS: "Chat system and tool message content: join (one string) or list (the route's "
+                   "server takes lists of text parts there)",
+    FILE_PARTS: "Chat user content files: drop (reported) or openai (the route's server takes "
+                "OpenAI's file content part)",
+}
+
+
+def problem(key: str, value: object, label: str | None = None) -> str | None:
+    """What is wrong with a value for `key` (named `label` in the message), or None."""
+    choices = _CHOICES[key]
+    return None if value in choices else f"{label or key} {value!r}: write one of {', '.join(choices)}"
+
+
+def _option(key: str) -> Option:
+    name = f"gateway_chat_{key}"
+    return Option(name=name, type=str, default=_CHOICES[key][0], route_key=key,
+                  check=lambda value: problem(key, value, name),
+                  help=f"{_HELP[key]} ({' | '.join(_CHOICES[key])}; per route in gateway_config: {key}).")
+
+
+OPTIONS = (_option(STRUCTURED_OUTPUT), _option(MESSAGE_PARTS), _option(FILE_PARTS))
+
+
+def chosen(caps: ModelCapabilities, key: str) -> str:
+    """The route's value for `key` (`auto`/`join` when it states none)."""
+    return caps.extra.get(key, _CHOICES[key][0])
+
+
+def structured_mode(caps: ModelCapabilities, gguf: bool) -> StructuredMode | None:
+    """The mode `text.format` is written in; None for a value no mode has (the caller refuses
+    the request with a Responses-shaped error). `auto`: the prompt where the model takes no
+    schema (DeepSeek, `caps.structured_output`), `json_object` for a GGUF file served by
+    llama-cpp-python or llama.cpp, else `json_schema`."""
+    mode = chosen(caps, STRUCTURED_OUTPUT)
+    if mode == "auto":
+        if not caps.structured_output:
+            return "prompt"
+        return "json_object" if gguf else "json_schema"
+    return cast(StructuredMode, mode) if mode in STRUCTURED_MODES else None
+
+
+def joins_parts(caps: ModelCapabilities) -> bool:
+    return chosen(caps, MESSAGE_PARTS) != "list"
+
+
+def takes_files(caps: ModelCapabilities) -> bool:
+    return chosen(caps, FILE_PARTS) == "openai"
