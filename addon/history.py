@@ -46,13 +46,23 @@ def stored_item(item: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
+STATE_KEYS = ("previous_response_id", "conversation")
+"""The request members naming stored state, which `expand` resolves into `input`."""
+
+
+def resolved(body: dict[str, Any]) -> dict[str, Any]:
+    """The state members `expand` takes out of `body`: the translation still echoes them in
+    every Responses object (translators/api.py `translate_request`, docs/responses.md)."""
+    return {key: body[key] for key in STATE_KEYS if key in body}
+
+
 def expand(body: dict[str, Any], past: list[dict[str, Any]],
            compact: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The body to translate, with the stored history `past` in `input` (and, for a
     `/responses/compact` request, the trigger that asks for a summary, docs/state.md), and the
     turn's new input items as the store keeps them."""
     new_items = [stored_item(i) for i in input_items(body.get("input"))]
-    expanded = {k: v for k, v in body.items() if k not in ("previous_response_id", "conversation")}
+    expanded = {k: v for k, v in body.items() if k not in STATE_KEYS}
     expanded["input"] = past + new_items
     if compact:
         expanded["input"] = [*expanded["input"], {"type": "compaction_trigger"}]

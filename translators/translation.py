@@ -12,6 +12,8 @@ from translators.naming import ToolIndex
 class Translation(BaseModel):
     target: str
     """The upstream dialect: responses | anthropic | chat | gemini | bedrock."""
+    client: str = "responses"
+    """The client dialect (translators/client_dialects.py): what the answers and errors are written in."""
     model: str
     """The model named upstream."""
     client_model: str
@@ -30,8 +32,8 @@ class Translation(BaseModel):
     notes: list[str] = Field(default_factory=list)
     tools: ToolIndex = Field(default_factory=ToolIndex)
     echo: dict[str, Any] = Field(default_factory=dict)
-    """What the client's request said of `tool_choice`, `parallel_tool_calls` and `tools`, which
-    every Responses object sent back repeats."""
+    """What the client's request set of the fields every Responses object sent back repeats
+    (`tools` in their full form), without the defaults (translators/responses/echo.py)."""
     compaction: bool = False
     """A remote-compaction request served by summarizing: the upstream's text comes back as one
     `compaction` item (translators/compaction.py)."""

@@ -77,7 +77,7 @@ def test_stream_translator_is_sans_io_feed_and_close():
     out += translator.feed(b"")
     out += translator.close()
     assert translator.finished
-    assert [p["type"] for p in events(out)] == ["response.created", "response.failed"]
+    assert [p["type"] for p in events(out)] == ["response.created", "response.in_progress", "response.failed"]
 
 
 def test_the_responses_source_gets_a_passthrough_translator():

@@ -238,9 +238,10 @@ def test_the_answer_is_exactly_one_compaction_item_then_completed_with_the_upstr
     payloads = assert_valid_responses_stream(run("anthropic", summarize(), whole(raw)))
     items = done_items(payloads)
     assert [item["type"] for item in items] == ["compaction"]
-    assert [p["type"] for p in payloads] == ["response.created", "response.output_item.added",
-                                             "response.output_item.done", "response.completed"]
-    assert payloads[1]["item"] == items[0]  # whole in `added` too
+    assert [p["type"] for p in payloads] == ["response.created", "response.in_progress",
+                                             "response.output_item.added", "response.output_item.done",
+                                             "response.completed"]
+    assert payloads[2]["item"] == items[0]  # whole in `added` too
     text, usage = anthropic_texts_and_usage(raw)
     assert compaction.decode(items[0]["encrypted_content"]) == compaction.Summary(
         summary=text.strip(), dialect="anthropic", model="claude-sonnet-4-6")

@@ -20,6 +20,8 @@ from translators.ids import IdFactory
 from translators.ir import events as ev
 from translators.naming import ToolIndex, ToolRef
 from translators.report import Report
+from translators.responses.echo import NOTHING_KNOWN
+from translators.responses.echo import response_fields as echo_fields
 from translators.sse import LongStrings, encode_event
 
 # Upstream finish reasons, already normalised by the decoders, -> how the response ends.
@@ -61,7 +63,7 @@ class _Open:
     """One output item being streamed."""
 
     __slots__ = ("annotations", "call_id", "chunks", "delta_head", "delta_tail", "index", "item_id", "kind",
-                 "name", "opened", "ref", "streamer")
+                 "name", "opened", "ref", "streamed", "streamer")
 
     def __init__(self, kind: str, index: int, item_id: str) -> None:
         self.kind = kind
@@ -80,6 +82,8 @@ class _Open:
         self.name = ""
         self.streamer: freeform.InputStreamer | None = None
         self.opened = False
+        self.streamed = False
+        """A delta of this tool call's input went out (`_call_done` sends one otherwise)."""
 
 
 class ResponsesEncoder:
@@ -87,13 +91,15 @@ class ResponsesEncoder:
                  clock: Callable[[], float] = time.time, echo: dict[str, Any] | None = None) -> None:
         self.model = model
         self.echo = echo or {}
-        """The client's `tool_choice`, `parallel_tool_calls` and `tools`, as every Responses object
-        repeats them."""
+        """What the request set of the fields every Responses object repeats
+        (translators/responses/echo.py)."""
         self.tools = tools
         self.report = report
         self.new_id = new_id
         self.response_id = new_id("resp")
+        self._clock = clock
         self.created_at = int(clock())
+        self.completed_at: int | None = None
         self.output: list[dict[str, Any]] = []
         self.status = "in_progress"
         self.error: dict[str, Any] | None = None
@@ -149,7 +155,7 @@ class ResponsesEncoder:
         """The Responses object as it stands (the body of a non-streamed answer)."""
         return response_object(self.response_id, self.created_at, self.status, self.model, self.output,
                                error=self.error, incomplete=self.incomplete, usage=self._usage_body(),
-                               echo=self.echo)
+                               echo=self.echo, completed_at=self.completed_at)
 
     # -- dispatch ---------------------------------------------------------------------------
     def _handle(self, event: ev.Event) -> None:
@@ -222,8 +228,11 @@ class ResponsesEncoder:
         self._seq += 1
 
     def _start(self) -> None:
+        """`response.created`, then `response.in_progress`, as OpenAI sends them (recorded in
+        tests/data/openai_responses; the Open Responses streaming events list both)."""
         self._started = True
         self._emit("response.created", {"response": self.response()})
+        self._emit("response.in_progress", {"response": self.response()})
 
     def _new(self, key: object, kind: str, prefix: str) -> _Open:
         item = _Open(kind, self._next_index, self.new_id(prefix))
@@ -348,10 +357,12 @@ class ResponsesEncoder:
             return
         item.chunks.append(fragment)
         if item.kind == "function":
+            item.streamed = True
             self._emit_delta(item, fragment)
         elif item.kind == "custom" and item.streamer is not None:
             text = item.streamer.feed(fragment)
             if text:
+                item.streamed = True
                 self._emit_delta(item, text)
 
     def _call_done(self, key: object, arguments: str | None) -> None:
@@ -361,6 +372,8 @@ class ResponsesEncoder:
         args = arguments if arguments is not None else "".join(item.chunks)
         if item.kind == "function":
             args = args or "{}"
+            if not item.streamed:  # the upstream gave them whole (Gemini): one delta with all of it
+                self._emit_delta(item, args)
             self._emit("response.function_call_arguments.done", {
                 "item_id": item.item_id, "output_index": item.index, "arguments": args,
                 "name": item.ref.name if item.ref else item.name})
@@ -371,6 +384,8 @@ class ResponsesEncoder:
             ref = item.ref
             if ref is not None and (problem := freeform.grammar_mismatch(ref.syntax, ref.definition, raw)):
                 self.report.note(f"{ref.name}: the model's input does not parse with its grammar ({problem})")
+            if raw and not item.streamed:
+                self._emit_delta(item, raw)
             self._emit("response.custom_tool_call_input.done", {
                 "item_id": item.item_id, "output_index": item.index, "input": raw})
             self._done(item, {**self._call_head(item, "custom_tool_call"), "input": raw,
@@ -445,6 +460,7 @@ class ResponsesEncoder:
             self._emit("response.incomplete", {"response": self.response()})
         else:
             self.status = "completed"
+            self.completed_at = int(self._clock())
             self._emit("response.completed", {"response": self.response()})
 
     def _fail(self, code: str, message: str) -> None:
@@ -478,25 +494,56 @@ def response_object(response_id: str, created_at: float, status: str, model: str
                     output: list[dict[str, Any]], *, error: dict[str, Any] | None = None,
                     incomplete: dict[str, Any] | None = None,
                     usage: dict[str, Any] | None = None,
-                    echo: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A whole Responses object: every field the `openai` SDK's `Response` requires. `echo`: the
-    request's `tool_choice`, `parallel_tool_calls` and `tools`, which the object repeats (the
-    Responses API's defaults where the client sent none)."""
-    echo = echo or {}
+                    echo: dict[str, Any] | None = None,
+                    completed_at: float | None = None) -> dict[str, Any]:
+    """A whole Responses object: every field of the `openai` SDK's `Response` and every field the
+    Open Responses `ResponseResource` requires (docs/responses.md "The Response object"). `echo`:
+    what the request set of the fields the object repeats (translators/responses/echo.py), the
+    Responses API's defaults for the rest."""
+    fields = echo_fields(echo)
     return {
         "id": response_id,
         "object": "response",
         "created_at": created_at,
         "status": status,
-        "model": model,
-        "output": output,
-        "parallel_tool_calls": echo.get("parallel_tool_calls", True),
-        "tool_choice": echo.get("tool_choice", "auto"),
-        "tools": echo.get("tools", []),
+        "background": fields["background"],
+        "completed_at": completed_at,
         "error": error,
         "incomplete_details": incomplete,
+        "instructions": fields["instructions"],
+        "max_output_tokens": fields["max_output_tokens"],
+        "max_tool_calls": fields["max_tool_calls"],
+        "model": model,
+        "output": output,
+        "parallel_tool_calls": fields["parallel_tool_calls"],
+        "previous_response_id": fields["previous_response_id"],
+        "prompt_cache_key": fields["prompt_cache_key"],
+        "reasoning": fields["reasoning"],
+        "safety_identifier": fields["safety_identifier"],
+        "service_tier": fields["service_tier"],
+        "store": fields["store"],
+        "temperature": fields["temperature"],
+        "text": fields["text"],
+        "tool_choice": fields["tool_choice"],
+        "tools": fields["tools"],
+        "top_logprobs": fields["top_logprobs"],
+        "top_p": fields["top_p"],
+        "truncation": fields["truncation"],
         "usage": usage,
+        "user": fields["user"],
+        "metadata": fields["metadata"],
+        "presence_penalty": fields["presence_penalty"],
+        "frequency_penalty": fields["frequency_penalty"],
+        "conversation": fields["conversation"],
+        "prompt_cache_retention": fields["prompt_cache_retention"],
+        **dict.fromkeys(NOTHING_KNOWN),
     }
+
+
+def with_every_field(response: dict[str, Any]) -> dict[str, Any]:
+    """A Responses object as kept by an earlier gateway, which wrote fewer fields: the ones it
+    lacks added at their defaults (what `response_object` writes when the request set none)."""
+    return {**response_object("", 0, "completed", "", []), **response}
 
 
 def _object(text: str, report: Report) -> dict[str, Any]:

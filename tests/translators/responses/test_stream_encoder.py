@@ -55,6 +55,7 @@ def test_a_text_answer_is_the_full_event_sequence_numbered_from_zero():
     )
     assert kinds(payloads) == [
         "response.created",
+        "response.in_progress",
         "response.output_item.added",
         "response.content_part.added",
         "response.output_text.delta",
@@ -111,7 +112,7 @@ def test_thinking_becomes_a_reasoning_item_whose_encrypted_content_carries_the_s
     payloads, _ = encode(
         ev.ReasoningDelta(0, "I "), ev.ReasoningDelta(0, "think"), ev.ReasoningDone(0, state), *END
     )
-    assert kinds(payloads)[1:-1] == [
+    assert kinds(payloads)[2:-1] == [
         "response.output_item.added",
         "response.reasoning_summary_part.added",
         "response.reasoning_summary_text.delta",
@@ -128,7 +129,7 @@ def test_thinking_becomes_a_reasoning_item_whose_encrypted_content_carries_the_s
 def test_redacted_thinking_is_a_reasoning_item_with_only_encrypted_content():
     state = VendorState(dialect="anthropic", redacted="opaque")
     payloads, _ = encode(ev.ReasoningDone(0, state), *END)
-    assert kinds(payloads)[1:-1] == ["response.output_item.added", "response.output_item.done"]
+    assert kinds(payloads)[2:-1] == ["response.output_item.added", "response.output_item.done"]
     item = done_items(payloads)[0]
     assert item["summary"] == []
     assert vendor_state.decode(item["encrypted_content"]) == state
@@ -142,7 +143,7 @@ def test_a_function_call_streams_its_arguments_under_the_clients_name():
         ev.ToolCallDone(0),
         ev.Finished("tool_calls"),
     )
-    assert kinds(payloads)[1:-1] == [
+    assert kinds(payloads)[2:-1] == [
         "response.output_item.added",
         "response.function_call_arguments.delta",
         "response.function_call_arguments.delta",
@@ -225,7 +226,7 @@ def test_a_tool_search_call_is_client_executed_with_object_arguments_and_no_delt
         ev.ToolCallDone(0),
         *END,
     )
-    assert kinds(payloads)[1:-1] == ["response.output_item.added", "response.output_item.done"]
+    assert kinds(payloads)[2:-1] == ["response.output_item.added", "response.output_item.done"]
     item = done_items(payloads)[0]
     assert item == {
         "type": "tool_search_call",
@@ -327,7 +328,8 @@ def test_finishing_twice_emits_nothing_more():
     first = encoder.encode([ev.Finished("stop")]) + encoder.finish()
     assert encoder.finish() == b""
     assert encoder.encode([ev.TextDelta(0, "late")]) == b""
-    assert [p["type"] for p in events(first)] == ["response.created", "response.completed"]
+    assert [p["type"] for p in events(first)] == ["response.created", "response.in_progress",
+                                                   "response.completed"]
 
 
 def test_unknown_upstream_parts_are_reported_dropped_and_notes_kept():
