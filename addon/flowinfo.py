@@ -11,6 +11,8 @@ from translators import wirejson
 
 KEY = "gateway"
 MARK = ":warning:"
+UNROUTED = "gateway.unrouted"
+"""A request `gateway_match` took whose model has no route: the client's model (it went on untouched)."""
 
 
 def summary(info: dict[str, Any]) -> str:
@@ -19,6 +21,8 @@ def summary(info: dict[str, Any]) -> str:
     something), `cosmetic` the rest (translators/report.py); a compaction request reads
     `-> anthropic claude-sonnet-4-6 compaction | ...`."""
     head = f"-> {info.get('upstream')} {info.get('model')}"
+    if info.get("client"):  # the gateway client key's name (addon/clients.py)
+        head = f"[{info['client']}] {head}"
     if info.get("kind") == "compaction":
         head += " compaction"
     parts = [head]
@@ -105,6 +109,19 @@ def usage_of(response: dict[str, Any] | None) -> dict[str, Any] | None:
     """Token usage of the Responses object the client got (`final_response`)."""
     usage = response.get("usage") if response is not None else None
     return usage if isinstance(usage, dict) else None
+
+
+def failure_of(response: dict[str, Any] | None) -> str | None:
+    """Why the answer the client got failed: a `failed` Responses object's `error` as `code:
+    message`, or None for any other outcome. A stream that ended in `response.failed` is a failed
+    flow, whatever its HTTP status (docs/mitmproxy.md "Where flows show information")."""
+    if response is None or response.get("status") != "failed":
+        return None
+    error = response.get("error")
+    if not isinstance(error, dict):
+        return "failed"
+    code, message = error.get("code"), error.get("message")
+    return f"{code}: {message}" if code and message else str(message or code or "failed")
 
 
 def searches_of(response: dict[str, Any] | None) -> int:
