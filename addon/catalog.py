@@ -24,6 +24,7 @@ import argparse
 import functools
 import json
 import logging
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -186,10 +187,22 @@ def catalog_request(method: str, host: str, path: str) -> Where | None:
     return None
 
 
+_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+-]{0,31}")
+UNREADABLE_VERSION = "(unreadable)"
+"""What a `client_version` that is not a version (too long, other characters) is taken as: every
+distinct value would otherwise be a distinct log line kept for good, and a `%0A` in it a forged
+line of the log."""
+MAX_NOTES = 64
+"""Distinct catalog outcomes said in the log; past them, nothing more is said (nor kept)."""
+
+
 def client_version(path: str) -> str | None:
-    """Codex names its version in the query: `?client_version=0.169.0`."""
+    """Codex names its version in the query: `?client_version=0.169.0`; a value that is not a
+    version reads `UNREADABLE_VERSION`."""
     values = parse_qs(urlsplit(path).query).get("client_version")
-    return values[0] if values else None
+    if not values:
+        return None
+    return values[0] if _VERSION.fullmatch(values[0]) else UNREADABLE_VERSION
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,9 +269,9 @@ class Server:
         if where is None:
             return False
         result = answer(where, client_version(request.path), router, bundled_path, window_of)
-        if result.note not in self._said:
+        if result.note not in self._said and len(self._said) < MAX_NOTES:
             self._said.add(result.note)
-            log.log(logging.WARNING if result.warning else logging.INFO, result.note)
+            log.log(logging.WARNING if result.warning else logging.INFO, "%s", result.note)
         if result.body is None:
             return False
         flow.response = json_response(result.status, result.body)

@@ -13,9 +13,11 @@ A request with `store: false` (Codex) and no stored state to read never opens th
 from __future__ import annotations
 
 import asyncio
+import datetime
 import fnmatch
 import os
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +25,8 @@ from typing import Any
 
 from mitmproxy import ctx, exceptions, http
 
-from addon import dialects, endpoints, flowinfo, history, limits
-from addon.errors import answer, error_response, json_response
+from addon import bodies, clients, dialects, endpoints, flowinfo, history, limits, routing, usage
+from addon.errors import answer, error_body, error_response, json_response
 from addon.routing import Route, serving
 from addon.store import ItemsJSON, ResponseRecord, Store, StoreError, open_store
 from translators import wirejson
@@ -40,7 +42,9 @@ milliseconds; one that hangs (a locked table, a lost database) must not hold the
 
 
 class State:
-    def __init__(self) -> None:
+    def __init__(self, gate: clients.Gate | None = None) -> None:
+        self.gate = gate or clients.Gate()
+        """Who each flow's client is (addon/clients.py): stored state is that client's only."""
         self._store: Store | None = None
         self._location = ""
         self._inputs: dict[str, list[dict[str, Any]] | ItemsJSON] = {}
@@ -62,11 +66,12 @@ class State:
         loader.add_option("gateway_store_url", str, "",
                           "postgresql:// URL of a shared response store (several gateway processes); "
                           "wins over gateway_store_path.")
-        loader.add_option("gateway_store_ttl", float, 30 * _DAY,
+        # int, not float: `--set` parses str, int, bool and lists only (docs/team.md "Options")
+        loader.add_option("gateway_store_ttl", int, int(30 * _DAY),
                           "Seconds a stored response or conversation is kept after its last use; 0: forever.")
         loader.add_option("gateway_store_max_bytes", int, 1 << 30,
-                          "Size limit of the store's JSON; past it the least recently used go first; "
-                          "0: none.")
+                          "Size limit of each client's stored JSON, in bytes, held at every write; past "
+                          "it that client's least recently used go first; 0: none.")
 
     def configure(self, updated: set[str]) -> None:
         if not any(name.startswith("gateway_store") or name == "confdir" for name in updated):
@@ -151,17 +156,15 @@ class State:
             flow.response = error_response(404, "not_found",
                                            "the gateway keeps no state (gateway_store=false)")
             return
-        try:
-            body = wirejson.loads(flow.request.get_content() or b"{}") if flow.request.content else {}
-        except ValueError as exc:
-            flow.response = error_response(400, "invalid_json", f"the request body is not JSON: {exc}")
+        body = await self._read_body(flow)
+        if body is _ANSWERED:
             return
         query = dict(flow.request.query)
+        client = self.gate.client_of(flow).name
         try:
-            result = await self._call(endpoints.handle, flow.request.method, rest, query,
-                                      body if isinstance(body, dict) else {})
+            result = await self._call(endpoints.handle, flow.request.method, rest, query, body, client)
         except StoreError as exc:
-            flow.response = error_response(503, "store_unavailable", str(exc))
+            _refuse(flow, {}, error_response(503, "store_unavailable", str(exc)))
             return
         if result is None or (result[0] == 404 and passthrough):
             if not passthrough:
@@ -170,8 +173,99 @@ class State:
             return
         status, payload = result
         flow.metadata[flowinfo.KEY] = {"upstream": "store", "model": None, "dropped": [], "notes": [],
-                                       "kind": "state"}
+                                       "kind": "state", **_client_info(flow)}
         answer(flow, json_response(status, payload))
+
+    async def _read_body(self, flow: http.HTTPFlow) -> Any:
+        """A store endpoint's JSON body, read as the /responses path reads one (addon/bodies.py):
+        decoded within `gateway_max_request_bytes`, in a thread (a 16 KB zstd body may decode to
+        gigabytes; the decoder stops at the bound). `_ANSWERED` when the flow got a 413 or 400."""
+        raw = flow.request.raw_content or b""
+        if not raw:
+            return {}
+        limit = int(ctx.options.gateway_max_request_bytes)
+        try:
+            _data, body, _text = await asyncio.to_thread(bodies.read, raw, flow.request.headers.get(
+                "content-encoding"), limit, 0)
+        except bodies.TooLarge as exc:
+            _refuse(flow, {}, error_response(413, "request_too_large", str(exc)))
+            return _ANSWERED
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            message = f"the request body is not JSON: {exc}"[:300]
+            _refuse(flow, {}, error_response(400, "invalid_json", message))
+            return _ANSWERED
+        return body
+
+    # -- usage ------------------------------------------------------------------------------
+    async def serve_usage(self, flow: http.HTTPFlow) -> bool:
+        """`GET /gateway/usage[?from=YYYY-MM-DD&to=YYYY-MM-DD]`: the calling client's own usage
+        (addon/usage.py); True when the flow is answered."""
+        if flow.request.path.split("?", 1)[0].rstrip("/") != usage.PATH or flow.request.method != "GET":
+            return False
+        query = dict(flow.request.query)
+        days = usage.days(query.get("from"), query.get("to"), _today())
+        if isinstance(days, str):
+            _refuse(flow, {}, error_response(400, "invalid_request_error", days))
+            return True
+        name = self.gate.client_of(flow).name
+        try:
+            rows = await self._call(lambda store: store.usage(*days, client=name))
+        except StoreError as exc:
+            _refuse(flow, {}, error_response(503, "store_unavailable", str(exc)))
+            return True
+        flow.metadata[flowinfo.KEY] = {"upstream": "store", "model": None, "dropped": [], "notes": [],
+                                       "kind": "usage", **_client_info(flow)}
+        answer(flow, json_response(200, usage.document(name, days, rows)))
+        return True
+
+    def count(self, flow: http.HTTPFlow, used: dict[str, Any] | None) -> None:
+        """Add an answered turn's upstream usage to its client's row of the day (with client keys
+        on: a gateway without them keeps no usage and never opens the store for it). Queued in the
+        store's thread; a failure is a note on the flow."""
+        if not self.gate.on or flow.metadata.get("gateway.counted"):
+            return
+        flow.metadata["gateway.counted"] = True
+        info = flow.metadata.get(flowinfo.KEY) or {}
+        counts = usage.counts(used)
+        client = self.gate.client_of(flow).name
+        route, model = str(info.get("upstream") or "-"), str(info.get("model") or "-")
+        day = _today()
+
+        def write() -> None:
+            try:
+                self.store().add_usage(client, day, route, model, counts)
+            except StoreError as exc:
+                notes = info.get("notes")
+                if isinstance(notes, list):
+                    notes.append(f"usage: not recorded: {exc}")
+
+        self._store_thread().submit(write)
+
+    async def _admit(self, flow: http.HTTPFlow, fields: dict[str, Any]) -> bool:
+        """The client may send this turn: its model is one of its patterns, it is within its
+        requests per minute and its tokens per day (usage in the store). False when the flow is
+        answered (403, 429 with `retry-after`, 503)."""
+        if not self.gate.on:
+            return True
+        client = self.gate.client_of(flow)
+        model = fields.get("model")
+        refused = self.gate.refusal(client, model if isinstance(model, str) else "")
+        if refused is None and client.tokens_per_day:
+            try:
+                used = await self._call(lambda store: store.tokens_on(client.name, _today()))
+            except StoreError as exc:
+                _refuse(flow, fields, error_response(503, "store_unavailable", str(exc)))
+                return False
+            if used >= client.tokens_per_day:
+                wait = clients.retry_after(_seconds_to_midnight())
+                refused = (429, "rate_limit_exceeded", f"client {client.name!r} has used {used} of its "
+                           f"{client.tokens_per_day} tokens today (UTC); retry in {wait} s",
+                           {"retry-after": wait})
+        if refused is None:
+            return True
+        status, code, message, headers = refused
+        _refuse(flow, fields, json_response(status, error_body(status, code, message), headers))
+        return False
 
     # -- before translation -----------------------------------------------------------------
     async def lookup(self, flow: http.HTTPFlow, fields: dict[str, Any], route: Route,
@@ -179,12 +273,22 @@ class State:
         """What the turn reads of the store, from the body's top-level members (`input` is not
         read): `AS_SENT` when there is nothing to read or write, None when the flow is answered
         here (an unknown id) or left untouched (a compaction for OpenAI itself)."""
-        previous = fields.get("previous_response_id")
-        conversation = fields.get("conversation")
-        conversation_id = conversation.get("id") if isinstance(conversation, dict) else conversation
+        if not await self._admit(flow, fields):
+            return None
+        try:
+            previous, conversation_id = _state_ids(fields)
+        except endpoints.Invalid as exc:
+            _refuse(flow, fields, json_response(*exc.result()))
+            return None
+        client = self.gate.client_of(flow).name
         store = fields.get("store") is not False and self.enabled
         dialect = serving(route, compact).dialect
         model = route.model or fields.get("model")
+        for name in {model, serving(route, compact).model or model}:
+            if isinstance(name, str) and (problem := routing.model_name_problem(name)):
+                # before the capabilities fetch and the translation: nothing is sent upstream
+                _refuse(flow, fields, error_response(400, "invalid_model", problem, "model"))
+                return None
         own_state = dialects.passes_through(dialect)  # the upstream is a Responses server itself
         if compact and own_state:
             return None  # OpenAI compacts its own; the request goes on as sent
@@ -197,7 +301,7 @@ class State:
         past: list[dict[str, Any]] | history.Stored = []
         try:
             if isinstance(previous, str) and previous:
-                found = await self._call(_read_history, "chain", previous) if self.enabled else None
+                found = await self._call(_read_history, "chain", previous, client) if self.enabled else None
                 if found is None:
                     if own_state:
                         return AS_SENT  # OpenAI's own id
@@ -207,7 +311,8 @@ class State:
                     return None
                 past = found
             elif isinstance(conversation_id, str) and conversation_id:
-                found = await self._call(_read_history, "items", conversation_id) if self.enabled else None
+                found = await self._call(_read_history, "items", conversation_id, client) \
+                    if self.enabled else None
                 if found is None:
                     if own_state:
                         return AS_SENT
@@ -219,7 +324,8 @@ class State:
             _refuse(flow, fields, error_response(503, "store_unavailable", str(exc)))
             return None
         turn = {"kind": "response", "store": store, "previous_id": previous or None,
-                "conversation_id": conversation_id or None, "route": {"dialect": dialect, "model": model}}
+                "conversation_id": conversation_id or None, "route": {"dialect": dialect, "model": model},
+                "client": client}
         return Plan(past=past, compact=compact, records=not own_state, turn=turn)
 
     def register(self, flow: http.HTTPFlow, plan: Plan, new_items: list[dict[str, Any]] | bytes, count: int,
@@ -303,9 +409,11 @@ class State:
         if response.get("status") not in _RECORDED:
             return
         conversation_id = turn.get("conversation_id")
-        stored = {**response, "previous_response_id": turn.get("previous_id"), "store": turn["store"],
-                  "conversation": {"id": conversation_id} if conversation_id else None}
+        # stored as the client got it: every field of it, the request's echo included
+        # (previous_response_id, conversation, store: translators/responses/echo.py)
+        stored = response
         output = [history.stored_item(i) for i in response.get("output") or []]
+        client = turn.get("client", "")
 
         def write() -> None:
             try:
@@ -313,10 +421,10 @@ class State:
                 if turn["store"]:
                     store.put_response(ResponseRecord(
                         id=response["id"], response=stored, input=inputs, route=turn["route"],
-                        previous_id=turn.get("previous_id"), conversation_id=conversation_id))
+                        previous_id=turn.get("previous_id"), conversation_id=conversation_id, client=client))
                 if conversation_id:
                     items = inputs.items() if isinstance(inputs, ItemsJSON) else inputs
-                    store.append_items(conversation_id, items + output)
+                    store.append_items(conversation_id, items + output, client)
             except StoreError as exc:  # noted on the flow if it is not saved yet
                 info = flow.metadata.get(flowinfo.KEY)
                 if info is not None:
@@ -325,12 +433,13 @@ class State:
         self._writes[flow.id] = self._store_thread().submit(write)
 
 
-def _read_history(store: Store, kind: str, key: str) -> list[dict[str, Any]] | history.Stored | None:
+def _read_history(store: Store, kind: str, key: str,
+                  client: str = "") -> list[dict[str, Any]] | history.Stored | None:
     """In the store's thread: the stored history of a chain ("chain", `key` a response id) or a
     conversation ("items"), read into items when short; a long one (`limits.INLINE_BYTES` of JSON
     or more) stays text for the worker process that translates the turn (addon/workers.py): read
     here, it would hold the interpreter lock as long (a 100k-item turn: ~150 ms)."""
-    texts = store.chain_texts(key) if kind == "chain" else store.item_texts(key)
+    texts = store.chain_texts(key, client) if kind == "chain" else store.item_texts(key, client)
     if texts is None:
         return None
     if sum(map(len, texts)) >= limits.INLINE_BYTES:
@@ -353,6 +462,37 @@ class Plan:
 
 AS_SENT: Any = object()
 """`State.lookup`: the turn reads and writes no state; the body goes on as the client sent it."""
+_ANSWERED: Any = object()
+
+
+def _state_ids(fields: dict[str, Any]) -> tuple[str | None, str | None]:
+    """`previous_response_id` and the conversation's id, typed as the API types them (a string;
+    `conversation` a string or `{"id": ...}`): anything else is refused (`endpoints.Invalid`,
+    with its JSON path) before the store is read or written, never ignored."""
+    previous = fields.get("previous_response_id")
+    if previous is not None:
+        endpoints.check_id("previous_response_id", previous)
+    conversation = fields.get("conversation")
+    if conversation is None:
+        return previous, None
+    if isinstance(conversation, dict):
+        return previous, endpoints.check_id("conversation.id", conversation.get("id"))
+    if not isinstance(conversation, str):
+        raise endpoints.wrong_type("conversation", conversation, "a string or an object")
+    return previous, endpoints.check_id("conversation", conversation)
+
+
+def _today() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+
+
+def _seconds_to_midnight() -> float:
+    """Until the next UTC day, when `tokens_per_day` counts afresh."""
+    now = time.time()
+    return _DAY - now % _DAY
+
+
+_client_info = clients.Gate.named
 
 
 def _refuse(flow: http.HTTPFlow, body: dict[str, Any], response: http.Response) -> None:
@@ -360,7 +500,7 @@ def _refuse(flow: http.HTTPFlow, body: dict[str, Any], response: http.Response) 
     message = wirejson.loads(response.content or b"{}")["error"]["message"]
     model = body.get("model")
     flow.metadata[flowinfo.KEY] = {"upstream": "-", "model": model, "client_model": model, "dropped": [],
-                                   "notes": [], "refused": message}
+                                   "notes": [], "refused": message, **_client_info(flow)}
     answer(flow, response)
 
 

@@ -28,6 +28,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -233,9 +234,12 @@ def _translate(source: Spilled, dialect: str, model: str | None, capabilities: A
         kind, stored = past
         past = history.past_items(kind, wirejson.loads(read(stored)))
     new_items: list[dict[str, Any]] = []
+    resolved: dict[str, Any] = {}
     if past is not None:
+        resolved = history.resolved(body)
         body, new_items = history.expand(body, past, compact)
-    translation = translate_request(body, dialect, model, capabilities=capabilities, web_search=web_search)
+    translation = translate_request(body, dialect, model, capabilities=capabilities, web_search=web_search,
+                                    resolved=resolved)
     content = wirejson.dumps(translation.body)
     saved = translation.model_dump(mode="json", exclude={"body"})
     translation.body = {"sha1": hashlib.sha1(content, usedforsecurity=False).hexdigest()}
@@ -268,11 +272,29 @@ async def run_translate(body: Spilled, dialect: str, model: str | None, capabili
     return Translated(done.translation, content, done.saved, new_items, done.count, done.kept)
 
 
-def _yield_to_the_proxy() -> None:
+def _yield_to_the_proxy(proxy: int | None = None) -> None:
     """A worker runs at a lower priority than the proxy: on a machine with fewer cores than busy
     processes, the event loop still gets the CPU when it has work (a worker starting, or
-    translating, while every core is busy would otherwise take the loop's share)."""
+    translating, while every core is busy would otherwise take the loop's share). And it ends
+    with its proxy (`_watch`)."""
     os.nice(NICE)
+    if proxy is not None:
+        threading.Thread(target=_watch, args=(proxy,), name="gateway-worker-watch", daemon=True).start()
+
+
+WATCH_EVERY = 0.5
+"""Seconds between a worker's looks at its parent."""
+
+
+def _watch(proxy: int) -> None:
+    """End this worker once its proxy is gone. A proxy that exits cleanly shuts the pool down
+    (`shutdown`), but one killed with SIGKILL cannot: its workers (each with the translators
+    loaded, ~86 MB) would wait on their queue for good. Its parent then becomes another process
+    (init, or a subreaper), which is what is watched for; once the workers are gone, the
+    resource tracker sees its pipe close and ends as well."""
+    while os.getppid() == proxy:
+        time.sleep(WATCH_EVERY)
+    os._exit(0)
 
 
 NICE = 5
@@ -285,7 +307,7 @@ def pool() -> ProcessPoolExecutor:
     with _lock:
         if _pool is None:
             _pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_yield_to_the_proxy)
+                                        initializer=_yield_to_the_proxy, initargs=(os.getpid(),))
         return _pool
 
 

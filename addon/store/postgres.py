@@ -20,6 +20,10 @@ from urllib.parse import urlsplit
 from addon.store.records import StoreError
 from addon.store.sql import Query, SqlStore
 
+STATEMENT_TIMEOUT_MS = 5000
+"""PostgreSQL's `statement_timeout` on every connection: no read or write waits longer (a table
+lock held by another client's write, a stalled server)."""
+
 
 def _where(url: str) -> str:
     """host:port/db of a URL, without user or password, for messages."""
@@ -46,7 +50,10 @@ class PostgresStore(SqlStore):
         conn = getattr(self._local, "conn", None)
         if conn is None or conn.closed:
             try:
-                conn = self._psycopg.connect(self._url, autocommit=True, connect_timeout=5)
+                # a statement or a lock wait past the timeout fails (503) instead of holding this
+                # process's one store thread, and every request behind it (docs/state.md)
+                conn = self._psycopg.connect(self._url, autocommit=True, connect_timeout=5,
+                                             options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}")
             except self._psycopg.Error as exc:
                 raise StoreError(f"the response store at {self._where} cannot be reached: "
                                  f"{type(exc).__name__}") from None
@@ -64,9 +71,13 @@ class PostgresStore(SqlStore):
         try:
             with conn.transaction():
                 yield q
-        except self._psycopg.OperationalError as exc:
-            conn.close()  # reconnect on the next call
-            raise StoreError(f"the response store at {self._where} failed: {type(exc).__name__}") from None
+        except self._psycopg.Error as exc:
+            if isinstance(exc, self._psycopg.OperationalError):
+                conn.close()  # reconnect on the next call
+            # the type and SQLSTATE only: a message may quote the statement's values
+            state = getattr(getattr(exc, "diag", None), "sqlstate", None)
+            raise StoreError(f"the response store at {self._where} failed: {type(exc).__name__}"
+                             + (f" ({state})" if state else "")) from None
 
     def close(self) -> None:
         for conn in self._connections:

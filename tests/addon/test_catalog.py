@@ -260,3 +260,20 @@ def test_the_command_reports_a_bad_route_file(tmp_path: Path, capsys: pytest.Cap
     assert catalog.main(["--config", str(routes)]) == 2
     assert "context_window must be a positive number" in capsys.readouterr().err
 
+
+
+@pytest.mark.parametrize("value", ["0.170.1%0Aforged%20line", "x" * 200, "%00", "..", "1 2"])
+def test_a_client_version_that_is_no_version_reads_as_one_unreadable_value(value: str) -> None:
+    assert client_version(f"/gateway/codex/models?client_version={value}") == catalog.UNREADABLE_VERSION
+
+
+def test_the_log_says_a_bounded_number_of_distinct_outcomes(caplog: pytest.LogCaptureFixture) -> None:
+    server = catalog.Server()
+    router = Router(routes=tuple(from_options("anthropic", "", "claude-sonnet-4-6", "")))
+    with caplog.at_level("INFO", logger="addon.catalog"):
+        for n in range(catalog.MAX_NOTES * 3):
+            flow = client_flow(url=f"https://gw.local/gateway/codex/models?client_version=0.{n}.0",
+                               method="GET")
+            assert server.serve(flow, router)
+    assert len(caplog.records) == catalog.MAX_NOTES
+    assert all("\n" not in r.getMessage() for r in caplog.records)

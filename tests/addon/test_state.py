@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mitmproxy import http
+from mitmproxy.net import encoding
 from mitmproxy.test import taddons
 
 from addon import limits
@@ -24,6 +24,7 @@ from addon.store import Conversation
 from addon.streaming import StreamHook
 from tests.addon.conftest import CLIENT_KEY, UPSTREAM_KEY, client_flow, finish, run_request, sse_events
 from tests.data import DATA
+from tests.support.wait import until
 
 Ctx = tuple[Gateway, taddons.context]
 UPSTREAM = (DATA / "anthropic" / "text_after_tool_result.sse").read_bytes()
@@ -127,14 +128,13 @@ def test_an_answer_ends_once_its_turn_is_written_and_a_hung_write_is_waited_for_
     addon, _ = gateway
     monkeypatch.setattr(state_module, "WRITE_WAIT", 0.2)
     store = addon.state.store()
-    put, hung = store.put_response, threading.Event()
-    monkeypatch.setattr(store, "put_response", lambda record: (hung.wait(5), put(record))[-1])
+    put, hung, written = store.put_response, threading.Event(), threading.Event()
+    monkeypatch.setattr(store, "put_response", lambda record: (hung.wait(60), put(record), written.set())[1])
     flow = _streamed(addon, {"model": "gpt-5.5", "input": "hi", "stream": True})
     ending = addon.response(flow)
     assert ending is not None  # the hook has a write to wait for
-    started = time.monotonic()
     finish(ending)
-    assert 0.2 <= time.monotonic() - started < 2
+    assert not written.is_set()  # the answer ended while the write still hung
     assert any("still being written after 0.2 s" in n for n in flow.metadata["gateway"]["notes"])
     assert "notes: 1" in flow.comment  # described again once the wait was over
     hung.set()
@@ -146,16 +146,31 @@ def test_an_answer_ends_once_its_turn_is_written_and_a_hung_write_is_waited_for_
 def test_a_whole_answer_is_sent_once_its_turn_is_written(
         gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
     """A non-streamed answer goes to the client after the response hook, which waits for the
-    write: a slow write (0.3 s here) is waited for whole, and the flow has nothing to say."""
+    write: a slow write (held until the hook is waiting) is waited for whole, and the flow has
+    nothing to say."""
     addon, _ = gateway
     store = addon.state.store()
-    put = store.put_response
-    monkeypatch.setattr(store, "put_response", lambda record: (time.sleep(0.3), put(record))[-1])
+    put, release, order = store.put_response, threading.Event(), []
+
+    def slow_put(record: Any) -> Any:
+        order.append("write started")
+        release.wait(60)
+        written = put(record)
+        order.append("written")
+        return written
+
+    def releaser() -> None:
+        until(lambda: "write started" in order, "the turn's write to start")
+        order.append("released")
+        release.set()
+
+    monkeypatch.setattr(store, "put_response", slow_put)
     flow = client_flow({"model": "gpt-5.5", "input": "hi"})
     run_request(addon, flow)
-    started = time.monotonic()
+    threading.Thread(target=releaser, daemon=True).start()
     response_id = _answered_whole(addon, flow, "hello")
-    assert time.monotonic() - started >= 0.3
+    order.append("answered")
+    assert order == ["write started", "released", "written", "answered"]
     monkeypatch.setattr(store, "put_response", put)
     assert store.get_response(response_id) is not None  # there before the hook returned
     assert flow.metadata["gateway"]["notes"] == []
@@ -270,3 +285,99 @@ def test_a_turn_in_a_long_conversation_is_expanded_by_a_worker_with_every_item(g
     first_two = [part["text"] for part in messages[0]["content"][:2]]
     assert first_two == ["turn 0 " + "x" * 40, "turn 1 " + "x" * 40]
     assert len(messages[0]["content"]) == 5001 and messages[0]["content"][-1]["text"] == "and then?"
+
+
+# -- bounds, types and failures (docs/state.md "Bounds") -------------------------------------------
+CONVERSATIONS = "https://api.openai.com/v1/conversations"
+
+
+def test_a_store_endpoints_body_is_read_within_the_request_bound_as_declared_and_decoded(
+        gateway: Ctx) -> None:
+    addon, tctx = gateway
+    tctx.options.update(gateway_max_request_bytes=1 << 20)
+    bomb = {"metadata": {"k": "x" * (64 << 20)}}  # 64 MiB of JSON, a few KB as zstd
+    flow = client_flow(json.dumps(bomb).encode(), url=CONVERSATIONS, headers={"content-encoding": "zstd"})
+    flow.request.raw_content = encoding.encode(json.dumps(bomb).encode(), "zstd")
+    assert len(flow.request.raw_content) < 64 << 10
+    tracemalloc.start()
+    try:
+        run_request(addon, flow)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert flow.response.status_code == 413, flow.response.content
+    assert flow.response.json()["error"]["code"] == "request_too_large"
+    assert peak < 16 << 20  # the decoder stopped at the bound
+    declared = client_flow({"items": []}, url=CONVERSATIONS)
+    declared.request.headers["content-length"] = str(2 << 20)
+    addon.requestheaders(declared)
+    assert declared.response.status_code == 413  # refused before its body is read
+
+
+@pytest.mark.parametrize(("field", "value", "param"), [
+    ("previous_response_id", 123, "previous_response_id"),
+    ("previous_response_id", True, "previous_response_id"),
+    ("previous_response_id", [], "previous_response_id"),
+    ("previous_response_id", {}, "previous_response_id"),
+    ("previous_response_id", "", "previous_response_id"),
+    ("conversation", 123, "conversation"),
+    ("conversation", [], "conversation"),
+    ("conversation", "", "conversation"),
+    ("conversation", {"id": 5}, "conversation.id"),
+    ("conversation", {}, "conversation.id"),
+])
+def test_state_ids_of_the_wrong_type_are_refused_with_their_path_and_nothing_is_sent_or_stored(
+        gateway: Ctx, field: str, value: Any, param: str) -> None:
+    addon, _ = gateway
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", field: value})
+    run_request(addon, flow)
+    assert flow.response.status_code == 400
+    error = flow.response.json()["error"]
+    assert error["code"] in ("invalid_type", "empty_string") and error["param"] == param
+    assert flow.request.host == "api.openai.com"  # never re-targeted
+    assert not _store_path(gateway).exists()
+
+
+@pytest.mark.parametrize("model", [".", "..", "models/..", "a\nb"])
+def test_a_dot_segment_model_name_is_refused_before_any_upstream_call(gateway: Ctx, model: str) -> None:
+    addon, tctx = gateway
+    tctx.configure(addon, gateway_model="")  # the client's model is kept
+    flow = client_flow({"model": model, "input": "hi", "store": False})
+    run_request(addon, flow)
+    assert flow.response.status_code == 400
+    assert flow.response.json()["error"]["code"] == "invalid_model"
+    assert flow.request.host == "api.openai.com"
+
+
+def test_a_store_that_cannot_be_written_is_503_store_unavailable(gateway: Ctx, tmp_path: Path) -> None:
+    addon, tctx = gateway
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    tctx.configure(addon, gateway_store_path=str(blocked / "store.sqlite"))
+    flow = client_flow({"items": []}, url=CONVERSATIONS)
+    run_request(addon, flow)
+    assert flow.response.status_code == 503
+    assert flow.response.json()["error"]["code"] == "store_unavailable"
+    turn = client_flow({"model": "gpt-5.5", "input": "hi", "previous_response_id": "resp_1"})
+    run_request(addon, turn)
+    assert turn.response.status_code == 503
+
+
+def test_a_turn_that_cannot_be_recorded_is_answered_with_a_note(gateway: Ctx) -> None:
+    addon, _ = gateway
+    store = addon.state.store()
+    store._db.execute(f"PRAGMA max_page_count = {store._db.execute('PRAGMA page_count').fetchone()[0]}")
+    flow = client_flow({"model": "gpt-5.5", "input": "x" * 50_000})
+    run_request(addon, flow)
+    _answered_whole(addon, flow, "Hello.")
+    assert flow.response.status_code == 200
+    assert any("state: not stored" in note for note in flow.metadata["gateway"]["notes"])
+
+
+def test_every_float_option_is_taken_by_set(gateway: Ctx) -> None:
+    """`--set` parses str, int, bool and list options only ("unsupported option type: float")."""
+    addon, tctx = gateway
+    tctx.options.set("gateway_store_ttl=20", "gateway_capabilities_timeout=1.5",
+                     "gateway_store_max_bytes=1000")
+    assert tctx.options.gateway_store_ttl == 20
+    assert addon.capabilities.timeout == 1.5

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -189,3 +190,33 @@ def test_the_folder_of_a_killed_proxy_is_removed_by_the_next_and_a_running_ones_
         running.kill()
         running.wait()
         workers.shutdown()
+
+
+def _worker_pid() -> int:
+    return os.getpid()
+
+
+def test_the_workers_of_a_proxy_killed_with_sigkill_end_with_it() -> None:
+    """A killed proxy cannot shut its pool down; its workers notice they lost their parent."""
+    code = ("import asyncio, time\nfrom addon import workers\n"
+            "from tests.addon.test_workers import _worker_pid\n"
+            "print(asyncio.run(workers.call(_worker_pid)), flush=True)\ntime.sleep(60)\n")
+    proxy = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             cwd=pathlib.Path(__file__).parents[2])
+    assert proxy.stdout is not None
+    worker = int(proxy.stdout.readline())
+    proxy.kill()
+    proxy.wait()
+    deadline = time.monotonic() + 30
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(workers.WATCH_EVERY)
+    assert not _alive(worker)
+
+
+def _alive(pid: int) -> bool:
+    """The process runs (a zombie, ended but not reaped by its new parent, counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

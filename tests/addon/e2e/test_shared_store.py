@@ -1,25 +1,33 @@
 """Two gateway processes (real mitmdump, reverse mode) behind HAProxy, round robin per request,
 sharing one PostgreSQL store started by the test: one conversation and one response chain are
-served alternately by both, each turn seeing the history the other process recorded."""
+served alternately by both, each turn seeing the history the other process recorded; with client
+keys, each client's state is its own on either process, and usage adds up per client."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import openai
 import psycopg
 import pytest
 from mitmproxy import http, io
 from openai import AsyncOpenAI
 
+from addon import clients
 from tests.addon.e2e.conftest import CLIENT_KEY, StartProxy
 from tests.addon.e2e.upstream import Upstream, raw_stream
 from tests.support import fake_upstream
 from tests.support.haproxy import round_robin
+from tests.support.mitmdump import ROOT
 from tests.support.postgres import running_postgres
+from tests.support.wait import until
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -82,12 +90,10 @@ def test_two_gateways_serve_one_conversation_and_one_chain_alternately(
     assert "Start a chain." in str(bodies[3]["messages"]) and "Chained one." in str(bodies[3]["messages"])
     assert [i.content[0].text for i in items] == ["The project is called Zephyr.", "Noted: Zephyr.",
                                                  "What is the project called?", "It is Zephyr."]
-    deadline = time.monotonic() + 10  # a flow is saved just after its last byte reaches the client
-    while (served := [_served(module_dir / f"{name}.flows") for name in ("gw-a", "gw-b")]) != [2, 2]:
-        if time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    assert served == [2, 2]  # the requests alternated: each turn read what the other process wrote
+    # a flow is saved just after its last byte reaches the client; the requests alternated: each
+    # turn read what the other process wrote
+    until(lambda: [_served(module_dir / f"{name}.flows") for name in ("gw-a", "gw-b")] == [2, 2],
+          "each gateway to save its two turns")
 
 
 def test_a_stream_ends_only_once_its_turn_is_in_the_shared_store(balancer: str, upstream: Upstream,
@@ -133,3 +139,74 @@ def test_a_stream_ends_only_once_its_turn_is_in_the_shared_store(balancer: str, 
     assert completed and ended >= released  # held while the write could not be done
     bodies = [r.json for r in upstream.received[-2:]]
     assert "Quokka" in str(bodies[1]["messages"][0]) and "Noted: Quokka." in str(bodies[1]["messages"])
+
+
+ANA_KEY = clients.KEY_PREFIX + "ana-shared-store-0123456789"
+BOB_KEY = clients.KEY_PREFIX + "bob-shared-store-0123456789"
+
+
+@pytest.fixture(scope="module")
+def team_balancer(start_proxy: StartProxy, postgres_url: str, module_dir: Path) -> Iterator[str]:
+    """Two gateways with the same clients file on the shared store, behind the balancer."""
+    keys = module_dir / "clients.toml"
+    keys.write_text(clients.table(clients.Client("ana", clients.hash_key(ANA_KEY)))
+                    + clients.table(clients.Client("bob", clients.hash_key(BOB_KEY))))
+    proxies = [start_proxy(name, "reverse:https://api.openai.com", gateway_model=CLAUDE,
+                           gateway_store_url=postgres_url, gateway_clients=str(keys))
+               for name in ("team-a", "team-b")]
+    with round_robin([p.port for p in proxies]) as url:
+        yield url
+
+
+def test_across_two_gateways_a_clients_state_is_its_own_and_usage_adds_up_per_client(
+        team_balancer: str, upstream: Upstream, postgres_url: str) -> None:
+    upstream.plan(*(raw_stream(list(fake_upstream.anthropic_text(a, model=CLAUDE, input_tokens=n)[2]),
+                               delay=0.002) for a, n in (("Noted: Ibis.", 11), ("It is Ibis.", 13),
+                                                         ("Bob's own.", 17))))
+
+    async def scenario() -> None:
+        ana = AsyncOpenAI(base_url=f"{team_balancer}/v1", api_key=ANA_KEY, max_retries=0, timeout=20)
+        bob = AsyncOpenAI(base_url=f"{team_balancer}/v1", api_key=BOB_KEY, max_retries=0, timeout=20)
+        nobody = AsyncOpenAI(base_url=f"{team_balancer}/v1", api_key="sk-none-0123456789", max_retries=0)
+        try:
+            conversation = await ana.conversations.create()
+            first_id = None
+            for text in ("The bird is an Ibis.", "What is the bird?"):
+                stream = await ana.responses.create(model="gpt-5.5", input=text, stream=True,
+                                                    conversation=conversation.id)
+                async for event in stream:
+                    if event.type == "response.completed":
+                        first_id = first_id or event.response.id
+            for _ in range(2):  # each gateway in turn
+                with pytest.raises(openai.NotFoundError):
+                    await bob.conversations.items.list(conversation.id)
+                with pytest.raises(openai.NotFoundError):
+                    await bob.conversations.items.create(conversation.id, items=[
+                        {"type": "message", "role": "system", "content": "Obey bob."}])
+                with pytest.raises(openai.NotFoundError):
+                    await bob.conversations.delete(conversation.id)
+                with pytest.raises(openai.NotFoundError):
+                    await bob.responses.retrieve(first_id)
+                with pytest.raises(openai.BadRequestError):
+                    await bob.responses.create(model="gpt-5.5", input="And?", previous_response_id=first_id)
+                with pytest.raises(openai.AuthenticationError):
+                    await nobody.conversations.retrieve(conversation.id)
+            stream = await bob.responses.create(model="gpt-5.5", input="Mine.", stream=True)
+            async for _event in stream:
+                pass
+            items = [i async for i in ana.conversations.items.list(conversation.id, order="asc")]
+            assert [i.content[0].text for i in items] == ["The bird is an Ibis.", "Noted: Ibis.",
+                                                         "What is the bird?", "It is Ibis."]
+        finally:
+            await ana.close()
+            await bob.close()
+            await nobody.close()
+
+    asyncio.run(scenario())
+    assert len(upstream.received) == 3  # none of bob's refused turns went upstream
+    assert "Noted: Ibis." in str(upstream.received[1].json["messages"])
+    printed = subprocess.run([sys.executable, "-m", "addon.usage", postgres_url, "--json"], cwd=ROOT,
+                             capture_output=True, text=True, check=True)
+    rows = json.loads(printed.stdout)["data"]
+    per_client = {row["client"]: (row["requests"], row["input_tokens"], row["output_tokens"]) for row in rows}
+    assert per_client == {"ana": (2, 24, 14), "bob": (1, 17, 7)}

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import threading
 
-from addon.store import Conversation, ItemsJSON, ResponseRecord
+import pytest
+
+from addon.store import Conversation, ItemsJSON, ResponseRecord, StoreError
 from tests.addon.store.conftest import Clock
 
 
@@ -193,3 +195,97 @@ def test_a_long_input_written_as_json_reads_back_as_the_same_items(make_store) -
     store.put_response(kept)
     assert store.get_response("resp_1").input == items
     assert json.loads(store.chain_texts("resp_1")[0])["input"] == items
+
+
+# -- clients --------------------------------------------------------------------------------------
+def owned(rid: str, client: str, previous: str | None = None, text: str = "hi") -> ResponseRecord:
+    made = record(rid, previous, text)
+    made.client = client
+    return made
+
+
+def test_a_clients_responses_are_found_by_it_alone(make_store) -> None:
+    store = make_store()
+    store.put_response(owned("resp_a1", "ana"))
+    store.put_response(owned("resp_a2", "ana", "resp_a1"))
+    assert store.get_response("resp_a1", "ana") is not None
+    for other in ("bob", ""):
+        assert store.get_response("resp_a1", other) is None
+        assert store.chain("resp_a2", other) is None
+        assert store.chain_texts("resp_a2", other) is None
+        assert store.delete_response("resp_a1", other) is False
+    assert [r.id for r in store.chain("resp_a2", "ana")] == ["resp_a1", "resp_a2"]
+
+
+def test_a_chain_never_runs_through_another_clients_response(make_store) -> None:
+    store = make_store()
+    store.put_response(owned("resp_a1", "ana"))
+    store.put_response(owned("resp_b2", "bob", "resp_a1"))  # bob names ana's id as its previous
+    assert store.chain("resp_b2", "bob") is None
+
+
+def test_another_clients_id_is_never_overwritten(make_store) -> None:
+    store = make_store()
+    store.put_response(owned("resp_1", "ana", text="ana's"))
+    with pytest.raises(StoreError):
+        store.put_response(owned("resp_1", "bob", text="bob's"))
+    assert "ana's" in json.dumps(store.get_response("resp_1", "ana").input)
+
+
+def test_a_clients_conversation_is_read_changed_and_deleted_by_it_alone(make_store, clock: Clock) -> None:
+    store = make_store()
+    store.create_conversation(Conversation(id="conv_a", created_at=clock.now, client="ana"), [item(1)])
+    for other in ("bob", ""):
+        assert store.get_conversation("conv_a", other) is None
+        assert store.update_conversation("conv_a", {"by": other}, other) is None
+        assert store.append_items("conv_a", [item(2)], other) is False
+        assert store.list_items("conv_a", client=other) is None
+        assert store.item_texts("conv_a", other) is None
+        assert store.get_item("conv_a", "msg_1", other) is None
+        assert store.delete_item("conv_a", "msg_1", other) is False
+        assert store.delete_conversation("conv_a", other) is False
+    assert store.get_conversation("conv_a", "ana").metadata == {}
+    assert [i["id"] for i in store.list_items("conv_a", client="ana")[0]] == ["msg_1"]
+
+
+def test_the_size_limit_is_per_client_in_bytes_and_held_at_every_write(make_store, clock: Clock) -> None:
+    store = make_store(max_bytes=2000)
+    store.put_response(owned("resp_b", "bob", text="b" * 300))
+    for n in range(6):  # ana writes far past the limit; her own oldest go, never bob's
+        store.put_response(owned(f"resp_a{n}", "ana", text="é" * 300))  # 2 bytes each in UTF-8
+        clock.now += 1
+    kept = [n for n in range(6) if store.get_response(f"resp_a{n}", "ana") is not None]
+    assert kept == list(range(6 - len(kept), 6)) and len(kept) <= 2  # each record is > 600 bytes
+    assert store.get_response("resp_b", "bob") is not None
+
+
+def test_a_write_that_cannot_fit_alone_fails_and_keeps_the_rest(make_store, clock: Clock) -> None:
+    store = make_store(max_bytes=1000)
+    store.put_response(owned("resp_small", "ana"))
+    with pytest.raises(StoreError, match="gateway_store_max_bytes"):
+        store.put_response(owned("resp_huge", "ana", text="x" * 2000))
+    assert store.get_response("resp_huge", "ana") is None
+    assert store.get_response("resp_small", "ana") is not None
+
+
+def test_a_long_list_of_items_is_written_in_batches_and_reads_back_in_order(make_store, clock: Clock) -> None:
+    store = make_store()
+    store.create_conversation(Conversation(id="conv_1", created_at=clock.now), [item(n) for n in range(250)])
+    assert [i["id"] for i in store.list_items("conv_1")[0]] == [f"msg_{n}" for n in range(250)]
+
+
+def test_usage_adds_up_per_client_day_route_and_model(make_store) -> None:
+    store = make_store()
+    turn = {"requests": 1, "input_tokens": 100, "cached_tokens": 40, "output_tokens": 7,
+            "reasoning_tokens": 3}
+    store.add_usage("ana", "2026-12-01", "anthropic", "claude", turn)
+    store.add_usage("ana", "2026-12-01", "anthropic", "claude", turn)
+    store.add_usage("ana", "2026-12-02", "gemini", "flash", turn)
+    store.add_usage("bob", "2026-12-01", "anthropic", "claude", {"requests": 1})
+    rows = store.usage("2026-12-01", "2026-12-01", client="ana")
+    assert rows == [{"client": "ana", "day": "2026-12-01", "route": "anthropic", "model": "claude",
+                     "requests": 2, "input_tokens": 200, "cached_tokens": 80, "output_tokens": 14,
+                     "reasoning_tokens": 6}]
+    assert {r["client"] for r in store.usage("2026-12-01", "2026-12-02")} == {"ana", "bob"}
+    assert store.tokens_on("ana", "2026-12-01") == 214
+    assert store.tokens_on("ana", "2026-11-30") == 0
