@@ -3,7 +3,7 @@
 Gemini, Bedrock): `auto_previous_response_id` over a tool loop, `previous_response_id` between runs,
 conversations (`conversation_id` and `OpenAIConversationsSession`), the compaction session
 (`POST /v1/responses/compact`), the store's own endpoints, and a `store: false` turn that leaves
-nothing behind; and the SDK's WebSocket transport, which the gateway does not serve. The upstreams
+nothing behind; and the SDK's WebSocket model over a tool loop (docs/websocket.md). The upstreams
 are local fakes of each dialect; the proxy's store is SQLite in its confdir. What the tests check is
 what only the store can have supplied: the earlier turns in the upstream request, when the SDK sent
 only the new items."""
@@ -30,7 +30,6 @@ from agents import (
 from agents.memory import OpenAIConversationsSession, OpenAIResponsesCompactionSession
 from agents.models.openai_responses import OpenAIResponsesWSModel
 from openai import AsyncOpenAI
-from websockets.exceptions import InvalidStatus
 
 from tests.addon.e2e import sdk_targets
 from tests.addon.e2e.conftest import CLIENT_KEY, StartProxy
@@ -355,25 +354,31 @@ def test_a_store_false_turn_is_not_kept(proxy: MitmDump, upstream: Upstream, tar
 
 # -- the WebSocket transport -------------------------------------------------------------------------
 
-def test_the_websocket_transport_is_refused_with_a_message_naming_the_http_transport(
-        proxy: MitmDump, upstream: Upstream) -> None:
-    """The SDK's WebSocket model opens `ws://.../v1/responses`; the gateway answers the upgrade with
-    426 at once (docs/state.md "The WebSocket transport"). The SDK raises the handshake's
-    rejection as it is (no fallback); the body of the response it carries says what to select."""
+@each_target
+@pytest.mark.parametrize("chained", [False, True], ids=["whole", "auto_previous_response_id"])
+def test_the_websocket_model_completes_a_tool_loop(proxy: MitmDump, upstream: Upstream, target: str,
+                                                   chained: bool) -> None:
+    """The SDK's WebSocket model opens `ws://.../v1/responses` and sends `response.create` frames;
+    the gateway serves the socket through its HTTP path (docs/websocket.md), so each request is
+    translated like a POST and the SDK reads the same events, one per frame. Chained, the second
+    request carries only the tool output: the upstream still gets the whole loop."""
+    calls.clear()
+    answers = TARGETS[target]
+    upstream.plan(planned(answers.call("city_weather", {"city": "Faro"})),
+                  planned(answers.text("Sunny in Faro.")))
 
     async def scenario(client: AsyncOpenAI) -> Any:
-        model = OpenAIResponsesWSModel(model=client_model("anthropic"), openai_client=client)
-        bot = Agent(name="assistant", instructions="Be brief.", model=model)
+        model = OpenAIResponsesWSModel(model=client_model(target), openai_client=client)
+        bot = Agent(name="assistant", instructions="Be brief.", model=model, tools=[city_weather])
         try:
-            with pytest.raises(InvalidStatus) as caught:
-                await drive(bot, "Hello over a socket.")
+            return await drive(bot, "Weather in Faro?", auto_previous_response_id=chained)
         finally:
             await model.close()
-        return caught.value
 
-    refused = run(proxy, scenario).response
-    assert refused.status_code == 426
-    error = json.loads(refused.body)["error"]
-    assert error["code"] == "websocket_unsupported"
-    assert 'set_default_openai_responses_transport("http")' in error["message"]
-    assert upstream.received == []
+    result = run(proxy, scenario)
+    assert result.final_output == "Sunny in Faro."
+    assert calls == ["Faro"]
+    first, second = (r.json for r in upstream.received)
+    history = texts_of(second)
+    assert "Weather in Faro?" in history and "sunny in Faro, 24C" in history
+    assert "Weather in Faro?" in texts_of(first)
