@@ -26,8 +26,9 @@ from typing import Any
 from mitmproxy import contentviews, http
 from mitmproxy.contentviews import Metadata
 
+from addon import client_dialects
 from translators import dialect as dialects
-from translators.viewtext import short, sse_events, text
+from translators.viewtext import brief_data, short, sse_events, text
 
 KEY = "gateway"
 """`flow.metadata` key of the addon's summary (addon/flowinfo.py)."""
@@ -37,9 +38,6 @@ UPSTREAM_RESPONSE = "gateway.upstream_response"
 
 WIDTH = 80
 """Lines of names are wrapped at about this width."""
-
-CLIENT = "responses"
-"""The client's dialect: what the client sent and got is always Responses."""
 
 
 def display_name(dialect: str) -> str:
@@ -124,10 +122,12 @@ class Shape:
             self.system = f"(no view for dialect {dialect!r})"
             self.items: list[str] = []
             self.tools: list[str] = []
+            self.tools_from = ()
             self.consumed: set[str] = {"model"}
         else:
             shape = found.view.read_request(self.body)
             self.system, self.items, self.tools = shape.system, shape.items, shape.tools
+            self.tools_from: tuple[str, ...] = shape.tools_from
             self.consumed = {"model", *shape.consumed}
         self.fields = {k: v for k, v in self.body.items() if k not in self.consumed}
 
@@ -140,8 +140,9 @@ def translation_text(upstream_body: bytes, flow_metadata: dict[str, Any]) -> str
     client = _json(client_raw)
     dialect = str((translation or {}).get("target") or info.get("upstream") or "?")
     name = display_name(dialect)
+    label, view = client_dialects.viewed(flow_metadata)  # Responses, or e.g. Claude Code's Messages
 
-    out = [f"Responses -> {name}  ({info.get('client_model')} -> {info.get('model')})"]
+    out = [f"{label} -> {name}  ({info.get('client_model')} -> {info.get('model')})"]
     if info.get("url"):
         out.append(f"upstream: POST {info['url']}")
     if info.get("kind") == "compaction":
@@ -169,28 +170,32 @@ def translation_text(upstream_body: bytes, flow_metadata: dict[str, Any]) -> str
 
     if translation is None:
         out.append("No upstream request: the gateway answered the client itself.")
-        out += ["", f"── client request (Responses, {len(client_raw):,} bytes) ──", _pretty(client_raw)]
+        out += ["", f"── client request ({label}, {len(client_raw):,} bytes) ──", _pretty(client_raw)]
         return "\n".join(out)
 
-    before = Shape(CLIENT, client)
+    before = Shape(view, client)
     after = Shape(dialect, _json(upstream_body), model=str(translation.get("model") or ""))
-    out.append(f"{'':<10}client (Responses)  ->  upstream ({name})")
+    out.append(f"{'':<10}client ({label})  ->  upstream ({name})")
     out.append(f"{'model':<10}{before.model}  ->  {after.model}")
     out.append(f"{'system':<10}{before.system}")
     out.append(f"{'':<10}->  {after.system}")
     out.append(f"{'items':<10}{len(before.items)}: {_runs(before.items)}")
     out.append(f"{'':<10}->  {len(after.items)}: {_runs(after.items)}")
-    out += _tools_diff(before.tools, after.tools, translation)
+    out += _tools_diff(before.tools, after.tools, translation, before.tools_from)
     out += _fields_diff(before.fields, after.fields)
-    out += ["", f"── client request (Responses, {len(client_raw):,} bytes) ──", _pretty(client_raw),
+    out += ["", f"── client request ({label}, {len(client_raw):,} bytes) ──", _pretty(client_raw),
             "", f"── upstream request ({name}, {len(upstream_body):,} bytes) ──", _pretty(upstream_body)]
     return "\n".join(out)
 
 
-def _tools_diff(before: list[str], after: list[str], translation: dict[str, Any]) -> list[str]:
+def _tools_diff(before: list[str], after: list[str], translation: dict[str, Any],
+                declared_in: tuple[str, ...] = ()) -> list[str]:
+    """`declared_in`: where the client declared tools besides a top-level `tools` list (a Lite
+    request's `additional_tools` item): said, so they never read as tools the gateway added."""
     by_wire = ((translation.get("tools") or {}).get("by_wire") or {}) if isinstance(
         translation.get("tools"), dict) else {}
-    out = [f"{'tools':<10}{len(before)}  ->  {len(after)}"]
+    source = f" (declared in {', '.join(declared_in)})" if declared_in else ""
+    out = [f"{'tools':<10}{len(before)}{source}  ->  {len(after)}"]
     origin: dict[str, str] = {}
     for wire in after:
         entry = by_wire.get(wire)
@@ -228,7 +233,8 @@ def _pretty(raw: bytes | str) -> str:
     value = _json(raw)
     if value is None:
         return _text(raw)
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    # a file's base64 is shown by its size, never whole (translators/viewtext.py `brief_data`)
+    return json.dumps(brief_data(value), indent=2, ensure_ascii=False)
 
 
 class TranslationView(contentviews.Contentview):
@@ -302,7 +308,8 @@ class SSEEventsView(contentviews.Contentview):
         dialect = str(info.get("upstream") or "upstream")
         name = display_name(dialect)
         upstream = metadata.flow.metadata.get(UPSTREAM_RESPONSE)
-        out = [f"Responses <- {name}  ({info.get('model')})"]
+        label, view = client_dialects.viewed(metadata.flow.metadata)
+        out = [f"{label} <- {name}  ({info.get('model')})"]
         if info.get("error"):
             out.append(f"ERROR: {info['error']}")
         harmless = set(info.get("cosmetic") or ())
@@ -313,7 +320,7 @@ class SSEEventsView(contentviews.Contentview):
             out.append("cosmetic: " + ", ".join(shown))
         if info.get("searches"):
             out.append(f"web searches: {info['searches']}")
-        sections = [stream_section("what the client got (Responses)", data, CLIENT)]
+        sections = [stream_section(f"what the client got ({label})", data, view)]
         if isinstance(upstream, (bytes, str)):
             raw = upstream.encode() if isinstance(upstream, str) else upstream
             sections.append(stream_section(f"what the upstream sent ({name})", raw, dialect))

@@ -476,3 +476,25 @@ def test_translation_of_an_unknown_dialect_says_so_and_never_reads_it_as_another
     text = request_text(flow)
     assert "->  (no view for dialect 'nosuch')" in text
     assert "->  0: none" in text
+
+
+def lite_flow() -> http.HTTPFlow:
+    """A real Codex Lite request (its tools inside an `additional_tools` input item), translated."""
+    from translators import translate_request
+
+    client = json.loads((ROOT / "tests/data/codex/request_lite_functions_namespace.json").read_text())
+    translation = translate_request(client, "anthropic", "claude-sonnet-4-6")
+    request = http.Request.make("POST", "https://api.anthropic.com/v1/messages",
+                                json.dumps(translation.body).encode(), {"content-type": "application/json"})
+    flow = tflow.tflow(req=request, resp=http.Response.make(200, CLIENT_STREAM))
+    flow.metadata.update({"gateway": {**INFO, "dropped": [], "notes": []},
+                          "gateway.client_request": json.dumps(client),
+                          "gateway.translation": translation.model_dump(mode="json", exclude={"body"})})
+    return flow
+
+
+def test_translation_says_where_lite_tools_were_declared_and_adds_none() -> None:
+    text = request_text(lite_flow())
+    assert said(text, "tools 9 (declared in input[0] additional_tools) -> 9")
+    assert "exec_command" in lines_with(text, "same:")[0]
+    assert not lines_with(text, "added:"), text

@@ -5,14 +5,16 @@ addon); a plain flow is loaded next to it so the "dropped something" filter has 
 Chromium is Debian's (`apt-get install chromium` when /usr/bin/chromium is absent) and is driven by
 `playwright-core` (tests/browser/package.json; `npm ci` when missing), which downloads no browser.
 
-Screenshots and the page report go to artifacts/browser/. With UPDATE_SCREENSHOT=1 the Translation
-view screenshot is also copied to docs/mitmweb-translation.png (the README's picture).
+Screenshots and the page report go to artifacts/browser/; the Translation view's screenshot is also
+copied to docs/mitmweb-translation.png (the README's picture), so every run makes it afresh from
+today's mitmweb and addon, with the columns the README tells users to set (`COLUMNS`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -43,6 +45,7 @@ COMMENT = "-> anthropic claude-sonnet-4-6 | dropped: tools[9] | cosmetic: text.v
 FILTER = "~comment dropped:"
 """The README's filter for "flows that dropped something"."""
 COLUMNS = ("icon", "path", "method", "status", "comment")
+"""mitmweb's `web_columns` as the README sets them (the comment column is not among the defaults)."""
 
 
 def _run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
@@ -154,9 +157,7 @@ def page(mitmweb: str) -> dict[str, Any]:
     report = json.loads((out / "report.json").read_text())
     if report.get("error"):
         pytest.fail(f"in the browser: {report['error']}\n--- page text ---\n{report.get('pageText', '')}")
-    if os.environ.get("UPDATE_SCREENSHOT") == "1":
-        README_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(out / "request.png", README_SCREENSHOT)
+    shutil.copyfile(out / "request.png", README_SCREENSHOT)
     return report
 
 
@@ -201,3 +202,9 @@ def test_the_dropped_filter_keeps_only_the_translated_flow(page: dict[str, Any])
     assert len(page["rows"]) == 2
     assert [("/v1/messages" in row) for row in page["filteredRows"]] == [True]
 
+
+def test_the_readme_sets_the_columns_of_its_screenshot() -> None:
+    """The README's mitmweb command shows the columns the screenshot was taken with."""
+    readme = (ROOT / "README.md").read_text()
+    assert tuple(re.findall(r"--set web_columns=(\w+)", readme)) == COLUMNS
+    assert f"]({README_SCREENSHOT.relative_to(ROOT)})" in readme

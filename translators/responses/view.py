@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from translators.dialect import RequestShape, View
-from translators.viewtext import as_list, chars, delta, join, short, text
+from translators.naming import DEFAULT_NAMESPACE
+from translators.viewtext import DATA_URL, as_list, base64_size, chars, delta, file_label, join, short, text
 
 
 def read_request(body: dict[str, Any]) -> RequestShape:
@@ -25,23 +26,49 @@ def read_request(body: dict[str, Any]) -> RequestShape:
                        if isinstance(c, dict))
             parts.append(f"{len(system)} developer/system message(s) in input ({size:,} chars)")
         items = [_item(i) for i in given]
-    for tool in as_list(body.get("tools")):
+    tools = _tool_names(body.get("tools"))
+    tools_from = []
+    for i, item in enumerate(given if isinstance(given, list) else []):
+        if isinstance(item, dict) and item.get("type") == "additional_tools":  # Responses Lite
+            tools += _tool_names(item.get("tools"))
+            tools_from.append(f"input[{i}] additional_tools")
+    consumed = frozenset({"input", "instructions", "tools"})
+    return RequestShape("; ".join(parts) or "none", items, tools, consumed, tuple(tools_from))
+
+
+def _tool_names(declarations: Any) -> list[str]:
+    """The names the IR gives them (translators/responses/tools.py): `namespace.name`, bare in
+    Codex's default namespace."""
+    names: list[str] = []
+    for tool in as_list(declarations):
         if not isinstance(tool, dict):
             continue
         if tool.get("type") == "namespace":
-            tools += [f"{tool.get('name')}.{t.get('name')}" for t in as_list(tool.get("tools"))
-                      if isinstance(t, dict)]
+            prefix = "" if tool.get("name") == DEFAULT_NAMESPACE else f"{tool.get('name')}."
+            names += [f"{prefix}{t.get('name')}" for t in as_list(tool.get("tools")) if isinstance(t, dict)]
         else:
-            tools.append(str(tool.get("name") or tool.get("type")))
-    consumed = frozenset({"input", "instructions", "tools"})
-    return RequestShape("; ".join(parts) or "none", items, tools, consumed)
+            names.append(str(tool.get("name") or tool.get("type")))
+    return names
 
 
 def _item(item: Any) -> str:
     if not isinstance(item, dict):
         return "?"
     kind = str(item.get("type") or "message")
-    return f"{kind}/{item['role']}" if kind == "message" and item.get("role") else kind
+    label = f"{kind}/{item['role']}" if kind == "message" and item.get("role") else kind
+    content = item.get("output") if "output" in item else item.get("content")
+    files = [_file(p) for p in as_list(content) if isinstance(p, dict) and p.get("type") == "input_file"]
+    return "+".join([label, *files])
+
+
+def _file(part: dict[str, Any]) -> str:
+    """`input_file(report.pdf; application/pdf; 12.0 KiB)`: a file by name, type and size."""
+    data = part.get("file_data")
+    head = DATA_URL.match(data) if isinstance(data, str) else None
+    media = head.group(1) if head else None
+    amount = base64_size(data[head.end():] if head else data) if isinstance(data, str) else None
+    return file_label("input_file", part.get("filename"), media, amount,
+                      part.get("file_url"), part.get("file_id"))
 
 
 def claims(obj: dict[str, Any]) -> bool:

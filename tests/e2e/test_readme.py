@@ -1,0 +1,223 @@
+"""The README's "Codex in five minutes" runs as written: each setup's two blocks (the gateway, then
+Codex), parsed from README.md, run with the real Codex CLI 0.169.0 and Codex's default model,
+against a local fake of the block's upstream.
+
+What the test changes, and only that: the gateway listens on a free port instead of 8080 (every
+`127.0.0.1:8080` of the Codex block follows), the route's base URL is the fake's (with
+`gateway_key_env` naming the block's exported variable: a local host gets only a named key), the
+exported key is a test value, `$HOME` is a private folder (mitmproxy's CA is written to its
+`.mitmproxy`, where the README's path looks), and Codex's start-up calls to the internet go to a
+loopback black hole, as in the other Codex tests (tests/support/codex_cli.py). Codex runs with
+`--json` so its answer can be read.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shlex
+import subprocess
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.targets import TARGETS, Target, is_turn
+from tests.support.codex_cli import (
+    REPO_ROOT,
+    CodexRun,
+    _base_env,
+    _write_config,
+    codex_binary,
+    codex_mitmdump,
+)
+from tests.support.fake_upstream import FakeUpstream, Reply, empty_reply, refuse_everything
+from tests.support.mitmdump import GATEWAY, MitmDump
+
+pytestmark = [pytest.mark.codex, pytest.mark.timeout(420)]
+
+README = REPO_ROOT / "README.md"
+SECTION = "## Codex in five minutes"
+README_PORT = "127.0.0.1:8080"
+CODEX_DEFAULT_MODEL = "gpt-6.1-sol"
+"""What Codex 0.169 sends when its config names no model (docs/codex.md "Default model")."""
+ANSWER = "hi from the README's upstream"
+KEY = "readme-test-key-0123456789"
+
+
+@dataclass(frozen=True)
+class Setup:
+    title: str
+    gateway: str
+    """The gateway block: `export VAR=...` lines and one `./run mitmdump ...` command."""
+    codex: str
+    """The Codex block: `VAR=value ... codex exec ...`."""
+
+    def __str__(self) -> str:
+        return self.title
+
+
+def commands(block: str) -> list[str]:
+    """The block's commands, continuation lines joined, comments left out."""
+    joined = re.sub(r"\\\n\s*", " ", block)
+    lines = [line.strip() for line in joined.splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def readme_setups(text: str) -> list[Setup]:
+    """Each numbered setup of the section: its title and its two `sh` blocks, in order."""
+    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    setups = []
+    for part in re.split(r"\n\*\*\d\. ", section)[1:]:
+        title = part.split("**", 1)[0]
+        blocks = re.findall(r"```sh\n(.*?)```", part, flags=re.S)
+        gateway = [b for b in blocks if "./run mitmdump" in b]
+        codex = [b for b in blocks if "codex exec" in b]
+        assert len(gateway) == 1 and len(codex) == 1, f"setup {title!r}: one gateway and one Codex block"
+        setups.append(Setup(title, gateway[0], codex[0]))
+    return setups
+
+
+SETUPS = readme_setups(README.read_text())
+
+
+def test_the_readme_shows_three_setups_each_catching_every_model() -> None:
+    assert [s.title.split(" (")[0] for s in SETUPS] == [
+        "Regular proxy mode", "Reverse mode with `openai_base_url`", "A custom provider"]
+    for setup in SETUPS:
+        options = gateway_command(setup)[1]
+        pairs = [p.strip() for p in options["gateway_model"].split(",")]
+        assert pairs[-1].startswith("*="), setup  # `*=` last: Codex's default model and any other
+
+
+# -- the gateway block ------------------------------------------------------------------------------
+def gateway_command(setup: Setup) -> tuple[list[str], dict[str, str], list[str]]:
+    """(mitmdump arguments other than --set, --set options, exported variable names)."""
+    exported = []
+    command = None
+    for line in commands(setup.gateway):
+        if line.startswith("export "):
+            exported.append(line.removeprefix("export ").split("=", 1)[0])
+        elif line.startswith("./run mitmdump"):
+            command = shlex.split(line)[2:]
+    assert command is not None, setup.gateway
+    args: list[str] = []
+    options: dict[str, str] = {}
+    it = iter(command)
+    for arg in it:
+        if arg == "--set":
+            name, value = next(it).split("=", 1)
+            options[name] = value
+        else:
+            args.append(arg)
+    return args, options, exported
+
+
+def start_gateway(setup: Setup, upstream: FakeUpstream, home: Path) -> MitmDump:
+    args, options, exported = gateway_command(setup)
+    assert len(exported) == 1, f"{setup}: one key variable exported"
+    kept: list[str] = []
+    it = iter(args)
+    for arg in it:
+        if arg == "-p":
+            assert next(it) == README_PORT.rsplit(":", 1)[1]  # the port the Codex block names
+        elif arg == "-s":
+            assert next(it) == "addon/gateway.py"
+            kept += ["-s", str(GATEWAY)]
+        else:
+            kept.append(arg)
+    mode = None
+    if "--mode" in kept:
+        at = kept.index("--mode")
+        mode = kept[at + 1]
+        del kept[at:at + 2]
+    assert "gateway_base_url" not in options, "the examples use each upstream's public URL"
+    options |= {"gateway_base_url": upstream.url, "gateway_key_env": exported[0]}
+    return codex_mitmdump(home / ".mitmproxy", mode=mode, scripts=(), args=kept, options=options,
+                          env={exported[0]: KEY})
+
+
+# -- the Codex block --------------------------------------------------------------------------------
+def codex_command(setup: Setup, port: int) -> tuple[dict[str, str], list[str]]:
+    """(the variables the block sets, the `codex exec` arguments), the README's port replaced."""
+    (line,) = commands(setup.codex)
+    words = shlex.split(line.replace(README_PORT, f"127.0.0.1:{port}"))
+    env = {}
+    while "=" in words[0] and not words[0].startswith("-"):
+        name, value = words.pop(0).split("=", 1)
+        env[name] = value
+    assert words[:2] == ["codex", "exec"], line
+    return env, words[2:]
+
+
+def run_codex(setup: Setup, mitm: MitmDump, home: Path, black_hole: FakeUpstream, work: Path) -> CodexRun:
+    codex_home = home / ".codex"
+    _write_config(codex_home, {"check_for_update_on_startup": False}, {"analytics": {"enabled": False}})
+    given, args = codex_command(setup, mitm.port)
+    proxy = given.get("HTTPS_PROXY")
+    env = _base_env(codex_home, proxy or black_hole.url, None if proxy else "127.0.0.1,localhost")
+    env["HOME"] = str(home)  # the README's $HOME/.mitmproxy path
+    env |= {name: os.path.expandvars(value.replace("$HOME", str(home))) for name, value in given.items()}
+    command = [str(codex_binary()), "exec", "--json", "--skip-git-repo-check", *args]
+    done = subprocess.run(command, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=240)
+    return CodexRun(done.returncode, done.stdout, done.stderr)
+
+
+# -- the run ----------------------------------------------------------------------------------------
+@pytest.fixture
+def black_hole() -> Iterator[FakeUpstream]:
+    with FakeUpstream(refuse_everything) as hole:
+        yield hole
+
+
+def answering(target: Target) -> Any:
+    def answer(body: Any, _headers: Mapping[str, str], _path: str) -> Reply:
+        return target.text(ANSWER, 100) if is_turn(body) else empty_reply(404)  # a models GET
+    return answer
+
+
+def target_of(setup: Setup) -> Target:
+    dialect = gateway_command(setup)[1]["gateway_upstream"]
+    return next(t for t in TARGETS if t.dialect == dialect)
+
+
+def routed_model(setup: Setup, client_model: str) -> str:
+    for pair in gateway_command(setup)[1]["gateway_model"].split(","):
+        pattern, model = pair.split("=", 1)
+        if fnmatch.fnmatchcase(client_model, pattern.strip()):
+            return model.strip()
+    raise AssertionError(f"{client_model} matches no pattern of {setup}")
+
+
+@pytest.mark.parametrize("setup", SETUPS, ids=["regular", "openai_base_url", "custom_provider"])
+def test_each_readme_setup_translates_a_turn_of_codex_default_model(tmp_path: Path, setup: Setup,
+                                                                    black_hole: FakeUpstream) -> None:
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    target = target_of(setup)
+    with FakeUpstream(answering(target)) as upstream, start_gateway(setup, upstream, home) as mitm:
+        run = run_codex(setup, mitm, home, black_hole, work)
+        context = f"{run.describe()}\n--- mitmdump ---\n{mitm.log}\n--- upstream ---\n{upstream.errors}"
+        assert run.returncode == 0, context
+        assert run.final_message == ANSWER, context
+        model = routed_model(setup, CODEX_DEFAULT_MODEL)
+        turns = [r for r in upstream.requests if is_turn(r.json)]
+        assert turns, context
+        assert model in (turns[0].json.get("model"), turns[0].path.split("/")[-1].split(":")[0]), context
+        assert KEY in " ".join(turns[0].headers.values()), turns[0].headers
+        # what the README says to look at: the console's line for the turn
+        console_line(mitm, f"{CODEX_DEFAULT_MODEL} -> {target.dialect} {model} | 200", context)
+
+
+def console_line(mitm: MitmDump, text: str, context: str) -> None:
+    """Waits for mitmdump's line holding `text` (its output is read by another thread)."""
+    deadline = time.monotonic() + 30
+    while not any(text in line for line in list(mitm.output)):
+        assert time.monotonic() < deadline, f"no console line {text!r}\n{context}"
+        time.sleep(0.05)
