@@ -22,13 +22,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from bench import growth, peer_litellm, profile, proxy, requests, streams
+from bench import growth, peer_litellm, profile, proxy, requests, stall, streams
 from bench.fixtures import long_answer, recorded
 from bench.report import Results, render, write
 from bench.workloads import TARGET_MODELS, long_request, small_request
 from translators import Translation, translate_request
 
-STEPS = ("requests", "streams", "growth", "proxy", "peer", "profile")
+STEPS = ("requests", "streams", "growth", "proxy", "stall", "peer", "profile")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +49,10 @@ class Budget:
     profile_seconds: float
     growth_samples: int = 5
     proxy_interval_ms: float = 1.0
+    stall_items: int = 100_000
+    """Items of the heavy request in bench/stall.py."""
+    stall_event_mb: int = 16
+    """Size of the heavy answer's one event in bench/stall.py."""
 
 
 FULL = Budget(request_samples={"small": 200, "long": 40}, peer_request_samples={"small": 60, "long": 12},
@@ -58,7 +62,8 @@ FULL = Budget(request_samples={"small": 200, "long": 40}, peer_request_samples={
 QUICK = Budget(request_samples={"small": 10, "long": 3}, peer_request_samples={"small": 3, "long": 1},
                stream_samples=3, peer_stream_samples=1, long_deltas=200, proxy_deltas=200, proxy_turns=1,
                proxy_sessions=1, proxy_callable_turns=1,
-               profile_seconds=0.2, growth_samples=3)
+               profile_seconds=0.2, growth_samples=3, stall_items=5_000,
+               stall_event_mb=1)
 
 
 def _version(dist: str) -> str | None:
@@ -149,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
         res.proxy = proxy.run(budget.proxy_deltas, budget.proxy_interval_ms, budget.proxy_turns,
                               sessions=budget.proxy_sessions, callable_turns=budget.proxy_callable_turns)
 
+    def run_stall() -> None:
+        res.stall = stall.run(budget.stall_items, budget.stall_event_mb)
+
     def run_profile() -> None:
         why_not = profile.available()
         if why_not:
@@ -157,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             _profiles(res, targets, budget)
 
     for name, step in (("requests", run_requests), ("streams", run_streams), ("growth", run_growth),
-                       ("proxy", run_proxy), ("profile", run_profile)):
+                       ("proxy", run_proxy), ("stall", run_stall), ("profile", run_profile)):
         if name not in args.skip:
             _guarded(res, name, step)
     res.meta["load_after"] = os.getloadavg()[0]

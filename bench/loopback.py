@@ -25,6 +25,9 @@ class Upstream:
     port: int = 0
     requests: list[int] = field(default_factory=list)
     """Body size of every request received."""
+    heavy: tuple[bytes, list[bytes]] | None = None
+    """(marker, chunks): a request whose body holds the marker is answered with these chunks, at once
+    (bench/stall.py's heavy answer) instead of the paced stamped stream."""
     _server: asyncio.Server | None = None
 
     async def start(self) -> None:
@@ -42,11 +45,23 @@ class Upstream:
             length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
             body = await reader.readexactly(int(length[1])) if length else b""
             self.requests.append(len(body))
-            await self._answer(writer)
+            if self.heavy is not None and self.heavy[0] in body:
+                await self._answer_with(writer, self.heavy[1])
+            else:
+                await self._answer(writer)
         except (asyncio.IncompleteReadError, ConnectionError):
             pass  # the gateway's reachability probe connects and leaves
         finally:
             writer.close()
+
+    async def _answer_with(self, writer: asyncio.StreamWriter, chunks: list[bytes]) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
+                     b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n")
+        for data in chunks:
+            writer.write(_chunk(data))
+            await writer.drain()
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
 
     async def _answer(self, writer: asyncio.StreamWriter) -> None:
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
@@ -75,10 +90,13 @@ class Turn:
     """Per stamped event, on its first arrival: client read time minus upstream write time."""
     body: bytes
     wall_ns: int
+    stamps_ns: list[int] = field(default_factory=list)
+    """The upstream's write time of each event in `latencies_ns`, in the same order."""
 
 
-async def turn(port: int, body: bytes, timeout_s: float) -> Turn:
-    """One Codex turn through the proxy: POST /v1/responses, read the stream to the end."""
+async def turn(port: int, body: bytes, timeout_s: float, stop: asyncio.Event | None = None) -> Turn:
+    """One Codex turn through the proxy: POST /v1/responses, read the stream to the end (or, with
+    `stop`, until it is set)."""
     start = time.perf_counter_ns()
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(b"POST /v1/responses HTTP/1.1\r\nhost: api.openai.com\r\ncontent-type: application/json\r\n"
@@ -86,6 +104,7 @@ async def turn(port: int, body: bytes, timeout_s: float) -> Turn:
                  b"content-length: %d\r\n\r\n%s" % (len(body), body))
     await writer.drain()
     latencies: list[int] = []
+    stamps: list[int] = []
     seen: set[bytes] = set()
     buf = bytearray()
     pos = 0
@@ -98,11 +117,12 @@ async def turn(port: int, body: bytes, timeout_s: float) -> Turn:
                     pos = match.end()
                     if match[1] not in seen:  # later events (output_text.done, ...) repeat the text
                         seen.add(match[1])
-                        latencies.append(now - int(match[1]))
-                if buf.endswith(b"\r\n0\r\n\r\n"):
+                        stamps.append(int(match[1]))
+                        latencies.append(now - stamps[-1])
+                if buf.endswith(b"\r\n0\r\n\r\n") or (stop is not None and stop.is_set()):
                     break
     finally:
         writer.close()
     status = int(buf[9:12]) if buf.startswith(b"HTTP/1.1 ") else 0
     wall_ns = time.perf_counter_ns() - start
-    return Turn(status=status, latencies_ns=latencies, body=bytes(buf), wall_ns=wall_ns)
+    return Turn(status=status, latencies_ns=latencies, body=bytes(buf), wall_ns=wall_ns, stamps_ns=stamps)

@@ -11,6 +11,7 @@ from bench.growth import GrowthRow
 from bench.profile import Profile
 from bench.proxy import ProxyResult
 from bench.requests import RequestRow
+from bench.stall import StallRow
 from bench.streams import StreamRow
 
 
@@ -22,6 +23,7 @@ class Results:
     stream_files: list[StreamRow] = field(default_factory=list)
     growth: list[GrowthRow] = field(default_factory=list)
     proxy: ProxyResult | None = None
+    stall: list[StallRow] = field(default_factory=list)
     profiles: list[Profile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -184,6 +186,13 @@ def render(res: Results) -> str:
                   f"{p.interval_ms:g} ms apart; {p.turns} measured turns per mode, alternating, in each of "
                   f"{p.sessions} session(s) of fresh mitmdumps)",
                   proxy_table(p)]
+    if res.stall:
+        parts += ["", "Another stream held up by one heavy request (bench/stall.py: the longest wait of a "
+                  "steady stream's event inside the proxy, quiet vs while the heavy request is on its way; "
+                  "share = that wait over the heavy request's time in the proxy)",
+                  _table(["case", "", "heavy MB", "quiet ms", "stall ms", "×quiet", "work ms", "share"],
+                         [[r.case, "", f"{r.heavy_mb:.1f}", f"{r.quiet_ms:.1f}", f"{r.stall_ms:.1f}",
+                           f"{r.ratio:.1f}", f"{r.work_ms:.0f}", f"{r.share:.3f}"] for r in res.stall])]
     parts += ["", "Targets", verdict_table(verdicts(res))]
     if res.profiles:
         parts += ["", "Profile of our side (pyinstrument; self time per call, top functions)",
@@ -201,6 +210,7 @@ def to_json(res: Results) -> dict[str, Any]:
         "streams": [r.as_dict() for r in res.streams],
         "stream_files": [r.as_dict() for r in res.stream_files],
         "growth": [g.as_dict() for g in res.growth],
+        "stall": [r.as_dict() for r in res.stall],
         "proxy": None if p is None else {
             **asdict(p), "added_latency_us": p.added_latency_us,
             "added_latency_us_p95": p.added_latency_us_p95,

@@ -95,6 +95,15 @@ def test_proxy_benchmark_pools_sessions_of_fresh_mitmdumps() -> None:
     assert len(result.session_cpu_ratios) == 2 and all(ratio > 0 for ratio in result.session_cpu_ratios)
 
 
+@pytest.mark.timeout(180)
+def test_stall_benchmark_measures_the_steady_stream_before_and_during_the_heavy_request() -> None:
+    from bench import stall
+
+    rows = stall.run(items=2_000, event_mb=1)
+    assert [(row.case, round(row.heavy_mb)) for row in rows] == [("2k-item request", 0), ("1 MB event", 1)]
+    assert all(row.quiet_ms > 0 and row.stall_ms > 0 and row.work_ms > 0 for row in rows)
+
+
 def test_profile() -> None:
     pytest.importorskip("pyinstrument")
     from bench import profile
@@ -106,7 +115,7 @@ def test_profile() -> None:
 
 def test_main_writes_the_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "results.json"
-    skips = [arg for step in ("streams", "proxy", "peer", "profile") for arg in ("--skip", step)]
+    skips = [arg for step in ("streams", "proxy", "stall", "peer", "profile") for arg in ("--skip", step)]
     status = cli.main(["--quick", *skips, "--out", str(out)])
     printed = capsys.readouterr().out
     assert status == 0, printed

@@ -212,11 +212,23 @@ class Fault:
     """Bytes of text for `huge`, of body for `huge_error`."""
     body: bytes = b""
     """For `body`: sent as it is, with `status`, `headers` and a JSON content type."""
+    holding: threading.Event = field(default_factory=threading.Event, compare=False)
+    """Set while a slow start or a stall holds the answer back: a test reads it as each event
+    arrives, to tell what the client got during the hold from what came after it."""
+    held: threading.Event = field(default_factory=threading.Event, compare=False)
+    """Set once the hold began: the fault was served."""
+
+
+def _hold(fault: Fault) -> None:
+    fault.held.set()
+    fault.holding.set()
+    time.sleep(fault.seconds)
+    fault.holding.clear()
 
 
 def _write(handler: RecordingHandler, dialect: str, fault: Fault) -> None:
     if fault.kind == "slow_start":
-        time.sleep(fault.seconds)
+        _hold(fault)
     if fault.kind == "status":
         headers, body = error_body(dialect, fault.status, fault.message)
         headers = {"content-type": "application/json", **headers, **fault.headers}
@@ -242,7 +254,7 @@ def _write(handler: RecordingHandler, dialect: str, fault: Fault) -> None:
     handler.start_chunked(200, {"content-type": content_type, **fault.headers})
     for i, chunk in enumerate(chunks):
         if fault.kind == "stall" and i == fault.after:
-            time.sleep(fault.seconds)
+            _hold(fault)
         if fault.kind == "cut" and i == fault.after:
             half = chunk[: len(chunk) // 2]
             handler.wfile.write(b"%x\r\n%s" % (len(chunk), half))  # announced whole, sent half

@@ -9,7 +9,6 @@ the same mitmdump.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -91,10 +90,10 @@ def sse_payloads(response: httpx.Response) -> list[dict[str, Any]]:
 def test_slow_start_still_gives_the_whole_stream(
     gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str
 ) -> None:
-    fault_upstream.plan(Fault("slow_start", seconds=1.5))
-    started = time.monotonic()
+    fault = Fault("slow_start", seconds=1.5)
+    fault_upstream.plan(fault)
     assert_next_flow_works(gateway, dialect)
-    assert time.monotonic() - started >= 1.5
+    assert fault.held.is_set() and not fault.holding.is_set()  # it was slow, and over before the end
     assert_next_flow_works(gateway, dialect)
 
 
@@ -102,12 +101,13 @@ def test_slow_start_still_gives_the_whole_stream(
 def test_stall_mid_stream_still_completes_with_every_event(
     gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str
 ) -> None:
-    fault_upstream.plan(Fault("stall", seconds=1.0, after=2))
-    seen: list[tuple[float, str]] = []
+    fault = Fault("stall", seconds=1.0, after=2)
+    fault_upstream.plan(fault)
+    seen: list[tuple[bool, str]] = []  # (the upstream was stalling when it arrived, its type)
     for event in sdk(gateway).responses.create(model=f"{dialect}-stall", input="hello", stream=True):
-        seen.append((time.monotonic(), event.type))
+        seen.append((fault.holding.is_set(), event.type))
     assert seen[-1][1] == "response.completed"
-    assert seen[-1][0] - seen[0][0] >= 0.9, "the events before the stall were held back, not streamed"
+    assert any(during for during, _ in seen), "the events before the stall were held back, not streamed"
     assert_next_flow_works(gateway, dialect)
 
 
@@ -117,9 +117,8 @@ def test_cut_mid_event_ends_the_stream_with_one_response_failed(
     gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str, after: int
 ) -> None:
     fault_upstream.plan(Fault("cut", after=after))
-    started = time.monotonic()
+    # a client left waiting for an end that never comes fails on raw_turn's read timeout
     response = raw_turn(gateway, f"{dialect}-cut")
-    assert time.monotonic() - started < 10, "the client waited for an end that never came"
     assert response.status_code == 200  # the stream had started: the failure is in-band
     payloads = sse_payloads(response)
     assert payloads[-1]["type"] == "response.failed"
@@ -232,9 +231,7 @@ def test_whole_answer_the_translator_cannot_read_is_a_responses_shaped_error(
 )
 @pytest.mark.parametrize("stream", [True, False])
 def test_unreachable_upstream_is_a_responses_shaped_502(gateway: MitmDump, model: str, stream: bool) -> None:
-    started = time.monotonic()
-    assert_responses_error(raw_turn(gateway, model, stream), 502)
-    assert time.monotonic() - started < 10
+    assert_responses_error(raw_turn(gateway, model, stream), 502)  # within raw_turn's read timeout
     assert_next_flow_works(gateway)
 
 

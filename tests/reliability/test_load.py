@@ -6,7 +6,8 @@ What holds: every stream completes, each client gets exactly its own text, call 
 arguments (nothing mixed across flows), and mitmdump's resident memory after more rounds stays
 within a generous margin of what it was after a warm-up round, with no finished flow still alive.
 Memory is read through `memory_probe.py`, which runs a full collection in the proxy first (see
-its docstring for why). Bounded: 4 rounds of 50 turns, 60 s per round, 240 s for the whole test.
+its docstring for why). Bounded: 4 rounds of 50 turns; the time limits below only stop a hang
+(a loaded machine is slower, not wrong).
 """
 
 from __future__ import annotations
@@ -29,14 +30,18 @@ from tests.reliability.fault_upstream import dialect_of
 from tests.reliability.memory_probe import PATH as PROBE_PATH
 from tests.support.fake_upstream import SSE_HEADERS, FakeUpstream, Reply, anthropic_tool_use
 from tests.support.mitmdump import MitmDump
+from tests.support.wait import until
 from tests.translators.bedrock.frames import event as bedrock_event
 from translators.dialect import BUILTIN
-
-pytestmark = pytest.mark.timeout(240)
 
 TURNS = 50
 ROUNDS = 4
 """One warm-up round, then three more measured against it."""
+HANG = 300
+"""Seconds a round may take before it counts as hung."""
+FREED_WITHIN = 60
+"""Seconds for the finished flows of a round to be freed; a flow the proxy keeps never is."""
+pytestmark = pytest.mark.timeout(ROUNDS * (HANG + FREED_WITHIN))
 PADDING = 100_000
 """Characters of text per answer, so that keeping finished flows would show in the memory."""
 RSS_MARGIN_MB = 50
@@ -208,7 +213,7 @@ def one_turn(proxy: MitmDump, dialect: str, n: int) -> str | None:
 def memory(proxy: MitmDump) -> dict[str, float]:
     """Flows alive and VmRSS (MB) of mitmdump after a full collection, and VmRSS before it;
     the probe's RSS is checked against /proc/<pid>/status read from here."""
-    response = httpx.get(f"{proxy.url}{PROBE_PATH}", timeout=10)
+    response = httpx.get(f"{proxy.url}{PROBE_PATH}", timeout=FREED_WITHIN)
     status = Path(f"/proc/{proxy.pid}/status").read_text()
     outside = int(re.search(r"VmRSS:\s+(\d+) kB", status)[1]) / 1024  # type: ignore[index]
     probe = response.json()
@@ -227,17 +232,15 @@ def test_50_concurrent_streams_complete_unmixed_and_memory_returns_to_baseline(t
         ):
             rounds = []
             for round_ in range(ROUNDS):
-                started = time.monotonic()
                 futures = [pool.submit(one_turn, proxy, DIALECTS[n % len(DIALECTS)], n) for n in range(TURNS)]
-                problems = [f.result(timeout=60) for f in futures]
+                problems = [f.result(timeout=HANG) for f in futures]  # a bound on a hang, not a speed
                 assert [p for p in problems if p] == [], f"round {round_}"
-                assert time.monotonic() - started < 60
-                time.sleep(0.5)  # the last flows' connections close
-                rounds.append(memory(proxy))
+                # the last flows are freed once their connections close, a moment after the turns end
+                rounds.append(until(lambda: (m := memory(proxy))["flows"] == 0 and m,
+                                    "the finished flows to be freed", timeout=FREED_WITHIN))
             assert not upstream.errors
             assert len(upstream.requests) == TURNS * ROUNDS
             assert "offline-guard blocked" not in proxy.log
             print(f"mitmdump memory after each round of {TURNS} turns: {rounds}")
-            assert [r["flows"] for r in rounds] == [0] * ROUNDS, "finished flows are still alive"
             baseline = rounds[0]["rss_mb"]
             assert max(r["rss_mb"] for r in rounds[1:]) < baseline + RSS_MARGIN_MB, rounds

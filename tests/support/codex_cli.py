@@ -17,7 +17,8 @@ Setup (a), built-in ``openai`` provider, model ``gpt-5.5``, ``CODEX_API_KEY=sk-c
   ``CODEX_CA_CERTIFICATE=<confdir>/mitmproxy-ca-cert.pem``; no NO_PROXY. Codex CONNECTs to
   api.openai.com:443 and speaks **HTTP/2** inside the tunnel (mitmdump logs the flows as ``HTTP/2.0``).
 - First a ``GET /v1/responses`` WebSocket upgrade (``openai-beta: responses_websockets=2026-02-06``,
-  ``version: 0.169.0``, bearer key); answered 426 it is tried once, then Codex POSTs.
+  ``version: 0.169.0``, bearer key); the gateway serves it (docs/websocket.md); answered 426 it is
+  tried once, then Codex POSTs.
 - The POST has ``tools`` = exec_command, write_stdin, request_user_input, **apply_patch (custom, lark
   grammar)**, view_image, get_goal, create_goal, update_goal, tool_search, web_search;
   ``parallel_tool_calls: true``; ``authorization: Bearer sk-client-fake``.
@@ -411,9 +412,10 @@ def bundled_catalog(timeout: float = 60.0) -> bytes:
 # A safety net so that nothing leaves the machine, whatever the addon does. mitmproxy's block_list answers
 # every request except POST /v1/responses to api.openai.com and requests to loopback (an addon may already
 # have re-targeted a flow to the fake upstream in `requestheaders`) itself: Codex's start-up calls to
-# chatgpt.com and github.com (the /models fetch, plugins) get 404. The WebSocket attempt gets 426 (a single
-# try, then HTTPS) unless the addon answered it first. The block list runs in `request`, before `-s`
-# scripts, and last match wins, so the general rule comes first. "#" separates the fields.
+# chatgpt.com and github.com (the /models fetch, plugins) get 404. The WebSocket attempt gets 426 (a
+# single try, then HTTPS) unless the addon took it first (a translated route: docs/websocket.md).
+# The block list runs in `request`, before `-s` scripts, and last match wins, so the general rule
+# comes first. "#" separates the fields.
 OFFLINE_BLOCK_LIST: tuple[str, ...] = (
     r"#!(~d ^127\.0\.0\.1$ | (~m POST & ~u api\.openai\.com/v1/responses))#404",
     r"#~m GET & ~u api\.openai\.com/v1/responses#426",

@@ -32,6 +32,9 @@ class Received:
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
     """time.monotonic() once the last byte of the answer was written (None: not, or cut)."""
+    sent: int = 0
+    """Chunks of a streamed answer written so far (an upstream that counts them): read while it
+    streams, it tells how far the upstream got by a given point of the test, without a clock."""
 
     @property
     def json(self) -> Any:

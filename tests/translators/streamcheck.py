@@ -1,4 +1,8 @@
-"""Shared checks for stream translators: chunking invariance and Responses event validity."""
+"""Shared checks for stream translators: chunking invariance and Responses event validity.
+
+How many chunkings a check tries depends on the run (tests/support/depth.py): a seeded sample by
+default, every split point under the `exhaustive` marker; a test that wants both is decorated with
+`at_both_depths`."""
 
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from tests.data import DATA as SHARED_DATA
+from tests.support import depth
+from tests.support.depth import at_both_depths as at_both_depths
 from translators import Translation, stream_translator
 from translators.ids import sequential_ids
 
@@ -46,17 +52,41 @@ def per_event(data: bytes) -> list[bytes]:
     return [c for c in chunks if c]
 
 
+BYTEWISE_UP_TO = 32 * 1024
+"""A stream up to this long is also fed one byte at a time in the default run (linear in its
+length); a longer one only in the exhaustive run (tests/support/depth.py)."""
+SAMPLED_SPLITS = 48
+"""Two-way split points per stream in the default run; the exhaustive run splits at every byte
+(one whole pass per byte: quadratic in the stream's length)."""
+SAMPLED_CUTS = 40
+"""Random multi-cut chunkings per stream in the default run, at most."""
+
+
+def split_points(data: bytes) -> list[int]:
+    """Where to split `data` in two: every point in the exhaustive run; by default a fixed sample
+    drawn from a generator seeded with the stream's own checksum (no offset chosen by hand, the
+    same points on every run, so a failure repeats), always with the first and last byte."""
+    every = range(1, len(data))
+    if depth.exhaustive() or len(every) <= SAMPLED_SPLITS:
+        return list(every)
+    drawn = random.Random(zlib.crc32(data)).sample(every[1:-1], SAMPLED_SPLITS - 2)
+    return [every[0], *sorted(drawn), every[-1]]
+
+
 def assert_chunking_invariant(
     source: str, translation: Translation, data: bytes, *, every_split: bool = True
 ) -> bytes:
-    """Whole, one event per chunk, 7-byte, 1-byte and (optionally) every two-way split give
-    identical bytes."""
+    """Whole, one event per chunk, 7-byte and 1-byte chunks and (unless `every_split` is false)
+    two-way splits give identical bytes: split at every byte in the exhaustive run, at a seeded
+    sample of points by default (`split_points`); a stream past BYTEWISE_UP_TO is fed byte by
+    byte only in the exhaustive run."""
     expected = run(source, translation, whole(data))
     assert run(source, translation, per_event(data)) == expected
     assert run(source, translation, sized(data, 7)) == expected
-    assert run(source, translation, sized(data, 1)) == expected
+    if len(data) <= BYTEWISE_UP_TO or depth.exhaustive():
+        assert run(source, translation, sized(data, 1)) == expected
     if every_split:
-        for at in range(1, len(data)):
+        for at in split_points(data):
             assert run(source, translation, split_at(data, at)) == expected, f"split at byte {at}"
     return expected
 
@@ -68,13 +98,14 @@ def cut_at(data: bytes, points: list[int]) -> list[bytes]:
 
 def assert_random_cuts_invariant(source: str, translation: Translation, data: bytes, *, runs: int,
                                  cuts: int) -> None:
-    """`runs` chunkings of the stream, each cut at `cuts` points drawn over the whole stream, give
-    the bytes of the whole stream. The points come from a generator seeded with the stream's own
-    checksum: no offset is chosen by hand, so every part of any recording gets cut, and a failure
-    repeats (its message names the points)."""
+    """`runs` chunkings of the stream (SAMPLED_CUTS of them by default, all in the exhaustive
+    run), each cut at `cuts` points drawn over the whole stream, give the bytes of the whole
+    stream. The points come from a generator seeded with the stream's own checksum: no offset is
+    chosen by hand, so every part of any recording gets cut, and a failure repeats (its message
+    names the points)."""
     expected = run(source, translation, whole(data))
     rng = random.Random(zlib.crc32(data))
-    for _ in range(runs):
+    for _ in range(runs if depth.exhaustive() else min(runs, SAMPLED_CUTS)):
         points = sorted(rng.sample(range(1, len(data)), min(cuts, len(data) - 1)))
         assert run(source, translation, cut_at(data, points)) == expected, f"cut at bytes {points}"
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from tests.addon.e2e.sdk_targets import BEDROCK_CLAUDE, BEDROCK_KEY, CLAUDE, DEE
 from tests.addon.e2e.upstream import Received, Reply, Upstream
 from tests.support import fake_upstream
 from tests.support.mitmdump import MitmDump
+from tests.support.wait import until
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -191,16 +191,11 @@ def _flows(path: Path) -> list[http.HTTPFlow]:
         return [flow for flow in io.FlowReader(f).stream() if isinstance(flow, http.HTTPFlow)]
 
 
-def saved_flow(path: Path, client_model: str, timeout: float = 10.0) -> http.HTTPFlow:
+def saved_flow(path: Path, client_model: str) -> http.HTTPFlow:
     """The one flow of `client_model` in the proxy's `-w` file (written once the answer is done)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        flows = [f for f in _flows(path)
-                 if (f.metadata.get("gateway") or {}).get("client_model") == client_model]
-        if flows or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    (flow,) = flows
+    (flow,) = until(lambda: [f for f in _flows(path)
+                             if (f.metadata.get("gateway") or {}).get("client_model") == client_model],
+                    f"the flow of {client_model} to be saved")
     return flow
 
 

@@ -2,9 +2,10 @@
 
 It replays recorded provider streams (`tests/data/anthropic/*.sse`) with real chunked
 transfer encoding, one flush per chunk and a small delay between chunks, so a proxy that buffers
-the body is caught by timing. Every request is recorded. Replies are planned per request with
-`plan()`; without a plan, a streaming request gets `stream()` of the default fixture and a
-non-streaming one gets `message()`.
+the body is caught: its client gets the first event only after the upstream wrote the last chunk
+(`assert_streamed_through` counts the chunks written). Every request is recorded. Replies are
+planned per request with `plan()`; without a plan, a streaming request gets `stream()` of the
+default fixture and a non-streaming one gets `message()`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from tests.data import DATA
 from tests.support.loopback_http import Loopback, Received, RecordingHandler
+from tests.support.wait import until
 
 FIXTURES = (DATA / "anthropic")
 DEFAULT_FIXTURE = "text_after_tool_result.sse"
@@ -104,18 +106,19 @@ def json_reply(body: Any, status: int = 200, headers: dict[str, str] | None = No
 
 
 def assert_streamed_through(events: Iterable[Any], first_type: str, upstream: Upstream) -> None:
-    """The client read its first `first_type` event more than a second before the upstream wrote
-    the end of its (slow) answer: the proxy passed the stream on instead of buffering it."""
-    first = None
+    """The client read its first `first_type` event before the upstream had written the end of
+    its (slow) answer: the proxy passed the stream on instead of buffering it. Counted in the
+    upstream's chunks (`Received.sent`), so a slow machine cannot make it pass or fail."""
+    written_then = None
     for event in events:
-        if first is None and event.type == first_type:
-            first = time.monotonic()
+        if written_then is None and event.type == first_type:
+            written_then = upstream.received[-1].sent
     (received,) = upstream.received
-    deadline = time.monotonic() + 5
-    while received.finished is None and time.monotonic() < deadline:  # the handler thread records it
-        time.sleep(0.01)
-    assert received.finished is not None and first is not None
-    assert received.finished - first > 1.0, "the proxy buffered the stream"
+    until(lambda: received.finished is not None, "the upstream to write the end of its answer")
+    assert written_then is not None, f"no {first_type} event"
+    assert written_then < received.sent, (
+        f"the proxy buffered the stream: the client's first {first_type} came after all "
+        f"{received.sent} upstream chunks")
 
 
 def _write(handler: RecordingHandler, reply: Reply, received: Received) -> None:
@@ -139,12 +142,14 @@ def _write(handler: RecordingHandler, reply: Reply, received: Received) -> None:
             time.sleep(reply.delay if i else 0)
             handler.wfile.write(chunk)
             handler.wfile.flush()
+            received.sent += 1
         received.finished = time.monotonic()
         return
     handler.start_chunked(200, headers)
     for i, chunk in enumerate(_chunks(reply)):
         time.sleep(reply.delay if i else 0)
         handler.send_chunk(chunk)
+        received.sent += 1
     if reply.kind == "cut":
         # a chunk announced as 64 bytes, 16 sent, then the connection goes away
         handler.wfile.write(b"40\r\nevent: content_b")

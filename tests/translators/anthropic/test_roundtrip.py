@@ -19,7 +19,9 @@ from tests.translators.bodies import (
 from tests.translators.streamcheck import (
     assert_chunking_invariant,
     assert_valid_responses_stream,
+    at_both_depths,
     done_items,
+    run,
     sse,
 )
 from translators import translate_request
@@ -93,9 +95,14 @@ def upstream_stream() -> bytes:
 def client_stream() -> list[dict]:
     translation = translate_request(first_request(), "anthropic")
     assert translation.body["tools"][0]["input_schema"]["required"] == ["input"]
-    return assert_valid_responses_stream(
-        assert_chunking_invariant("anthropic", translation, upstream_stream())
-    )
+    return assert_valid_responses_stream(run("anthropic", translation, [upstream_stream()]))
+
+
+@at_both_depths
+def test_the_first_turn_gives_the_client_the_same_bytes_in_any_chunking():
+    translation = translate_request(first_request(), "anthropic")
+    assert assert_chunking_invariant("anthropic", translation, upstream_stream()) == run(
+        "anthropic", translation, [upstream_stream()])
 
 
 def test_an_upstream_apply_patch_tool_use_reaches_the_client_as_a_custom_tool_call_with_the_raw_patch():

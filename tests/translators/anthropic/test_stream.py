@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support import hostile_sse
+from tests.support.depth import examples
 from tests.translators.bodies import additional_tools, body, function, namespace, tool_search, user
 from tests.translators.growth import SAME_COST_BOUND, slower
 from tests.translators.streamcheck import (
@@ -17,6 +18,7 @@ from tests.translators.streamcheck import (
     assert_chunking_invariant,
     assert_random_cuts_invariant,
     assert_valid_responses_stream,
+    at_both_depths,
     done_items,
     events,
     fixture,
@@ -145,12 +147,14 @@ def seen(items: list[dict]) -> list[dict]:
 
 # -- recorded streams -----------------------------------------------------------------------------
 
-# Splitting at every byte runs the whole pipeline once per byte: a recording up to 6.5 KB is split at
-# every byte; a longer one is cut at seeded random points spread over all of it (streamcheck.py).
+# Splitting at every byte runs the whole pipeline once per byte: a recording up to 6.5 KB is split in
+# two (at every byte in the exhaustive run, at a seeded sample of points by default); a longer one is
+# cut at seeded random points spread over all of it (streamcheck.py).
 EVERY_SPLIT_UP_TO = 6500
 
 
 @pytest.mark.parametrize("name", RECORDED)
+@at_both_depths
 def test_a_recorded_stream_gives_the_same_bytes_whole_in_7_byte_and_1_byte_chunks_and_split_anywhere(name):
     data = fixture(name)
     every = len(data) <= EVERY_SPLIT_UP_TO
@@ -467,12 +471,13 @@ ANTHROPIC_STREAMS = [hostile_sse.payloads_in(fixture(f"anthropic/{name}"))
                                   "parallel_tool_use_no_args.sse", "redacted_thinking.sse")]
 
 
+@at_both_depths
 def test_hostile_payloads_in_well_formed_frames_never_raise_and_end_with_exactly_one_terminal_event():
     from translators.anthropic.stream import AnthropicDecoder
 
     reached: list[bool] = []
 
-    @settings(max_examples=200, deadline=None, derandomize=True, database=None)
+    @settings(max_examples=examples(200), deadline=None, derandomize=True, database=None)
     @given(st.data())
     def run_one(data):
         body = data.draw(hostile_sse.sse_body(ANTHROPIC_STREAMS, named=True))
@@ -542,25 +547,29 @@ EVENT = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(EVENT, max_size=12))
-def test_only_the_packages_own_error_type_escapes_the_decoder(stream):
+@at_both_depths
+def test_only_the_packages_own_error_type_escapes_the_decoder():
     from translators.anthropic.stream import AnthropicDecoder
     from translators.errors import TranslatorError
 
-    decoder = AnthropicDecoder()
-    try:
-        decoder.feed(sse(*stream))
-        decoder.close()
-    except TranslatorError:
-        pass
-    # and the whole translator turns whatever came into one clean terminal event, without
-    # falling back on its catch-all for unexpected exceptions
-    translator = stream_translator("anthropic", translation(), new_id=sequential_ids(), clock=lambda: 0)
-    out = translator.feed(sse(*stream)) + translator.close()
-    kinds = [p["type"] for p in events(out)]
-    assert sum(k in ("response.completed", "response.failed", "response.incomplete") for k in kinds) == 1
-    assert not any("gateway error" in note for note in translator.report.notes)
+    @settings(max_examples=examples(300), deadline=None)
+    @given(st.lists(EVENT, max_size=12))
+    def check(stream):
+        decoder = AnthropicDecoder()
+        try:
+            decoder.feed(sse(*stream))
+            decoder.close()
+        except TranslatorError:
+            pass
+        # and the whole translator turns whatever came into one clean terminal event, without
+        # falling back on its catch-all for unexpected exceptions
+        translator = stream_translator("anthropic", translation(), new_id=sequential_ids(), clock=lambda: 0)
+        out = translator.feed(sse(*stream)) + translator.close()
+        kinds = [p["type"] for p in events(out)]
+        assert sum(k in ("response.completed", "response.failed", "response.incomplete") for k in kinds) == 1
+        assert not any("gateway error" in note for note in translator.report.notes)
+
+    check()
 
 
 def test_a_usage_count_that_is_not_an_integer_fails_the_response_cleanly():

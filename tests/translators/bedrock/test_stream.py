@@ -9,11 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.depth import examples
 from tests.translators.bedrock.frames import encode_frame, event, exception, fixture, frame_offsets, text_turn
 from tests.translators.bedrock.support import bedrock, plain
 from tests.translators.streamcheck import (
     assert_chunking_invariant,
     assert_valid_responses_stream,
+    at_both_depths,
     done_items,
     events,
     run,
@@ -253,6 +255,7 @@ def corrupt(data: bytes, at: int) -> bytes:
 
 
 @pytest.mark.parametrize("where", ["prelude", "headers", "payload", "message_crc"])
+@at_both_depths
 def test_bad_crc_frame_ends_with_one_response_failed_whatever_the_chunking(where: str) -> None:
     good = start() + text(0, "kept")
     bad = text(0, " lost")
@@ -305,37 +308,46 @@ def test_close_is_idempotent() -> None:
     assert decoder.close() == []
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_any_damage_to_a_recorded_stream_ends_with_exactly_one_terminal_event(data: st.DataObject) -> None:
-    original = fixture("converse_stream_tool_use.eventstream")
-    damaged = bytearray(original)
-    for _ in range(data.draw(st.integers(1, 4))):
-        damaged[data.draw(st.integers(0, len(damaged) - 1))] = data.draw(st.integers(0, 255))
-    cut = data.draw(st.integers(0, len(damaged)))
-    chunk = data.draw(st.integers(1, 64))
-    pieces = sized(bytes(damaged[:cut]), chunk)
-    decoder = BedrockDecoder()  # raises nothing at all: damage becomes a Failed event
-    produced = [e for piece in pieces for e in decoder.feed(piece)] + decoder.close()
-    assert sum(isinstance(e, ev.Finished | ev.Failed) for e in produced) == 1
-    out = run("bedrock", plain(), pieces)
-    assert out == run("bedrock", plain(), whole(b"".join(pieces)))
-    assert_valid_responses_stream(out)
+@at_both_depths
+def test_any_damage_to_a_recorded_stream_ends_with_exactly_one_terminal_event() -> None:
+    @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(data=st.data())
+    def check(data: st.DataObject) -> None:
+        original = fixture("converse_stream_tool_use.eventstream")
+        damaged = bytearray(original)
+        for _ in range(data.draw(st.integers(1, 4))):
+            damaged[data.draw(st.integers(0, len(damaged) - 1))] = data.draw(st.integers(0, 255))
+        cut = data.draw(st.integers(0, len(damaged)))
+        chunk = data.draw(st.integers(1, 64))
+        pieces = sized(bytes(damaged[:cut]), chunk)
+        decoder = BedrockDecoder()  # raises nothing at all: damage becomes a Failed event
+        produced = [e for piece in pieces for e in decoder.feed(piece)] + decoder.close()
+        assert sum(isinstance(e, ev.Finished | ev.Failed) for e in produced) == 1
+        out = run("bedrock", plain(), pieces)
+        assert out == run("bedrock", plain(), whole(b"".join(pieces)))
+        assert_valid_responses_stream(out)
+
+    check()
 
 
-@settings(max_examples=200, deadline=None)
-@given(frames=st.lists(st.tuples(
-    st.sampled_from(["messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop",
-                     "messageStop", "metadata", "other"]),
-    st.recursive(st.none() | st.booleans() | st.integers(-2, 3) | st.text(max_size=5),
-                 lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-                     st.sampled_from(["contentBlockIndex", "delta", "start", "toolUse", "text", "input",
-                                      "reasoningContent", "signature", "usage", "stopReason", "inputTokens"]),
-                     inner, max_size=4), max_leaves=12)), max_size=8))
-def test_well_framed_but_odd_payloads_never_escape_the_decoder(frames: list[tuple[str, Any]]) -> None:
-    body = b"".join(encode_frame({":message-type": "event", ":event-type": name},
-                                 json.dumps(payload).encode()) for name, payload in frames)
-    decoder = BedrockDecoder()
-    produced = decoder.feed(body) + decoder.close()
-    assert sum(isinstance(e, ev.Finished | ev.Failed) for e in produced) == 1
-    assert_valid_responses_stream(run("bedrock", plain(), whole(body)))
+@at_both_depths
+def test_well_framed_but_odd_payloads_never_escape_the_decoder() -> None:
+    @settings(max_examples=examples(200), deadline=None)
+    @given(frames=st.lists(st.tuples(
+        st.sampled_from(["messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop",
+                         "messageStop", "metadata", "other"]),
+        st.recursive(st.none() | st.booleans() | st.integers(-2, 3) | st.text(max_size=5),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                         st.sampled_from(["contentBlockIndex", "delta", "start", "toolUse", "text",
+                                          "input", "reasoningContent", "signature", "usage", "stopReason",
+                                          "inputTokens"]),
+                         inner, max_size=4), max_leaves=12)), max_size=8))
+    def check(frames: list[tuple[str, Any]]) -> None:
+        body = b"".join(encode_frame({":message-type": "event", ":event-type": name},
+                                     json.dumps(payload).encode()) for name, payload in frames)
+        decoder = BedrockDecoder()
+        produced = decoder.feed(body) + decoder.close()
+        assert sum(isinstance(e, ev.Finished | ev.Failed) for e in produced) == 1
+        assert_valid_responses_stream(run("bedrock", plain(), whole(body)))
+
+    check()

@@ -14,6 +14,7 @@ from tests.translators.bedrock.support import bedrock, plain
 from tests.translators.streamcheck import (
     assert_chunking_invariant,
     assert_valid_responses_stream,
+    at_both_depths,
     done_items,
     events,
     terminal,
@@ -46,6 +47,7 @@ def fixture_usage(name: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("name", FIXTURES)
+@at_both_depths
 def test_recorded_stream_gives_the_same_bytes_whatever_the_chunking(name: str) -> None:
     assert_chunking_invariant("bedrock", weather(), fixture(name))
 

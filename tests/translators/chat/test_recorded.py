@@ -12,6 +12,7 @@ from tests.translators.streamcheck import (
     assert_chunking_invariant,
     assert_random_cuts_invariant,
     assert_valid_responses_stream,
+    at_both_depths,
     done_items,
     run,
     terminal,
@@ -52,13 +53,16 @@ def _usage(chunks: list[dict]) -> dict:
 
 
 @pytest.mark.parametrize("name", SMALL)
+@at_both_depths
 def test_recorded_stream_output_is_independent_of_chunking(name: str) -> None:
     assert_chunking_invariant("chat", _translation(name), recorded(name))
 
 
+@at_both_depths
 def test_long_reasoning_stream_output_is_independent_of_chunking() -> None:
-    """67 KB: whole, 7-byte and 1-byte chunks (1-byte feeding cuts at every position at once), and
-    chunkings cut at seeded random points over the whole stream (every byte would take minutes)."""
+    """67 KB: whole and 7-byte chunks, chunkings cut at seeded random points over the whole stream
+    (every byte would take minutes), and in the exhaustive run 1-byte chunks too (1-byte feeding
+    cuts at every position at once) and all 800 cut chunkings (streamcheck.py)."""
     name = "reasoning_content_stream.sse"
     trans = _translation(name)
     assert_chunking_invariant("chat", trans, recorded(name), every_split=False)

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support import hostile_sse
+from tests.support.depth import at_both_depths, examples
 from tests.translators.chat.chatdata import recorded, recorded_chunks, translation
 from tests.translators.streamcheck import assert_valid_responses_stream, run
 from translators.chat.stream import ChatDecoder
@@ -55,10 +56,11 @@ CHAT_STREAMS = [hostile_sse.payloads_in(recorded(name))
                              "reasoning_content_stream.sse", "reasoning_then_tool_call.jsonl")]
 
 
+@at_both_depths
 def test_hostile_payloads_in_well_formed_frames_raise_only_the_packages_errors() -> None:
     reached: list[bool] = []
 
-    @settings(max_examples=200, deadline=None, derandomize=True, database=None)
+    @settings(max_examples=examples(200), deadline=None, derandomize=True, database=None)
     @given(st.data())
     def run_one(data: st.DataObject) -> None:
         body = data.draw(hostile_sse.sse_body(CHAT_STREAMS, named=False, done=True))
@@ -68,22 +70,30 @@ def test_hostile_payloads_in_well_formed_frames_raise_only_the_packages_errors()
     hostile_sse.assert_most_examples_reach_the_handlers(run_one, reached)
 
 
-@settings(max_examples=300)
-@given(st.lists(st.dictionaries(st.sampled_from(_KEYS), _JSON, max_size=5), max_size=6))
-def test_odd_chunk_shapes_raise_only_the_packages_errors(chunks: list[dict]) -> None:
-    _feed_all(b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks))
+@at_both_depths
+def test_odd_chunk_shapes_raise_only_the_packages_errors() -> None:
+    @settings(max_examples=examples(300))
+    @given(st.lists(st.dictionaries(st.sampled_from(_KEYS), _JSON, max_size=5), max_size=6))
+    def check(chunks: list[dict]) -> None:
+        _feed_all(b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks))
+
+    check()
 
 
-@settings(max_examples=100)
-@given(st.data())
-def test_recorded_stream_with_a_field_replaced_still_ends_in_one_terminal_event(data: st.DataObject) -> None:
-    chunks = recorded_chunks("reasoning_then_tool_call.jsonl")
-    at = data.draw(st.integers(0, len(chunks) - 1))
-    choice = chunks[at]["choices"][0] if chunks[at]["choices"] else chunks[at]
-    key = data.draw(st.sampled_from(sorted(choice.get("delta", choice))))
-    (choice.get("delta", choice))[key] = data.draw(_JSON)
-    stream = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
-    assert_valid_responses_stream(run("chat", translation("deepseek-reasoner"), [stream]))
+@at_both_depths
+def test_recorded_stream_with_a_field_replaced_still_ends_in_one_terminal_event() -> None:
+    @settings(max_examples=examples(100))
+    @given(st.data())
+    def check(data: st.DataObject) -> None:
+        chunks = recorded_chunks("reasoning_then_tool_call.jsonl")
+        at = data.draw(st.integers(0, len(chunks) - 1))
+        choice = chunks[at]["choices"][0] if chunks[at]["choices"] else chunks[at]
+        key = data.draw(st.sampled_from(sorted(choice.get("delta", choice))))
+        (choice.get("delta", choice))[key] = data.draw(_JSON)
+        stream = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
+        assert_valid_responses_stream(run("chat", translation("deepseek-reasoner"), [stream]))
+
+    check()
 
 
 def test_truncated_recording_ends_in_one_failure() -> None:

@@ -18,7 +18,9 @@ from tests.translators.gemini.support import (
 from tests.translators.streamcheck import (
     assert_chunking_invariant,
     assert_valid_responses_stream,
+    at_both_depths,
     done_items,
+    run,
     terminal,
 )
 from translators import vendor_state
@@ -28,8 +30,7 @@ TRANSLATION = translation(tools=tools_for_recordings())
 
 @functools.cache
 def _responses(name: str) -> list[dict]:
-    """Checked once per recording (every split point is slow); the tests read the result."""
-    return assert_valid_responses_stream(assert_chunking_invariant("gemini", TRANSLATION, recorded(name)))
+    return assert_valid_responses_stream(run("gemini", TRANSLATION, [recorded(name)]))
 
 
 def _parts(name: str) -> list[dict]:
@@ -37,8 +38,9 @@ def _parts(name: str) -> list[dict]:
 
 
 @pytest.mark.parametrize("name", RECORDED)
+@at_both_depths
 def test_recorded_stream_is_chunking_invariant_valid_and_ends_once(name: str) -> None:
-    payloads = _responses(name)
+    payloads = assert_valid_responses_stream(assert_chunking_invariant("gemini", TRANSLATION, recorded(name)))
     assert terminal(payloads)["type"] == "response.completed"
 
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from tests.data import DATA
 from tests.support import hostile_sse
+from tests.support.depth import examples
 from tests.translators.gemini.support import (
     call,
     chunk,
@@ -23,6 +24,7 @@ from tests.translators.gemini.support import (
 from tests.translators.streamcheck import (
     assert_chunking_invariant,
     assert_valid_responses_stream,
+    at_both_depths,
     done_items,
     run,
     terminal,
@@ -47,10 +49,12 @@ def test_sse_and_json_array_framings_give_the_same_events() -> None:
     assert decode(sse(*CHUNKS)) == decode(json_array(*CHUNKS))
 
 
+@at_both_depths
 def test_json_array_stream_is_chunking_invariant_and_valid() -> None:
     assert terminal(_translated(json_array(*CHUNKS)))["response"]["status"] == "completed"
 
 
+@at_both_depths
 def test_sse_stream_is_chunking_invariant_and_valid() -> None:
     assert terminal(_translated(sse(*CHUNKS)))["response"]["status"] == "completed"
 
@@ -127,6 +131,7 @@ def test_thought_text_is_the_reasoning_summary_of_its_item() -> None:
     assert message["content"][0]["text"] == "42"
 
 
+@at_both_depths
 def test_call_to_a_freeform_tool_becomes_a_custom_tool_call_with_the_raw_input() -> None:
     patch = "*** Begin Patch\n*** Add File: a.txt\n+\"hi\"\n*** End Patch\n"
     t = translation(tools=[APPLY_PATCH])
@@ -150,10 +155,11 @@ GEMINI_STREAMS = [hostile_sse.payloads_in((DATA / "gemini" / name).read_bytes())
                                "sse_text_after_function_response.sse")]
 
 
+@at_both_depths
 def test_only_the_protocol_error_escapes_the_decoder_on_hostile_payloads_in_well_formed_frames() -> None:
     reached: list[bool] = []
 
-    @settings(max_examples=300, deadline=None, derandomize=True, database=None)
+    @settings(max_examples=examples(300), deadline=None, derandomize=True, database=None)
     @given(st.data())
     def run_one(data: st.DataObject) -> None:
         body = data.draw(hostile_sse.sse_body(GEMINI_STREAMS, named=False))
@@ -163,17 +169,22 @@ def test_only_the_protocol_error_escapes_the_decoder_on_hostile_payloads_in_well
     hostile_sse.assert_most_examples_reach_the_handlers(run_one, reached)
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-                        st.sampled_from(["candidates", "content", "parts", "text", "functionCall", "name",
-                                         "args", "partialArgs", "jsonPath", "willContinue", "finishReason",
-                                         "usageMetadata", "thoughtSignature", "thought", "error", "id"]),
-                        inner, max_size=4), max_leaves=20))
-def test_only_the_protocol_error_escapes_the_decoder_on_any_json(value: object) -> None:
-    decoder = GeminiDecoder("seed")
-    try:
-        decoder.feed(b"data: " + json.dumps(value).encode() + b"\n\n")
-        decoder.close()
-    except UpstreamProtocolError:
-        pass
+@at_both_depths
+def test_only_the_protocol_error_escapes_the_decoder_on_any_json() -> None:
+    @settings(max_examples=examples(200), deadline=None)
+    @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                            st.sampled_from(["candidates", "content", "parts", "text", "functionCall",
+                                             "name", "args", "partialArgs", "jsonPath", "willContinue",
+                                             "finishReason", "usageMetadata", "thoughtSignature", "thought",
+                                             "error", "id"]),
+                            inner, max_size=4), max_leaves=20))
+    def check(value: object) -> None:
+        decoder = GeminiDecoder("seed")
+        try:
+            decoder.feed(b"data: " + json.dumps(value).encode() + b"\n\n")
+            decoder.close()
+        except UpstreamProtocolError:
+            pass
+
+    check()

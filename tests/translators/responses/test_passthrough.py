@@ -7,6 +7,7 @@ import copy
 from tests.translators.bodies import APPLY_PATCH_GRAMMAR, body, custom, function, namespace, user
 from tests.translators.streamcheck import (
     assert_chunking_invariant,
+    at_both_depths,
     codex_request,
     events,
     fixture,
@@ -76,6 +77,7 @@ def translation():
     return translate_request(body(user("hi")), "responses")
 
 
+@at_both_depths
 def test_a_recorded_codex_stream_passes_through_in_any_chunking():
     data = fixture("codex/answer_reasoning_commentary_patch_ok.sse")
     out = assert_chunking_invariant("responses", translation(), data)
