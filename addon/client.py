@@ -5,8 +5,13 @@ because an upstream is OpenAI: upstream facts live in each dialect (translators/
 
 from __future__ import annotations
 
-DEFAULT_MATCH = ("api.openai.com/v1/responses", "chatgpt.com/backend-api/codex/responses")
-"""Where Codex sends its turns: an API key to api.openai.com, a ChatGPT login to chatgpt.com."""
+from translators import client_dialects
+
+DEFAULT_MATCH = ("api.openai.com/v1/responses", "chatgpt.com/backend-api/codex/responses",
+                 *client_dialects.default_match())
+"""Where Codex sends its turns: an API key to api.openai.com, a ChatGPT login to chatgpt.com; then
+the paths of the other client dialects on their own hosts (Claude Code's `/v1/messages`,
+addon/client_dialects.py; in reverse mode those match on any host)."""
 RESPONSES_URL = "https://api.openai.com/v1/responses"
 """A client request's URL when the gateway makes one up (addon/replay.py)."""
 CATALOG_HOST = "chatgpt.com"

@@ -25,6 +25,9 @@ from addon import (  # noqa: E402
     auth,
     bodies,
     catalog,
+    client_dialects,
+    clients,
+    console,
     credentials,
     cutoff,
     dialects,
@@ -32,7 +35,9 @@ from addon import (  # noqa: E402
     history,
     limits,
     recording,
+    usage,
     views,
+    websocket,
     workers,
 )
 from addon import headers as upstream_headers  # noqa: E402
@@ -70,10 +75,13 @@ class Gateway:
         (it is the flow's request already), but decoders may read it (Gemini's call-id seed)."""
         self.capabilities = Capabilities()
         """What each route model accepts (the vendor's models endpoint, else the shipped table)."""
-        self.state = State()
+        self.clients = clients.Gate()
+        """Who each request is (gateway_clients, addon/clients.py)."""
+        self.state = State(self.clients)
         """previous_response_id, conversations, /responses/compact and the store (addon/state.py)."""
         self.settings: dict[str, registry.Settings] = {}
         """Each dialect's own options and environment variables (addon/dialects.py)."""
+        self._running = False
 
     # -- options ----------------------------------------------------------------------------
     def load(self, loader: Any) -> None:
@@ -110,19 +118,28 @@ class Gateway:
         loader.add_option("gateway_capabilities", str, "vendor",
                           "Where a model's capabilities come from: vendor (its models endpoint, "
                           "else the shipped table) | table (never ask; offline use).", choices=list(MODES))
-        loader.add_option("gateway_capabilities_timeout", float, 2.0,
+        # str, not float: `--set` parses str, int, bool and lists only (docs/team.md "Options")
+        loader.add_option("gateway_capabilities_timeout", str, "2",
                           "Seconds a request waits for the models endpoint before it is translated "
-                          "with the shipped table (the answer still fills the cache).")
+                          "with the shipped table (the answer still fills the cache); decimals allowed.")
         for dialect in registry.every():  # a dialect's own options (e.g. a region)
             for option in dialect.options:
                 loader.add_option(option.name, option.type, option.default, option.help)
         self.state.load(loader)
+        self.clients.load(loader)
         limits.add_options(loader)
 
     def running(self) -> None:
+        self._running = True
         limits.freeze_startup()
+        self.clients.running()  # the warning for a listener others reach without client keys
 
     def configure(self, updated: set[str]) -> None:
+        # a bad option at start-up is one line and exit 1, before the proxy listens (addon/console.py)
+        with console.option_errors(starting=not self._running and console.in_real_master()):
+            self._configure(updated)
+
+    def _configure(self, updated: set[str]) -> None:
         o = ctx.options
         strategy = o.connection_strategy if "connection_strategy" in o else "lazy"
         if "connection_strategy" in updated and strategy != "lazy":
@@ -131,6 +148,7 @@ class Gateway:
             # Checked on its own, so a later `set connection_strategy=eager` is undone too.
             o.update(connection_strategy="lazy")
         self.state.configure(updated)
+        self.clients.configure(updated)
         if not any(name.startswith("gateway_") for name in updated):
             return
         for dialect in registry.every():
@@ -155,12 +173,14 @@ class Gateway:
         if o.gateway_capabilities not in MODES:
             raise exceptions.OptionsError(f"gateway_capabilities {o.gateway_capabilities!r}: "
                                           "write vendor or table")
-        if o.gateway_capabilities_timeout < 0:
-            raise exceptions.OptionsError("gateway_capabilities_timeout is negative: write seconds, e.g. 2")
+        timeout = _seconds(o.gateway_capabilities_timeout)
+        if timeout is None:
+            raise exceptions.OptionsError("gateway_capabilities_timeout is negative or not seconds: "
+                                          "write e.g. 2 or 0.5")
         self.router = Router(routes=tuple(routes), match=match)
         self.settings = settings
         self.capabilities.configure(routes, mode=o.gateway_capabilities,
-                                    timeout=o.gateway_capabilities_timeout)
+                                    timeout=timeout)
 
     # -- hooks ------------------------------------------------------------------------------
     def _matched(self, flow: http.HTTPFlow) -> bool:
@@ -169,6 +189,12 @@ class Gateway:
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error:
             return
+        if self._ours(flow):  # its client first: nothing is served or sent for an unknown one
+            if self.clients.identify(flow) is None:
+                return  # answered 401 (addon/clients.py)
+            if refused := bodies.declared_too_large(flow.request.headers, self._max_request()):
+                flow.response = error_response(413, "request_too_large", refused)
+                return
         # the window Codex compacts at comes from the vendor's own figure once it is known
         windows = catalog.windows_from(self.capabilities.best)
         if self.catalog.serve(flow, self.router, ctx.options.gateway_codex_catalog, windows):
@@ -176,19 +202,23 @@ class Gateway:
         if not self._matched(flow):
             return
         if flow.request.headers.get("upgrade", "").lower() == "websocket":
-            # Codex tries a WebSocket first; a 426 makes it fall back to HTTP after one try
-            # (docs/codex.md "Transport")
-            # the addon cannot serve the socket itself (docs/state.md "The WebSocket transport"):
-            # the message says what to do
-            flow.response = error_response(426, "websocket_unsupported",
-                                           "this gateway serves the Responses API over HTTP (POST "
-                                           ".../responses, SSE) only, not the WebSocket transport: use the "
-                                           "HTTP transport "
-                                           "(Agents SDK: set_default_openai_responses_transport(\"http\"); "
-                                           "Codex falls back by itself)")
-
+            # Codex tries the Responses WebSocket first: served by addon/websocket/ through the
+            # same HTTP path (docs/websocket.md)
+            websocket.ENDPOINT.take(flow, self.router.routes)
         elif refused := bodies.declared_too_large(flow.request.headers, self._max_request()):
             flow.response = error_response(413, "request_too_large", refused)  # the body is never read
+
+    def _ours(self, flow: http.HTTPFlow) -> bool:
+        """The gateway answers or translates this request: an intercepted path, a store endpoint,
+        the model catalog, the client's usage."""
+        r = flow.request
+        return (self._matched(flow) or catalog.catalog_request(r.method, r.pretty_host, r.path) is not None
+                or self.state.endpoint(self.router.match, r.pretty_host, r.path) is not None
+                or r.path.split("?", 1)[0].rstrip("/") == usage.PATH
+                or client_dialects.claim(flow, self.router) is not None)
+
+    def http_connect(self, flow: http.HTTPFlow) -> None:
+        self.clients.http_connect(flow)  # regular mode: the proxy password names the tunnel's client
 
     @staticmethod
     def _max_request() -> int:
@@ -201,6 +231,11 @@ class Gateway:
             if flow.is_replay == "request" and flow.live:
                 await self._guarded(flow, self._replay)  # mitmweb's Replay, `mitmdump -C saved.flow`
             return  # otherwise translated before (a loaded flow): never twice
+        if await self.state.serve_usage(flow):
+            return  # GET /gateway/usage: the client's own (addon/usage.py)
+        if (speaks := client_dialects.claim(flow, self.router)) is not None:  # e.g. Claude Code
+            await self._guarded(flow, lambda f: client_dialects.serve(self, f, speaks))
+            return
         rest = self.state.endpoint(self.router.match, flow.request.pretty_host, flow.request.path)
         if rest is not None and rest != "responses/compact":  # the store's own endpoints
             passthrough = any(dialects.passes_through(r.dialect) for r in self.router.routes)
@@ -274,9 +309,10 @@ class Gateway:
         translated afresh from that, with the current options, and its answer translated again.
         `flow.backup()` (done by the replay) keeps the old flow for mitmweb's Revert."""
         client_request = flow.metadata.get("gateway.client_request")
+        speaks = client_dialects.of(flow)  # e.g. a Claude Code flow: its own client dialect
         stale = [k for k in flow.metadata if k == flowinfo.KEY or k.startswith("gateway.")]
         for key in stale:
-            if key != "gateway.client_request":  # the views show it, whatever happens next
+            if key not in ("gateway.client_request", clients.METADATA):  # the views show it; its client
                 del flow.metadata[key]
         if flow.marked == flowinfo.MARK:
             flow.marked = ""
@@ -291,6 +327,9 @@ class Gateway:
             cut = "gateway: cut here" in (client_request or "")[-300:]
             self._refuse_replay(flow, None, "the saved client request was cut at gateway_max_kept_bytes"
                                 if cut else "the saved flow holds no client request to translate again")
+            return
+        if speaks is not None:
+            await client_dialects.replay(self, flow, speaks, body, client_request or "")
             return
         await self._translate(flow, body, client_request or "", compaction.is_trigger(body), body=body,
                               replay=True)
@@ -314,6 +353,8 @@ class Gateway:
             if replay:
                 self._refuse_replay(flow, client_model, f"no gateway route for model {client_model!r} "
                                                         "under the current options")
+            else:
+                flow.metadata[flowinfo.UNROUTED] = client_model  # the console says it went on untouched
             return  # no route for this model: leave the flow untouched
         compact = self.state.endpoint(self.router.match, flow.request.pretty_host,
                                       flow.request.path) == "responses/compact"
@@ -322,7 +363,8 @@ class Gateway:
             return
         route = serving(route, trigger or compact)  # a compaction request goes to the route's summarizer
         info: dict[str, Any] = {"upstream": route.dialect, "model": route.model or client_model,
-                                "client_model": client_model, "dropped": [], "notes": []}
+                                "client_model": client_model, "dropped": [], "notes": [],
+                                **self.clients.named(flow)}
         if replay:
             info["notes"].append("replayed: translated again from the saved client request")
         flow.metadata[flowinfo.KEY] = info
@@ -334,11 +376,13 @@ class Gateway:
             info["notes"] += [caps.note] if caps.note else []
         past = None if plan is AS_SENT else plan.past
         if spilled is None and not isinstance(past, history.Stored):
+            resolved: dict[str, Any] = {}
             if plan is not AS_SENT:
+                resolved = history.resolved(body)  # still echoed (docs/responses.md)
                 body, new_items = history.expand(body, plan.past, compact)
                 kept = history.user_messages(plan.past + new_items) if compact else None
                 self.state.register(flow, plan, new_items, len(new_items), kept)
-            self._translate_and_retarget(flow, body, route, caps, info)
+            self._translate_and_retarget(flow, body, route, caps, info, resolved)
             return
         own = None if spilled is not None else await asyncio.to_thread(
             workers.spill, data if data is not None else wirejson.dumps(body))
@@ -358,11 +402,13 @@ class Gateway:
         # same Responses-shaped 502, when the connection attempt fails.
 
     def _translate_and_retarget(self, flow: http.HTTPFlow, body: Any, route: Route,
-                                caps: Any, info: dict[str, Any]) -> None:
+                                caps: Any, info: dict[str, Any],
+                                resolved: dict[str, Any] | None = None) -> None:
+        """`resolved`: the state members `history.expand` took out of `body` (echoed)."""
         try:
             translation = translate_request(body, route.dialect, route.model,
                                             capabilities=caps.capabilities if caps else None,
-                                            web_search=ctx.options.gateway_web_search)
+                                            web_search=ctx.options.gateway_web_search, resolved=resolved)
         except Exception as exc:
             self._refuse_translation(flow, info, exc)
             return
@@ -517,8 +563,11 @@ class Gateway:
                 flow.response = error_response(502, "upstream_protocol_error", info["error"])
         if final is None:  # a whole answer, or a stream the proxy passes through
             final = flowinfo.final_response(flow.response.content or b"")
-        if usage := flowinfo.usage_of(final):
-            info["usage"] = usage
+        if used := flowinfo.usage_of(final):
+            info["usage"] = used
+        self.state.count(flow, used)  # per client, with client keys on (addon/usage.py)
+        if (failure := flowinfo.failure_of(final)) and not info.get("error"):
+            info["error"] = failure
         if searches := flowinfo.searches_of(final):
             info["searches"] = searches
         auth.redact_request(flow.request.headers)
@@ -557,7 +606,7 @@ class Gateway:
                                       credentials.secrets_of(flow))
         flow.metadata["gateway.upstream_response"] = raw
         error = translate_error(translation.target, flow.response.status_code, raw,
-                                dict(flow.response.headers))
+                                dict(flow.response.headers), client=translation.client)
         message = str(error.body["error"].get("message") or "")  # already cut to its gist
         info["error"] = f"upstream {error.status}: {message}"[:300]
         flow.response = json_response(error.status, error.body, error.headers)
@@ -610,6 +659,17 @@ class Gateway:
             info["error"] = f"gateway: {error}"
 
 
+def _seconds(text: str) -> float | None:
+    """An option of seconds, decimals allowed; None when it is not a number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if value >= 0 and value == value and value != float("inf") else None
+
+
 cutoff.install()
 credentials.install()
-addons = [Gateway(), views.Views()]
+gateway = Gateway()
+addons = [gateway, client_dialects.Restyle(), views.Views(), console.Console(lambda: gateway.router),
+          websocket.ENDPOINT]

@@ -16,6 +16,7 @@ from typing import Any
 from mitmproxy import http
 
 from addon import credentials, flowinfo
+from translators import client_dialects
 from translators import dialect as dialects
 
 # Values that identify a user or a machine, not what the model sees.
@@ -71,7 +72,8 @@ def write(root: Path, flow: http.HTTPFlow) -> Path | None:
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     folder.mkdir(mode=0o700, exist_ok=True)
     folder.chmod(0o700)  # mkdir's mode is cut by the umask
-    body = redact_request(json.loads(client))
+    speaks = client_dialects.get(translation.get("client") or client_dialects.DEFAULT)
+    body = {k: v for k, v in redact_request(json.loads(client)).items() if k not in speaks.private}
     found = dialects.find(info["upstream"])
     upstream_name = f"upstream.{found.capture_suffix if found else 'body'}"  # the dialect's own suffix
     _private(folder / "request.json", scrub(json.dumps(body, indent=1).encode(), secrets))
@@ -79,6 +81,7 @@ def write(root: Path, flow: http.HTTPFlow) -> Path | None:
     base_url = info.get("url", "")[: -len(translation["path"])] if info.get("url") else ""
     meta = {"dialect": info["upstream"], "model": translation["model"], "base_url": base_url,
             "request": "request.json", "upstream": upstream_name, "status": flow.response.status_code,
+            "client": speaks.name,
             "content_type": flow.response.headers.get("content-type", "")}
     _private(folder / "capture.json", json.dumps(meta, indent=1).encode())
     return folder

@@ -6,18 +6,20 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from translators import client_dialects as clients
 from translators import compaction, response_headers, websearch, whole_body, wirejson
 from translators import dialect as dialects
 from translators.capabilities import ModelCapabilities
-from translators.errors import MalformedRequest, TranslatorError, error_type_for_status
+from translators.errors import MalformedRequest, TranslatorError, UnsupportedFeature
 from translators.ids import IdFactory, random_ids
 from translators.ir import events as ev
+from translators.messages_client import MessagesEncoder, shows_thinking
 from translators.report import Report
+from translators.responses import echo
 from translators.responses.compaction import CompactionEncoder
-from translators.responses.request import decode as decode_request
 from translators.responses.stream import ResponsesEncoder
 from translators.translation import Translation, UpstreamError
-from translators.upstream_errors import clip, code_for, text_of
+from translators.upstream_errors import client_status, clip, code_for, text_of
 
 
 def _dialect(name: str) -> dialects.Dialect:
@@ -31,24 +33,35 @@ def _dialect(name: str) -> dialects.Dialect:
 
 def translate_request(body: dict[str, Any], target: str, model: str | None = None, *,
                       capabilities: ModelCapabilities | None = None,
-                      web_search: str = "follow") -> Translation:
-    """Client Responses body -> what to send to `target`. Raises `Refused` (with a Responses-shaped
-    error in `.to_body()`) for a request that must not go upstream. `capabilities`: what the
-    vendor said the model accepts; without it the dialect's shipped table answers. A request
-    whose last item is `compaction_trigger` asks a non-OpenAI target for a handoff summary
-    (`Translation.compaction`, translators/compaction.py). `web_search`: the operator's
-    `gateway_web_search`, off | live | follow (translators/websearch.py)."""
+                      web_search: str = "follow", resolved: dict[str, Any] | None = None,
+                      client: str = clients.DEFAULT) -> Translation:
+    """Client body (Responses unless `client` says otherwise) -> what to send to `target`. Raises
+    `Refused` (with a Responses-shaped error in `.to_body()`) for a request that must not go
+    upstream. `capabilities`: what the vendor said the model accepts; without it the dialect's
+    shipped table answers. A request whose last item is `compaction_trigger` asks a non-OpenAI
+    target for a handoff summary (`Translation.compaction`, translators/compaction.py).
+    `web_search`: the operator's `gateway_web_search`, off | live | follow
+    (translators/websearch.py). `resolved`: the `previous_response_id` / `conversation` the caller
+    took out of `body` once it had put their history into `input` (the addon's store,
+    addon/history.py): not translated, only echoed in every Responses object. `client`: the client
+    dialect the body is written in (translators/client_dialects.py); its decoder reads the body, and
+    a refusal raised for it is written in its error shape by `ClientDialect.refusal`."""
     report = Report()
     summarize = False
     dialect = _dialect(target)
+    speaks = clients.get(client)
+    if dialect.passthrough is not None and not speaks.takes_passthrough:
+        raise UnsupportedFeature(f"the {target} upstream passes the {clients.DEFAULT} wire through and "
+                                 f"cannot answer a {client} client: route this model to another upstream",
+                                 param="model")
     if dialect.passthrough is not None:
         encoded = dialect.passthrough.encode(body, model, report)
         client_model = body["model"]
         stream = bool(body.get("stream", False))
     else:
         assert dialect.encode_request is not None and dialect.capabilities is not None
-        summarize = compaction.is_trigger(body)
-        request = decode_request(compaction.without_trigger(body) if summarize else body, report)
+        summarize = speaks.stores_state and compaction.is_trigger(body)
+        request = speaks.decode(compaction.without_trigger(body) if summarize else body, report)
         if summarize:
             request = compaction.summarizer_request(request, report)
         request = websearch.prepare(request, target, web_search, report)
@@ -59,26 +72,37 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
         if note := caps.lifecycle_note():
             report.note(note)
         encoded = dialect.encode_request(request, upstream_model, report, caps)
-    return Translation(target=target, model=encoded.body.get("model") or model or client_model,
+    echoed = speaks.echo(body) if speaks.echo is not None else _echo({**body, **(resolved or {})})
+    return Translation(target=target, client=client, model=encoded.body.get("model") or model or client_model,
                        client_model=client_model, path=encoded.path, body=encoded.body,
                        headers=encoded.headers, stream=stream, dropped=report.dropped,
                        cosmetic=report.cosmetic, notes=report.notes, tools=encoded.tools,
-                       echo=_echo(body), compaction=summarize)
-
-
-_ECHO_TYPES = {"tool_choice": (str, dict), "parallel_tool_calls": (bool,), "tools": (list,)}
+                       echo=echoed, compaction=summarize)
 
 
 def _echo(body: dict[str, Any]) -> dict[str, Any]:
-    """The request fields a Responses object repeats, as the client wrote them (docs/responses.md)."""
-    return {key: body[key] for key, types in _ECHO_TYPES.items() if isinstance(body.get(key), types)}
+    """The request fields a Responses object repeats, computed once per request
+    (translators/responses/echo.py, docs/responses.md "The Response object")."""
+    return echo.from_request(body)
+
+
+NOTHING_SENT = ("the upstream answered 200 but its stream ended having sent nothing: the request likely "
+                "exceeded the model's context, or the server failed (see its log)")
+NOTHING_SENT_CODE = "invalid_prompt"
+"""A `response.failed` code Codex neither retries nor rewords: it shows the message as sent
+(docs/codex.md "Errors and retries")."""
+_NOT_SAID = (ev.Note,)
+"""Events that are no part of an answer: a decoder's remark about the bytes."""
 
 
 class StreamTranslator:
-    """Upstream stream bytes -> Responses SSE bytes. Never raises: whatever goes wrong inside
-    ends the client's stream with one `response.failed` (the proxy boundary, docs/design.md "Errors")."""
+    """Upstream stream bytes -> the client dialect's SSE bytes (Responses; Anthropic's events for a
+    Messages client, docs/claude-code.md). Never raises: whatever goes wrong inside ends the
+    client's stream with one terminal failure, `response.failed` or an `error` event (the proxy
+    boundary, docs/design.md "Errors")."""
 
-    def __init__(self, decoder: dialects.StreamDecoder, encoder: ResponsesEncoder, report: Report,
+    def __init__(self, decoder: dialects.StreamDecoder, encoder: ResponsesEncoder | MessagesEncoder,
+                 report: Report,
                  whole: Callable[[], dialects.StreamDecoder] | None = None) -> None:
         self._decoder = decoder
         self._encoder = encoder
@@ -87,6 +111,8 @@ class StreamTranslator:
         self._whole = whole
         self._head: bytes | None = b"" if whole is not None else None
         """The first bytes, until they tell a stream from a whole body (whole_body.py)."""
+        self._said = False
+        """The upstream has sent something of an answer (`_nothing_said`)."""
 
     @property
     def finished(self) -> bool:
@@ -107,6 +133,8 @@ class StreamTranslator:
         # the happy path inline, without helper calls: this runs once per upstream event (bench/)
         try:
             events = self._decoder.feed(data)
+            if not self._said:
+                events = self._nothing_said(events, closing=False)
         except Exception as exc:
             events = self._read_failure(exc)
         try:
@@ -138,6 +166,8 @@ class StreamTranslator:
         try:
             head, self._head = self._head, None
             events = (self._decoder.feed(head) if head else []) + self._decoder.close()
+            if not self._said:
+                events = self._nothing_said(events, closing=True)
         except Exception as exc:
             events = self._read_failure(exc)
         try:
@@ -148,6 +178,26 @@ class StreamTranslator:
 
     def response(self) -> dict[str, Any]:
         return self._encoder.response()
+
+    def _nothing_said(self, events: list[ev.Event], *, closing: bool) -> list[ev.Event]:
+        """A 200 stream that ends having sent nothing of an answer (no bytes, keep-alives, a bare
+        `[DONE]`): what llama-cpp-python sends when the request is over its context (docs/chat.md
+        "Compatible servers"), and what any server sends that fails after its headers. Its end (a
+        `Finished`, or the decoder's own failure at the end of the bytes) becomes one failure
+        that says so, with a code Codex does not retry (docs/codex.md "Errors and retries"):
+        retrying cannot help. An error the upstream sent as data is something said."""
+        if isinstance(self._decoder, whole_body.WholeBody):  # a whole body has its own reading
+            self._said = True
+            return events
+        for i, event in enumerate(events):
+            kind = type(event)
+            if kind is ev.Finished or (kind is ev.Failed and closing):
+                said = f" ({event.message})" if isinstance(event, ev.Failed) else ""
+                return [*events[:i], ev.Failed(NOTHING_SENT_CODE, NOTHING_SENT + said)]
+            if kind not in _NOT_SAID:
+                self._said = True
+                return events
+        return events
 
     def _read_failure(self, exc: Exception) -> list[ev.Event]:
         """A decoder ends a stream it cannot read with a `Failed` event (decoding.py), so what
@@ -210,7 +260,13 @@ def stream_translator(source: str, translation: Translation, *, new_id: IdFactor
 
 
 def _encoder(translation: Translation, report: Report, new_id: IdFactory | None,
-             clock: Callable[[], float]) -> ResponsesEncoder:
+             clock: Callable[[], float]) -> ResponsesEncoder | MessagesEncoder:
+    """The client dialect's writer of the answer (translators/client_dialects.py)."""
+    if translation.client == "messages":
+        # the model the client named; thinking text only when the request did not omit it
+        # (docs/claude-code.md "Events out")
+        return MessagesEncoder(model=translation.client_model, report=report, new_id=new_id or random_ids(),
+                               tools=translation.tools, show_thinking=shows_thinking(translation.echo))
     if translation.compaction:
         return CompactionEncoder(dialect=translation.target, upstream_model=translation.model,
                                  model=translation.client_model, report=report,
@@ -222,7 +278,8 @@ def _encoder(translation: Translation, report: Report, new_id: IdFactory | None,
 def translate_response(source: str, translation: Translation, body: bytes, *,
                        new_id: IdFactory | None = None, clock: Callable[[], float] = time.time,
                        report: Report | None = None) -> dict[str, Any]:
-    """A whole (non-streamed) upstream answer -> the Responses object the client receives."""
+    """A whole (non-streamed) upstream answer -> the Responses object the client receives (for a
+    Messages client: the `Message`, or its error body, `ClientDialect.answer_status`)."""
     dialect = _dialect(source)
     if dialect.passthrough is not None:  # the client's own dialect: the answer as it is
         return wirejson.loads(body)
@@ -247,9 +304,10 @@ def translate_response(source: str, translation: Translation, body: bytes, *,
 
 
 def translate_error(source: str, status: int, body: bytes,
-                    headers: dict[str, str] | None = None) -> UpstreamError:
-    """An upstream HTTP error -> a Responses-shaped error body, status kept, and the headers the
-    client needs (retry-after, x-ratelimit-*, the request id: `response_headers.py`)."""
+                    headers: dict[str, str] | None = None, *, client: str = clients.DEFAULT) -> UpstreamError:
+    """An upstream HTTP error -> an error body in the client dialect's shape (Responses by default),
+    status kept (a Messages client gets 529 for an overload, as from Anthropic), and the headers
+    the client needs (retry-after, x-ratelimit-*, the request id: `response_headers.py`)."""
     try:
         parsed: Any = wirejson.loads(body) if body else None
     except (ValueError, RecursionError):
@@ -269,7 +327,9 @@ def translate_error(source: str, status: int, body: bytes,
                 message, code = info.message, info.code
             except Exception:  # an odd error body must not cost the client its status and retry-after
                 message, code = text_of(body), code_for(status, text_of(body))
-        out = {"error": {"type": error_type_for_status(status), "code": code,
-                         "message": clip(f"{source} upstream returned {status}: {message}"), "param": None}}
+        sent = client_status(status, message)  # a server's validation error is the client's 400
+        speaks = clients.get(client)
+        out = speaks.error_body(sent, code, clip(f"{source} upstream returned {status}: {message}"))
+        status = speaks.error_status(sent, out)
     keep = dict(response_headers.for_client((headers or {}).items(), source, framing=False))
     return UpstreamError(status=status, body=out, headers=keep)

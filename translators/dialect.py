@@ -98,6 +98,11 @@ class Option:
     help: str
     check: Callable[[Any], str | None] | None = None
     """value -> what is wrong with it (the message the operator sees), or None."""
+    route_key: str | None = None
+    """The `[[route]]` key that sets this option for one route (addon/routing.py); the option is
+    then the default of every route of the dialect, and the route's value reaches the encoder in
+    `ModelCapabilities.extra[route_key]` (a fact about the route's server, e.g. which
+    `response_format` it takes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +154,9 @@ class RequestShape:
     """The declared tool names."""
     consumed: frozenset[str]
     """Top-level keys these lines describe; the view lists the others as fields."""
+    tools_from: tuple[str, ...] = ()
+    """Where tools were declared other than a top-level list (e.g. `input[0] additional_tools`,
+    Responses Lite), so the view never shows them as tools the gateway added."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,11 @@ from mitmproxy.net import encoding
 from mitmproxy.test import taddons
 
 from addon import gateway as gateway_module
+from addon import websocket
 from addon.gateway import Gateway
 from addon.routing import Router
 from addon.streaming import StreamHook
+from addon.websocket.endpoint import Endpoint
 from tests.addon.conftest import (
     CLIENT_KEY,
     CLIENT_URL,
@@ -95,15 +97,56 @@ def test_request_for_a_model_without_route_is_left_as_sent(gateway: Ctx) -> None
     flow.request.raw_content = encoding.encode(json.dumps({"model": "o3", "input": "hi"}).encode(), "zstd")
     before = _snapshot(flow)
     run_request(addon, flow)
-    assert _snapshot(flow) == before
+    # untouched but for a note of the client's model for the console (addon/console.py)
+    assert _snapshot(flow) == {**before, "metadata": {"gateway.unrouted": "o3"}}
 
 
-def test_websocket_upgrade_on_responses_is_answered_426_at_once(gateway: Ctx) -> None:
+UPGRADE = {"upgrade": "websocket", "connection": "Upgrade", "sec-websocket-version": "13",
+           "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "openai-beta": "responses_websockets=2026-02-06"}
+
+
+def test_websocket_upgrade_on_responses_is_retargeted_to_the_loopback_endpoint(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gateway serves the socket itself (docs/websocket.md): mitmproxy relays the upgrade to
+    the addon's own endpoint under a one-time path."""
     addon, _ = gateway
-    flow = client_flow(method="GET", headers={"upgrade": "websocket", "connection": "Upgrade"})
+    endpoint = Endpoint()
+    monkeypatch.setattr(websocket, "ENDPOINT", endpoint)
+
+    async def main() -> tuple[http.HTTPFlow, int | None]:
+        await endpoint.start(max_size=1 << 20)
+        try:
+            flow = client_flow(method="GET", headers=UPGRADE)
+            addon.requestheaders(flow)
+            return flow, endpoint.port
+        finally:
+            await endpoint.done()
+
+    flow, port = asyncio.run(main())
+    assert flow.response is None
+    assert (flow.request.scheme, flow.request.host, flow.request.port) == ("http", "127.0.0.1", port)
+    assert len(flow.request.path) > 16  # the one-time token
+    assert flow.metadata["gateway.websocket"] == CLIENT_URL
+
+
+def test_websocket_upgrade_to_a_passthrough_route_goes_on_untouched(gateway: Ctx) -> None:
+    addon, tctx = gateway
+    tctx.configure(addon, gateway_upstream="responses", gateway_base_url="", gateway_model="",
+                   gateway_key_env="")
+    flow = client_flow(method="GET", headers=UPGRADE)
     addon.requestheaders(flow)
-    assert flow.response.status_code == 426
-    assert flow.response.json()["error"]["code"] == "websocket_unsupported"
+    assert flow.response is None
+    assert flow.request.url == CLIENT_URL
+
+
+def test_websocket_upgrade_while_the_endpoint_is_down_is_answered_503(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    addon, _ = gateway
+    monkeypatch.setattr(websocket, "ENDPOINT", Endpoint())
+    flow = client_flow(method="GET", headers=UPGRADE)
+    addon.requestheaders(flow)
+    assert flow.response.status_code == 503
+    assert flow.response.json()["error"]["code"] == "websocket_unavailable"
 
 
 def test_websocket_upgrade_elsewhere_is_left_alone(gateway: Ctx) -> None:
@@ -404,6 +447,46 @@ def test_flow_that_lost_nothing_is_not_marked(gateway: Ctx) -> None:
     _stream_through(addon, flow, [(FIXTURES / "text_after_tool_result.sse").read_bytes()])
     assert flow.comment == "-> anthropic claude-sonnet-4-6"
     assert not flow.marked
+
+
+_OVERLOADED = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1",'
+               b'"type":"message","role":"assistant","model":"claude-sonnet-4-6","content":[],'
+               b'"stop_reason":null,"usage":{"input_tokens":5,"output_tokens":0}}}\n\n'
+               b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error",'
+               b'"message":"Overloaded"}}\n\n')
+
+
+@pytest.mark.parametrize("chunks", [
+    pytest.param([_OVERLOADED], id="upstream error event mid-stream"),
+    pytest.param([_OVERLOADED.split(b"event: error")[0]], id="upstream stream ended early"),
+])
+def test_a_stream_that_ended_in_response_failed_is_a_failed_marked_flow(gateway: Ctx,
+                                                                       chunks: list[bytes]) -> None:
+    """A 200 whose answer the client read as `response.failed` is a failure in mitmweb too
+    (docs/mitmproxy.md "Where flows show information"): the error in the metadata and the
+    comment, and the mark."""
+    addon, _ = gateway
+    flow = client_flow()
+    run_request(addon, flow)
+    _answer(flow, 200, b"")
+    sent = sse_events(b"".join(_stream_through(addon, flow, chunks)))
+    assert sent[-1]["type"] == "response.failed"
+    message = sent[-1]["response"]["error"]["message"]
+    assert message in flow.metadata["gateway"]["error"]
+    assert f"error: {flow.metadata['gateway']['error']}" in flow.comment
+    assert flow.marked
+
+
+def test_a_replayed_stream_that_failed_is_a_failed_marked_flow(gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow()
+    run_request(addon, flow)
+    _answer(flow, 200, _OVERLOADED, {"content-type": "text/event-stream"})
+    flow.is_replay = "response"
+    addon.responseheaders(flow)
+    finish(addon.response(flow))
+    assert flow.metadata["gateway"].get("error")
+    assert flow.marked
 
 
 def test_usage_is_recorded_in_the_metadata(gateway: Ctx) -> None:

@@ -39,7 +39,7 @@ def test_capture_folder_holds_request_upstream_answer_and_description(gateway: C
     meta = json.loads((folder / "capture.json").read_text())
     assert meta == {"dialect": "anthropic", "model": "claude-sonnet-4-6", "base_url": listener,
                     "request": "request.json", "upstream": "upstream.body", "status": 200,
-                    "content_type": "text/event-stream"}
+                    "content_type": "text/event-stream", "client": "responses"}
     assert (folder / "upstream.body").read_bytes() == RAW
 
 

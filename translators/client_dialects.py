@@ -1,0 +1,131 @@
+"""The client dialects: what a client speaks to the gateway, whatever the upstream
+(docs/claude-code.md "Wiring", docs/architecture.md).
+
+`responses` (Codex, the openai SDK) is the default; `messages` (Claude Code, the anthropic SDK)
+decodes with `translators/messages_client/` and answers in Anthropic's events and error shapes.
+`translators/api.py` takes the client dialect as a parameter and asks this table for the decoder,
+the encoder and the error shape; the addon asks it for the paths, hosts and headers of each
+client (addon/client_dialects.py), so neither names a vendor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from translators.errors import MalformedRequest, TranslatorError, error_type_for_status
+from translators.ir.request import Request
+from translators.messages_client import errors as messages_errors
+from translators.messages_client.request import decode as decode_messages
+from translators.report import Report
+from translators.responses.request import decode as decode_responses
+
+DEFAULT = "responses"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClientDialect:
+    name: str
+    decode: Callable[[Any, Report], Request]
+    """The client's body -> the IR; raises `MalformedRequest` / `UnsupportedFeature`."""
+    error_body: Callable[[int, str, str], dict[str, Any]]
+    """(status, gateway code, message) -> the error body the client reads."""
+    error_status: Callable[[int, dict[str, Any]], int]
+    """(status, the body `error_body` wrote) -> the status the client gets."""
+    refusal: Callable[[TranslatorError], tuple[int, dict[str, Any]]]
+    """A request the gateway will not send -> status and body."""
+    answer_status: Callable[[dict[str, Any]], int] = lambda _body: 200
+    """The status of a whole answer (`translate_response`'s body): a Responses object is 200
+    even when it failed; a Messages error body has its error type's status."""
+    echo: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    """The request fields the answer writer needs (`Translation.echo`); None: the Responses echo
+    `translators/api.py` computes."""
+    stores_state: bool = False
+    """The client names stored history (`previous_response_id`) and compaction triggers."""
+    takes_passthrough: bool = False
+    """The client speaks the passthrough upstream's own wire (`Dialect.passthrough`)."""
+    paths: tuple[str, ...] = ()
+    """fnmatch patterns of the request paths (query cut) this client uses besides `gateway_match`'s."""
+    turn_paths: tuple[str, ...] = ()
+    """The paths of a model turn (a `POST` the gateway translates)."""
+    hosts: tuple[str, ...] = ()
+    """The client's own vendor's hosts: matched in regular mode, and the only hosts that may get
+    the client's own credentials."""
+    credentials: tuple[str, ...] = ()
+    """Request headers that carry the client's own key."""
+    marker_headers: tuple[str, ...] = ()
+    """A request with one of these headers is this client's on a path another client shares
+    (`/v1/models`)."""
+    private: tuple[str, ...] = ()
+    """Top-level request fields a capture leaves out: they name the user or the machine, not what
+    the model reads (addon/recording.py)."""
+    label: str = "Responses"
+    """How mitmweb's views name what the client sent and got."""
+    view: str = "responses"
+    """The dialect whose `View` reads this client's bodies and events (the same wire)."""
+
+
+def _responses_error(status: int, code: str, message: str) -> dict[str, Any]:
+    return {"error": {"type": error_type_for_status(status), "code": code, "message": message,
+                      "param": None}}
+
+
+def _messages_status(status: int, body: dict[str, Any]) -> int:
+    """Anthropic says `overloaded_error` with 529 (docs/claude-code.md "Errors"): the SDK and Claude
+    Code retry it as such; other types keep the upstream's status."""
+    kind = body.get("error", {}).get("type") if isinstance(body.get("error"), dict) else None
+    return messages_errors.STATUS_OF_TYPE["overloaded_error"] if kind == "overloaded_error" else status
+
+
+def _messages_answer_status(body: dict[str, Any]) -> int:
+    if body.get("type") != "error" or not isinstance(body.get("error"), dict):
+        return 200
+    return messages_errors.STATUS_OF_TYPE.get(str(body["error"].get("type")), 500)
+
+
+def _responses_refusal(exc: TranslatorError) -> tuple[int, dict[str, Any]]:
+    return exc.status, exc.to_body()
+
+
+def _messages_echo(body: dict[str, Any]) -> dict[str, Any]:
+    """What the Messages encoder reads of the request: `thinking` (its `display`)."""
+    return {"thinking": body["thinking"]} if isinstance(body.get("thinking"), dict) else {}
+
+
+TABLE: dict[str, ClientDialect] = {
+    "responses": ClientDialect(
+        name="responses", decode=decode_responses, error_body=_responses_error,
+        error_status=lambda status, _body: status, refusal=_responses_refusal,
+        stores_state=True, takes_passthrough=True),
+    "messages": ClientDialect(
+        name="messages", decode=decode_messages,
+        error_body=lambda status, _code, message: messages_errors.for_status(status, message),
+        error_status=_messages_status, refusal=messages_errors.refusal, echo=_messages_echo,
+        answer_status=_messages_answer_status,
+        paths=("/v1/messages", "/v1/messages/count_tokens", "/v1/models", "/v1/models/*"),
+        turn_paths=("/v1/messages",), label="Messages", view="anthropic",
+        private=("metadata",),  # Claude Code's `user_id`: device, account and session ids
+        hosts=("api.anthropic.com",), credentials=("x-api-key", "authorization"),
+        marker_headers=("anthropic-version", "x-api-key")),
+}
+"""The client dialects by name; `responses` first (the default)."""
+
+
+def names() -> tuple[str, ...]:
+    return tuple(TABLE)
+
+
+def get(name: str) -> ClientDialect:
+    try:
+        return TABLE[name]
+    except KeyError:
+        raise MalformedRequest(f"unknown client dialect {name!r}; choose one of {', '.join(TABLE)}",
+                               code="unknown_dialect") from None
+
+
+def default_match() -> tuple[str, ...]:
+    """`host/path` patterns of every client dialect but the default, on its own hosts (the
+    addon's `gateway_match` defaults)."""
+    return tuple(host + path for name in TABLE if name != DEFAULT
+                 for host in TABLE[name].hosts for path in TABLE[name].paths)
