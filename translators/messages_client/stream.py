@@ -21,6 +21,7 @@ from typing import Any
 from translators import vendor_state
 from translators.ids import IdFactory
 from translators.ir import events as ev
+from translators.ir.encoder import EventEncoder
 from translators.ir.request import VendorState
 from translators.messages_client import errors, signature
 from translators.naming import ToolIndex
@@ -52,7 +53,7 @@ class _Block:
         self.name = ""
 
 
-class MessagesEncoder:
+class MessagesEncoder(EventEncoder):
     """Sans-I/O: `encode(events)` -> SSE bytes; `finish()` guarantees the one end; `message()`
     is the whole `Message` so far (the body of a non-streamed answer)."""
 
@@ -82,23 +83,11 @@ class MessagesEncoder:
         """A tool_use block went out: the turn stops for the tool, whatever the upstream said."""
 
     # -- public -------------------------------------------------------------------------------
-    def encode(self, events: list[ev.Event]) -> bytes:
-        return b"".join(self.encode_parts(events))
-
     def encode_parts(self, events: list[ev.Event]) -> list[bytes]:
         """The bytes in pieces, one per event (the shape `translators/api.py` `StreamTranslator`
         passes on)."""
         for event in events:
             self._handle(event)
-        out, self._out = self._out, []
-        return out
-
-    def finish(self, reason: str = "upstream stream ended before it finished") -> bytes:
-        return b"".join(self.finish_parts(reason))
-
-    def finish_parts(self, reason: str = "upstream stream ended before it finished") -> list[bytes]:
-        if not self.finished:
-            self._fail("server_error", reason)
         out, self._out = self._out, []
         return out
 
@@ -133,29 +122,7 @@ class MessagesEncoder:
             return
         if not self._started:
             self._start()
-        match event:
-            case ev.TextDelta(key=key, text=text):
-                self._text_delta(key, text)
-            case ev.TextDone(key=key):
-                self._stop(key)
-            case ev.ReasoningDelta(key=key, text=text):
-                self._thinking_delta(key, text)
-            case ev.ReasoningDone(key=key, state=state):
-                self._thinking_done(key, state)
-            case ev.ToolCallStarted(key=key, call_id=call_id, name=name):
-                self._tool_started(key, call_id, name)
-            case ev.ToolCallDelta(key=key, fragment=fragment):
-                self._tool_delta(key, fragment)
-            case ev.ToolCallDone(key=key, arguments=arguments):
-                self._tool_done(key, arguments)
-            case ev.WebSearch():
-                self._web_search(event)
-            case ev.Citation():
-                self._cite(event)
-            case ev.Finished(reason=reason, detail=detail):
-                self._finish(reason, detail)
-            case ev.Failed(code=code, message=message):
-                self._fail(code, message)
+        self._item(event)
 
     def _emit(self, payload: dict[str, Any]) -> None:
         self._out.append(encode_event(payload["type"], payload))
@@ -187,7 +154,7 @@ class MessagesEncoder:
     def _delta(self, block: _Block, delta: dict[str, Any]) -> None:
         self._emit({"type": "content_block_delta", "index": block.index, "delta": delta})
 
-    def _stop(self, key: object) -> None:
+    def _close(self, key: object) -> None:
         block = self._open.pop(key, None)
         if block is None:
             return
@@ -205,7 +172,7 @@ class MessagesEncoder:
 
     def _stop_all(self) -> None:
         for key in list(self._open):
-            self._stop(key)
+            self._close(key)
 
     # -- text ---------------------------------------------------------------------------------
     def _text_delta(self, key: object, text: str) -> None:
@@ -230,7 +197,7 @@ class MessagesEncoder:
             "title": citation.title, "encrypted_index": ""}})
 
     # -- thinking -----------------------------------------------------------------------------
-    def _thinking_delta(self, key: object, text: str) -> None:
+    def _reasoning_delta(self, key: object, text: str) -> None:
         if not self.show_thinking:
             # nothing of it is shown: the block waits for its signature (`_thinking_done`)
             self._open.setdefault(key, _Block("hidden_thinking", -1))
@@ -243,7 +210,7 @@ class MessagesEncoder:
         block.chunks.append(text)
         self._delta(block, {"type": "thinking_delta", "thinking": text})
 
-    def _thinking_done(self, key: object, state: VendorState | None) -> None:
+    def _reasoning_done(self, key: object, state: VendorState | None) -> None:
         block = self._open.pop(key, None)
         if block is None and state is not None and state.redacted is not None:
             # redacted reasoning: one block, whole (anthropic SDK `RedactedThinkingBlock`)
@@ -268,7 +235,7 @@ class MessagesEncoder:
         self._emit({"type": "content_block_stop", "index": block.index})
 
     # -- tool use -----------------------------------------------------------------------------
-    def _tool_started(self, key: object, call_id: str, name: str) -> None:
+    def _call_started(self, key: object, call_id: str, name: str) -> None:
         ref = self.tools.lookup(name)
         tool_id = call_id or self.new_id("toolu")
         block = self._open_block(key, "tool_use", {"type": "tool_use", "id": tool_id, "name": ref.name,
@@ -276,7 +243,7 @@ class MessagesEncoder:
         block.tool_id, block.name = tool_id, ref.name
         self._called = True
 
-    def _tool_delta(self, key: object, fragment: str) -> None:
+    def _call_delta(self, key: object, fragment: str) -> None:
         """Held until the call is done: the SDK parses the input after every delta and raises on
         text that is no JSON prefix, which an upstream other than Anthropic may write."""
         block = self._open.get(key)
@@ -287,13 +254,13 @@ class MessagesEncoder:
             return
         block.chunks.append(fragment)
 
-    def _tool_done(self, key: object, arguments: str | None) -> None:
+    def _call_done(self, key: object, arguments: str | None) -> None:
         block = self._open.pop(key, None)
         if block is not None and block.kind == "tool_use":
             self._close_tool(block, arguments)
         elif block is not None:
             self._open[key] = block
-            self._stop(key)
+            self._close(key)
 
     def _close_tool(self, block: _Block, arguments: str | None) -> None:
         """One `input_json_delta` with the whole input, when it is a JSON object; anything else

@@ -18,6 +18,7 @@ from typing import Any
 from translators import freeform, vendor_state
 from translators.ids import IdFactory
 from translators.ir import events as ev
+from translators.ir.encoder import EventEncoder
 from translators.naming import ToolIndex, ToolRef
 from translators.report import Report
 from translators.responses.echo import NOTHING_KNOWN
@@ -86,7 +87,7 @@ class _Open:
         """A delta of this tool call's input went out (`_call_done` sends one otherwise)."""
 
 
-class ResponsesEncoder:
+class ResponsesEncoder(EventEncoder):
     def __init__(self, *, model: str, tools: ToolIndex, report: Report, new_id: IdFactory,
                  clock: Callable[[], float] = time.time, echo: dict[str, Any] | None = None) -> None:
         self.model = model
@@ -116,9 +117,6 @@ class ResponsesEncoder:
         """Characters of text, reasoning and arguments held for the items' done events."""
 
     # -- public -----------------------------------------------------------------------------
-    def encode(self, events: list[ev.Event]) -> bytes:
-        return b"".join(self.encode_parts(events))
-
     def encode_parts(self, events: list[ev.Event]) -> list[bytes]:
         """`encode`'s bytes in pieces, unjoined: a long text's JSON is one piece, the same object
         in every event that repeats it (`sse.LongStrings`), so a caller can pass it on without
@@ -137,17 +135,6 @@ class ResponsesEncoder:
                     self._call_delta(event.key, event.fragment)
                     continue
             self._handle(event)
-        out, self._out = self._out, []
-        return out
-
-    def finish(self, reason: str = "upstream stream ended before it finished") -> bytes:
-        return b"".join(self.finish_parts(reason))
-
-    def finish_parts(self, reason: str = "upstream stream ended before it finished") -> list[bytes]:
-        """Guarantee exactly one terminal event, whatever the upstream did (in pieces, as
-        `encode_parts`)."""
-        if not self.finished:
-            self._fail("server_error", reason)
         out, self._out = self._out, []
         return out
 
@@ -175,31 +162,8 @@ class ResponsesEncoder:
             return
         if not self._started:
             self._start()
-        match event:
-            case ev.TextDelta(key=key, text=text):
-                self._text_delta(key, text)
-            case ev.TextDone(key=key):
-                self._close(key)
-            case ev.ReasoningDelta(key=key, text=text):
-                self._reasoning_delta(key, text)
-            case ev.ReasoningDone(key=key, state=state):
-                self._reasoning_done(key, state)
-            case ev.ToolCallStarted(key=key, call_id=call_id, name=name):
-                self._call_started(key, call_id, name)
-            case ev.ToolCallDelta(key=key, fragment=fragment):
-                self._call_delta(key, fragment)
-            case ev.ToolCallDone(key=key, arguments=arguments):
-                self._call_done(key, arguments)
-            case ev.WebSearch():
-                self._web_search(event)
-            case ev.Citation():
-                self._cite(event)
-            case ev.Finished(reason=reason, detail=detail):
-                self._finish(reason, detail)
-            case ev.Failed(code=code, message=message):
-                self._fail(code, message)
-            case ev.Started():
-                pass
+        if type(event) is not ev.Started:
+            self._item(event)
 
     def _emit(self, event_type: str, payload: dict[str, Any]) -> None:
         payload["type"] = event_type
