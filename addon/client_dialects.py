@@ -45,7 +45,11 @@ def claim(flow: http.HTTPFlow, router: Router) -> ClientDialect | None:
     """The client dialect (other than the default) whose request this is: its path is one of the
     dialect's, matched by `gateway_match` on the request's host, or in reverse mode on any host
     the listener serves (tested as if on the dialect's own host). A path another client shares
-    (`/v1/models`) is the dialect's only with one of its marker headers or on its own host."""
+    (`/v1/models`) is the dialect's only with one of its marker headers or on its own host.
+    A saved gateway flow sent again keeps the client dialect it was recorded with: its request is
+    the rewritten upstream one (e.g. Anthropic's `/v1/messages` for a Codex turn), not the client's."""
+    if flowinfo.KEY in flow.metadata:
+        return of(flow)
     path = _path(flow)
     host = flow.request.pretty_host
     for name in registry.names():

@@ -225,3 +225,14 @@ def test_a_replayed_messages_flow_is_translated_again_as_messages(gateway: Ctx) 
     assert [(m["role"], m["content"][0]["text"]) for m in sent["messages"]] == [("user", "hi")]
     assert saved.metadata["gateway"]["client_dialect"] == "messages"
     assert "replayed: translated again from the saved client request" in saved.metadata["gateway"]["notes"]
+
+
+def test_a_saved_codex_turn_sent_to_anthropic_is_not_claimed_as_a_messages_client() -> None:
+    """A saved flow's request is the rewritten one: a Codex turn routed to Anthropic is a POST to
+    `/v1/messages` (in reverse mode on any host), yet its client spoke Responses; replaying it
+    (`mitmdump -C`, mitmweb's Replay) must translate it again as the Codex turn it was."""
+    saved = flow("http://127.0.0.1:9/v1/messages", reverse=True)
+    saved.metadata[flowinfo.KEY] = {"upstream": "anthropic", "model": "claude-sonnet-4-6"}
+    saved.is_replay = "request"
+    assert client_dialects.claim(saved, ROUTER) is None
+    assert client_dialects.METADATA not in saved.metadata

@@ -192,7 +192,7 @@ def test_the_translation_view_lists_what_was_dropped_with_its_kind(page: dict[st
 def test_the_response_opens_in_the_sse_events_view_with_both_streams(page: dict[str, Any]) -> None:
     view = page["responseView"]
     assert view["title"] == "SSE events"
-    assert "what the client got (Responses): 120 events" in view["text"]
+    assert "what the client got (Responses): 121 events" in view["text"]
     assert "what the upstream sent (Anthropic Messages): 118 events" in view["text"]
 
 
