@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from translators import client_dialects
 from translators import dialect as dialects
 from translators.dialect import Dialect, Settings
 
@@ -45,7 +46,8 @@ def settings(options: Any, environ: Mapping[str, str] = os.environ) -> dict[str,
     return out
 
 
-def passes_through(name: str) -> bool:
-    """The route's upstream speaks the client's own dialect (and keeps its own state)."""
+def passes_through(name: str, client: str = client_dialects.DEFAULT) -> bool:
+    """The route's upstream speaks this client's own dialect (and keeps its own state); another
+    client reaches it through the IR (translators/dialect.py `passes_through`)."""
     found = dialects.find(name)
-    return found is not None and found.passthrough is not None
+    return found is not None and dialects.passes_through(found, client_dialects.get(client).takes_passthrough)

@@ -626,7 +626,7 @@ class Gateway:
             flow.response.content = out
             self._collect(info, translator.report, None)
             return
-        if dialects.passes_through(translation.target):
+        if dialects.passes_through(translation.target, translation.client):
             return  # the client's own dialect: the answer as it is
         from translators.report import Report
 

@@ -50,16 +50,17 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
     summarize = False
     dialect = _dialect(target)
     speaks = clients.get(client)
-    if dialect.passthrough is not None and not speaks.takes_passthrough:
+    through = _passes(dialect, client)
+    if through and not speaks.takes_passthrough:
         raise UnsupportedFeature(f"the {target} upstream passes the {clients.DEFAULT} wire through and "
                                  f"cannot answer a {client} client: route this model to another upstream",
                                  param="model")
-    if dialect.passthrough is not None:
+    if through:
         encoded = dialect.passthrough.encode(body, model, report)
         client_model = body["model"]
         stream = bool(body.get("stream", False))
     else:
-        assert dialect.encode_request is not None and dialect.capabilities is not None
+        assert dialect.encode_request is not None
         summarize = speaks.stores_state and compaction.is_trigger(body)
         request = speaks.decode(compaction.without_trigger(body) if summarize else body, report)
         if summarize:
@@ -68,7 +69,8 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
         client_model = request.model
         stream = request.stream
         upstream_model = model or request.model
-        caps = capabilities or dialect.capabilities(upstream_model)
+        caps = capabilities or (dialect.capabilities(upstream_model) if dialect.capabilities is not None
+                                else ModelCapabilities(model=upstream_model))
         if note := caps.lifecycle_note():
             report.note(note)
         encoded = dialect.encode_request(request, upstream_model, report, caps)
@@ -78,6 +80,12 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
                        headers=encoded.headers, stream=stream, dropped=report.dropped,
                        cosmetic=report.cosmetic, notes=report.notes, tools=encoded.tools,
                        echo=echoed, compaction=summarize)
+
+
+def _passes(dialect: dialects.Dialect, client: str) -> bool:
+    """The upstream's passthrough serves this client (its own wire); else the IR's codecs do
+    (docs/responses.md "As an upstream of other clients")."""
+    return dialects.passes_through(dialect, clients.get(client).takes_passthrough)
 
 
 def _echo(body: dict[str, Any]) -> dict[str, Any]:
@@ -251,7 +259,7 @@ def stream_translator(source: str, translation: Translation, *, new_id: IdFactor
                       clock: Callable[[], float] = time.time) -> StreamTranslator | PassthroughTranslator:
     report = Report()
     dialect = _dialect(source)
-    if dialect.passthrough is not None:
+    if _passes(dialect, translation.client):
         return PassthroughTranslator(dialect.passthrough.stream(translation, report), report)
     assert dialect.stream_decoder is not None
     encoder = _encoder(translation, report, new_id, clock)
@@ -281,7 +289,7 @@ def translate_response(source: str, translation: Translation, body: bytes, *,
     """A whole (non-streamed) upstream answer -> the Responses object the client receives (for a
     Messages client: the `Message`, or its error body, `ClientDialect.answer_status`)."""
     dialect = _dialect(source)
-    if dialect.passthrough is not None:  # the client's own dialect: the answer as it is
+    if _passes(dialect, translation.client):  # the client's own dialect: the answer as it is
         return wirejson.loads(body)
     assert dialect.response_events is not None
     report = report if report is not None else Report()
@@ -313,7 +321,7 @@ def translate_error(source: str, status: int, body: bytes,
     except (ValueError, RecursionError):
         parsed = None
     dialect = dialects.find(source)
-    passthrough = dialect is not None and dialect.passthrough is not None
+    passthrough = dialect is not None and _passes(dialect, client)
     if passthrough and isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
         out = parsed
         if isinstance(parsed["error"].get("message"), str):

@@ -228,7 +228,14 @@ class Dialect:
     models_endpoint: ModelsEndpoint | None = None
     passthrough: Passthrough | None = None
     """Set for the client's own dialect (Responses): the body passes through, and the upstream
-    keeps its own state (previous_response_id, compaction)."""
+    keeps its own state (previous_response_id, compaction). Only a client that speaks this wire
+    takes it (`passes_through`); with codecs above as well, any other client goes through the IR."""
+
+
+def passes_through(dialect: Dialect, takes_passthrough: bool) -> bool:
+    """Whether a client (`ClientDialect.takes_passthrough`) reaches this upstream by its passthrough
+    rather than through the IR: the one place `translators/api.py` decides it."""
+    return dialect.passthrough is not None and (takes_passthrough or dialect.encode_request is None)
 
 
 def is_own_host(dialect: Dialect, url: str) -> bool:

@@ -1,7 +1,8 @@
 """Each upstream's fake answers for the Claude Code tests: a tool call preceded by reasoning that
 carries the vendor's own state (Anthropic's signed thinking, DeepSeek's `reasoning_content`,
-Gemini's thought signature, Bedrock's signed reasoning), what a second request must give back
-byte-exact, and the dialect's 429. Shaped like the recordings in tests/data and the builders in
+Gemini's thought signature, Bedrock's signed reasoning, OpenAI's `encrypted_content`), what a
+second request must give back byte-exact, and the dialect's 429. Shaped like the recordings in
+tests/data and the builders in
 tests/support/fake_upstream.py."""
 
 from __future__ import annotations
@@ -81,8 +82,62 @@ def bedrock_thinking_tool(name: str, tool_input: Mapping[str, Any], tool_id: str
     return 200, {"content-type": BEDROCK_EVENTSTREAM}, frames
 
 
+def _responses_event(payload: dict[str, Any]) -> bytes:
+    return _sse_event(payload["type"], payload)
+
+
+RESPONSES_USAGE = {"input_tokens": 30, "output_tokens": 9, "total_tokens": 39,
+                   "input_tokens_details": {"cached_tokens": 0},
+                   "output_tokens_details": {"reasoning_tokens": 4}}
+
+
+def responses_items(items: list[dict[str, Any]], deltas: Mapping[int, tuple[str, str]]) -> Reply:
+    """A Responses stream of these output items: each added (empty), its deltas (`index ->
+    (event type, text)`), then done whole, and `response.completed`."""
+    created = {"type": "response.created", "response": {"id": "resp_cc", "status": "in_progress"}}
+    chunks = [_responses_event(created)]
+    for index, item in enumerate(items):
+        empty = {**item, **({"content": []} if item["type"] == "message" else {}),
+                 **({"arguments": ""} if item["type"] == "function_call" else {})}
+        empty.pop("encrypted_content", None)
+        chunks.append(_responses_event({"type": "response.output_item.added", "output_index": index,
+                                        "item": empty}))
+        if index in deltas:
+            kind, delta = deltas[index]
+            chunks.append(_responses_event({"type": kind, "output_index": index, "content_index": 0,
+                                            "summary_index": 0, "delta": delta}))
+        chunks.append(_responses_event({"type": "response.output_item.done", "output_index": index,
+                                        "item": item}))
+    chunks.append(_responses_event({"type": "response.completed", "response": {
+        "id": "resp_cc", "status": "completed", "usage": RESPONSES_USAGE}}))
+    return sse_reply(chunks)
+
+
+def responses_text(text: str) -> Reply:
+    message = {"id": "msg_cc", "type": "message", "role": "assistant",
+               "content": [{"type": "output_text", "text": text, "annotations": []}]}
+    return responses_items([message], {0: ("response.output_text.delta", text)})
+
+
+def responses_tool(name: str, arguments: Mapping[str, Any], call_id: str) -> Reply:
+    call = {"id": "fc_cc", "type": "function_call", "call_id": call_id, "name": name,
+            "arguments": json.dumps(arguments)}
+    return responses_items([call], {0: ("response.function_call_arguments.delta", json.dumps(arguments))})
+
+
+def responses_thinking_tool(name: str, arguments: Mapping[str, Any], call_id: str) -> Reply:
+    reasoning = {"id": "rs_cc", "type": "reasoning", "encrypted_content": SIGNATURE,
+                 "summary": [{"type": "summary_text", "text": THOUGHT}]}
+    call = {"id": "fc_cc", "type": "function_call", "call_id": call_id, "name": name,
+            "arguments": json.dumps(arguments)}
+    deltas = {0: ("response.reasoning_summary_text.delta", THOUGHT),
+              1: ("response.function_call_arguments.delta", json.dumps(arguments))}
+    return responses_items([reasoning, call], deltas)
+
+
 THINKING_TOOL = {"anthropic": anthropic_thinking_tool, "chat": chat_thinking_tool,
-                 "gemini": gemini_thinking_tool, "bedrock": bedrock_thinking_tool}
+                 "gemini": gemini_thinking_tool, "bedrock": bedrock_thinking_tool,
+                 "responses": responses_thinking_tool}
 
 
 def replayed_state(dialect: str, body: Any) -> list[Any]:
@@ -90,6 +145,8 @@ def replayed_state(dialect: str, body: Any) -> list[Any]:
     thinking blocks (text, signature), DeepSeek's `reasoning_content`, Gemini's thought
     signatures, Bedrock's reasoning text and signature."""
     found: list[Any] = []
+    if dialect == "responses":
+        return [i.get("encrypted_content") for i in body.get("input") or [] if i.get("type") == "reasoning"]
     if dialect == "gemini":
         for content in body.get("contents") or []:
             found += [p["thoughtSignature"] for p in content.get("parts") or [] if "thoughtSignature" in p]
@@ -110,7 +167,7 @@ def replayed_state(dialect: str, body: Any) -> list[Any]:
 
 
 EXPECTED_STATE = {"anthropic": [(THOUGHT, SIGNATURE)], "chat": [THOUGHT], "gemini": [SIGNATURE],
-                  "bedrock": [(THOUGHT, SIGNATURE)]}
+                  "bedrock": [(THOUGHT, SIGNATURE)], "responses": [SIGNATURE]}
 
 
 RATE_LIMITED = {
@@ -119,6 +176,8 @@ RATE_LIMITED = {
                        "code": "rate_limit_exceeded"}},
     "gemini": {"error": {"code": 429, "message": "Resource exhausted", "status": "RESOURCE_EXHAUSTED"}},
     "bedrock": {"message": "Too many requests, please wait before trying again."},
+    "responses": {"error": {"message": "Rate limit reached", "type": "requests",
+                            "code": "rate_limit_exceeded"}},
 }
 """Each dialect's own 429 body."""
 

@@ -1,6 +1,7 @@
-"""The real Claude Code 2.1.328 (`claude -p`) through real mitmdump, reverse mode, to each of the four
-upstreams' fakes (docs/claude-code.md "Set-ups"): a plain answer, its Bash tool run and read, a file
-written then edited, a second request carrying the first one's reasoning state back byte-exact,
+"""The real Claude Code 2.1.328 (`claude -p`) through real mitmdump, reverse mode, to each of the five
+upstreams' fakes, OpenAI Responses included (docs/claude-code.md "Set-ups"): a plain answer, its
+Bash tool run and read, a file written then edited, a second request carrying the first one's
+reasoning state back byte-exact,
 and a 429 it waits on and resumes. Every answer the gateway sent validates against the anthropic
 SDK's stream events (the captures), and the dropped report names what did not cross.
 
@@ -17,8 +18,16 @@ from typing import Any
 import pytest
 from anthropic.types.shared import ErrorResponse
 
-from tests.e2e.claude_code_upstreams import EXPECTED_STATE, THINKING_TOOL, rate_limited, replayed_state
-from tests.e2e.targets import TARGETS, Target
+from tests.e2e.claude_code_upstreams import (
+    EXPECTED_STATE,
+    THINKING_TOOL,
+    rate_limited,
+    replayed_state,
+    responses_text,
+    responses_tool,
+)
+from tests.e2e.targets import TARGETS as CODEX_TARGETS
+from tests.e2e.targets import Target
 from tests.support.claude_code_cli import CLIENT_KEY, ClaudeRun, run_claude
 from tests.support.fake_upstream import FakeUpstream, Reply, empty_reply
 from tests.support.mitmdump import GATEWAY, MitmDump
@@ -27,6 +36,10 @@ from tests.translators.messages_client.sdk import validate_stream
 pytestmark = pytest.mark.timeout(300)
 
 ANSWERS = Path(__file__).with_name("client_answers.py")
+RESPONSES = Target("responses", "gpt-5.2", lambda text, _n: responses_text(text),
+                   lambda _n: responses_tool("exec_command", {"cmd": "ls"}, "call_e2e1"))
+"""OpenAI Responses, through the IR for this client (docs/responses.md "As an upstream of other clients")."""
+TARGETS = (*CODEX_TARGETS, RESPONSES)
 TOOL_TARGETS = {t.dialect: t for t in TARGETS}
 OFFLINE = r"#!(~d ^127\.0\.0\.1$ | ~u api\.anthropic\.com/v1/messages | ~u api\.anthropic\.com/v1/models)#404"
 """mitmproxy's block_list: every request but loopback and the Messages paths is answered 404 by the
@@ -47,6 +60,7 @@ DROPPED = {
     "gemini": ([*COMMON, *SCHEMAS[:5], "tools[4].parameters.properties.limit.exclusiveMinimum", *SCHEMAS[5:],
                 "user"], [*COMMON, "user"]),
     "bedrock": ([*COMMON, "user"], [*COMMON, "user"]),  # Converse has no end-user field
+    "responses": (COMMON, COMMON),
 }
 """target -> (dropped, the cosmetic ones among them): exactly what did not cross."""
 
@@ -132,6 +146,8 @@ def tool(target: Target, name: str, tool_input: dict[str, Any], call_id: str = "
     if target.dialect == "chat":
         from tests.support.fake_upstream import chat_tool_call
         return chat_tool_call(name, tool_input, call_id)
+    if target.dialect == "responses":
+        return responses_tool(name, tool_input, call_id)
     if target.dialect == "gemini":
         from tests.support.fake_upstream import gemini_function_call
         return gemini_function_call(name, tool_input)

@@ -65,9 +65,11 @@ _SOURCES: dict[str, list[str]] = {
         "deepseek/responses_api_function_call.sse",
     ],
 }
-DECODER_DIALECTS = tuple(name for name in BUILTIN if get(name).stream_decoder is not None)
-"""The shipped dialects with a stream decoder (`responses` is a passthrough); each needs recordings
-in `_SOURCES` (a KeyError says which does not have them)."""
+DECODER_DIALECTS = tuple(name for name in BUILTIN
+                         if get(name).stream_decoder is not None and get(name).passthrough is None)
+"""The shipped dialects a Responses client reaches through a stream decoder (`responses` is its
+passthrough; its decoder serves other clients); each needs recordings in `_SOURCES` (a KeyError
+says which does not have them)."""
 
 # Where in the raw bytes each dialect says "the answer is complete": a stream cut before this
 # text cannot have been finished by the upstream, so the client must get response.failed.

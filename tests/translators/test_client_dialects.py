@@ -71,10 +71,14 @@ def test_a_refusal_is_written_in_the_client_dialects_shape() -> None:
     assert error == {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
 
 
-def test_a_passthrough_upstream_cannot_answer_a_messages_client() -> None:
-    with pytest.raises(Refused) as raised:
-        translate_request(MESSAGES, "responses", "gpt-5.5", client="messages")
-    assert raised.value.param == "model"
+def test_the_responses_upstream_answers_a_messages_client_through_the_ir_and_codex_as_it_is() -> None:
+    # docs/responses.md "As an upstream of other clients": the codec for Claude Code, the passthrough
+    # for Codex
+    translated = translate_request(MESSAGES, "responses", "gpt-5.5", client="messages")
+    assert translated.body["store"] is False and translated.body["model"] == "gpt-5.5"
+    assert "messages" not in translated.body
+    codex = body(user("hi"))
+    assert translate_request(codex, "responses", "gpt-5.5").body["input"] == codex["input"]
 
 
 def test_an_unknown_client_dialect_is_refused() -> None:

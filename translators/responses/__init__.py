@@ -4,10 +4,15 @@ As a target (`DIALECT`) it is the client's own dialect: the body goes upstream a
 wrote it (`passthrough.encode`), the stream is re-framed as it comes (`passthrough.Passthrough`),
 whole answers and error bodies pass as they are, and the upstream keeps its own state. To
 OpenAI's own hosts the client's own credentials go along when the route names no key.
+
+For any other client (a Messages client, Claude Code) the same upstream is reached through the IR:
+`upstream_request.encode` writes the Responses body and `upstream_stream` reads the answers
+(docs/responses.md "As an upstream of other clients"). `translators/api.py` picks the passthrough
+only for a client that speaks this wire (`ClientDialect.takes_passthrough`).
 """
 
 from translators.dialect import Dialect, Passthrough
-from translators.responses import passthrough
+from translators.responses import passthrough, upstream_request, upstream_stream
 from translators.responses.view import VIEW
 
 DIALECT = Dialect(
@@ -21,4 +26,8 @@ DIALECT = Dialect(
     client_header_prefixes=("x-codex-",),
     view=VIEW,
     passthrough=Passthrough(encode=passthrough.encode, stream=passthrough.Passthrough),
+    encode_request=upstream_request.encode,
+    stream_decoder=upstream_stream.ResponsesUpstreamDecoder,
+    response_events=upstream_stream.response_events,
+    error_info=upstream_stream.error_info,
 )

@@ -24,10 +24,10 @@ TARGET_OF_FOLDER = {
     "openai_chat": "chat",
     "gemini": "gemini",
     "bedrock": "bedrock",
+    "openai_responses": "responses",
 }
-"""Recording folder -> the upstream dialect that decodes it. `openai_responses` is absent: a
-Responses upstream is a passthrough today, with no decoder to the IR (docs/claude-code.md); so is
-DeepSeek's Responses recording (`RESPONSES_WIRE`)."""
+"""Recording folder -> the upstream dialect that decodes it. DeepSeek's Responses recording
+(`RESPONSES_WIRE`) is left out: the `deepseek` cases read Chat streams."""
 
 RESPONSES_WIRE = frozenset({"deepseek/responses_api_function_call.sse"})
 

@@ -28,6 +28,7 @@ def test_every_upstream_has_recordings_here() -> None:
         "openai_chat",
         "gemini",
         "bedrock",
+        "openai_responses",
     }
 
 
