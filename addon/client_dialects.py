@@ -19,11 +19,13 @@ from typing import Any
 from mitmproxy import http
 from mitmproxy.proxy.mode_specs import ReverseMode
 
-from addon import bodies, flowinfo, limits
-from addon.errors import answer, json_response
+from addon import auth, bodies, credentials, flowinfo, limits
+from addon.errors import answer, error_response, json_response
 from addon.routing import Route, Router
 from translators import TranslatorError, translate_request, wirejson
 from translators import client_dialects as registry
+from translators import dialect as dialects
+from translators.api import translate_error
 from translators.client_dialects import ClientDialect
 from translators.messages_client.context import CHARS_PER_TOKEN
 
@@ -31,6 +33,8 @@ METADATA = "gateway.client_dialect"
 """The client dialect of a flow the gateway took on for a client other than Responses."""
 CREATED_AT = "1970-01-01T00:00:00Z"
 """`created_at` of a listed model: a route has no release date (anthropic SDK `ModelInfo`)."""
+COUNTING = "gateway.count_tokens"
+"""The upstream dialect whose token count a flow was sent to (its answer is read by `Restyle`)."""
 
 
 def _path(flow: http.HTTPFlow) -> str:
@@ -114,6 +118,7 @@ async def replay(gateway: Any, flow: http.HTTPFlow, speaks: ClientDialect, body:
     """A saved flow of this client sent again (mitmweb's Replay, `mitmdump -C`): translated afresh
     from the client's saved request with the current options (`Gateway._replay`)."""
     flow.metadata[METADATA] = speaks.name
+    flow.metadata.pop(COUNTING, None)  # sent again as a turn: its answer is no count
     await _turn(gateway, flow, speaks, body, text, counting=False, large=len(text) >= limits.INLINE_BYTES,
                 replay=True)
 
@@ -164,7 +169,11 @@ async def _turn(gateway: Any, flow: http.HTTPFlow, speaks: ClientDialect, body: 
         answer(flow, json_response(status, error))
         return
     if counting:
-        _answer_count(flow, route, translation, info)
+        counter = dialects.get(route.dialect).count_tokens
+        if counter is None:
+            _answer_count(flow, route, translation, info)
+        else:
+            _send_count(gateway, flow, route, translation, counter, info)
         return
     gateway._retarget_translated(flow, route, translation, None,
                                  translation.model_dump(mode="json", exclude={"body"}), info)
@@ -202,6 +211,56 @@ def _answer_count(flow: http.HTTPFlow, route: Route, translation: Any, info: dic
     info["notes"].append(f"count_tokens: estimated at {CHARS_PER_TOKEN} characters a token of the "
                          f"{route.dialect} request; the upstream was not asked")
     answer(flow, json_response(200, {"input_tokens": max(1, math.ceil(chars / CHARS_PER_TOKEN))}))
+
+
+def _send_count(gateway: Any, flow: http.HTTPFlow, route: Route, translation: Any,
+                counter: dialects.CountEndpoint, info: dict[str, Any]) -> None:
+    """The upstream's own count: the turn as the dialect encoded it, re-shaped by its counter and
+    sent to its count endpoint with the route's credentials, by the same retarget a turn takes
+    (docs/claude-code.md "Token counts"); `Restyle` reads the answer."""
+    path, body = counter.encode(translation.body, translation.model)
+    counted = translation.model_copy(update={"path": path, "body": body, "stream": False})
+    flowinfo.merge(info, translation)
+    info.update(model=translation.model, url=route.base_url + path, kind="count_tokens")
+    flow.metadata[COUNTING] = route.dialect
+    try:
+        gateway._retarget(flow, route, counted)
+    except TranslatorError as exc:  # e.g. no credentials for a signed dialect
+        info["error"] = exc.message
+        answer(flow, json_response(exc.status, exc.to_body()))
+    except Exception as exc:  # a half-rewritten request is answered here, never sent
+        info["error"] = f"gateway could not address the upstream: {exc!r}"
+        answer(flow, error_response(500, "server_error", info["error"]))
+
+
+def _read_count(flow: http.HTTPFlow, speaks: ClientDialect, target: str) -> None:
+    """The upstream's answer to a count: its tokens as `{"input_tokens": N}`, its error in the
+    client's error shape (status and retry headers kept)."""
+    assert flow.response is not None
+    flow.metadata["gateway.done"] = True
+    info = flow.metadata.setdefault(flowinfo.KEY, {"dropped": [], "notes": []})
+    raw = credentials.scrub_bytes(flow.response.get_content(strict=False) or b"",
+                                  credentials.secrets_of(flow))
+    flow.metadata["gateway.upstream_response"] = raw
+    counter = dialects.get(target).count_tokens
+    status = flow.response.status_code
+    if status >= 400 or counter is None:
+        error = translate_error(target, status, raw, dict(flow.response.headers), client=speaks.name)
+        info["error"] = f"upstream {error.status}: {error.body.get('error', {}).get('message', '')}"[:300]
+        flow.response = json_response(error.status, error.body, error.headers)
+    else:
+        try:
+            tokens = counter.parse(wirejson.loads(raw))
+        except (ValueError, RecursionError) as exc:
+            info["error"] = f"gateway could not read the upstream's count: {exc}"[:300]
+            body = speaks.error_body(502, "upstream_protocol_error", info["error"])
+            flow.response = json_response(speaks.error_status(502, body), body)
+        else:
+            info.setdefault("notes", []).append(f"count_tokens: counted by the {target} upstream")
+            flow.response = json_response(200, {"input_tokens": tokens})
+    auth.redact_request(flow.request.headers)
+    credentials.scrub_flow(flow)
+    flowinfo.describe(flow)
 
 
 def _listed(router: Router) -> list[dict[str, Any]]:
@@ -244,6 +303,9 @@ class Restyle:
         speaks = of(flow)
         if speaks is None or flow.response is None or flow.response.stream:
             return
+        target = flow.metadata.get(COUNTING)
+        if isinstance(target, str) and "gateway.done" not in flow.metadata:
+            _read_count(flow, speaks, target)
         try:
             body = wirejson.loads(flow.response.content or b"")
         except (ValueError, RecursionError):

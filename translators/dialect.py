@@ -67,6 +67,18 @@ class ModelsEndpoint:
 
 
 @dataclass(frozen=True, slots=True)
+class CountEndpoint:
+    """Where a vendor counts a request's input tokens without running it (docs/claude-code.md
+    "Token counts"). The addon sends it, with the route's credentials, the turn the dialect's
+    encoder wrote, re-shaped by `encode`; the dialect only says how and how to read the answer."""
+
+    encode: Callable[[dict[str, Any], str], tuple[str, dict[str, Any]]]
+    """(the encoded turn's body, upstream model) -> (path relative to the base URL, count body)."""
+    parse: Callable[[Any], int]
+    """The parsed JSON answer -> input tokens; raises ValueError for another body."""
+
+
+@dataclass(frozen=True, slots=True)
 class Passthrough:
     """A target that speaks the client's own dialect: the body goes upstream as the client wrote
     it (bar what must not leave), and the answers come back as they are, never through the IR."""
@@ -226,6 +238,8 @@ class Dialect:
     """The shipped table's answer for a model (the fallback when the vendor cannot be asked);
     None: the client's own dialect, nothing to plan."""
     models_endpoint: ModelsEndpoint | None = None
+    count_tokens: CountEndpoint | None = None
+    """None: the vendor counts no tokens; a count is estimated (docs/claude-code.md "Token counts")."""
     passthrough: Passthrough | None = None
     """Set for the client's own dialect (Responses): the body passes through, and the upstream
     keeps its own state (previous_response_id, compaction). Only a client that speaks this wire

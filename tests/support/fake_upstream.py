@@ -560,3 +560,25 @@ def bedrock_message(text: str, input_tokens: int = 30) -> Reply:
     usage = {"inputTokens": input_tokens, "outputTokens": 9, "totalTokens": input_tokens + 9}
     return json_reply(200, {"output": {"message": {"role": "assistant", "content": [{"text": text}]}},
                             "stopReason": "end_turn", "usage": usage, "metrics": {"latencyMs": 100}})
+
+
+COUNT_PATHS: Mapping[str, str] = {"anthropic": "/v1/messages/count_tokens", "gemini": ":countTokens",
+                                  "bedrock": "/count-tokens", "responses": "/responses/input_tokens"}
+"""How each upstream's token-count path ends (docs/claude-code.md "Token counts")."""
+
+
+def is_count(dialect: str, path: str) -> bool:
+    ending = COUNT_PATHS.get(dialect)
+    return ending is not None and path.split("?", 1)[0].endswith(ending)
+
+
+def count_reply(dialect: str, tokens: int) -> Reply:
+    """Each upstream's answer to a token count."""
+    if dialect == "gemini":  # countTokens: CountTokensResponse
+        return json_reply(200, {"totalTokens": tokens, "promptTokensDetails": [
+            {"modality": "TEXT", "tokenCount": tokens}]})
+    if dialect == "bedrock":  # CountTokens: CountTokensResponse
+        return json_reply(200, {"inputTokens": tokens})
+    if dialect == "responses":  # input_tokens: InputTokenCountResponse
+        return json_reply(200, {"object": "response.input_tokens", "input_tokens": tokens})
+    return json_reply(200, {"input_tokens": tokens})  # Anthropic: MessageTokensCount

@@ -2,12 +2,13 @@
 
 from urllib.parse import quote
 
+from translators.anthropic import count
 from translators.anthropic.models import from_model_info, lookup
 from translators.anthropic.request import API_VERSION, encode
 from translators.anthropic.response import error_info, response_events
 from translators.anthropic.stream import AnthropicDecoder
 from translators.anthropic.view import VIEW
-from translators.dialect import Dialect, ModelsEndpoint
+from translators.dialect import CountEndpoint, Dialect, ModelsEndpoint
 
 DIALECT = Dialect(
     name="anthropic",
@@ -26,4 +27,5 @@ DIALECT = Dialect(
     # GET /v1/models/{id} (docs/anthropic.md "Models and capabilities")
     models_endpoint=ModelsEndpoint(path=lambda model: f"/v1/models/{quote(model, safe='')}",
                                    headers={"anthropic-version": API_VERSION}, parse=from_model_info),
+    count_tokens=CountEndpoint(encode=count.encode, parse=count.parse),
 )

@@ -4,13 +4,13 @@ Every request is signed once the body bytes are final (`auth.sign_request`, the 
 hook): a Bedrock API key, or SigV4 with the AWS chain's credentials, which the addon resolves.
 """
 
-from translators.bedrock import auth
+from translators.bedrock import auth, count
 from translators.bedrock.models import capabilities
 from translators.bedrock.request import encode
 from translators.bedrock.response import error_info, response_events
 from translators.bedrock.stream import BedrockDecoder
 from translators.bedrock.view import VIEW
-from translators.dialect import Dialect, Option, Settings, Signing
+from translators.dialect import CountEndpoint, Dialect, Option, Settings, Signing
 
 
 def _base_url(settings: Settings) -> str:
@@ -42,4 +42,5 @@ DIALECT = Dialect(
     response_events=response_events,
     error_info=error_info,
     capabilities=capabilities,
+    count_tokens=CountEndpoint(encode=count.encode, parse=count.parse),
 )

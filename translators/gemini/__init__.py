@@ -3,7 +3,8 @@ https://ai.google.dev/api/generate-content."""
 
 from urllib.parse import quote
 
-from translators.dialect import Dialect, ModelsEndpoint
+from translators.dialect import CountEndpoint, Dialect, ModelsEndpoint
+from translators.gemini import count
 from translators.gemini.models import capabilities, from_model
 from translators.gemini.request import encode
 from translators.gemini.response import error_info, response_events
@@ -28,4 +29,5 @@ DIALECT = Dialect(
     models_endpoint=ModelsEndpoint(
         path=lambda model: f"/v1beta/models/{quote(model.removeprefix('models/'), safe='-._~')}",
         headers={}, parse=from_model),
+    count_tokens=CountEndpoint(encode=count.encode, parse=count.parse),
 )

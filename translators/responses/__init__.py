@@ -11,8 +11,8 @@ For any other client (a Messages client, Claude Code) the same upstream is reach
 only for a client that speaks this wire (`ClientDialect.takes_passthrough`).
 """
 
-from translators.dialect import Dialect, Passthrough
-from translators.responses import passthrough, upstream_request, upstream_stream
+from translators.dialect import CountEndpoint, Dialect, Passthrough
+from translators.responses import count, passthrough, upstream_request, upstream_stream
 from translators.responses.view import VIEW
 
 DIALECT = Dialect(
@@ -30,4 +30,5 @@ DIALECT = Dialect(
     stream_decoder=upstream_stream.ResponsesUpstreamDecoder,
     response_events=upstream_stream.response_events,
     error_info=upstream_stream.error_info,
+    count_tokens=CountEndpoint(encode=count.encode, parse=count.parse),
 )

@@ -21,8 +21,10 @@ from tests.support.fake_upstream import (
     anthropic_text,
     bedrock_message,
     chat_message,
+    count_reply,
     empty_reply,
     gemini_message,
+    is_count,
     json_reply,
     sse_reply,
 )
@@ -41,6 +43,8 @@ WHOLE = {"anthropic": lambda text: anthropic_message(text), "chat": lambda text:
 """A whole (non-streamed) text answer in each dialect."""
 OVERRIDES: dict[str, Reply] = {}
 """dialect -> the reply its fake sends next instead of its script (errors)."""
+COUNTED = {"anthropic": 1201, "gemini": 1202, "bedrock": 1203}
+"""What each fake's token-count endpoint answers (Chat has none)."""
 
 
 def streamed(dialect: str, body: Any, path: str) -> bool:
@@ -57,6 +61,8 @@ def script_for(target: Target) -> Any:
             return OVERRIDES.pop(target.dialect)
         if not target.admits(headers):
             return empty_reply(403)
+        if is_count(target.dialect, path):
+            return count_reply(target.dialect, COUNTED[target.dialect])
         if not streamed(target.dialect, body, path):
             return WHOLE[target.dialect](TEXT)
         if "exec_command" in json.dumps(body) and not has_tool_result(body):
@@ -204,10 +210,59 @@ def test_a_refused_request_is_an_anthropic_400(world: dict[str, Any]) -> None:
     assert "max_tokens" in answer.json()["error"]["message"]
 
 
-def test_count_tokens_answers_an_estimate(client: anthropic.Anthropic) -> None:
-    counted = client.messages.count_tokens(model="claude-via-gemini",
+def test_count_tokens_without_an_upstream_counter_answers_an_estimate(
+        world: dict[str, Any], client: anthropic.Anthropic) -> None:
+    before = len(world["fakes"]["chat"].requests)
+    counted = client.messages.count_tokens(model="claude-via-chat",
                                            messages=[{"role": "user", "content": "hi " * 400}])
     assert counted.input_tokens >= 300
+    assert len(world["fakes"]["chat"].requests) == before  # Chat Completions counts nothing
+
+
+COUNT_ENDINGS = {"anthropic": "/v1/messages/count_tokens",
+                 "gemini": "/v1beta/models/gemini-3-flash-preview:countTokens",
+                 "bedrock": "/model/us.anthropic.claude-sonnet-4-6/count-tokens"}
+"""Where each fake is asked to count (docs/claude-code.md "Token counts")."""
+
+
+@pytest.mark.parametrize("dialect", sorted(COUNTED))
+def test_count_tokens_is_the_upstreams_own_count(world: dict[str, Any], client: anthropic.Anthropic,
+                                                 dialect: str) -> None:
+    counted = client.messages.count_tokens(model=f"claude-via-{dialect}", system="Be brief.", tools=[TOOL],
+                                           messages=[{"role": "user", "content": "count me"}])
+    assert counted.input_tokens == COUNTED[dialect]
+    sent = world["fakes"][dialect].requests[-1]
+    assert (sent.method, sent.path) == ("POST", COUNT_ENDINGS[dialect])
+    assert CLIENT_KEY not in json.dumps(sent.headers)  # the route's credentials, never the client's key
+    body = json.loads(sent.body)
+    words = json.dumps(body)
+    assert "count me" in words and "Be brief." in words and "exec_command" in words
+    if dialect == "anthropic":
+        assert "max_tokens" not in body and body["model"] == "claude-sonnet-4-6"
+    elif dialect == "gemini":
+        assert body["generateContentRequest"]["model"] == "models/gemini-3-flash-preview"
+    else:
+        assert set(body["input"]["converse"]) <= {"messages", "system", "toolConfig",
+                                                  "additionalModelRequestFields"}
+
+
+def test_a_count_the_upstream_refuses_is_an_anthropic_error(client: anthropic.Anthropic) -> None:
+    OVERRIDES["gemini"] = json_reply(429, {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                                                     "message": "Quota exceeded"}})
+    with pytest.raises(anthropic.RateLimitError) as refused:
+        client.messages.count_tokens(model="claude-via-gemini", messages=[{"role": "user", "content": "hi"}])
+    assert refused.value.body["type"] == "error"  # type: ignore[index]
+    assert "Quota exceeded" in refused.value.message
+
+
+def test_a_count_answer_that_is_no_count_is_a_502_in_anthropics_shape(client: anthropic.Anthropic) -> None:
+    OVERRIDES["anthropic"] = json_reply(200, {"id": "msg_1", "type": "message"})
+    with pytest.raises(anthropic.APIStatusError) as failed:
+        client.messages.count_tokens(model="claude-via-anthropic",
+                                     messages=[{"role": "user", "content": "hi"}])
+    assert failed.value.status_code == 502
+    assert failed.value.body["type"] == "error"  # type: ignore[index]
+    assert "input_tokens" in failed.value.message
 
 
 def test_models_lists_the_routed_models(client: anthropic.Anthropic) -> None:

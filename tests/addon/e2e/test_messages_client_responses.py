@@ -18,6 +18,8 @@ from tests.support.fake_upstream import (
     Reply,
     _sse_event,
     anthropic_message,
+    count_reply,
+    is_count,
     json_reply,
     sse_reply,
 )
@@ -43,6 +45,8 @@ USAGE = {
     "output_tokens_details": {"reasoning_tokens": 4},
 }
 OVERRIDE: list[Reply] = []
+COUNTED = 4321
+"""What the fake's `input_tokens` endpoint answers."""
 
 
 def _event(payload: dict[str, Any]) -> bytes:
@@ -127,6 +131,8 @@ def answer(body: Any, headers: Mapping[str, str], path: str) -> Reply:
         return 404, {}, b""
     if OVERRIDE:
         return OVERRIDE.pop()
+    if is_count("responses", path):
+        return count_reply("responses", COUNTED)
     if not body.get("stream"):
         return json_reply(
             200,
@@ -245,3 +251,25 @@ def test_a_429_is_a_rate_limit_error_with_retry_after(client: anthropic.Anthropi
         client.messages.create(**ask())
     assert raised.value.response.headers["retry-after"] == "7"
     assert raised.value.body["error"]["type"] == "rate_limit_error"  # type: ignore[index]
+
+
+def test_count_tokens_is_openais_own_input_token_count(world: dict[str, Any],
+                                                      client: anthropic.Anthropic) -> None:
+    counted = client.messages.count_tokens(model=MODEL, system="Be brief.", tools=[TOOL],
+                                           messages=[{"role": "user", "content": "count me"}])
+    assert counted.input_tokens == COUNTED
+    sent = world["fake"].requests[-1]
+    assert (sent.method, sent.path) == ("POST", "/responses/input_tokens")
+    assert "x-api-key" not in sent.headers and CLIENT_KEY not in json.dumps(sent.headers)
+    body = json.loads(sent.body)
+    assert body["model"] == "gpt-5.2" and "stream" not in body and "max_output_tokens" not in body
+    assert "count me" in json.dumps(body["input"]) and "Be brief." in body["instructions"]
+
+
+def test_a_count_openai_refuses_is_an_anthropic_error(client: anthropic.Anthropic) -> None:
+    refusal = {"type": "invalid_request_error", "code": None, "param": "input", "message": "Invalid input."}
+    OVERRIDE.append(json_reply(400, {"error": refusal}))
+    with pytest.raises(anthropic.BadRequestError) as refused:
+        client.messages.count_tokens(model=MODEL, messages=[{"role": "user", "content": "hi"}])
+    assert refused.value.body["type"] == "error"  # type: ignore[index]
+    assert "Invalid input." in refused.value.message
