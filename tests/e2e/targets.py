@@ -157,13 +157,19 @@ def script(target: Target, reported: int, *, is_summary_request: Callable[[Any],
 
 
 # -- the gateway and Codex ---------------------------------------------------------------------
+def write_routes(path: Path, routes: list[dict[str, Any]]) -> Path:
+    """A `gateway_config` file: one `[[route]]` table per entry, values as TOML (JSON's strings,
+    numbers and booleans are TOML's)."""
+    path.write_text("".join("[[route]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in entry.items())
+                            for entry in routes))
+    return path
+
+
 def routes_file(tmp_path: Path, target: Target, upstream: FakeUpstream, **extra: Any) -> Path:
     """`gpt-5*` -> the target's fake, with `extra` route keys (e.g. context_window)."""
-    entry = {"model": "gpt-5*", "upstream": target.dialect, "base_url": upstream.url,
-             "target_model": target.model, **target.route, **extra}
-    path = tmp_path / "routes.toml"
-    path.write_text("[[route]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in entry.items()))
-    return path
+    return write_routes(tmp_path / "routes.toml", [
+        {"model": "gpt-5*", "upstream": target.dialect, "base_url": upstream.url,
+         "target_model": target.model, **target.route, **extra}])
 
 
 def gateway(tmp_path: Path, target: Target, config: Path, mode: str | None, **options: str) -> MitmDump:

@@ -27,7 +27,7 @@ from tests.e2e.claude_code_upstreams import (
     responses_tool,
 )
 from tests.e2e.targets import TARGETS as CODEX_TARGETS
-from tests.e2e.targets import Target
+from tests.e2e.targets import Target, write_routes
 from tests.support.claude_code_cli import CLIENT_KEY, ClaudeRun, run_claude
 from tests.support.fake_upstream import FakeUpstream, Reply, empty_reply
 from tests.support.mitmdump import GATEWAY, MitmDump
@@ -93,12 +93,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         for fake in fakes.values():
             fake.__enter__()
         try:
-            routes = ""
-            for t in TARGETS:
-                entry = {"model": f"claude-via-{t.dialect}", "upstream": t.dialect,
-                         "base_url": fakes[t.dialect].url, "target_model": t.model, **t.route}
-                routes += "[[route]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in entry.items())
-            (tmp / "routes.toml").write_text(routes)
+            write_routes(tmp / "routes.toml", [
+                {"model": f"claude-via-{t.dialect}", "upstream": t.dialect, "base_url": fakes[t.dialect].url,
+                 "target_model": t.model, **t.route} for t in TARGETS])
             env: dict[str, str | None] = {k: v for t in TARGETS for k, v in t.env.items()}
             env["CLIENT_ANSWERS_DIR"] = str(tmp / "answers")
             with MitmDump(tmp / "mitm", mode=f"reverse:{anthropic_itself.url}", scripts=(GATEWAY, ANSWERS),
@@ -233,9 +230,8 @@ def test_regular_mode_through_https_proxy_with_the_mitmproxy_ca(tmp_path: Path) 
     script = Scripted(target)
     script.plan = [text(target, "hi through the proxy")]
     with FakeUpstream(script) as up:
-        entry = {"model": "claude-*", "upstream": "chat", "base_url": up.url, "target_model": target.model}
-        (tmp_path / "routes.toml").write_text("[[route]]\n" + "".join(f"{k} = {json.dumps(v)}\n"
-                                                                     for k, v in entry.items()))
+        write_routes(tmp_path / "routes.toml", [
+            {"model": "claude-*", "upstream": "chat", "base_url": up.url, "target_model": target.model}])
         with MitmDump(tmp_path / "mitm", options={"gateway_config": str(tmp_path / "routes.toml"),
                                                   "gateway_capabilities": "table"},
                       block_list=[OFFLINE]) as mitm:

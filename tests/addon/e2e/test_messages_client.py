@@ -13,7 +13,7 @@ import anthropic
 import httpx
 import pytest
 
-from tests.e2e.targets import TARGETS, Target, has_tool_result
+from tests.e2e.targets import TARGETS, Target, has_tool_result, write_routes
 from tests.support.fake_upstream import (
     FakeUpstream,
     Reply,
@@ -81,12 +81,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         for fake in fakes.values():
             fake.__enter__()
         try:
-            routes = ""
-            for t in TARGETS:
-                entry = {"model": f"claude-via-{t.dialect}", "upstream": t.dialect,
-                         "base_url": fakes[t.dialect].url, "target_model": t.model, **t.route}
-                routes += "[[route]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in entry.items())
-            (tmp / "routes.toml").write_text(routes)
+            write_routes(tmp / "routes.toml", [
+                {"model": f"claude-via-{t.dialect}", "upstream": t.dialect, "base_url": fakes[t.dialect].url,
+                 "target_model": t.model, **t.route} for t in TARGETS])
             env: dict[str, str | None] = {k: v for t in TARGETS for k, v in t.env.items()}
             with MitmDump(tmp / "mitm", mode=f"reverse:{anthropic_itself.url}",
                           options={"gateway_config": str(tmp / "routes.toml"),

@@ -13,6 +13,7 @@ import anthropic
 import httpx
 import pytest
 
+from tests.e2e.targets import write_routes
 from tests.support.fake_upstream import (
     FakeUpstream,
     Reply,
@@ -163,10 +164,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     anthropic_itself = FakeUpstream(lambda body, headers, path: anthropic_message("from anthropic itself"))
     fake = FakeUpstream(answer)
     with anthropic_itself, fake:
-        route = {"model": MODEL, "upstream": "responses", "base_url": fake.url, "target_model": "gpt-5.2"}
-        (tmp / "routes.toml").write_text(
-            "[[route]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in route.items())
-        )
+        write_routes(tmp / "routes.toml", [
+            {"model": MODEL, "upstream": "responses", "base_url": fake.url, "target_model": "gpt-5.2"}])
         with MitmDump(
             tmp / "mitm",
             mode=f"reverse:{anthropic_itself.url}",
