@@ -24,6 +24,11 @@ from typing import Any
 MiB = 1024 * 1024
 MAX_REQUEST_BYTES = 32 * MiB
 MAX_KEPT_BYTES = 8 * MiB
+SOCKET_BACKLOG_BYTES = 64 * MiB
+"""Answer frames a WebSocket client may leave unread before the gateway closes its connection and
+ends its upstream call (addon/websocket/endpoint.py): four times the longest answer
+(translators/responses/stream.py MAX_OUTPUT_CHARS), whose done events repeat it; a client that
+reads keeps its backlog near one frame (docs/websocket.md "Limits")."""
 INLINE_BYTES = 256 * 1024
 """Request bodies below this are read and translated on the event loop: a 256 KB request (a long
 Codex session) translates in a few ms, less than the hand-off to a worker process would add to

@@ -25,7 +25,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from addon import dialects
+from addon import dialects, limits
 from addon.errors import error_response
 from addon.websocket import turn as turns
 from addon.websocket.relay import Relay
@@ -166,6 +166,9 @@ class Connection:
         self.id = f"ws_{secrets.token_hex(8)}"
         self.session = Session(max_bytes=int(ctx.options.gateway_max_request_bytes))
         self._out: asyncio.Queue[str | None] = asyncio.Queue()
+        self._backlog = 0
+        """Characters of the frames queued for the client and not yet written; -1 once closing."""
+        self._closing: asyncio.Future[None] | None = None
         self._turn: asyncio.Task[None] | None = None
         self._relay: Relay | None = None
         self._quiet_since = time.monotonic()
@@ -223,14 +226,14 @@ class Connection:
             return
         if isinstance(plan, Local):
             for event in plan.events:
-                self._out.put_nowait(wirejson.dumps(event).decode())
+                self._put(wirejson.dumps(event).decode())
             self._quiet_since = time.monotonic()
             return
         self._turn = asyncio.create_task(self._send(plan))
 
     async def _send(self, plan: Send) -> None:
         content = wirejson.dumps(plan.body)
-        relay = Relay(self._out.put_nowait, int(ctx.options.gateway_max_request_bytes))
+        relay = Relay(self._put, int(ctx.options.gateway_max_request_bytes))
         self._relay = relay
         turn = turns.Turn(turns.make_flow(self.upgrade, content, self.id), ctx.options, relay)
         try:
@@ -257,7 +260,23 @@ class Connection:
         task.cancel()  # ends the upstream call (turn.run)
 
     def _refuse(self, refused: Refused) -> None:
-        self._out.put_nowait(wirejson.dumps(refused.event()).decode())
+        self._put(wirejson.dumps(refused.event()).decode())
+
+    def _put(self, frame: str) -> None:
+        """A frame for the client. Past `limits.SOCKET_BACKLOG_BYTES` unread, the client is not
+        reading: its upstream call ends and the connection closes (1008), so memory stays bounded."""
+        if self._backlog < 0:
+            return  # closing already
+        self._backlog += len(frame)
+        if self._backlog <= limits.SOCKET_BACKLOG_BYTES:
+            self._out.put_nowait(frame)
+            return
+        self._backlog = -1
+        log.warning("gateway: a WebSocket client left %d bytes of answers unread; its connection "
+                    "is closed", limits.SOCKET_BACKLOG_BYTES)
+        if self._turn is not None and not self._turn.done():
+            self._turn.cancel()
+        self._closing = asyncio.ensure_future(self.ws.close(1008, "the client does not read its answers"))
 
     async def _write(self) -> None:
         while (frame := await self._out.get()) is not None:
@@ -265,4 +284,6 @@ class Connection:
                 await self.ws.send(frame)
             except ConnectionClosed:
                 return
+            if self._backlog >= 0:
+                self._backlog -= len(frame)
 

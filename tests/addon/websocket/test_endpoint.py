@@ -16,8 +16,9 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosedOK, InvalidStatus
 from wsproto.frame_protocol import Opcode
 
+from addon import limits
 from addon.gateway import Gateway
-from addon.websocket.endpoint import DROPPED, Endpoint
+from addon.websocket.endpoint import DROPPED, Connection, Endpoint
 from addon.websocket.turn import METADATA
 from tests.addon.conftest import client_flow
 
@@ -115,3 +116,38 @@ def test_other_websocket_flows_keep_every_message(gateway: Ctx) -> None:
         flow.websocket.messages.append(WebSocketMessage(Opcode.TEXT, True, b"x" * 100))
         Endpoint().websocket_message(flow)
     assert len(flow.websocket.messages) == 10
+
+
+def test_a_client_that_does_not_read_is_closed_once_its_backlog_passes_the_bound(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory per connection stays bounded (docs/websocket.md "Limits"): frames a client leaves
+    unread pile up only to `limits.SOCKET_BACKLOG_BYTES`, then the connection closes with 1008."""
+    monkeypatch.setattr(limits, "SOCKET_BACKLOG_BYTES", 1000)
+
+    class NeverRead:
+        """A socket whose client reads nothing: every write waits for good."""
+
+        def __init__(self) -> None:
+            self.closed: tuple[int, str] | None = None
+
+        async def send(self, _frame: str) -> None:
+            await asyncio.Event().wait()
+
+        async def close(self, code: int, reason: str) -> None:
+            self.closed = (code, reason)
+
+    async def main() -> tuple[Any, int]:
+        ws = NeverRead()
+        connection = Connection(ws, None, 600)  # type: ignore[arg-type]
+        writer = asyncio.create_task(connection._write())
+        for _ in range(100):  # 10 kB of answer, ten times the bound
+            connection._put("x" * 100)
+        assert connection._closing is not None
+        await connection._closing
+        queued = connection._out.qsize()
+        writer.cancel()
+        return ws.closed, queued
+
+    closed, queued = asyncio.run(asyncio.wait_for(main(), 30))
+    assert closed is not None and closed[0] == 1008
+    assert queued <= 10  # what fit within the bound; the rest was never queued
