@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
+from translators.sse import SSEDecoder
 
 
 def each[T](read: Callable[[], Iterable[T]], handle: Callable[[T, list[ev.Event]], None]) -> list[ev.Event]:
@@ -33,3 +34,23 @@ def failure(exc: UpstreamProtocolError) -> ev.Failed:
 def ended(out: list[ev.Event]) -> bool:
     """Whether these events end the stream with a failure (the decoder then stops)."""
     return bool(out) and type(out[-1]) is ev.Failed
+
+
+class DataEvents:
+    """The feeding half of a decoder whose SSE events carry their meaning in `data:` alone (Chat
+    chunks, the Responses upstream's typed events): each event's data goes to `_data` in order,
+    under the failure convention above; after a failure nothing more is decoded."""
+
+    def __init__(self) -> None:
+        self._sse = SSEDecoder()
+        self._done = False
+
+    def feed(self, data: bytes) -> list[ev.Event]:
+        if self._done:
+            return []
+        out = each(lambda: [sse.data for sse in self._sse.feed(data)], self._data)
+        self._done = self._done or ended(out)
+        return out
+
+    def _data(self, data: str, out: list[ev.Event]) -> None:
+        raise NotImplementedError

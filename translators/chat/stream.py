@@ -15,7 +15,6 @@ from translators.chat import errors
 from translators.chat.choice import Choice
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
-from translators.sse import SSEDecoder
 from translators.translation import Translation
 
 NO_USAGE = ("the upstream sent no usage (it ignores stream_options.include_usage, as llama-cpp-python "
@@ -47,20 +46,12 @@ def error_event(error: Any) -> ev.Failed:
     return ev.Failed(failure.code, failure.message)
 
 
-class ChatDecoder:
+class ChatDecoder(decoding.DataEvents):
     def __init__(self, translation: Translation | None = None) -> None:
-        self._sse = SSEDecoder()
+        super().__init__()
         self._choice = Choice()
         self._started = False
-        self._done = False
         self._usage = False
-
-    def feed(self, data: bytes) -> list[ev.Event]:
-        if self._done:
-            return []
-        out = decoding.each(lambda: [sse.data for sse in self._sse.feed(data)], self._data)
-        self._done = self._done or decoding.ended(out)
-        return out
 
     def close(self) -> list[ev.Event]:
         if self._done:

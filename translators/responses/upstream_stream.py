@@ -20,7 +20,6 @@ from translators.dialect import ErrorInfo
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import VendorState
-from translators.sse import SSEDecoder
 from translators.translation import Translation
 from translators.upstream_errors import ErrorTable, Failure, describe, text_of
 
@@ -131,19 +130,11 @@ class _Reader:
             out.append(ev.Finished("tool_calls" if self.calls else "stop"))
 
 
-class ResponsesUpstreamDecoder:
+class ResponsesUpstreamDecoder(decoding.DataEvents):
     def __init__(self, translation: Translation | None = None) -> None:
-        self._sse = SSEDecoder()
+        super().__init__()
         self._read = _Reader()
         self._started = False
-        self._done = False
-
-    def feed(self, data: bytes) -> list[ev.Event]:
-        if self._done:
-            return []
-        out = decoding.each(lambda: [sse.data for sse in self._sse.feed(data)], self._data)
-        self._done = self._done or decoding.ended(out)
-        return out
 
     def close(self) -> list[ev.Event]:
         if self._done:
