@@ -1,7 +1,8 @@
 """`python -m bench [--quick] [--out bench/results/latest.json] [--skip NAME ...]`
 
-Runs request translation, stream translation, the proxy comparison, the litellm peer and a profile
-of our side; prints the tables and the verdicts against the targets of issue 8; writes the JSON.
+Runs request translation, stream translation, the proxy comparison, one Codex turn step by step
+(bench/hooks.py), the litellm peer and a profile of our side; prints the tables and the verdicts
+against the targets of issue 8; writes the JSON.
 Exit status 1 when a benchmark failed to run (a dialect or peer that is missing is only a note).
 """
 
@@ -22,13 +23,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from bench import growth, peer_litellm, profile, proxy, requests, stall, streams
+from bench import growth, hooks, peer_litellm, profile, proxy, requests, stall, streams
 from bench.fixtures import long_answer, recorded
 from bench.report import Results, render, write
 from bench.workloads import TARGET_MODELS, long_request, small_request
 from translators import Translation, translate_request
 
-STEPS = ("requests", "streams", "growth", "proxy", "stall", "peer", "profile")
+STEPS = ("requests", "streams", "growth", "proxy", "stall", "hooks", "peer", "profile")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,9 @@ class Budget:
     """Items of the heavy request in bench/stall.py."""
     stall_event_mb: int = 16
     """Size of the heavy answer's one event in bench/stall.py."""
+    hooks_turns: int = 8
+    """Measured turns per mode and client in each session of bench/hooks.py."""
+    hooks_sessions: int = 3
 
 
 FULL = Budget(request_samples={"small": 200, "long": 40}, peer_request_samples={"small": 60, "long": 12},
@@ -63,7 +67,7 @@ QUICK = Budget(request_samples={"small": 10, "long": 3}, peer_request_samples={"
                stream_samples=3, peer_stream_samples=1, long_deltas=200, proxy_deltas=200, proxy_turns=1,
                proxy_sessions=1, proxy_callable_turns=1,
                profile_seconds=0.2, growth_samples=3, stall_items=5_000,
-               stall_event_mb=1)
+               stall_event_mb=1, hooks_turns=1, hooks_sessions=1)
 
 
 def _version(dist: str) -> str | None:
@@ -157,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     def run_stall() -> None:
         res.stall = stall.run(budget.stall_items, budget.stall_event_mb)
 
+    def run_hooks() -> None:
+        res.hooks = hooks.run(budget.hooks_turns, budget.hooks_sessions)
+
     def run_profile() -> None:
         why_not = profile.available()
         if why_not:
@@ -165,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
             _profiles(res, targets, budget)
 
     for name, step in (("requests", run_requests), ("streams", run_streams), ("growth", run_growth),
-                       ("proxy", run_proxy), ("stall", run_stall), ("profile", run_profile)):
+                       ("proxy", run_proxy), ("stall", run_stall), ("hooks", run_hooks),
+                       ("profile", run_profile)):
         if name not in args.skip:
             _guarded(res, name, step)
     res.meta["load_after"] = os.getloadavg()[0]

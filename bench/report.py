@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.growth import GrowthRow
+from bench.hooks import HooksResult
+from bench.hooks_report import render as hooks_render
 from bench.profile import Profile
 from bench.proxy import ProxyResult
 from bench.requests import RequestRow
@@ -24,6 +26,7 @@ class Results:
     growth: list[GrowthRow] = field(default_factory=list)
     proxy: ProxyResult | None = None
     stall: list[StallRow] = field(default_factory=list)
+    hooks: HooksResult | None = None
     profiles: list[Profile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -193,6 +196,8 @@ def render(res: Results) -> str:
                   _table(["case", "", "heavy MB", "quiet ms", "stall ms", "×quiet", "work ms", "share"],
                          [[r.case, "", f"{r.heavy_mb:.1f}", f"{r.quiet_ms:.1f}", f"{r.stall_ms:.1f}",
                            f"{r.ratio:.1f}", f"{r.work_ms:.0f}", f"{r.share:.3f}"] for r in res.stall])]
+    if res.hooks:
+        parts += ["", hooks_render(res.hooks)]
     parts += ["", "Targets", verdict_table(verdicts(res))]
     if res.profiles:
         parts += ["", "Profile of our side (pyinstrument; self time per call, top functions)",
@@ -211,6 +216,7 @@ def to_json(res: Results) -> dict[str, Any]:
         "stream_files": [r.as_dict() for r in res.stream_files],
         "growth": [g.as_dict() for g in res.growth],
         "stall": [r.as_dict() for r in res.stall],
+        "hooks": None if res.hooks is None else res.hooks.as_dict(),
         "proxy": None if p is None else {
             **asdict(p), "added_latency_us": p.added_latency_us,
             "added_latency_us_p95": p.added_latency_us_p95,
