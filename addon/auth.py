@@ -1,5 +1,5 @@
-"""Upstream credentials. They come from the environment (or a dialect's credential source, e.g. the
-AWS chain), never from the flow: the client's own key, account headers and cookies are removed
+"""Upstream credentials. They come from the environment (or the credential source a signing dialect
+brings, `Signing.source`), never from the flow: the client's own key, account headers and cookies are removed
 before a request leaves for another vendor. Which variable a route reads is `routing.key_env_for`;
 where a key goes, which headers are secret and how a request is signed is the dialect's to say
 (translators/dialect.py); the headers built here go on the wire only (`addon/credentials.py`),
@@ -13,12 +13,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from addon import aws, client
+from addon import client
 from translators import dialect as dialects
 from translators.dialect import Settings, ToSign
-
-SOURCES: dict[str, Callable[[], Any]] = {"aws": aws.identity}
-"""Credential sources a dialect's signing may name (`Signing.source`): name -> what it finds."""
 
 
 def clean_headers(headers: dict[str, str]) -> dict[str, str]:
@@ -26,10 +23,10 @@ def clean_headers(headers: dict[str, str]) -> dict[str, str]:
 
 
 def takes_client_credentials(dialect: str, base_url: str) -> bool:
-    """Only the client's own vendor's hosts (`Dialect.client_credentials_hosts`), over HTTPS, may
+    """Only the client's own vendor's hosts (`Vendor.client_credentials_hosts`), over HTTPS, may
     see the client's own key and account headers."""
     found = dialects.find(dialect)
-    hosts = found.client_credentials_hosts if found else ()
+    hosts = found.vendor.client_credentials_hosts if found else ()
     parts = urlsplit(base_url)
     host = parts.hostname or ""
     return parts.scheme == "https" and any(host == h or host.endswith("." + h) for h in hosts)
@@ -54,7 +51,7 @@ def upstream_credentials(route: Any, headers: dict[str, str], url: str, content:
     if found.signing is not None:
         # signed last, over the final URL, headers and body bytes; nothing changes after. No
         # key: the dialect's credential source (a signature, never the secret itself), whatever the host
-        identity = SOURCES[found.signing.source]() if key is None else None
+        identity = found.signing.source.find() if key is None else None
         clock = now or (lambda: datetime.datetime.now(datetime.UTC))
         signed = found.signing.sign(ToSign("POST", url, headers, content, key, identity,
                                            (settings or {}).get(route.dialect) or Settings(), clock()))
@@ -68,10 +65,10 @@ def upstream_credentials(route: Any, headers: dict[str, str], url: str, content:
 
 
 def key_headers(dialect: str, key: str | None) -> dict[str, str]:
-    """Where the dialect wants its key (`Dialect.key_headers`)."""
+    """Where the dialect wants its key (`Vendor.key_headers`)."""
     if not key:
         return {}
-    return dialects.get(dialect).key_headers(key)
+    return dialects.get(dialect).vendor.key_headers(key)
 
 
 def read_key(env_name: str) -> str | None:
@@ -81,7 +78,7 @@ def read_key(env_name: str) -> str | None:
 
 def secret_headers() -> frozenset[str]:
     """Every request header that may carry a credential: each dialect's, and the client's own."""
-    names = {name.lower() for found in dialects.every() for name in found.secret_headers}
+    names = {name.lower() for found in dialects.every() for name in found.vendor.secret_headers}
     return frozenset(names | set(client.CREDENTIALS))
 
 

@@ -3,15 +3,15 @@
 vendor cannot be asked (offline, a key that may not read models, a dialect without an endpoint).
 
 Vendor-neutral: the dialect names its endpoint and reads the answer (`ModelsEndpoint`); this
-module only fetches, caches and waits. A fetch runs in a daemon thread, never on the event loop;
-a request waits for one in flight at most `timeout` seconds, then goes on with the table while
-the fetch fills the cache for later requests.
+module only fetches, caches and waits. A fetch runs in a daemon thread of its own, never on the
+event loop (`offload.background`, docs/concurrency.md); a request waits for one in flight at most
+`timeout` seconds (`offload.wait`), then goes on with the table while the fetch fills the cache
+for later requests.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import ssl
@@ -27,7 +27,7 @@ from typing import Any
 
 import certifi
 
-from addon import auth
+from addon import auth, offload
 from addon.routing import Route, stated
 from translators import dialect as dialects
 from translators.capabilities import ModelCapabilities
@@ -82,7 +82,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 class Capabilities:
     """The cache of vendor answers, one per (dialect, base URL, model, key variable). Used from
-    the event loop's thread; fetch threads only complete futures."""
+    the event loop's thread; fetch threads only complete futures (`offload.background`)."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.mode = "vendor"
@@ -148,7 +148,7 @@ class Capabilities:
             if not entry.future.done():
                 if entry.previous is not None:
                     return Resolved(entry.previous)
-                await _wait(entry.future, self.timeout)
+                await offload.wait(entry.future, self.timeout)
             if entry.future.done():
                 outcome = entry.future.result()
                 if outcome.capabilities is not None:
@@ -177,10 +177,9 @@ class Capabilities:
                 previous = entry.future.result().capabilities or previous
             if entry is None and len(self._entries) >= MAX_MODELS and not self._evict_one():
                 return None
-            entry = _Entry(Future(), previous)
+            entry = _Entry(offload.background(self._outcome, route, model,
+                                              name=f"capabilities {route.dialect} {model}"), previous)
             self._entries[key] = entry
-        threading.Thread(target=self._run, args=(route, model, entry.future), daemon=True,
-                         name=f"capabilities {route.dialect} {model}").start()
         return entry
 
     def _evict_one(self) -> bool:
@@ -190,12 +189,12 @@ class Capabilities:
                 return True
         return False
 
-    def _run(self, route: Route, model: str, future: Future[Outcome]) -> None:
+    def _outcome(self, route: Route, model: str) -> Outcome:
+        """In the fetch thread: the fetch's outcome, a bug in it a failure like any other."""
         try:
-            outcome = self._fetch(route, model)
-        except Exception as exc:  # a bug here must leave a failure, never a future that never ends
-            outcome = Outcome(None, f"could not be read ({type(exc).__name__})", self._clock())
-        future.set_result(outcome)
+            return self._fetch(route, model)
+        except Exception as exc:
+            return Outcome(None, f"could not be read ({type(exc).__name__})", self._clock())
 
     def _fetch(self, route: Route, model: str) -> Outcome:
         endpoint = _endpoint(route.dialect)
@@ -251,13 +250,13 @@ def _expired(entry: _Entry, now: float) -> bool:
 
 def _table(dialect: str, model: str) -> ModelCapabilities | None:
     """The shipped table's answer; None for a dialect without one (the client's own: nothing to plan)."""
-    found = dialects.find(dialect)
-    return found.capabilities(model) if found is not None and found.capabilities is not None else None
+    codec = found.codec if (found := dialects.find(dialect)) is not None else None
+    return codec.capabilities(model) if codec is not None and codec.capabilities is not None else None
 
 
 def _endpoint(dialect: str) -> dialects.ModelsEndpoint | None:
-    found = dialects.find(dialect)
-    return found.models_endpoint if found is not None else None
+    codec = found.codec if (found := dialects.find(dialect)) is not None else None
+    return codec.models_endpoint if codec is not None else None
 
 
 def _opener() -> urllib.request.OpenerDirector:
@@ -266,20 +265,6 @@ def _opener() -> urllib.request.OpenerDirector:
     tls = ssl.create_default_context(cafile=certifi.where())
     return urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect(),
                                        urllib.request.HTTPSHandler(context=tls))
-
-
-async def _wait(future: Future[Outcome], timeout: float) -> None:
-    """Wait for a fetch thread's future at most `timeout` seconds, without blocking the loop."""
-    loop = asyncio.get_running_loop()
-    done = asyncio.Event()
-
-    def wake(_: Future[Outcome]) -> None:
-        with contextlib.suppress(RuntimeError):  # RuntimeError: that loop is closed by now
-            loop.call_soon_threadsafe(done.set)
-
-    future.add_done_callback(wake)
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(done.wait(), timeout)
 
 
 def _scrub(text: str, key: str | None) -> str:

@@ -91,7 +91,7 @@ def windows_from(capabilities: Callable[[Route, str], ModelCapabilities | None])
     def window_of(route: Route, model: str) -> int | None:
         if route.context_window:
             return route.context_window
-        if dialects.get(route.dialect).capabilities is None:  # the client's own dialect
+        if _table_of(route) is None:  # the client's own dialect
             return None
         caps = capabilities(route, model)
         return caps.context_window if caps is not None else None
@@ -99,8 +99,14 @@ def windows_from(capabilities: Callable[[Route, str], ModelCapabilities | None])
     return window_of
 
 
+def _table_of(route: Route) -> Callable[[str], ModelCapabilities] | None:
+    """The route's shipped capabilities table (its dialect's codec's); None: nothing to plan."""
+    codec = dialects.get(route.dialect).codec
+    return codec.capabilities if codec is not None else None
+
+
 def _shipped(route: Route, model: str) -> ModelCapabilities | None:
-    table = dialects.get(route.dialect).capabilities
+    table = _table_of(route)
     return table(model) if table is not None else None
 
 

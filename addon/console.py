@@ -49,7 +49,7 @@ def credential(route: Route) -> str:
         return f"key ${route.key_env} ({'set' if auth.read_key(route.key_env) else 'NOT SET'})"
     signing = registry.get(route.dialect).signing
     if signing is not None:
-        return f"no key: {signing.what} from the {signing.source} credential chain"
+        return f"no key: {signing.what} from the {signing.source.name} credential chain"
     if auth.takes_client_credentials(route.dialect, route.base_url):
         return "the client's own credentials"
     return "no key"

@@ -151,7 +151,11 @@ def scrub_flow(flow: http.HTTPFlow) -> None:
 
 # -- the request head on the wire ---------------------------------------------------------------
 
-_ORIGINAL = http_layer.HttpStream._handle_event
+_WRAPS = "_gateway_wraps"
+"""The attribute that marks a wrapper of ours and holds what it wraps (cutoff.py too)."""
+_ORIGINAL = getattr(http_layer.HttpStream._handle_event, _WRAPS, http_layer.HttpStream._handle_event)
+"""mitmproxy's own method, never a wrapper of ours left by another copy of this module (loaded by
+path, or under another name: its `install` must replace that wrapper, not wrap it)."""
 
 
 @functools.wraps(_ORIGINAL)
@@ -180,6 +184,8 @@ def _with_credentials(stream: Any, command: Any) -> Any:
 
 
 def install() -> None:
-    """Idempotent: reloading the script must not wrap the wrapper."""
+    """Idempotent, and safe from the addon's `load` at every (re)load of the script: the method
+    is set to this wrapper, which always wraps mitmproxy's own (`_ORIGINAL`), never a wrapper."""
+    setattr(_handle_event, _WRAPS, _ORIGINAL)
     if http_layer.HttpStream._handle_event is not _handle_event:
         http_layer.HttpStream._handle_event = _handle_event  # type: ignore[method-assign]

@@ -8,9 +8,11 @@ mitmproxy 12 handles them in `HttpStream.handle_protocol_error`
   all arrive as `CONNECT_FAILED` from `make_server_connection`; or the upstream broke off before
   its answer was complete: `GENERIC_SERVER_ERROR`, or an HTTP/2 stream reset). mitmproxy would
   send its HTML 502 page (or, to an HTTP/2 client, an HTML body on the stream), or for some
-  resets nothing but a closed connection, none of which Codex can read. The flow gets the
-  addon's Responses-shaped 502 instead, sent the way mitmproxy sends a response an addon set:
-  `responseheaders` and `response` hooks, then `send_response()`; no `error` hook.
+  resets nothing but a closed connection, none of which Codex or Claude Code can read. The flow
+  gets a 502 in its client's error shape instead (`ClientDialect.error_body`: Responses' for
+  Codex, Anthropic's `api_error` for a Messages client, docs/claude-code.md "Errors"), a turn and a
+  token count alike, sent the way mitmproxy sends a response an addon set: `responseheaders` and
+  `response` hooks, then `send_response()`; no `error` hook.
 - **Mid-stream** (the upstream connection is lost inside a streamed body): the hooks would see
   `error`, the stream callable would never be told, and the client's connection would simply
   be dropped, so Codex would retry a turn whose output it may already have acted on. The body
@@ -37,10 +39,16 @@ from mitmproxy.proxy.layers.http._base import HttpEvent
 from mitmproxy.proxy.layers.http._events import ErrorCode, ResponseData, ResponseProtocolError
 
 from addon import flowinfo
-from addon.errors import answer, error_response
+from addon.errors import answer, json_response
+from addon.flow import speaks_of
 from addon.streaming import StreamHook
 
-_ORIGINAL = http_layer.HttpStream.handle_protocol_error
+_WRAPS = "_gateway_wraps"
+"""The attribute that marks a wrapper of ours and holds what it wraps (credentials.py too)."""
+_ORIGINAL = getattr(http_layer.HttpStream.handle_protocol_error, _WRAPS,
+                    http_layer.HttpStream.handle_protocol_error)
+"""mitmproxy's own method, never a wrapper of ours left by another copy of this module (loaded by
+path, or under another name: its `install` must replace that wrapper, not wrap it)."""
 _BEFORE_ANSWER = (ErrorCode.CONNECT_FAILED, ErrorCode.GENERIC_SERVER_ERROR, ErrorCode.CANCEL,
                   ErrorCode.HTTP_1_1_REQUIRED)
 """The upstream failures that reach a flow before its answer. An HTTP/2 upstream that resets the
@@ -68,8 +76,11 @@ def _handle_protocol_error(self: Any, event: HttpEvent) -> Generator[Any, Any, N
 
 
 def _is_gateway(flow: http.HTTPFlow) -> bool:
-    """Translated and sent upstream, not answered by the proxy itself."""
-    return "gateway.translation" in flow.metadata and "gateway.done" not in flow.metadata
+    """Translated and sent upstream (a turn, or a token count sent to the upstream's counter), not
+    answered by the proxy itself."""
+    info = flow.metadata.get(flowinfo.KEY)
+    counting = isinstance(info, dict) and info.get("kind") == flowinfo.COUNT_KIND
+    return (flowinfo.TRANSLATION in flow.metadata or counting) and flowinfo.DONE not in flow.metadata
 
 
 def _answer_failure(stream: Any, flow: http.HTTPFlow,
@@ -83,10 +94,12 @@ def _answer_failure(stream: Any, flow: http.HTTPFlow,
     else:
         code, message = "upstream_error", f"{where} broke off before its answer was complete: {event.message}"
         if had_headers:  # the headers came, the body did not: keep what did for the saved flow
-            flow.metadata["gateway.upstream_response"] = bytes(stream.response_body_buf)
+            flow.metadata[flowinfo.UPSTREAM_RESPONSE] = bytes(stream.response_body_buf)
             stream.response_body_buf.clear()
     info["error"] = message
-    answer(flow, error_response(502, code, message))
+    speaks = speaks_of(flow.metadata)
+    body = speaks.error_body(502, code, message)
+    answer(flow, json_response(speaks.error_status(502, body), body))
     assert flow.response is not None
     flow.response.timestamp_start = time.time()
     if not had_headers:  # as for a response an addon set in `request` (state_consume_request_body)
@@ -115,6 +128,8 @@ def _forget_failed_connection(stream: Any, flow: http.HTTPFlow) -> None:
 
 
 def install() -> None:
-    """Idempotent: reloading the script must not wrap the wrapper."""
+    """Idempotent, and safe from the addon's `load` at every (re)load of the script: the method
+    is set to this wrapper, which always wraps mitmproxy's own (`_ORIGINAL`), never a wrapper."""
+    setattr(_handle_protocol_error, _WRAPS, _ORIGINAL)
     if http_layer.HttpStream.handle_protocol_error is not _handle_protocol_error:
         http_layer.HttpStream.handle_protocol_error = _handle_protocol_error  # type: ignore[method-assign]

@@ -3,8 +3,9 @@ package, and each dialect's settings (its own options and environment variables)
 the translators read no environment.
 
 `$GATEWAY_DIALECTS` names modules (comma-separated, importable from the working directory or
-PYTHONPATH) that each define a `DIALECT` (or call `translators.dialect.register` on import); they
-are imported when the addon is, before it declares its options (docs/adding-a-dialect.md).
+PYTHONPATH) that each define a `DIALECT` (or call `translators.dialect.register` on import), a
+`CLIENT_DIALECT` (`translators.client_dialects.register`), or both; they are imported when the
+addon loads, before it declares its options (docs/adding-a-dialect.md).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ def load_extra(environ: Mapping[str, str] = os.environ) -> list[str]:
         found = getattr(module, "DIALECT", None)
         if isinstance(found, Dialect):
             dialects.register(found)
+        if isinstance(speaks := getattr(module, "CLIENT_DIALECT", None), client_dialects.ClientDialect):
+            client_dialects.register(speaks)  # a client side of its own (addon/client_dialects.py)
         loaded.append(name.strip())
     return loaded
 

@@ -10,9 +10,33 @@ from typing import Any, Protocol
 from translators import wirejson
 
 KEY = "gateway"
+"""The flow's record (`record`): what the gateway did with it, shown and saved."""
 MARK = ":warning:"
 UNROUTED = "gateway.unrouted"
 """A request `gateway_match` took whose model has no route: the client's model (it went on untouched)."""
+CLIENT_REQUEST = "gateway.client_request"
+"""The client's request as it sent it (the flow's request is the upstream one): views, replay."""
+TRANSLATION = "gateway.translation"
+"""The translation without its upstream body (`Translation.model_dump`): views, capture, replay."""
+UPSTREAM_RESPONSE = "gateway.upstream_response"
+"""The upstream's own answer bytes (the flow's response is what the client got): views, capture."""
+CLIENT_DIALECT = "gateway.client_dialect"
+"""The client dialect of a flow taken on for a client other than Responses: views, replay."""
+DONE = "gateway.done"
+"""The flow is answered (by the proxy itself, `addon/errors.py` `answer`, or its answer translated):
+never read again as an upstream answer."""
+COUNT_KIND = "count_tokens"
+"""The record's `kind` of a token count sent to the upstream's own counter (addon/pipeline.py):
+it has no translation in its metadata, yet goes upstream like a turn (addon/cutoff.py)."""
+SAVED = (KEY, CLIENT_REQUEST, TRANSLATION, UPSTREAM_RESPONSE, CLIENT_DIALECT)
+"""What a saved gateway flow carries in its metadata (addon/flow.py)."""
+
+
+def record(upstream: str, model: object = None, **more: Any) -> dict[str, Any]:
+    """A flow's record: the upstream (a dialect, `store`, or `-` when nothing was sent), the model,
+    what was dropped and noted, and any of `client_model`, `client` (addon/clients.py), `kind`,
+    `refused`, `error`, `capabilities`, `url`, `usage`, `searches`."""
+    return {"upstream": upstream, "model": model, "dropped": [], "notes": [], **more}
 
 
 def summary(info: dict[str, Any]) -> str:

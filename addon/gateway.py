@@ -3,26 +3,28 @@ models that speak Anthropic Messages, Chat Completions, Gemini or Bedrock Conver
 
     mitmdump -s addon/gateway.py --set gateway_upstream=anthropic --set gateway_model=claude-sonnet-4-6
 
-All translation lives in `translators/`; this file is glue: options, matching, re-targeting,
-auth, streaming hookup, metadata.
+All translation lives in `translators/`; this file is the addon's options and its hooks, each
+thin: a hook finds the flow's context (addon/flow.py) and hands the work to the pipeline
+(addon/pipeline.py, docs/architecture.md "The pipeline").
 """
 
 from __future__ import annotations
 
-import asyncio
 import sys
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+# The one effect at import: mitmproxy loads this file by path (`-s addon/gateway.py`), with only
+# the file's own folder importable, so `addon` and `translators` must be made importable before
+# anything below can be imported. Everything else starts in `Gateway.load` (`_start`).
 _ROOT = str(Path(__file__).resolve().parent.parent)
-if _ROOT not in sys.path:  # loaded by path with `-s addon/gateway.py`: make the repo importable
+if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
 from addon import (  # noqa: E402
-    auth,
     bodies,
     catalog,
     client_dialects,
@@ -32,9 +34,9 @@ from addon import (  # noqa: E402
     cutoff,
     dialects,
     flowinfo,
-    history,
     limits,
-    recording,
+    offload,
+    pipeline,
     usage,
     views,
     websocket,
@@ -42,37 +44,38 @@ from addon import (  # noqa: E402
 )
 from addon import headers as upstream_headers  # noqa: E402
 from addon.capabilities import MODES, Capabilities  # noqa: E402
-from addon.errors import answer, error_response, json_response  # noqa: E402
-from addon.routing import DEFAULT_MATCH, Route, RouteError, Router, from_options, from_toml, serving  # noqa: E402
-from addon.state import AS_SENT, State  # noqa: E402
-from addon.store import ItemsJSON  # noqa: E402
+from addon.errors import answer, error_response  # noqa: E402
+from addon.flow import FlowCtx, Flows, speaks_of  # noqa: E402
+from addon.routing import DEFAULT_MATCH, RouteError, Router, from_options, from_toml  # noqa: E402
+from addon.state import State  # noqa: E402
 from addon.streaming import StreamHook  # noqa: E402
-from translators import (  # noqa: E402
-    Translation,
-    TranslatorError,
-    compaction,
-    stream_translator,
-    translate_error,
-    translate_request,
-    translate_response,
-    websearch,
-    wirejson,
-)
+from translators import client_dialects as client_registry  # noqa: E402
 from translators import dialect as registry  # noqa: E402
+from translators import stream_translator, websearch  # noqa: E402
 
-dialects.load_extra()  # the dialects $GATEWAY_DIALECTS names, before `load` declares their options
+_started = False
 
-_FRAMING_HEADERS = ("content-length", "host", "content-encoding", "transfer-encoding")
-"""Client headers that describe the client's own body and connection, never the one re-sent."""
+
+def _start() -> None:
+    """Once per process, from the first `Gateway.load`: the dialects `$GATEWAY_DIALECTS` names
+    (before `load` declares their options), and the two patches of mitmproxy's HTTP layer (an
+    upstream failure answered in the client's dialect, addon/cutoff.py; credentials put on the
+    wire only, addon/credentials.py). Each is idempotent; a reload of the script runs none again."""
+    global _started
+    if _started:
+        return
+    dialects.load_extra()
+    cutoff.install()
+    credentials.install()
+    _started = True
 
 
 class Gateway:
     def __init__(self) -> None:
         self.router = Router(routes=())
         self.catalog = catalog.Server()
-        self._live: dict[str, Translation] = {}
-        """The translation of each flow in flight. The metadata copy leaves the upstream body out
-        (it is the flow's request already), but decoders may read it (Gemini's call-id seed)."""
+        self.flows = Flows()
+        """The context of each flow in flight (addon/flow.py)."""
         self.capabilities = Capabilities()
         """What each route model accepts (the vendor's models endpoint, else the shipped table)."""
         self.clients = clients.Gate()
@@ -85,6 +88,7 @@ class Gateway:
 
     # -- options ----------------------------------------------------------------------------
     def load(self, loader: Any) -> None:
+        _start()
         loader.add_option("gateway_upstream", str, "anthropic",
                           f"Upstream dialect: {' | '.join(registry.names())}.")
         loader.add_option("gateway_base_url", str, "",
@@ -131,7 +135,7 @@ class Gateway:
 
     def running(self) -> None:
         self._running = True
-        limits.freeze_startup()
+        offload.freeze_startup()
         self.clients.running()  # the warning for a listener others reach without client keys
 
     def configure(self, updated: set[str]) -> None:
@@ -182,17 +186,21 @@ class Gateway:
         self.capabilities.configure(routes, mode=o.gateway_capabilities,
                                     timeout=timeout)
 
-    # -- hooks ------------------------------------------------------------------------------
+    # -- hooks: each reads the flow's context and hands the work to addon/pipeline.py ---------
     def _matched(self, flow: http.HTTPFlow) -> bool:
         return self.router.matches(flow.request.pretty_host, flow.request.path)
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error:
             return
-        if self._ours(flow):  # its client first: nothing is served or sent for an unknown one
+        speaks = client_dialects.claim(flow, self.router)
+        if speaks is not None:  # a client dialect's own path (e.g. Claude Code's): said its way
+            self.flows.open(flow, speaks)
+        if speaks is not None or self._ours(flow):
+            # its client first: nothing is served or sent for an unknown one
             if self.clients.identify(flow) is None:
                 return  # answered 401 (addon/clients.py)
-            if refused := bodies.declared_too_large(flow.request.headers, self._max_request()):
+            if refused := bodies.declared_too_large(flow.request.headers, self.max_request()):
                 flow.response = error_response(413, "request_too_large", refused)
                 return
         # the window Codex compacts at comes from the vendor's own figure once it is known
@@ -205,286 +213,72 @@ class Gateway:
             # Codex tries the Responses WebSocket first: served by addon/websocket/ through the
             # same HTTP path (docs/websocket.md)
             websocket.ENDPOINT.take(flow, self.router.routes)
-        elif refused := bodies.declared_too_large(flow.request.headers, self._max_request()):
+        elif refused := bodies.declared_too_large(flow.request.headers, self.max_request()):
             flow.response = error_response(413, "request_too_large", refused)  # the body is never read
 
     def _ours(self, flow: http.HTTPFlow) -> bool:
         """The gateway answers or translates this request: an intercepted path, a store endpoint,
-        the model catalog, the client's usage."""
+        the model catalog, the client's usage (a client dialect's own paths are claimed before)."""
         r = flow.request
         return (self._matched(flow) or catalog.catalog_request(r.method, r.pretty_host, r.path) is not None
                 or self.state.endpoint(self.router.match, r.pretty_host, r.path) is not None
-                or r.path.split("?", 1)[0].rstrip("/") == usage.PATH
-                or client_dialects.claim(flow, self.router) is not None)
+                or r.path.split("?", 1)[0].rstrip("/") == usage.PATH)
 
     def http_connect(self, flow: http.HTTPFlow) -> None:
         self.clients.http_connect(flow)  # regular mode: the proxy password names the tunnel's client
 
     @staticmethod
-    def _max_request() -> int:
+    def max_request() -> int:
         return int(ctx.options.gateway_max_request_bytes)
 
     async def request(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error:
             return None
         if flowinfo.KEY in flow.metadata:
-            if flow.is_replay == "request" and flow.live:
-                await self._guarded(flow, self._replay)  # mitmweb's Replay, `mitmdump -C saved.flow`
+            if flow.is_replay == "request" and flow.live:  # mitmweb's Replay, `mitmdump -C saved.flow`
+                fc = self.flows.open(flow, speaks_of(flow.metadata), replay=True)
+                await self._guarded(fc, pipeline.replay)
             return  # otherwise translated before (a loaded flow): never twice
         if await self.state.serve_usage(flow):
             return  # GET /gateway/usage: the client's own (addon/usage.py)
-        if (speaks := client_dialects.claim(flow, self.router)) is not None:  # e.g. Claude Code
-            await self._guarded(flow, lambda f: client_dialects.serve(self, f, speaks))
+        fc = self.flows.get(flow)
+        if fc is not None:  # claimed in `requestheaders` by a client dialect of its own paths
+            await self._guarded(fc, pipeline.serve)
             return
         rest = self.state.endpoint(self.router.match, flow.request.pretty_host, flow.request.path)
         if rest is not None and rest != "responses/compact":  # the store's own endpoints
             passthrough = any(dialects.passes_through(r.dialect) for r in self.router.routes)
-            await self._guarded(flow, lambda f: self.state.serve(f, rest, passthrough=passthrough))
+            await self._store(flow, rest, passthrough)
             return
         if flow.request.method != "POST" or not (self._matched(flow) or rest is not None):
             return
-        await self._guarded(flow, self._intercept)
+        fc = self.flows.open(flow, client_registry.get(client_registry.DEFAULT))
+        await self._guarded(fc, pipeline.serve)
 
-    async def _guarded(self, flow: http.HTTPFlow, step: Any) -> None:
-        """Fail closed: an exception escaping a hook would make mitmproxy log it and send the
-        flow on as it stands, i.e. untranslated to OpenAI with the client's credentials, or
-        half-rewritten. A flow this addon took on is answered instead."""
+    async def _store(self, flow: http.HTTPFlow, rest: str, passthrough: bool) -> None:
         try:
-            await step(flow)
+            await self.state.serve(flow, rest, passthrough=passthrough)
         except Exception as exc:
-            message = f"gateway could not handle the request: {exc!r}"[:500]
-            info = flow.metadata.setdefault(flowinfo.KEY, {"upstream": "-", "model": None, "dropped": [],
-                                                           "notes": []})
-            info["error"] = message
-            answer(flow, error_response(500, "server_error", message))
+            _fail_closed(flow, exc)
 
-    async def _intercept(self, flow: http.HTTPFlow) -> None:
-        # Codex may send zstd (docs/mitmproxy.md "Compressed bodies"). Read it decoded, once and
-        # within gateway_max_request_bytes, but leave the body as sent until the flow is ours: an
-        # unrouted request goes on untouched. A large body is read in a worker process, and the
-        # proxy keeps it as bytes (addon/workers.py).
-        raw = flow.request.raw_content or b""
-        encoding = flow.request.headers.get("content-encoding")
-        kept = ctx.options.gateway_max_kept_bytes
+    async def _guarded(self, fc: FlowCtx, step: Callable[[Gateway, FlowCtx], Awaitable[None]]) -> None:
         try:
-            small = self._read_inline(raw, encoding, kept)
-            head = None if small else await workers.read_head(raw, encoding, self._max_request(), kept)
-        except bodies.TooLarge as exc:
-            flow.response = error_response(413, "request_too_large", str(exc))
-            return
-        except (ValueError, UnicodeDecodeError) as exc:
-            flow.response = error_response(400, "invalid_json", f"the request body is not JSON: {exc}")
-            return
-        except RecursionError:  # not a ValueError: Python's parser gives up past ~1000 levels
-            flow.response = error_response(400, "invalid_json", "the request body is nested too deeply")
-            return
-        if small is not None:
-            body, text, data = small
-            fields = body if isinstance(body, dict) else {}
-            await self._translate(flow, fields, text, compaction.is_trigger(body), body=body, data=data)
-        elif head is not None:
-            try:
-                await self._translate(flow, head.fields, head.client_text, head.trigger, spilled=head.body)
-            finally:
-                workers.discard(head.body)
-
-    def _read_inline(self, raw: bytes, encoding: str | None, kept: int) -> tuple[Any, str, bytes] | None:
-        """A small body's JSON, its text for the saved flow (`bodies.kept_text`) and its bytes
-        decoded; None for a body of `limits.INLINE_BYTES` or more, as sent or once decoded,
-        which a worker reads."""
-        if len(raw) >= limits.INLINE_BYTES:
-            return None
-        limit = self._max_request()
-        try:
-            data, body, text = bodies.read(raw, encoding, min(limit, limits.INLINE_BYTES - 1), kept)
-        except bodies.TooLarge:
-            if limit < limits.INLINE_BYTES:
-                raise
-            return None
-        return body, text, data
-
-    async def _replay(self, flow: http.HTTPFlow) -> None:
-        """A saved gateway flow sent again. Its request is the rewritten one, stale (old options)
-        and with `<redacted>` keys; what the client sent is in the metadata, so the flow is
-        translated afresh from that, with the current options, and its answer translated again.
-        `flow.backup()` (done by the replay) keeps the old flow for mitmweb's Revert."""
-        client_request = flow.metadata.get("gateway.client_request")
-        speaks = client_dialects.of(flow)  # e.g. a Claude Code flow: its own client dialect
-        stale = [k for k in flow.metadata if k == flowinfo.KEY or k.startswith("gateway.")]
-        for key in stale:
-            if key not in ("gateway.client_request", clients.METADATA):  # the views show it; its client
-                del flow.metadata[key]
-        if flow.marked == flowinfo.MARK:
-            flow.marked = ""
-        for name, value in list(flow.request.headers.items()):
-            if value == "<redacted>":  # a saved secret is gone; never send the placeholder
-                flow.request.headers.pop(name, None)
-        try:
-            body = wirejson.loads(client_request or "")
-        except (ValueError, RecursionError):
-            body = None
-        if not isinstance(body, dict):
-            cut = "gateway: cut here" in (client_request or "")[-300:]
-            self._refuse_replay(flow, None, "the saved client request was cut at gateway_max_kept_bytes"
-                                if cut else "the saved flow holds no client request to translate again")
-            return
-        if speaks is not None:
-            await client_dialects.replay(self, flow, speaks, body, client_request or "")
-            return
-        await self._translate(flow, body, client_request or "", compaction.is_trigger(body), body=body,
-                              replay=True)
-
-    def _refuse_replay(self, flow: http.HTTPFlow, client_model: object, message: str) -> None:
-        flow.metadata[flowinfo.KEY] = {"upstream": "-", "model": client_model, "client_model": client_model,
-                                       "dropped": [], "notes": [], "error": f"replay: {message}"}
-        answer(flow, error_response(400, "replay_failed", message))
-
-    async def _translate(self, flow: http.HTTPFlow, fields: dict[str, Any], client_text: str, trigger: bool,
-                         *, body: Any = None, data: bytes | None = None,
-                         spilled: workers.Spilled | None = None, replay: bool = False) -> None:
-        """Route, read the store and translate a request: a small one from its parsed `body`
-        (`fields` is the body itself; `data` its bytes), a large one from its bytes, `spilled`,
-        in a worker process, with only its short top-level members in `fields`
-        (addon/workers.py); a small one that continues a long stored history goes to the worker
-        too. `trigger`: its last input item is `compaction_trigger`."""
-        client_model = fields.get("model")
-        route = self.router.route(client_model if isinstance(client_model, str) else "")
-        if route is None:
-            if replay:
-                self._refuse_replay(flow, client_model, f"no gateway route for model {client_model!r} "
-                                                        "under the current options")
-            else:
-                flow.metadata[flowinfo.UNROUTED] = client_model  # the console says it went on untouched
-            return  # no route for this model: leave the flow untouched
-        compact = self.state.endpoint(self.router.match, flow.request.pretty_host,
-                                      flow.request.path) == "responses/compact"
-        plan = await self.state.lookup(flow, fields, route, compact=compact)  # what the store holds
-        if plan is None:
-            return
-        route = serving(route, trigger or compact)  # a compaction request goes to the route's summarizer
-        info: dict[str, Any] = {"upstream": route.dialect, "model": route.model or client_model,
-                                "client_model": client_model, "dropped": [], "notes": [],
-                                **self.clients.named(flow)}
-        if replay:
-            info["notes"].append("replayed: translated again from the saved client request")
-        flow.metadata[flowinfo.KEY] = info
-        flow.metadata["gateway.client_request"] = client_text
-        model = route.model or client_model
-        caps = await self.capabilities.resolve(route, model) if isinstance(model, str) else None
-        if caps is not None:
-            info["capabilities"] = caps.capabilities.source
-            info["notes"] += [caps.note] if caps.note else []
-        past = None if plan is AS_SENT else plan.past
-        if spilled is None and not isinstance(past, history.Stored):
-            resolved: dict[str, Any] = {}
-            if plan is not AS_SENT:
-                resolved = history.resolved(body)  # still echoed (docs/responses.md)
-                body, new_items = history.expand(body, plan.past, compact)
-                kept = history.user_messages(plan.past + new_items) if compact else None
-                self.state.register(flow, plan, new_items, len(new_items), kept)
-            self._translate_and_retarget(flow, body, route, caps, info, resolved)
-            return
-        own = None if spilled is not None else await asyncio.to_thread(
-            workers.spill, data if data is not None else wirejson.dumps(body))
-        try:
-            done = await workers.run_translate(spilled or own, route.dialect, route.model,
-                                               caps.capabilities if caps else None,
-                                               ctx.options.gateway_web_search, past, compact)
+            await step(self, fc)
         except Exception as exc:
-            self._refuse_translation(flow, info, exc)
-            return
-        finally:
-            workers.discard(own)
-        if plan is not AS_SENT:
-            self.state.register(flow, plan, ItemsJSON(done.new_items), done.count, done.kept)
-        self._retarget_translated(flow, route, done.translation, done.content, done.saved, info)
-        # An upstream that cannot be reached is answered by the HTTP layer (cutoff.py), with the
-        # same Responses-shaped 502, when the connection attempt fails.
-
-    def _translate_and_retarget(self, flow: http.HTTPFlow, body: Any, route: Route,
-                                caps: Any, info: dict[str, Any],
-                                resolved: dict[str, Any] | None = None) -> None:
-        """`resolved`: the state members `history.expand` took out of `body` (echoed)."""
-        try:
-            translation = translate_request(body, route.dialect, route.model,
-                                            capabilities=caps.capabilities if caps else None,
-                                            web_search=ctx.options.gateway_web_search, resolved=resolved)
-        except Exception as exc:
-            self._refuse_translation(flow, info, exc)
-            return
-        self._retarget_translated(flow, route, translation, None,
-                                  translation.model_dump(mode="json", exclude={"body"}), info)
-
-    @staticmethod
-    def _refuse_translation(flow: http.HTTPFlow, info: dict[str, Any], exc: Exception) -> None:
-        if isinstance(exc, TranslatorError):
-            info["refused"] = exc.message
-            answer(flow, json_response(exc.status, exc.to_body()))
-        else:  # a translator bug must not let the flow go on to OpenAI as sent
-            info["error"] = f"gateway could not translate the request: {exc!r}"
-            answer(flow, error_response(500, "server_error", info["error"]))
-
-    def _retarget_translated(self, flow: http.HTTPFlow, route: Route, translation: Translation,
-                             content: bytes | None, saved: dict[str, Any], info: dict[str, Any]) -> None:
-        """`content`: the upstream body already written (by a worker), else None."""
-        flow.metadata["gateway.translation"] = saved
-        self._live[flow.id] = translation
-        info.update(model=translation.model, url=route.base_url + translation.path)
-        flowinfo.merge(info, translation)
-        if translation.compaction:
-            info["kind"] = "compaction"
-        # a failure past this point leaves a half-rewritten request (new URL, client headers):
-        # it is answered here and never sent
-        try:
-            self._retarget(flow, route, translation, content)
-        except TranslatorError as exc:  # e.g. no credentials for a signed dialect
-            info["error"] = exc.message
-            answer(flow, json_response(exc.status, exc.to_body()))
-            return
-        except Exception as exc:
-            info["error"] = f"gateway could not address the upstream: {exc!r}"
-            answer(flow, error_response(500, "server_error", info["error"]))
-
-    def _retarget(self, flow: http.HTTPFlow, route: Route, translation: Translation,
-                  content: bytes | None = None) -> None:
-        if content is None:
-            content = wirejson.dumps(translation.body)
-        dialect = registry.get(route.dialect)
-        if auth.takes_client_credentials(route.dialect, route.base_url):
-            # the client's own vendor: the client's own headers go along (its credentials unless
-            # the route names a key: auth.upstream_credentials)
-            headers = {k: v for k, v in flow.request.headers.items()
-                       if k.lower() not in _FRAMING_HEADERS}
-        else:
-            headers = auth.clean_headers(dict(flow.request.headers))
-        headers.update(translation.headers)
-        headers["content-type"] = dialect.request_content_type
-        headers["accept"] = dialect.stream_content_type if translation.stream else "application/json"
-        headers["accept-encoding"] = "identity"  # the stream callable gets raw bytes
-        flow.request.url = route.base_url + translation.path
-        secret, note = auth.upstream_credentials(route, headers, flow.request.url, content, self.settings)
-        if note:
-            flow.metadata[flowinfo.KEY]["notes"].append(note)
-        host = flow.request.headers.get("host")
-        flow.request.headers.clear()
-        if host is not None:
-            flow.request.headers["host"] = flow.request.host_header or host
-        for name, value in headers.items():
-            flow.request.headers[name] = value
-        flow.request.content = content
-        credentials.attach(flow, secret)  # on the wire only; the flow shows <redacted>
+            _fail_closed(fc.flow, exc)
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
-        translation = self._translation(flow)
-        if translation is None or flow.response is None or "gateway.done" in flow.metadata:
+        fc = self.flows.get(flow)
+        if fc is None or fc.translation is None or flow.response is None or fc.done:
             return
+        translation = fc.translation
         limits.keep_sent_request(flow.request, ctx.options.gateway_max_kept_bytes)  # sent by now
         upstream_headers.screen(flow, translation.target)  # vendor headers stay behind; redirects refused
         if flow.response.status_code != 200 or not translation.stream or upstream_headers.refusal(flow):
             return  # errors, refusals and whole answers are answered in `response`
         if flow.is_replay == "response" or not flow.live:
             return  # server-replayed and loaded answers never reach a stream callable
-        translator = self.state.recorder(flow, stream_translator(translation.target, translation))
+        translator = self.state.recorder(fc, stream_translator(translation.target, translation))
         had_length = flow.response.headers.pop("content-length", None) is not None
         if had_length and flow.request.http_version != "HTTP/1.0":
             # the translated body has another length; chunked framing tells an HTTP/1.1 client
@@ -492,26 +286,32 @@ class Gateway:
             flow.response.headers["transfer-encoding"] = "chunked"
         flow.response.headers.pop("content-encoding", None)
         flow.response.headers["content-type"] = "text/event-stream"
-        flow.response.stream = StreamHook(translator, secrets=credentials.secrets_of(flow),
-                                          max_kept=ctx.options.gateway_max_kept_bytes)
+        fc.hook = StreamHook(translator, secrets=credentials.secrets_of(flow),
+                             max_kept=ctx.options.gateway_max_kept_bytes, speaks=fc.speaks)
+        flow.response.stream = fc.hook
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
-        if flow.id not in self._live and "gateway.translation" not in flow.metadata:
-            self.state.forget(flow)  # e.g. refused before translation
-            return None  # not a translated flow: nothing to do, whatever its size
-        # a large whole answer is translated in a worker thread (addon/limits.py)
+        fc = self.flows.get(flow)
+        if fc is None:
+            return None  # not a gateway flow: nothing to do, whatever its size
+        if fc.translation is None:  # answered by the proxy, or a count the upstream answered
+            if fc.counting and not fc.done and flow.response is not None:
+                client_dialects.read_count(fc)
+            self._over(fc)
+            return None
+        # a large whole answer is translated in a worker thread (addon/offload.py)
         size = len(flow.response.raw_content or b"") if flow.response is not None else 0
         try:
-            answered = limits.off_loop(size, self._answer, flow)
+            answered = offload.off_loop(size, pipeline.answer, self, fc)
         except BaseException:
-            self.state.forget(flow)
+            self.flows.drop(flow)
             raise
-        if answered is None and not self.state.writing(flow):
-            self.state.forget(flow)
+        if answered is None and not self.state.writing(fc):
+            self._over(fc)
             return None
-        return self._end(flow, answered)
+        return self._end(fc, answered)
 
-    async def _end(self, flow: http.HTTPFlow, answered: Awaitable[None] | None) -> None:
+    async def _end(self, fc: FlowCtx, answered: Awaitable[None] | None) -> None:
         """The rest of the response hook: the answer's translation in a worker thread, then its
         turn's store write. mitmproxy ends the client's body once this returns, so a client that
         reads to the end finds its turn stored, whichever gateway serves its next one
@@ -519,144 +319,35 @@ class Gateway:
         try:
             if answered is not None:
                 await answered
-            if await self.state.written(flow) and flowinfo.KEY in flow.metadata:
-                flowinfo.describe(flow)  # with a note the write may have left
+            if await self.state.written(fc) and fc.has_info:
+                flowinfo.describe(fc.flow)  # with a note the write may have left
         finally:
-            self.state.forget(flow)
+            self._over(fc)
 
-    def _answer(self, flow: http.HTTPFlow) -> None:
-        translation = self._translation(flow)
-        self._live.pop(flow.id, None)
-        if translation is None or flow.response is None or "gateway.done" in flow.metadata:
-            return
-        flow.metadata["gateway.done"] = True
-        info = flow.metadata[flowinfo.KEY]
-        hook = flow.response.stream
-        final = None
-        if isinstance(hook, StreamHook):
-            hook.end()
-            final = hook.final_response()
-            flow.metadata["gateway.upstream_response"] = hook.saved_upstream()
-            flow.response.stream = False
-            flow.response.content = hook.saved_client()  # the saved flow shows what the client got
-            if "transfer-encoding" not in flow.response.headers:
-                # set_content just added a content-length the client never got; mitmproxy reads
-                # these headers after this hook to decide whether a close-delimited body is over
-                flow.response.headers.pop("content-length", None)
-            self._collect(info, hook.translator.report, hook.error)
-            if note := hook.cut_note():
-                info["notes"].append(note)
-        else:
-            try:
-                if refused := upstream_headers.refusal(flow):
-                    raw = flow.response.get_content(strict=False) or b""
-                    flow.metadata["gateway.upstream_response"] = raw
-                    info["error"] = refused["message"]
-                    flow.response = error_response(502, refused["code"], refused["message"])
-                elif flow.response.status_code >= 400:
-                    self._translate_error(flow, translation, info)
-                else:
-                    self._translate_whole(flow, translation, info)
-                    self.state.finish(flow)
-            except Exception as exc:  # the client still gets an answer in its own dialect
-                info["error"] = f"gateway could not translate the upstream's answer: {exc!r}"[:500]
-                flow.response = error_response(502, "upstream_protocol_error", info["error"])
-        if final is None:  # a whole answer, or a stream the proxy passes through
-            final = flowinfo.final_response(flow.response.content or b"")
-        if used := flowinfo.usage_of(final):
-            info["usage"] = used
-        self.state.count(flow, used)  # per client, with client keys on (addon/usage.py)
-        if (failure := flowinfo.failure_of(final)) and not info.get("error"):
-            info["error"] = failure
-        if searches := flowinfo.searches_of(final):
-            info["searches"] = searches
-        auth.redact_request(flow.request.headers)
-        credentials.scrub_flow(flow)
-        if ctx.options.gateway_capture_dir:
-            recording.save(Path(ctx.options.gateway_capture_dir), flow)
-        flowinfo.describe(flow)
+    def _over(self, fc: FlowCtx) -> None:
+        """The flow's last step: the proxy's own answers said in its client's shape, its context
+        let go of."""
+        client_dialects.restyle(fc.flow, fc.speaks)
+        self.flows.drop(fc.flow)
 
     def error(self, flow: http.HTTPFlow) -> None:
-        self._live.pop(flow.id, None)
-        self.state.forget(flow)
+        fc = self.flows.drop(flow)
         if flowinfo.KEY in flow.metadata:
-            hook = flow.response.stream if flow.response is not None else None
-            if isinstance(hook, StreamHook) and flow.response is not None:
-                # the client left mid-stream: keep what each side had so far for the saved flow
-                flow.metadata["gateway.upstream_response"] = hook.saved_upstream()
-                flow.response.stream = False
-                flow.response.content = hook.saved_client()
-                if note := hook.cut_note():
-                    flow.metadata[flowinfo.KEY]["notes"].append(note)
-            limits.keep_sent_request(flow.request, ctx.options.gateway_max_kept_bytes)
-            flow.metadata[flowinfo.KEY]["error"] = flow.error.msg if flow.error else "connection error"
-            auth.redact_request(flow.request.headers)
-            credentials.scrub_flow(flow)
-            flowinfo.describe(flow)
+            pipeline.failed(flow, fc.hook if fc is not None else None)
 
     def done(self) -> None:
         workers.shutdown()
         self.state.done()  # the turns queued are written, then the store is closed
 
-    # -- whole bodies -----------------------------------------------------------------------
-    def _translate_error(self, flow: http.HTTPFlow, translation: Translation, info: dict[str, Any]) -> None:
-        assert flow.response is not None
-        # before the message is cut short: no credential the upstream repeats survives in part
-        raw = credentials.scrub_bytes(flow.response.get_content(strict=False) or b"",
-                                      credentials.secrets_of(flow))
-        flow.metadata["gateway.upstream_response"] = raw
-        error = translate_error(translation.target, flow.response.status_code, raw,
-                                dict(flow.response.headers), client=translation.client)
-        message = str(error.body["error"].get("message") or "")  # already cut to its gist
-        info["error"] = f"upstream {error.status}: {message}"[:300]
-        flow.response = json_response(error.status, error.body, error.headers)
 
-    def _translate_whole(self, flow: http.HTTPFlow, translation: Translation, info: dict[str, Any]) -> None:
-        """Server-replayed answers, loaded flows and non-streamed requests: no stream callable
-        ever runs for those (docs/mitmproxy.md "Streaming callables"), so the body is translated here at
-        once."""
-        assert flow.response is not None
-        raw = flow.response.get_content(strict=False) or b""
-        flow.metadata["gateway.upstream_response"] = raw
-        if translation.stream:
-            translator = stream_translator(translation.target, translation)
-            out = translator.feed(raw) + translator.close()
-            flow.response.headers["content-type"] = "text/event-stream"
-            flow.response.headers.pop("content-encoding", None)
-            flow.response.content = out
-            self._collect(info, translator.report, None)
-            return
-        if dialects.passes_through(translation.target, translation.client):
-            return  # the client's own dialect: the answer as it is
-        from translators.report import Report
-
-        report = Report()
-        body = translate_response(translation.target, translation, raw, report=report)
-        flow.response.headers.pop("content-encoding", None)
-        flow.response.headers["content-type"] = "application/json"
-        flow.response.content = wirejson.dumps(body)
-        self._collect(info, report, None)
-
-    # -- bookkeeping ------------------------------------------------------------------------
-    def _translation(self, flow: http.HTTPFlow) -> Translation | None:
-        live = self._live.get(flow.id)
-        if live is not None:
-            return live
-        data = flow.metadata.get("gateway.translation")
-        if data is None:
-            return None
-        # a loaded or replayed flow: its upstream body is the flow's request
-        try:
-            body = wirejson.loads(flow.request.get_content(strict=False) or b"{}")
-        except ValueError:
-            body = {}
-        return Translation.model_validate({**data, "body": body if isinstance(body, dict) else {}})
-
-    @staticmethod
-    def _collect(info: dict[str, Any], report: Any, error: str | None) -> None:
-        flowinfo.merge(info, report)
-        if error:
-            info["error"] = f"gateway: {error}"
+def _fail_closed(flow: http.HTTPFlow, exc: Exception) -> None:
+    """An exception escaping a hook would make mitmproxy log it and send the flow on as it
+    stands, i.e. untranslated to OpenAI with the client's credentials, or half-rewritten. A flow
+    this addon took on is answered instead."""
+    message = f"gateway could not handle the request: {exc!r}"[:500]
+    info = flow.metadata.setdefault(flowinfo.KEY, flowinfo.record("-"))
+    info["error"] = message
+    answer(flow, error_response(500, "server_error", message))
 
 
 def _seconds(text: str) -> float | None:
@@ -668,8 +359,5 @@ def _seconds(text: str) -> float | None:
     return value if value >= 0 and value == value and value != float("inf") else None
 
 
-cutoff.install()
-credentials.install()
 gateway = Gateway()
-addons = [gateway, client_dialects.Restyle(), views.Views(), console.Console(lambda: gateway.router),
-          websocket.ENDPOINT]
+addons = [gateway, views.Views(), console.Console(lambda: gateway.router), websocket.ENDPOINT]

@@ -56,17 +56,13 @@ def resolved(body: dict[str, Any]) -> dict[str, Any]:
     return {key: body[key] for key in STATE_KEYS if key in body}
 
 
-def expand(body: dict[str, Any], past: list[dict[str, Any]],
-           compact: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The body to translate, with the stored history `past` in `input` (and, for a
-    `/responses/compact` request, the trigger that asks for a summary, docs/state.md), and the
-    turn's new input items as the store keeps them."""
+def expand(body: dict[str, Any], past: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The body to translate, with the stored history `past` in `input`, and the turn's new input
+    items as the store keeps them. A `/responses/compact` body is expanded the same way and
+    translated with `kind="compaction_endpoint"` (docs/compaction.md "Two forms")."""
     new_items = [stored_item(i) for i in input_items(body.get("input"))]
     expanded = {k: v for k, v in body.items() if k not in STATE_KEYS}
     expanded["input"] = past + new_items
-    if compact:
-        expanded["input"] = [*expanded["input"], {"type": "compaction_trigger"}]
-        expanded["stream"] = False
     return expanded, new_items
 
 
@@ -93,24 +89,6 @@ def past_items(kind: str, rows: list[Any]) -> list[dict[str, Any]]:
         items += row["input"]
         items += row["response"].get("output") or []
     return items
-
-
-def user_messages(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The user messages a compaction keeps before its summary (openai `CompactedResponse.output`)."""
-    return [stored_item(i) for i in items
-            if i.get("type", "message") == "message" and i.get("role") == "user"]
-
-
-def compacted_response(answer: dict[str, Any], history: list[dict[str, Any]]) -> dict[str, Any]:
-    """The `/responses/compact` answer from the summarizer's Responses object: the history's user
-    messages, then the one compaction item (translators/responses/compaction.py)."""
-    compaction = [i for i in answer.get("output") or [] if i.get("type") == "compaction"]
-    usage = answer.get("usage") or {
-        "input_tokens": 0, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 0,
-        "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 0}
-    return {"id": answer.get("id") or new_id("resp"), "object": "response.compaction",
-            "created_at": int(answer.get("created_at") or 0), "output": user_messages(history) + compaction,
-            "usage": usage}
 
 
 def item_list(items: list[dict[str, Any]], has_more: bool) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The gateway's resource bounds: their options, and when work leaves the event loop.
+"""The gateway's resource bounds and their options (where work runs: addon/offload.py).
 
 mitmproxy runs every hook and stream callable on one event loop (docs/mitmproxy.md "Hooks",
 "Streaming callables"): whatever a flow costs in memory or CPU there, every other flow waits
@@ -16,9 +16,6 @@ for or shares. Each bound has an option with a default that real traffic never r
 
 from __future__ import annotations
 
-import asyncio
-import gc
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 MiB = 1024 * 1024
@@ -29,11 +26,6 @@ SOCKET_BACKLOG_BYTES = 64 * MiB
 ends its upstream call (addon/websocket/endpoint.py): four times the longest answer
 (translators/responses/stream.py MAX_OUTPUT_CHARS), whose done events repeat it; a client that
 reads keeps its backlog near one frame (docs/websocket.md "Limits")."""
-INLINE_BYTES = 256 * 1024
-"""Request bodies below this are read and translated on the event loop: a 256 KB request (a long
-Codex session) translates in a few ms, less than the hand-off to a worker process would add to
-every small one. Bigger ones are read and translated in a worker process (addon/workers.py;
-bench/, docs/design.md "Limits")."""
 
 
 def add_options(loader: Any) -> None:
@@ -62,23 +54,3 @@ def keep_sent_request(request: Any, kept: int) -> None:
     if raw is not None and len(raw) > kept:
         request.raw_content = raw[:kept] + b"\n" + cut_note(len(raw) - kept, kept, "sent").encode()
 
-
-def off_loop(size: int, step: Callable[..., None], *args: Any) -> Awaitable[None] | None:
-    """Run `step(*args)` now when `size` is small; otherwise return an awaitable that runs it in
-    a worker thread. A hook returns it as it is: mitmproxy awaits whatever awaitable a hook
-    returns and meanwhile serves every other flow (docs/mitmproxy.md "Hooks"), and a hook that
-    returns None stays a plain synchronous call for small bodies and for tests."""
-    if size < INLINE_BYTES:
-        step(*args)
-        return None
-    return asyncio.to_thread(step, *args)
-
-
-def freeze_startup() -> None:
-    """Keep the objects alive once the proxy has started (mitmproxy's, the addon's and their
-    libraries', about 110k) out of the cyclic collector's passes. A full pass over them holds the
-    interpreter lock for ~70 ms, and one runs whenever a quarter as many new long-lived objects
-    have piled up: every stream stalls for as long, at a moment no flow chose. They live as long
-    as the proxy either way (docs/design.md "Limits")."""
-    gc.collect()  # what start-up left as garbage goes first, not into the frozen set
-    gc.freeze()

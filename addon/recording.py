@@ -22,7 +22,9 @@ from translators import dialect as dialects
 # Values that identify a user or a machine, not what the model sees.
 _REDACT_KEYS = {"client_metadata", "prompt_cache_key", "safety_identifier", "user"}
 _KEYLIKE = re.compile(
-    r"(sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{20,})")
+    r"(?<![A-Za-z0-9_-])(sk-[A-Za-z0-9_-]{8,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{20,})")
+"""Strings shaped like a key (OpenAI and Anthropic `sk-...`, AWS access key ids, Google `AIza...`),
+starting a word: `sk-` inside a word is no key (Claude Code's prompt names `<task-notification>`)."""
 
 
 def redact_request(body: dict[str, Any]) -> dict[str, Any]:
@@ -75,7 +77,7 @@ def write(root: Path, flow: http.HTTPFlow) -> Path | None:
     speaks = client_dialects.get(translation.get("client") or client_dialects.DEFAULT)
     body = {k: v for k, v in redact_request(json.loads(client)).items() if k not in speaks.private}
     found = dialects.find(info["upstream"])
-    upstream_name = f"upstream.{found.capture_suffix if found else 'body'}"  # the dialect's own suffix
+    upstream_name = f"upstream.{found.vendor.capture_suffix if found else 'body'}"  # the dialect's own suffix
     _private(folder / "request.json", scrub(json.dumps(body, indent=1).encode(), secrets))
     _private(folder / upstream_name, scrub(raw, secrets))
     base_url = info.get("url", "")[: -len(translation["path"])] if info.get("url") else ""

@@ -2,11 +2,13 @@
 
     python -m addon.replay captures/codex-say-hi-anthropic [-w out.flow] [--raw]
 
-It writes two flow files (the client's request; the upstream's recorded answer), runs
+It writes two flow files (the client's request, sent where that client sends it; the upstream's
+recorded answer), runs
 `mitmdump --set server=false -C client.flow --server-replay upstream.flow -s addon/gateway.py`
 (docs/mitmproxy.md "Replay") and prints a transcript (addon/transcript.py): the request in one
 line, where it went, the answer as it streamed, what was dropped and noted. `--raw` prints the
-Responses SSE bytes the client received instead, then the flow's comment.
+bytes the client received instead (Responses SSE, or the events of the capture's own client
+dialect, e.g. Anthropic's for Claude Code), then the flow's comment.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from mitmproxy import http, io
 from mitmproxy.test import tflow
 
 from addon import client, transcript
+from translators import client_dialects, stream_translator, translate_request, wirejson
 from translators import dialect as dialects
-from translators import translate_request, wirejson
+from translators.client_dialects import ClientDialect
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT_URL = client.RESPONSES_URL
@@ -35,18 +38,33 @@ def _flow(request: http.Request, response: http.Response | None = None) -> http.
     return flow
 
 
+def speaks(meta: dict) -> ClientDialect:
+    """The capture's client dialect (`"client"` in capture.json, addon/recording.py); a capture
+    without one is a Responses client's."""
+    return client_dialects.get(meta.get("client") or client_dialects.DEFAULT)
+
+
+def client_url(client_dialect: ClientDialect) -> str:
+    """Where the client sends a turn: its own vendor's host and turn path, which `gateway_match`'s
+    defaults take (addon/client.py); Codex's Responses URL for a client with no host of its own."""
+    if client_dialect.hosts and client_dialect.turn_paths:
+        return f"https://{client_dialect.hosts[0]}{client_dialect.turn_paths[0]}"
+    return CLIENT_URL
+
+
 def build_flows(folder: Path, work: Path) -> tuple[Path, Path, dict]:
     meta = json.loads((folder / "capture.json").read_text())
     body = json.loads((folder / meta["request"]).read_text())
     raw = (folder / meta["upstream"]).read_bytes()
-    client = http.Request.make("POST", CLIENT_URL, wirejson.dumps(body),
+    client_dialect = speaks(meta)
+    client = http.Request.make("POST", client_url(client_dialect), wirejson.dumps(body),
                                {"content-type": "application/json", "accept": "text/event-stream"})
-    translation = translate_request(body, meta["dialect"], meta.get("model"))
+    translation = translate_request(body, meta["dialect"], meta.get("model"), client=client_dialect.name)
     upstream_request = http.Request.make("POST", meta["base_url"] + translation.path,
                                          wirejson.dumps(translation.body),
                                          {"content-type": "application/json"})
     upstream_response = http.Response.make(meta.get("status", 200), raw, {
-        "content-type": dialects.get(meta["dialect"]).stream_content_type})
+        "content-type": dialects.get(meta["dialect"]).vendor.stream_content_type})
     client_path, upstream_path = work / "client.flow", work / "upstream.flow"
     flows = ((client_path, _flow(client)), (upstream_path, _flow(upstream_request, upstream_response)))
     for path, flow in flows:
@@ -108,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _print_raw(flow: http.HTTPFlow) -> None:
     assert flow.response is not None
-    sys.stdout.write(flow.response.get_text(strict=False) or "")
+    # an event stream is UTF-8 whatever its content-type says (`get_text` would read latin-1)
+    sys.stdout.write((flow.response.content or b"").decode("utf-8", "replace"))
     print(f"\n# {flow.request.method} {flow.request.url} -> {flow.response.status_code}")
     print(f"# comment: {flow.comment}")
     info = flow.metadata.get("gateway", {})
@@ -122,10 +141,23 @@ def _print_transcript(folder: Path, flow: http.HTTPFlow) -> None:
     info = flow.metadata.get("gateway", {})
     print(transcript.request_line(body))
     print(transcript.target_line(info, flow.request.method, flow.request.url, flow.response.status_code))
-    for piece in transcript.answer(flow.response.content or b""):
+    for piece in transcript.answer(as_responses(speaks(meta), str(body.get("model") or "model"),
+                                                flow.response.content or b"")):
         sys.stdout.write(piece)
         sys.stdout.flush()
     print("\n".join(transcript.report(info, flow.comment)))
+
+
+def as_responses(client_dialect: ClientDialect, model: str, answer: bytes) -> bytes:
+    """The answer the client got, as the Responses events the transcript reads: another client
+    dialect's answer is read back by the stream decoder of the upstream dialect on the same wire
+    (`ClientDialect.view`, e.g. Anthropic's for a Messages client) and written as Responses, as
+    the gateway writes any upstream's answer for Codex."""
+    if client_dialect.name == client_dialects.DEFAULT:
+        return answer
+    reader = stream_translator(client_dialect.view, translate_request(
+        {"model": model, "input": "", "stream": True}, client_dialect.view, None))
+    return reader.feed(answer) + reader.close()
 
 
 if __name__ == "__main__":

@@ -129,12 +129,12 @@ def check_base_url(url: str) -> str:
 def key_env_for(dialect: str, url: str, explicit: str | None) -> str | None:
     """The variable whose key a route sends, the one rule for operator keys: the one the route
     names (`key_env`, `gateway_key_env`), sent to the route's own base URL; else the dialect's
-    default variable, only to the dialect's own host over HTTPS (`Dialect.own_host`); else none
+    default variable, only to the dialect's own host over HTTPS (`Vendor.own_host`); else none
     (a local server, a proxy, any other host gets no key unless the route names one)."""
     if explicit:
         return explicit
     found = dialects.get(dialect)
-    return found.key_env if found.key_env and dialects.is_own_host(found, url) else None
+    return found.vendor.key_env if found.vendor.key_env and dialects.is_own_host(found, url) else None
 
 
 def model_name_problem(name: str) -> str | None:

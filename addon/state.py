@@ -12,27 +12,26 @@ A request with `store: false` (Codex) and no stored state to read never opens th
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import fnmatch
 import os
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mitmproxy import ctx, exceptions, http
 
-from addon import bodies, clients, dialects, endpoints, flowinfo, history, limits, routing, usage
+from addon import bodies, clients, dialects, endpoints, flowinfo, history, offload, routing, usage
 from addon.errors import answer, error_body, error_response, json_response
 from addon.routing import Route, serving
 from addon.store import ItemsJSON, ResponseRecord, Store, StoreError, open_store
 from translators import wirejson
 
-KEY = "gateway.state"
-"""flow.metadata key of the turn's state: what `record` needs once the answer is there."""
+if TYPE_CHECKING:
+    from addon.flow import FlowCtx
+
 _DAY = 86400.0
 _COLLECTIONS = ("responses/", "conversations")
 _RECORDED = {"completed", "incomplete"}
@@ -47,13 +46,7 @@ class State:
         """Who each flow's client is (addon/clients.py): stored state is that client's only."""
         self._store: Store | None = None
         self._location = ""
-        self._inputs: dict[str, list[dict[str, Any]] | ItemsJSON] = {}
-        """The new input items of each turn in flight, until it is recorded: kept here, not in
-        `flow.metadata`, which mitmproxy deep-copies and writes whole for every saved flow (a
-        100k-item history: seconds on the event loop)."""
-        self._writes: dict[str, Future[None]] = {}
-        """The store write of each recorded turn whose answer has not ended yet (`written`)."""
-        self._worker: ThreadPoolExecutor | None = None
+        self._worker: offload.SerialThread | None = None
         self._worker_lock = threading.Lock()
 
     # -- options ----------------------------------------------------------------------------
@@ -92,8 +85,6 @@ class State:
         self.close()
 
     def close(self) -> None:
-        self._inputs.clear()
-        self._writes.clear()
         with self._worker_lock:
             worker, self._worker = self._worker, None
         if worker is not None:
@@ -114,20 +105,19 @@ class State:
             self._store = open_store(location, ttl=o.gateway_store_ttl, max_bytes=o.gateway_store_max_bytes)
         return self._store
 
-    def _store_thread(self) -> ThreadPoolExecutor:
+    def _store_thread(self) -> offload.SerialThread:
         """The one thread every store call runs in, in the order they were made: a turn's write
-        is queued before the client can send the request that reads it, so that read finds it.
-        A write of a large turn (a 16 MB answer, a 100k-item input) takes 100 ms or more, which
-        the stream callable, on the event loop, must not wait for (docs/mitmproxy.md)."""
+        is queued before the client can send the request that reads it, so that read finds it
+        (`offload.SerialThread`, docs/concurrency.md)."""
         with self._worker_lock:
             if self._worker is None:
-                self._worker = ThreadPoolExecutor(1, thread_name_prefix="gateway-store")
+                self._worker = offload.SerialThread("gateway-store")
             return self._worker
 
     async def _call(self, fn: Any, *args: Any) -> Any:
         """`fn(store, *args)` in the store's thread, where the store is opened at first use too
         (a new SQLite file and its schema: 10-20 ms of disk work the event loop must not wait for)."""
-        return await asyncio.wrap_future(self._store_thread().submit(lambda: fn(self.store(), *args)))
+        return await self._store_thread().call(lambda: fn(self.store(), *args))
 
     # -- matching ---------------------------------------------------------------------------
     @staticmethod
@@ -172,8 +162,7 @@ class State:
                                                                    f"/{rest}")
             return
         status, payload = result
-        flow.metadata[flowinfo.KEY] = {"upstream": "store", "model": None, "dropped": [], "notes": [],
-                                       "kind": "state", **_client_info(flow)}
+        flow.metadata[flowinfo.KEY] = flowinfo.record("store", kind="state", **_client_info(flow))
         answer(flow, json_response(status, payload))
 
     async def _read_body(self, flow: http.HTTPFlow) -> Any:
@@ -185,7 +174,7 @@ class State:
             return {}
         limit = int(ctx.options.gateway_max_request_bytes)
         try:
-            _data, body, _text = await asyncio.to_thread(bodies.read, raw, flow.request.headers.get(
+            _data, body, _text = await offload.in_thread(bodies.read, raw, flow.request.headers.get(
                 "content-encoding"), limit, 0)
         except bodies.TooLarge as exc:
             _refuse(flow, {}, error_response(413, "request_too_large", str(exc)))
@@ -213,18 +202,17 @@ class State:
         except StoreError as exc:
             _refuse(flow, {}, error_response(503, "store_unavailable", str(exc)))
             return True
-        flow.metadata[flowinfo.KEY] = {"upstream": "store", "model": None, "dropped": [], "notes": [],
-                                       "kind": "usage", **_client_info(flow)}
+        flow.metadata[flowinfo.KEY] = flowinfo.record("store", kind="usage", **_client_info(flow))
         answer(flow, json_response(200, usage.document(name, days, rows)))
         return True
 
     def count(self, flow: http.HTTPFlow, used: dict[str, Any] | None) -> None:
         """Add an answered turn's upstream usage to its client's row of the day (with client keys
         on: a gateway without them keeps no usage and never opens the store for it). Queued in the
-        store's thread; a failure is a note on the flow."""
-        if not self.gate.on or flow.metadata.get("gateway.counted"):
+        store's thread; a failure is a note on the flow. Called once per flow, as its answer is
+        translated (addon/pipeline.py `answer`, which runs once: `FlowCtx.done`)."""
+        if not self.gate.on:
             return
-        flow.metadata["gateway.counted"] = True
         info = flow.metadata.get(flowinfo.KEY) or {}
         counts = usage.counts(used)
         client = self.gate.client_of(flow).name
@@ -241,7 +229,7 @@ class State:
 
         self._store_thread().submit(write)
 
-    async def _admit(self, flow: http.HTTPFlow, fields: dict[str, Any]) -> bool:
+    async def admit(self, flow: http.HTTPFlow, fields: dict[str, Any]) -> bool:
         """The client may send this turn: its model is one of its patterns, it is within its
         requests per minute and its tokens per day (usage in the store). False when the flow is
         answered (403, 429 with `retry-after`, 503)."""
@@ -273,7 +261,7 @@ class State:
         """What the turn reads of the store, from the body's top-level members (`input` is not
         read): `AS_SENT` when there is nothing to read or write, None when the flow is answered
         here (an unknown id) or left untouched (a compaction for OpenAI itself)."""
-        if not await self._admit(flow, fields):
+        if not await self.admit(flow, fields):
             return None
         try:
             previous, conversation_id = _state_ids(fields)
@@ -328,33 +316,31 @@ class State:
                 "client": client}
         return Plan(past=past, compact=compact, records=not own_state, turn=turn)
 
-    def register(self, flow: http.HTTPFlow, plan: Plan, new_items: list[dict[str, Any]] | bytes, count: int,
-                 kept: list[dict[str, Any]] | None) -> None:
+    def register(self, ctx: FlowCtx, plan: Plan, new_items: list[dict[str, Any]] | ItemsJSON,
+                 count: int) -> None:
         """The turn the answer will record: its new input items (a list, or for a large request
-        their JSON written by a worker, addon/workers.py) kept beside the flow, not in
-        `flow.metadata`, which mitmproxy deep-copies and writes whole for every saved flow;
-        `kept`: a compaction's user messages."""
+        their JSON written by a worker, addon/workers.py) kept in the flow's context, not in
+        `flow.metadata`, which mitmproxy deep-copies and writes whole for every saved flow."""
+        ctx.plan = plan
         if plan.compact:
-            flow.metadata[KEY] = {"kind": "compact", "kept": kept or []}
-            return
+            return  # a compaction is not recorded; its answer is final as written (docs/compaction.md)
         if not plan.records:
             return  # OpenAI's answer is OpenAI's to keep
-        self.forget(flow)  # a flow replayed in place: its last turn's input is over
-        self._inputs[flow.id] = new_items
-        flow.metadata[KEY] = {**plan.turn, "input_items": count}
+        ctx.inputs, ctx.write = new_items, None
+        ctx.turn = {**plan.turn, "input_items": count}
 
     # -- after the answer -------------------------------------------------------------------
-    def recorder(self, flow: http.HTTPFlow, translator: Any) -> Any:
+    def recorder(self, ctx: FlowCtx, translator: Any) -> Any:
         """The stream translator, recording the turn as soon as it finishes (before the final
         bytes are handed to mitmproxy)."""
-        turn = flow.metadata.get(KEY)
+        turn = ctx.turn
         if not turn or turn.get("kind") != "response":
             return translator
-        return _Recording(translator, lambda response: self._record(flow, turn, response))
+        return _Recording(translator, lambda response: self._record(ctx, turn, response))
 
-    def finish(self, flow: http.HTTPFlow) -> None:
-        """A whole (non-streamed) answer: record it, or reshape a compaction's."""
-        turn = flow.metadata.get(KEY)
+    def finish(self, ctx: FlowCtx) -> None:
+        """A whole (non-streamed) answer: record it."""
+        flow, turn = ctx.flow, ctx.turn
         if not turn or flow.response is None or flow.response.status_code != 200:
             return
         if turn.get("recorded") or "text/event-stream" in flow.response.headers.get("content-type", ""):
@@ -363,49 +349,36 @@ class State:
             body = wirejson.loads(flow.response.content or b"{}")
         except ValueError:
             return
-        if turn["kind"] == "compact":
-            if body.get("status") != "completed":
-                why = (body.get("error") or {}).get("message") or body.get("status")
-                flow.response = error_response(500, "server_error", f"compaction failed: {why}")
-                return
-            flow.response.content = wirejson.dumps(history.compacted_response(body, turn["kept"]))
-            return
-        self._record(flow, turn, body)
+        self._record(ctx, turn, body)
 
-    def writing(self, flow: http.HTTPFlow) -> bool:
+    @staticmethod
+    def writing(ctx: FlowCtx) -> bool:
         """The flow's turn is being written (`written` waits for it)."""
-        return flow.id in self._writes
+        return ctx.write is not None
 
-    async def written(self, flow: http.HTTPFlow) -> bool:
+    async def written(self, ctx: FlowCtx) -> bool:
         """Wait until the turn recorded for `flow` is in the store, at most `WRITE_WAIT`; True when
         there was a write to wait for. The response hook awaits this, and mitmproxy ends the
         client's body only once that hook has returned (docs/mitmproxy.md "Hooks"): a client reads
         the stream to its end before it sends the next turn (the OpenAI SDKs do), and that turn
         may reach another gateway process sharing the store, which must find this one there
         (docs/state.md "Read your own turn"). Waiting is on the loop's side only: other flows go on."""
-        pending = self._writes.pop(flow.id, None)
+        pending, ctx.write = ctx.write, None
         if pending is None:
             return False
-        try:  # shielded: a timeout leaves the write running, never cancels a queued one
-            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(pending)), WRITE_WAIT)
-        except TimeoutError:
-            info = flow.metadata.get(flowinfo.KEY)
+        if not await offload.wait(pending, WRITE_WAIT):  # a timeout leaves the write running
+            info = ctx.flow.metadata.get(flowinfo.KEY)
             if info is not None:
                 info["notes"].append(f"state: the turn was still being written after {WRITE_WAIT:g} s; "
                                      "the answer ended without it, a next turn sent at once may not find it")
         return True
 
-    def forget(self, flow: http.HTTPFlow) -> None:
-        """The flow is over (answered, failed or cut): its turn's input is let go of, and its
-        write no longer waited for."""
-        self._inputs.pop(flow.id, None)
-        self._writes.pop(flow.id, None)
-
-    def _record(self, flow: http.HTTPFlow, turn: dict[str, Any], response: dict[str, Any]) -> None:
+    def _record(self, ctx: FlowCtx, turn: dict[str, Any], response: dict[str, Any]) -> None:
         """Queue the turn's write in the store's thread; the write owns the turn's input from
         here on."""
         turn["recorded"] = True
-        inputs = self._inputs.pop(flow.id, [])
+        flow = ctx.flow
+        inputs, ctx.inputs = ctx.inputs if ctx.inputs is not None else [], None
         if response.get("status") not in _RECORDED:
             return
         conversation_id = turn.get("conversation_id")
@@ -430,19 +403,19 @@ class State:
                 if info is not None:
                     info["notes"].append(f"state: not stored: {exc}")
 
-        self._writes[flow.id] = self._store_thread().submit(write)
+        ctx.write = self._store_thread().submit(write)
 
 
 def _read_history(store: Store, kind: str, key: str,
                   client: str = "") -> list[dict[str, Any]] | history.Stored | None:
     """In the store's thread: the stored history of a chain ("chain", `key` a response id) or a
-    conversation ("items"), read into items when short; a long one (`limits.INLINE_BYTES` of JSON
+    conversation ("items"), read into items when short; a long one (`offload.INLINE_BYTES` of JSON
     or more) stays text for the worker process that translates the turn (addon/workers.py): read
     here, it would hold the interpreter lock as long (a 100k-item turn: ~150 ms)."""
     texts = store.chain_texts(key, client) if kind == "chain" else store.item_texts(key, client)
     if texts is None:
         return None
-    if sum(map(len, texts)) >= limits.INLINE_BYTES:
+    if sum(map(len, texts)) >= offload.INLINE_BYTES:
         return history.Stored(kind, texts)
     return history.past_items(kind, [wirejson.loads(text) for text in texts])
 
@@ -457,7 +430,7 @@ class Plan:
     records: bool
     """The answer is recorded (False: OpenAI's own, kept by OpenAI)."""
     turn: dict[str, Any]
-    """`flow.metadata[KEY]` of a recorded turn, but its count of input items."""
+    """`FlowCtx.turn` of a recorded turn, but its count of input items."""
 
 
 AS_SENT: Any = object()
@@ -499,8 +472,8 @@ def _refuse(flow: http.HTTPFlow, body: dict[str, Any], response: http.Response) 
     """Answer a request the store cannot serve; the flow says why."""
     message = wirejson.loads(response.content or b"{}")["error"]["message"]
     model = body.get("model")
-    flow.metadata[flowinfo.KEY] = {"upstream": "-", "model": model, "client_model": model, "dropped": [],
-                                   "notes": [], "refused": message, **_client_info(flow)}
+    flow.metadata[flowinfo.KEY] = flowinfo.record("-", model, client_model=model, refused=message,
+                                                  **_client_info(flow))
     answer(flow, response)
 
 

@@ -7,25 +7,28 @@ so nothing may escape; the end of the body is one more call with `b""`.
 
 from __future__ import annotations
 
-import re
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from addon.credentials import scrub_bytes
 from addon.limits import MAX_KEPT_BYTES, cut_note
-from translators import PassthroughTranslator, StreamTranslator, wirejson
-from translators.sse import encode_event
+from translators import PassthroughTranslator, StreamTranslator, client_dialects
+from translators.client_dialects import ClientDialect
+from translators.ids import random_ids
+from translators.stream_failure import events_in, has_terminal
 
 Translator = StreamTranslator | PassthroughTranslator
 
 
 class StreamHook:
     def __init__(self, translator: Translator, on_end: Callable[[StreamHook], None] | None = None,
-                 secrets: tuple[str, ...] = (), max_kept: int = MAX_KEPT_BYTES) -> None:
+                 secrets: tuple[str, ...] = (), max_kept: int = MAX_KEPT_BYTES,
+                 speaks: ClientDialect = client_dialects.TABLE[client_dialects.DEFAULT]) -> None:
         self.translator = translator
+        self.speaks = speaks
+        """The client's dialect: how its stream ends when this hook fails (`_fail`)."""
         self.secrets = secrets
         """The credentials sent upstream: an event that repeats one (an error message) reaches
         the client without it. Translators emit whole events, so no value spans two chunks."""
@@ -94,7 +97,7 @@ class StreamHook:
         # a translator writes a terminal event only as it finishes: no scan of the other chunks
         finished = getattr(self.translator, "finished", True)
         self._dropped_terminal = self._dropped_terminal or (
-            finished and any(has_terminal(part) for part in unique.values()))
+            finished and any(has_terminal(part, self.speaks.stream_terminals) for part in unique.values()))
 
     @property
     def was_cut(self) -> bool:
@@ -149,14 +152,16 @@ class StreamHook:
 
     def _fail(self, reason: str) -> bytes:
         """The translator raised: it is not called again, and unless the client already has a
-        terminal event it gets one `response.failed`, so it never waits for an end that will
-        not come."""
+        terminal event it gets one in its own dialect (a Responses client `response.failed`, a
+        Messages client an `error` event: `ClientDialect.stream_error`), so it never waits for an
+        end that will not come."""
         self.error = reason
         self.ended = True
-        if self._dropped_terminal or has_terminal(self.client):
+        if self._dropped_terminal or has_terminal(self.client, self.speaks.stream_terminals):
             return b""
-        return failed_event(bytes(self.client), f"gateway error while translating the stream: {reason}",
-                            also_sent=self._dropped_events)
+        message = f"gateway error while translating the stream: {reason}"
+        return self.speaks.stream_error(bytes(self.client), message, also_sent=self._dropped_events,
+                                        now=time.time(), new_id=random_ids())
 
 
 def _marker(dropped: int, kept: int) -> bytes:
@@ -210,44 +215,3 @@ def pieces(parts: list[bytes]) -> list[bytes | memoryview]:
     if small:
         out.append(small[0] if len(small) == 1 else b"".join(small))
     return out
-
-
-_TERMINALS = (b"event: response.completed", b"event: response.incomplete", b"event: response.failed")
-
-
-def events_in(out: bytes | bytearray) -> int:
-    """The `event:` lines of written SSE: one C scan (a multiline regular expression tries
-    every position of a 16 MB event, a second or more on the event loop)."""
-    return out.count(b"\nevent: ") + out.startswith(b"event: ")
-
-
-def has_terminal(out: bytes | bytearray) -> bool:
-    """Whether written SSE holds a terminal event's `event:` line."""
-    for line in _TERMINALS:
-        at = out.find(line)
-        while at >= 0:
-            end = at + len(line)
-            if (at == 0 or out[at - 1] == 0x0A) and (end == len(out) or out[end] == 0x0A):
-                return True
-            at = out.find(line, end)
-    return False
-_CREATED = re.compile(rb'"response":\s*\{"id":\s*"([^"]+)"')
-_MODEL = re.compile(rb'"model":\s*"([^"]*)"')
-
-
-def failed_event(sent: bytes, message: str, also_sent: int = 0) -> bytes:
-    """A `response.failed` that continues what the client already got: same response id and
-    model as its `response.created`, the next sequence number (`also_sent`: events sent but not
-    in `sent`)."""
-    response_id = _CREATED.search(sent)
-    model = _MODEL.search(sent)
-    response = {
-        "id": response_id[1].decode() if response_id else f"resp_{uuid.uuid4().hex[:24]}",
-        "object": "response", "created_at": int(time.time()), "status": "failed",
-        "model": wirejson.loads(b'"%s"' % model[1]) if model else "", "output": [],
-        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-        "error": {"code": "server_error", "message": message}, "incomplete_details": None, "usage": None,
-    }
-    sequence = events_in(sent) + also_sent
-    return encode_event("response.failed", {"type": "response.failed", "response": response,
-                                            "sequence_number": sequence})

@@ -40,7 +40,7 @@ def request_line(body: dict[str, Any]) -> str:
     if names:
         more = f", +{len(names) - TOOLS_SHOWN} more" if len(names) > TOOLS_SHOWN else ""
         tools = f"{len(names)} tool{'s' * (len(names) != 1)}: {', '.join(names[:TOOLS_SHOWN])}{more}"
-    items = body.get("input")
+    items = body.get("input", body.get("messages"))  # a Messages client's (docs/claude-code.md)
     if isinstance(items, str):
         kinds = Counter(["message/user"])
     else:

@@ -27,14 +27,9 @@ from mitmproxy import contentviews, http
 from mitmproxy.contentviews import Metadata
 
 from addon import client_dialects
+from addon.flowinfo import CLIENT_REQUEST, KEY, TRANSLATION, UPSTREAM_RESPONSE
 from translators import dialect as dialects
 from translators.viewtext import brief_data, short, sse_events, text
-
-KEY = "gateway"
-"""`flow.metadata` key of the addon's summary (addon/flowinfo.py)."""
-CLIENT_REQUEST = "gateway.client_request"
-TRANSLATION = "gateway.translation"
-UPSTREAM_RESPONSE = "gateway.upstream_response"
 
 WIDTH = 80
 """Lines of names are wrapped at about this width."""
@@ -42,7 +37,7 @@ WIDTH = 80
 
 def display_name(dialect: str) -> str:
     found = dialects.find(dialect)
-    return found.display_name if found else dialect
+    return found.vendor.display_name if found else dialect
 
 
 # -- small helpers ------------------------------------------------------------------------------

@@ -12,36 +12,26 @@ their collection, costs as much), nor pickles a large byte string: the pool's pi
 three times with the lock held (12-17 ms for 20 MB, a stall of every stream), while a file is
 written and read back in one system call each, with the lock released.
 
-The pool starts on the first large request (a small one never pays for it), with at most
-`WORKERS` processes started by `spawn` (a fork of the proxy would copy its event loop and
-threads), and is shut down with the proxy.
+The processes are addon/offload.py's pool (`in_process`: spawned on the first large request,
+ended with the proxy; docs/concurrency.md); this module is what crosses and how.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import hashlib
-import multiprocessing
 import os
 import shutil
 import tempfile
 import threading
-import time
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
-from addon import bodies, history
+from addon import bodies, history, offload
 from addon.dialects import load_extra
 from translators import Translation, compaction, translate_request, wirejson
 from translators import dialect as registry
-
-WORKERS = max(1, min(2, os.cpu_count() or 1))
-"""Processes in the pool: two large requests at once are translated side by side, a third waits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +65,7 @@ _OWNER = ".owner"
 """A file in each proxy's folder that the proxy holds an exclusive `flock` on while it lives: the
 kernel lets go of it when the process dies, however it dies, and in any PID namespace."""
 _owner_fd: int | None = None
+_lock = threading.Lock()
 
 
 def _directory() -> str:
@@ -190,10 +181,10 @@ def _read_head(source: Spilled, encoding: str | None, limit: int, kept: int) -> 
 async def read_head(raw: bytes, encoding: str | None, limit: int, kept: int) -> Head:
     """A large body as the client sent it (`encoding`: its Content-Encoding), read in a worker:
     its `Head`, whose `body` the caller `discard`s once translated."""
-    source = await asyncio.to_thread(spill, raw)
+    source = await offload.in_thread(spill, raw)
     head = None
     try:
-        head = await call(_read_head, source, encoding, limit, kept)
+        head = await offload.in_process(_read_head, source, encoding, limit, kept)
         return head
     finally:
         if head is None or head.body != source:
@@ -213,8 +204,6 @@ class Translated[Body]:
     new_items: Body
     """The turn's new input items as the store keeps them, one JSON array (`history.expand`)."""
     count: int = 0
-    kept: list[dict[str, Any]] | None = None
-    """A compaction's user messages (`history.user_messages`)."""
 
 
 def _translate(source: Spilled, dialect: str, model: str | None, capabilities: Any, web_search: str,
@@ -237,16 +226,15 @@ def _translate(source: Spilled, dialect: str, model: str | None, capabilities: A
     resolved: dict[str, Any] = {}
     if past is not None:
         resolved = history.resolved(body)
-        body, new_items = history.expand(body, past, compact)
+        body, new_items = history.expand(body, past)
     translation = translate_request(body, dialect, model, capabilities=capabilities, web_search=web_search,
-                                    resolved=resolved)
+                                    resolved=resolved, kind="compaction_endpoint" if compact else "turn")
     content = wirejson.dumps(translation.body)
     saved = translation.model_dump(mode="json", exclude={"body"})
     translation.body = {"sha1": hashlib.sha1(content, usedforsecurity=False).hexdigest()}
-    kept = history.user_messages(past + new_items) if past is not None and compact else None
     folder = os.path.dirname(source.path)
     return Translated(translation, spill(content, folder), saved, spill(wirejson.dumps(new_items), folder),
-                      len(new_items), kept)
+                      len(new_items))
 
 
 async def run_translate(body: Spilled, dialect: str, model: str | None, capabilities: Any, web_search: str,
@@ -257,93 +245,30 @@ async def run_translate(body: Spilled, dialect: str, model: str | None, capabili
     stored: Spilled | None = None
     sent: list[dict[str, Any]] | tuple[str, Spilled] | None = None
     if isinstance(past, history.Stored):
-        stored = await asyncio.to_thread(spill, past.json())
+        stored = await offload.in_thread(spill, past.json())
         sent = (past.kind, stored)
     else:
         sent = past
     try:
-        done = await call(_translate, body, dialect, model, capabilities, web_search, sent, compact)
+        done = await offload.in_process(_translate, body, dialect, model, capabilities, web_search, sent,
+                                        compact)
     finally:
         discard(stored)
     try:
-        content, new_items = await asyncio.to_thread(lambda: (read(done.content), read(done.new_items)))
+        content, new_items = await offload.in_thread(lambda: (read(done.content), read(done.new_items)))
     finally:
         discard(done.content, done.new_items)
-    return Translated(done.translation, content, done.saved, new_items, done.count, done.kept)
-
-
-def _yield_to_the_proxy(proxy: int | None = None) -> None:
-    """A worker runs at a lower priority than the proxy: on a machine with fewer cores than busy
-    processes, the event loop still gets the CPU when it has work (a worker starting, or
-    translating, while every core is busy would otherwise take the loop's share). And it ends
-    with its proxy (`_watch`)."""
-    os.nice(NICE)
-    if proxy is not None:
-        threading.Thread(target=_watch, args=(proxy,), name="gateway-worker-watch", daemon=True).start()
-
-
-WATCH_EVERY = 0.5
-"""Seconds between a worker's looks at its parent."""
-
-
-def _watch(proxy: int) -> None:
-    """End this worker once its proxy is gone. A proxy that exits cleanly shuts the pool down
-    (`shutdown`), but one killed with SIGKILL cannot: its workers (each with the translators
-    loaded, ~86 MB) would wait on their queue for good. Its parent then becomes another process
-    (init, or a subreaper), which is what is watched for; once the workers are gone, the
-    resource tracker sees its pipe close and ends as well."""
-    while os.getppid() == proxy:
-        time.sleep(WATCH_EVERY)
-    os._exit(0)
-
-
-NICE = 5
-_lock = threading.Lock()
-_pool: ProcessPoolExecutor | None = None
-
-
-def pool() -> ProcessPoolExecutor:
-    global _pool
-    with _lock:
-        if _pool is None:
-            _pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_yield_to_the_proxy, initargs=(os.getpid(),))
-        return _pool
-
-
-async def call[T](step: Callable[..., T], *args: Any) -> T:
-    """`step(*args)` in a worker process (`step` a module-level function, its arguments and result
-    picklable). The hand-off itself (starting a process the first time, pickling the arguments)
-    runs in a thread, off the event loop. A pool whose worker died (killed, out of memory) is
-    replaced, and the call tried once more in the new one."""
-    for attempt in (1, 2):
-        used = await asyncio.to_thread(pool)
-        try:
-            future = await asyncio.to_thread(used.submit, step, *args)
-            return await asyncio.wrap_future(future)
-        except BrokenProcessPool:
-            _forget(used)
-            if attempt == 2:
-                raise
-    raise AssertionError("unreachable")
-
-
-def _forget(broken: ProcessPoolExecutor) -> None:
-    global _pool
-    with _lock:
-        if _pool is broken:
-            _pool = None
-    broken.shutdown(wait=False, cancel_futures=True)
+    return Translated(done.translation, content, done.saved, new_items, done.count)
 
 
 def shutdown() -> None:
-    global _pool, _spill_dir, _owner_fd
+    """The pool ended (`offload.shutdown_pool`) and the proxy's folder removed with what is left in
+    it (the addon's `done`); the next large request starts both again."""
+    global _spill_dir, _owner_fd
+    offload.shutdown_pool()
     with _lock:
-        running, _pool = _pool, None
         folder, _spill_dir = _spill_dir, None
         owner, _owner_fd = _owner_fd, None
-    if running is not None:
-        running.shutdown(wait=False, cancel_futures=True)
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
     if owner is not None:

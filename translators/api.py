@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from translators import client_dialects as clients
 from translators import compaction, response_headers, websearch, whole_body, wirejson
@@ -16,7 +16,7 @@ from translators.ir import events as ev
 from translators.messages_client import MessagesEncoder, shows_thinking
 from translators.report import Report
 from translators.responses import echo
-from translators.responses.compaction import CompactionEncoder
+from translators.responses.compaction import CompactionEncoder, kept_messages
 from translators.responses.stream import ResponsesEncoder
 from translators.translation import Translation, UpstreamError
 from translators.upstream_errors import client_status, clip, code_for, text_of
@@ -34,12 +34,16 @@ def _dialect(name: str) -> dialects.Dialect:
 def translate_request(body: dict[str, Any], target: str, model: str | None = None, *,
                       capabilities: ModelCapabilities | None = None,
                       web_search: str = "follow", resolved: dict[str, Any] | None = None,
-                      client: str = clients.DEFAULT) -> Translation:
+                      client: str = clients.DEFAULT,
+                      kind: Literal["turn", "compaction_endpoint"] = "turn") -> Translation:
     """Client body (Responses unless `client` says otherwise) -> what to send to `target`. Raises
     `Refused` (with a Responses-shaped error in `.to_body()`) for a request that must not go
     upstream. `capabilities`: what the vendor said the model accepts; without it the dialect's
-    shipped table answers. A request whose last item is `compaction_trigger` asks a non-OpenAI
-    target for a handoff summary (`Translation.compaction`, translators/compaction.py).
+    shipped table answers. A compaction request asks a non-OpenAI target for a handoff summary
+    (`Translation.compaction`, translators/compaction.py): a Responses body whose last item is
+    `compaction_trigger`, or any body with `kind="compaction_endpoint"`, what the client posted to
+    `/responses/compact`, whose answer is then the whole `response.compaction` object, not a
+    stream (docs/compaction.md "Two forms").
     `web_search`: the operator's `gateway_web_search`, off | live | follow
     (translators/websearch.py). `resolved`: the `previous_response_id` / `conversation` the caller
     took out of `body` once it had put their history into `input` (the addon's store,
@@ -48,44 +52,53 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
     a refusal raised for it is written in its error shape by `ClientDialect.refusal`."""
     report = Report()
     summarize = False
+    kept: list[dict[str, Any]] | None = None
     dialect = _dialect(target)
     speaks = clients.get(client)
-    through = _passes(dialect, client)
-    if through and not speaks.takes_passthrough:
+    part = _serving(dialect, client)
+    if kind == "compaction_endpoint" and not speaks.stores_state:
+        raise UnsupportedFeature(f"/responses/compact is a {clients.DEFAULT} endpoint; a {client} client "
+                                 "has none")
+    if kind == "compaction_endpoint" and isinstance(part, dialects.Passthrough):
+        raise UnsupportedFeature(f"the {target} upstream compacts on its own /responses/compact: send the "
+                                 "request there as it is")
+    if isinstance(part, dialects.Passthrough) and not speaks.takes_passthrough:
         raise UnsupportedFeature(f"the {target} upstream passes the {clients.DEFAULT} wire through and "
                                  f"cannot answer a {client} client: route this model to another upstream",
                                  param="model")
-    if through:
-        encoded = dialect.passthrough.encode(body, model, report)
+    if isinstance(part, dialects.Passthrough):
+        encoded = part.encode(body, model, report)
         client_model = body["model"]
         stream = bool(body.get("stream", False))
     else:
-        assert dialect.encode_request is not None
-        summarize = speaks.stores_state and compaction.is_trigger(body)
-        request = speaks.decode(compaction.without_trigger(body) if summarize else body, report)
+        request = speaks.decode(body, report)
+        if kind == "compaction_endpoint":  # answered whole, never streamed
+            request = request.model_copy(update={"kind": "compaction", "stream": False})
+            kept = kept_messages(body.get("input"))
+        summarize = request.kind == "compaction"
         if summarize:
             request = compaction.summarizer_request(request, report)
         request = websearch.prepare(request, target, web_search, report)
         client_model = request.model
         stream = request.stream
         upstream_model = model or request.model
-        caps = capabilities or (dialect.capabilities(upstream_model) if dialect.capabilities is not None
+        caps = capabilities or (part.capabilities(upstream_model) if part.capabilities is not None
                                 else ModelCapabilities(model=upstream_model))
         if note := caps.lifecycle_note():
             report.note(note)
-        encoded = dialect.encode_request(request, upstream_model, report, caps)
+        encoded = part.encode_request(request, upstream_model, report, caps)
     echoed = speaks.echo(body) if speaks.echo is not None else _echo({**body, **(resolved or {})})
     return Translation(target=target, client=client, model=encoded.body.get("model") or model or client_model,
                        client_model=client_model, path=encoded.path, body=encoded.body,
                        headers=encoded.headers, stream=stream, dropped=report.dropped,
                        cosmetic=report.cosmetic, notes=report.notes, tools=encoded.tools,
-                       echo=echoed, compaction=summarize)
+                       echo=echoed, compaction=summarize, compaction_kept=kept)
 
 
-def _passes(dialect: dialects.Dialect, client: str) -> bool:
+def _serving(dialect: dialects.Dialect, client: str) -> dialects.Codec | dialects.Passthrough:
     """The upstream's passthrough serves this client (its own wire); else the IR's codecs do
     (docs/responses.md "As an upstream of other clients")."""
-    return dialects.passes_through(dialect, clients.get(client).takes_passthrough)
+    return dialects.serving(dialect, clients.get(client).takes_passthrough)
 
 
 def _echo(body: dict[str, Any]) -> dict[str, Any]:
@@ -99,8 +112,8 @@ NOTHING_SENT = ("the upstream answered 200 but its stream ended having sent noth
 NOTHING_SENT_CODE = "invalid_prompt"
 """A `response.failed` code Codex neither retries nor rewords: it shows the message as sent
 (docs/codex.md "Errors and retries")."""
-_NOT_SAID = (ev.Note,)
-"""Events that are no part of an answer: a decoder's remark about the bytes."""
+_NOT_SAID = (ev.Note, ev.KeepAlive)
+"""Events that are no part of an answer: a decoder's remark about the bytes, an upstream's keep-alive."""
 
 
 class StreamTranslator:
@@ -258,18 +271,20 @@ class PassthroughTranslator:
 def stream_translator(source: str, translation: Translation, *, new_id: IdFactory | None = None,
                       clock: Callable[[], float] = time.time) -> StreamTranslator | PassthroughTranslator:
     report = Report()
-    dialect = _dialect(source)
-    if _passes(dialect, translation.client):
-        return PassthroughTranslator(dialect.passthrough.stream(translation, report), report)
-    assert dialect.stream_decoder is not None
+    part = _serving(_dialect(source), translation.client)
+    if isinstance(part, dialects.Passthrough):
+        return PassthroughTranslator(part.stream(translation, report), report)
     encoder = _encoder(translation, report, new_id, clock)
-    return StreamTranslator(dialect.stream_decoder(translation), encoder, report,
-                            whole=lambda: whole_body.WholeBody(dialect, translation))
+    return StreamTranslator(part.stream_decoder(translation), encoder, report,
+                            whole=lambda: whole_body.WholeBody(part, translation))
 
 
 def _encoder(translation: Translation, report: Report, new_id: IdFactory | None,
              clock: Callable[[], float]) -> ResponsesEncoder | MessagesEncoder:
     """The client dialect's writer of the answer (translators/client_dialects.py)."""
+    speaks = clients.get(translation.client)
+    if speaks.encoder is not None:  # a client dialect defined outside the package
+        return speaks.encoder(translation, report, new_id or random_ids(), clock)
     if translation.client == "messages":
         # the model the client named; thinking text only when the request did not omit it
         # (docs/claude-code.md "Events out")
@@ -278,7 +293,8 @@ def _encoder(translation: Translation, report: Report, new_id: IdFactory | None,
     if translation.compaction:
         return CompactionEncoder(dialect=translation.target, upstream_model=translation.model,
                                  model=translation.client_model, report=report,
-                                 new_id=new_id or random_ids(), clock=clock, echo=translation.echo)
+                                 new_id=new_id or random_ids(), clock=clock, echo=translation.echo,
+                                 kept=translation.compaction_kept)
     return ResponsesEncoder(model=translation.client_model, tools=translation.tools, report=report,
                             new_id=new_id or random_ids(), clock=clock, echo=translation.echo)
 
@@ -287,16 +303,16 @@ def translate_response(source: str, translation: Translation, body: bytes, *,
                        new_id: IdFactory | None = None, clock: Callable[[], float] = time.time,
                        report: Report | None = None) -> dict[str, Any]:
     """A whole (non-streamed) upstream answer -> the Responses object the client receives (for a
-    Messages client: the `Message`, or its error body, `ClientDialect.answer_status`)."""
-    dialect = _dialect(source)
-    if _passes(dialect, translation.client):  # the client's own dialect: the answer as it is
+    Messages client: the `Message`, or its error body; for `/responses/compact`: the
+    `response.compaction` object, or its error body; `ClientDialect.answer_status`)."""
+    part = _serving(_dialect(source), translation.client)
+    if isinstance(part, dialects.Passthrough):  # the client's own dialect: the answer as it is
         return wirejson.loads(body)
-    assert dialect.response_events is not None
     report = report if report is not None else Report()
     encoder = _encoder(translation, report, new_id, clock)
     try:
         parsed = wirejson.loads(body)
-        events = dialect.response_events(parsed, translation)
+        events = part.response_events(parsed, translation)
     except TranslatorError as exc:
         events = [ev.Failed(exc.code, exc.message)]
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
@@ -321,7 +337,8 @@ def translate_error(source: str, status: int, body: bytes,
     except (ValueError, RecursionError):
         parsed = None
     dialect = dialects.find(source)
-    passthrough = dialect is not None and _passes(dialect, client)
+    part = _serving(dialect, client) if dialect is not None else None
+    passthrough = isinstance(part, dialects.Passthrough)
     if passthrough and isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
         out = parsed
         if isinstance(parsed["error"].get("message"), str):
@@ -331,7 +348,9 @@ def translate_error(source: str, status: int, body: bytes,
             message, code = text_of(body) or f"upstream answered {status}", code_for(status, text_of(body))
         else:
             try:
-                info = _dialect(source).error_info(status, parsed if parsed is not None else text_of(body))
+                if not isinstance(part, dialects.Codec):
+                    raise LookupError(f"unknown dialect {source!r}")
+                info = part.error_info(status, parsed if parsed is not None else text_of(body))
                 message, code = info.message, info.code
             except Exception:  # an odd error body must not cost the client its status and retry-after
                 message, code = text_of(body), code_for(status, text_of(body))

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from translators import stream_failure
 from translators.errors import MalformedRequest, TranslatorError, error_type_for_status
 from translators.ir.request import Request
 from translators.messages_client import errors as messages_errors
@@ -42,7 +43,8 @@ class ClientDialect:
     """The request fields the answer writer needs (`Translation.echo`); None: the Responses echo
     `translators/api.py` computes."""
     stores_state: bool = False
-    """The client names stored history (`previous_response_id`) and compaction triggers."""
+    """The client names stored history (`previous_response_id`) and asks for compactions (a
+    trailing trigger, `/responses/compact`: docs/compaction.md)."""
     takes_passthrough: bool = False
     """The client speaks the passthrough upstream's own wire (`Dialect.passthrough`)."""
     paths: tuple[str, ...] = ()
@@ -64,6 +66,15 @@ class ClientDialect:
     """How mitmweb's views name what the client sent and got."""
     view: str = "responses"
     """The dialect whose `View` reads this client's bodies and events (the same wire)."""
+    stream_error: stream_failure.StreamError = stream_failure.responses_failed
+    """The one event that ends the client's stream when the gateway fails inside it
+    (translators/stream_failure.py; docs/claude-code.md "Errors")."""
+    stream_terminals: tuple[str, ...] = stream_failure.RESPONSES_TERMINALS
+    """The events that end the client's stream: after one, nothing more is written."""
+    encoder: Callable[..., Any] | None = None
+    """`(translation, report, new_id, clock) -> EventEncoder` (translators/ir/encoder.py): the writer
+    of the client's answer, for a client dialect defined outside the package; None: the shipped
+    writers `translators/api.py` picks (Responses, Messages)."""
 
 
 def _responses_error(status: int, code: str, message: str) -> dict[str, Any]:
@@ -84,6 +95,13 @@ def _messages_answer_status(body: dict[str, Any]) -> int:
     return messages_errors.STATUS_OF_TYPE.get(str(body["error"].get("type")), 500)
 
 
+def _responses_answer_status(body: dict[str, Any]) -> int:
+    """A Responses object is 200 even when it failed (the failure is in it), and so is the
+    compaction object; a bare error body is what `/responses/compact` answers when no summary
+    came, a 500 (translators/responses/compaction.py)."""
+    return 500 if "object" not in body and isinstance(body.get("error"), dict) else 200
+
+
 def _responses_refusal(exc: TranslatorError) -> tuple[int, dict[str, Any]]:
     return exc.status, exc.to_body()
 
@@ -97,7 +115,7 @@ TABLE: dict[str, ClientDialect] = {
     "responses": ClientDialect(
         name="responses", decode=decode_responses, error_body=_responses_error,
         error_status=lambda status, _body: status, refusal=_responses_refusal,
-        stores_state=True, takes_passthrough=True),
+        answer_status=_responses_answer_status, stores_state=True, takes_passthrough=True),
     "messages": ClientDialect(
         name="messages", decode=decode_messages,
         error_body=lambda status, _code, message: messages_errors.for_status(status, message),
@@ -107,9 +125,19 @@ TABLE: dict[str, ClientDialect] = {
         turn_paths=("/v1/messages",), label="Messages", view="anthropic",
         private=("metadata",),  # Claude Code's `user_id`: device, account and session ids
         hosts=("api.anthropic.com",), credentials=("x-api-key", "authorization"),
-        marker_headers=("anthropic-version", "x-api-key")),
+        marker_headers=("anthropic-version", "x-api-key"),
+        stream_error=stream_failure.messages_error, stream_terminals=stream_failure.MESSAGES_TERMINALS),
 }
 """The client dialects by name; `responses` first (the default)."""
+_SHIPPED = frozenset(TABLE)
+
+
+def register(speaks: ClientDialect) -> None:
+    """A client dialect defined outside the package (the addon registers the `CLIENT_DIALECT` of
+    each module `$GATEWAY_DIALECTS` names, addon/dialects.py); it may not replace a shipped one."""
+    if speaks.name in _SHIPPED:
+        raise ValueError(f"client dialect {speaks.name!r} is shipped; choose another name")
+    TABLE[speaks.name] = speaks
 
 
 def names() -> tuple[str, ...]:

@@ -2,12 +2,18 @@
 
 Codex with its built-in OpenAI provider compacts *remotely*: a streamed Responses request whose
 last input item is `{"type": "compaction_trigger"}`, answered by exactly one `compaction` output
-item whose `encrypted_content` Codex replays byte for byte on every later turn (docs/codex.md).
-For any other vendor the gateway asks the upstream for a handoff summary instead, and carries the
-summary in that item as its own marked payload (`dgw1c:`, the family of `vendor_state`'s `dgw1:`).
+item whose `encrypted_content` Codex replays byte for byte on every later turn; the Agents SDK
+posts the history to `/responses/compact` instead and reads back a whole `response.compaction`
+object holding that item (docs/compaction.md "Two forms"). For any other vendor the gateway asks
+the upstream for a handoff summary instead, and carries the summary in that item as its own marked
+payload (`dgw1c:`, the family of `vendor_state`'s `dgw1:`).
 
-Here: recognising the trigger, the summarizer's request (the history as plain conversation, no
-tools, the gateway's instruction), the payload, and what a replayed compaction item becomes.
+A compaction is a kind of request (`Request.kind`): the Responses decoder reads it from the trailing
+trigger (`is_trigger`, which the addon also uses to route it to the summarizer before decoding), and
+`translate_request` from its caller for a body posted to `/responses/compact`. Here: the trigger
+rule, the summarizer's request (the history as plain conversation, no tools, the gateway's
+instruction), the payload, and what a replayed compaction item becomes. The answer's shape is
+written once, by `translators/responses/compaction.py`.
 """
 
 from __future__ import annotations
@@ -84,16 +90,11 @@ def is_ours(encrypted: Any) -> bool:
 
 
 def is_trigger(body: Any) -> bool:
-    """A remote-compaction request: its last input item is `compaction_trigger` (docs/codex.md)."""
+    """A remote-compaction request: its last input item is `compaction_trigger`
+    (docs/compaction.md). The one rule: the Responses decoder and the addon's routing both ask it."""
     items = body.get("input") if isinstance(body, dict) else None
     return (isinstance(items, list) and bool(items) and isinstance(items[-1], dict)
             and items[-1].get("type") == TRIGGER)
-
-
-def without_trigger(body: dict[str, Any]) -> dict[str, Any]:
-    """The body with its final `compaction_trigger` removed (a shallow copy; the client's body
-    stays as sent)."""
-    return {**body, "input": body["input"][:-1]}
 
 
 def replayed(summary: Summary) -> str:
@@ -120,7 +121,8 @@ def replay_item(item: dict[str, Any], path: str, report: Report) -> str | None:
 
 
 def summarizer_request(request: Request, report: Report) -> Request:
-    """The client's (trigger-less) request -> the one that asks for the handoff summary.
+    """A compaction request (`Request.kind`) -> the one that asks the upstream for the handoff
+    summary.
 
     The history stays whole and in order, but as a plain conversation the summarizer can read
     without tools: every tool call becomes an assistant text and every result a user text (a

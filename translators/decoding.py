@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
-from translators.sse import SSEDecoder
+from translators.sse import COMMENT, SSEDecoder, SSEEvent
 
 
 def each[T](read: Callable[[], Iterable[T]], handle: Callable[[T, list[ev.Event]], None]) -> list[ev.Event]:
@@ -39,18 +39,27 @@ def ended(out: list[ev.Event]) -> bool:
 class DataEvents:
     """The feeding half of a decoder whose SSE events carry their meaning in `data:` alone (Chat
     chunks, the Responses upstream's typed events): each event's data goes to `_data` in order,
-    under the failure convention above; after a failure nothing more is decoded."""
+    under the failure convention above; after a failure nothing more is decoded. A comment line
+    (`: keep-alive`, OpenRouter's `: OPENROUTER PROCESSING`) is the upstream's keep-alive
+    (docs/claude-code.md "Keep-alives")."""
 
     def __init__(self) -> None:
-        self._sse = SSEDecoder()
+        self._sse = SSEDecoder(comments=True)
         self._done = False
 
     def feed(self, data: bytes) -> list[ev.Event]:
         if self._done:
             return []
-        out = each(lambda: [sse.data for sse in self._sse.feed(data)], self._data)
+        out = each(lambda: self._sse.feed(data), self._event)
         self._done = self._done or ended(out)
         return out
+
+    def _event(self, sse: SSEEvent, out: list[ev.Event]) -> None:
+        if sse.event == COMMENT:
+            if not self._done:
+                out.append(ev.KeepAlive())
+            return
+        self._data(sse.data, out)
 
     def _data(self, data: str, out: list[ev.Event]) -> None:
         raise NotImplementedError

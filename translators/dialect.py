@@ -1,10 +1,12 @@
 """What each upstream dialect provides, and the registry of them.
 
-A dialect is one folder, `translators/<name>/`, whose `__init__.py` builds one `Dialect`: its wire
-codecs and every fact about its vendor that the addon needs (default base URL and key variable,
-where the key goes, which headers are secret, content types, capture file suffix, display name,
-how mitmweb shows its requests and events, its own options, request signing). The addon asks the
-registry (`get`, `names`) and never names a vendor (docs/architecture.md, docs/adding-a-dialect.md).
+A dialect is one folder, `translators/<name>/`, whose `__init__.py` builds one `Dialect` from typed
+parts: its `Vendor` (default base URL and key variable, where the key goes, which headers are
+secret, content types, capture file suffix, display name), how a client reaches it (a `Codec`
+through the IR, a `Passthrough` of the client's own wire, or both), and what it brings of its own:
+`Signing` with its credential source, options, and the `View` mitmweb shows it with. The addon asks
+the registry (`get`, `names`) and never names a vendor (docs/architecture.md "The dialect
+registry", docs/adding-a-dialect.md).
 
 A dialect outside the package registers itself with `register` (the addon imports the modules
 named in `$GATEWAY_DIALECTS` before it loads: docs/adding-a-dialect.md).
@@ -79,17 +81,6 @@ class CountEndpoint:
 
 
 @dataclass(frozen=True, slots=True)
-class Passthrough:
-    """A target that speaks the client's own dialect: the body goes upstream as the client wrote
-    it (bar what must not leave), and the answers come back as they are, never through the IR."""
-
-    encode: Callable[[Any, str | None, Report], Encoded]
-    """(client body, upstream model or None, report) -> what to send."""
-    stream: Callable[[Translation, Report], ByteStream]
-    """The stream's bytes, re-framed, with exactly one terminal event."""
-
-
-@dataclass(frozen=True, slots=True)
 class Settings:
     """What the addon tells a dialect about the deployment: the values of the dialect's own options
     (`Dialect.options`) and of the environment variables it declared (`Dialect.environ`). The
@@ -143,12 +134,29 @@ class Signed:
     """Headers the signature covers that are no secret (e.g. a date)."""
 
 
+class CredentialSource(Protocol):
+    """Where a signing dialect's credentials come from when the route names no key (e.g. the AWS
+    chain, `translators/bedrock/credentials.py`). The one I/O a dialect may supply: it may read the
+    environment, files or the network, so the translators never call it; the addon does, off its
+    event loop, and hands what it found to `Signing.sign` as `ToSign.identity` (docs/design.md
+    "Pure translators")."""
+
+    @property
+    def name(self) -> str:
+        """How the operator knows it (`AWS signatures from the aws credential chain`)."""
+        ...
+
+    def find(self) -> Any:
+        """What it finds now (None: nothing); never raises for "nothing found"."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Signing:
     """A dialect whose every request is signed once the body bytes are final."""
 
-    source: str
-    """The credential source the addon resolves when the route has no key (`addon/signing.py`)."""
+    source: CredentialSource
+    """Asked by the addon when the route has no key; the dialect brings its own."""
     sign: Callable[[ToSign], Signed]
     what: str = "request signatures"
     """What crosses the network (for the error that refuses plain http to a remote host)."""
@@ -189,9 +197,22 @@ def bearer(key: str) -> dict[str, str]:
     return {"authorization": f"Bearer {key}"}
 
 
+@dataclass(frozen=True, slots=True)
+class Passthrough:
+    """A target that speaks the client's own dialect: the body goes upstream as the client wrote
+    it (bar what must not leave), and the answers come back as they are, never through the IR."""
+
+    encode: Callable[[Any, str | None, Report], Encoded]
+    """(client body, upstream model or None, report) -> what to send."""
+    stream: Callable[[Translation, Report], ByteStream]
+    """The stream's bytes, re-framed, with exactly one terminal event."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Dialect:
-    name: str
+class Vendor:
+    """What the addon needs to know about the vendor behind a dialect: where it is, where its key
+    goes, what must never be saved, how its bodies are typed and named."""
+
     display_name: str
     """How mitmweb names it (`Responses -> Anthropic Messages`)."""
     base_url: str
@@ -212,10 +233,6 @@ class Dialect:
     """What a streamed answer is (the request's `accept`, a replayed answer's content type)."""
     capture_suffix: str = "body"
     """A capture folder keeps the upstream's answer bytes as `upstream.<suffix>`."""
-    options: tuple[Option, ...] = ()
-    environ: tuple[str, ...] = ()
-    """Environment variables the dialect's settings read (besides its key), passed in `Settings`."""
-    signing: Signing | None = None
     client_credentials_hosts: tuple[str, ...] = ()
     """Hosts (and their subdomains, over HTTPS) that may get the client's own credentials: the
     client's own vendor, reached through a passthrough route that names no key."""
@@ -223,33 +240,65 @@ class Dialect:
     client_header_prefixes: tuple[str, ...] = ()
     """Answer headers the client gets from this upstream besides the shared ones
     (translators/response_headers.py)."""
-    view: View | None = None
 
-    # -- the wire codecs: through the IR, or a passthrough -------------------------------------
-    encode_request: Callable[[Request, str, Report, ModelCapabilities], Encoded] | None = None
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Codec:
+    """The wire codecs through the IR: any client reaches the upstream by them."""
+
+    encode_request: Callable[[Request, str, Report, ModelCapabilities], Encoded]
     """(IR request, upstream model, report, what the model accepts) -> upstream path, body,
     headers, tool index."""
-    stream_decoder: Callable[[Translation], StreamDecoder] | None = None
-    response_events: Callable[[Any, Translation], list[Event]] | None = None
+    stream_decoder: Callable[[Translation], StreamDecoder]
+    response_events: Callable[[Any, Translation], list[Event]]
     """A whole (non-streamed) upstream answer, parsed JSON -> the same events a stream gives."""
-    error_info: Callable[[int, Any], ErrorInfo] | None = None
+    error_info: Callable[[int, Any], ErrorInfo]
     """(HTTP status, parsed error body or raw text) -> code and message for the client."""
     capabilities: Callable[[str], ModelCapabilities] | None = None
     """The shipped table's answer for a model (the fallback when the vendor cannot be asked);
-    None: the client's own dialect, nothing to plan."""
+    None: no table, the model is taken as it is named."""
     models_endpoint: ModelsEndpoint | None = None
     count_tokens: CountEndpoint | None = None
     """None: the vendor counts no tokens; a count is estimated (docs/claude-code.md "Token counts")."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dialect:
+    """One upstream dialect: its vendor, how each client reaches it (a `codec`, a `passthrough`
+    or both; at least one), and what it brings of its own (signing, options, view)."""
+
+    name: str
+    vendor: Vendor
+    codec: Codec | None = None
     passthrough: Passthrough | None = None
     """Set for the client's own dialect (Responses): the body passes through, and the upstream
     keeps its own state (previous_response_id, compaction). Only a client that speaks this wire
-    takes it (`passes_through`); with codecs above as well, any other client goes through the IR."""
+    takes it (`passes_through`); with a codec as well, any other client goes through the IR."""
+    signing: Signing | None = None
+    options: tuple[Option, ...] = ()
+    environ: tuple[str, ...] = ()
+    """Environment variables the dialect's settings read (besides its key), passed in `Settings`."""
+    view: View | None = None
+
+    def __post_init__(self) -> None:
+        if self.codec is None and self.passthrough is None:
+            raise TypeError(f"dialect {self.name!r} has neither a codec nor a passthrough")
+
+
+def serving(dialect: Dialect, takes_passthrough: bool) -> Codec | Passthrough:
+    """The part of the dialect that serves a client (`ClientDialect.takes_passthrough`): its
+    passthrough for a client that speaks its wire (or when it has no codec), else its codec. The
+    one place `translators/api.py` decides it."""
+    if dialect.passthrough is not None and (takes_passthrough or dialect.codec is None):
+        return dialect.passthrough
+    assert dialect.codec is not None  # Dialect.__post_init__: one of the two is set
+    return dialect.codec
 
 
 def passes_through(dialect: Dialect, takes_passthrough: bool) -> bool:
     """Whether a client (`ClientDialect.takes_passthrough`) reaches this upstream by its passthrough
-    rather than through the IR: the one place `translators/api.py` decides it."""
-    return dialect.passthrough is not None and (takes_passthrough or dialect.encode_request is None)
+    rather than through the IR (`serving`)."""
+    return isinstance(serving(dialect, takes_passthrough), Passthrough)
 
 
 def is_own_host(dialect: Dialect, url: str) -> bool:
@@ -257,15 +306,15 @@ def is_own_host(dialect: Dialect, url: str) -> bool:
     parts = urlsplit(url)
     if parts.scheme != "https" or parts.port not in (None, 443):
         return False
-    if dialect.own_host is not None:
-        return dialect.own_host(url)
-    return parts.hostname == urlsplit(dialect.base_url).hostname
+    if dialect.vendor.own_host is not None:
+        return dialect.vendor.own_host(url)
+    return parts.hostname == urlsplit(dialect.vendor.base_url).hostname
 
 
 def default_base_url(dialect: Dialect, settings: Settings | None = None) -> str:
-    if dialect.base_url_for is not None and settings is not None:
-        return dialect.base_url_for(settings)
-    return dialect.base_url
+    if dialect.vendor.base_url_for is not None and settings is not None:
+        return dialect.vendor.base_url_for(settings)
+    return dialect.vendor.base_url
 
 
 # -- the registry --------------------------------------------------------------------------------

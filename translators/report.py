@@ -10,7 +10,7 @@ lossy and shows up rather than hides. A site whose loss depends on the value pas
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Set
+from collections.abc import Callable, Mapping, Set
 from typing import Any, Literal
 
 Kind = Literal["lossy", "cosmetic"]
@@ -56,16 +56,24 @@ class Report:
     is lossy.
     """
 
-    __slots__ = ("_dropped", "_notes")
+    __slots__ = ("_dropped", "_notes", "_rename")
 
     def __init__(self, dropped: list[str] | None = None, notes: list[str] | None = None) -> None:
         self._dropped: dict[str, Kind] = {}
         self._notes: dict[str, None] = dict.fromkeys(notes or ())
+        self._rename: Callable[[str], str] | None = None
         for path in dropped or ():
             self.drop(path)
 
+    def rename(self, rename: Callable[[str], str]) -> None:
+        """Paths named from now on are written `rename(path)`, their kind decided on the path as
+        named: a client dialect whose words are not the IR's (translators/messages_client/paths.py)."""
+        self._rename = rename
+
     def drop(self, path: str, kind: Kind | None = None) -> None:
         kind = kind or kind_of(path)
+        if self._rename is not None:
+            path = self._rename(path)
         if self._dropped.get(path) != "lossy":
             self._dropped[path] = kind
 

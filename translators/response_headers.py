@@ -10,7 +10,7 @@ and `x-request-id`, which the SDK shows with every error. Everything else stays 
 
 The vendor's request id is renamed `x-request-id` (Anthropic `request-id`, Bedrock
 `x-amzn-requestid`): the client shows it under the name it knows, and the operator can quote it
-to the vendor. A dialect may keep more of its own (`Dialect.client_headers`): a `responses` route
+to the vendor. A dialect may keep more of its own (`Vendor.client_headers`): a `responses` route
 keeps what OpenAI sends Codex about its own service (`openai-model`, `x-codex-*`: plan usage, turn
 state).
 """
@@ -40,8 +40,8 @@ def for_client(headers: Iterable[tuple[str, str]], target: str, *,
     the proxy writes itself (an error), which has its own framing."""
     out: list[tuple[str, str]] = []
     own = dialects.find(target)
-    own_keep = own.client_headers if own else ()
-    own_prefixes = own.client_header_prefixes if own else ()
+    own_keep = own.vendor.client_headers if own else ()
+    own_prefixes = own.vendor.client_header_prefixes if own else ()
     request_id: str | None = None
     request_id_rank = len(REQUEST_IDS)
     for name, value in headers:

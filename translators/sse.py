@@ -22,6 +22,11 @@ class SSEEvent(NamedTuple):
     data: str
 
 
+COMMENT = ""
+"""The `event` of a comment line (`: ping`, `: keep-alive`), its text the `data`, from a decoder
+asked for comments: a dispatched event is never named "" (unnamed, it is `message`)."""
+
+
 _ONE_EVENT = re.compile(rb"(?:event: ([^\r\n]*+)\r?\n)?data: ([^\r\n]*+)\r?\n\r?\n")
 """A chunk that is exactly one event (`event:` and `data:` lines, LF or CRLF line ends); possessive,
 so a chunk that is not one fails at once instead of backtracking over its data."""
@@ -44,9 +49,12 @@ class SSEDecoder:
     Linear in the bytes fed, whatever the chunking: a line still incomplete is kept as a list
     of its pieces, joined once when its end arrives, and only the new bytes are searched for it."""
 
-    __slots__ = ("_data", "_error", "_event", "_held", "_held_size", "_max", "_size", "idle")
+    __slots__ = ("_comments", "_data", "_error", "_event", "_held", "_held_size", "_max", "_size", "idle")
 
-    def __init__(self, max_event: int = MAX_EVENT_BYTES) -> None:
+    def __init__(self, max_event: int = MAX_EVENT_BYTES, *, comments: bool = False) -> None:
+        self._comments = comments
+        """Comment lines come out too, in their place among the events (`COMMENT`): an upstream's
+        keep-alive, which the spec has the client ignore and a gateway may pass on."""
         self._held: list[bytes] = []
         """The incomplete line: its pieces, in order (a CR at its end may be half a CRLF)."""
         self._held_size = 0
@@ -124,6 +132,8 @@ class SSEDecoder:
                     size += len(raw)
                 elif field == "event":
                     event = value
+            elif self._comments:
+                events.append(SSEEvent(COMMENT, raw[1:].decode("utf-8", "replace").strip()))
         self._data, self._event, self._size = data, event, size
         self.idle = not (held or data or event)
         return self._check(events)

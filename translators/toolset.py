@@ -11,7 +11,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from translators import freeform
-from translators.ir.request import CustomTool, FunctionTool, Namespace, Request, ToolCall
+from translators.ir.request import (
+    CustomTool,
+    FunctionTool,
+    Namespace,
+    Part,
+    Request,
+    Text,
+    ToolCall,
+    ToolResult,
+)
 from translators.naming import DEFAULT_NAMESPACE, NamePolicy, ToolIndex, ToolRef, assign_wire_names
 from translators.report import Report
 
@@ -23,6 +32,8 @@ class JsonTool:
     parameters: dict[str, Any]
     strict: bool | None
     origin: str
+    input_examples: tuple[dict[str, Any], ...] = ()
+    """Example inputs, kept only for a dialect that takes them (`build(..., examples=True)`)."""
 
     @property
     def object_schema(self) -> dict[str, Any]:
@@ -58,7 +69,9 @@ def _ns(namespace: str | None) -> str | None:
     return None if namespace in (None, "", DEFAULT_NAMESPACE) else namespace
 
 
-def build(request: Request, policy: NamePolicy, report: Report) -> Toolset:
+def build(request: Request, policy: NamePolicy, report: Report, *, examples: bool = False) -> Toolset:
+    """`examples`: the dialect takes a tool's `input_examples` (Anthropic); elsewhere each tool's
+    examples are reported dropped, here, once for every dialect."""
     # the web search tool is each dialect's business (translators/websearch.py)
     declared = [t for t in request.tools if t.kind not in ("hosted", "web_search")]
     for tool in request.tools:
@@ -79,7 +92,11 @@ def build(request: Request, policy: NamePolicy, report: Report) -> Toolset:
             continue
         index.add(wire, ToolRef(name=tool.name, namespace=key[0], kind=tool.kind))
         strict = tool.strict if isinstance(tool, FunctionTool) else None
-        tools.append(JsonTool(wire, tool.description, tool.parameters, strict, tool.origin))
+        shown = tuple(tool.input_examples) if isinstance(tool, FunctionTool) else ()
+        if shown and not examples:
+            report.drop(f"{tool.origin}.input_examples")
+            shown = ()
+        tools.append(JsonTool(wire, tool.description, tool.parameters, strict, tool.origin, shown))
     for call, key in zip(calls, call_keys, strict=True):
         wire = names[key]
         if wire not in index.by_wire:
@@ -121,3 +138,23 @@ def namespace_preamble(namespaces: list[Namespace]) -> str | None:
     for ns in namespaces:
         lines.append(f"- `{ns.name}`: {ns.description.strip()}")
     return "\n".join(lines)
+
+
+ERROR_MARK = "Error: "
+"""What opens the text of a failed tool's result for a dialect without an error flag (Chat, the
+Responses upstream, a Bedrock model without `toolResult.status`): the model still reads that the
+call failed, not only what it printed (docs/claude-code.md "Tool errors")."""
+ERROR_NOTE = ("a tool result's is_error was sent as an 'Error: ' opening its text: the upstream has no "
+              "error flag on tool results")
+
+
+def result_parts(result: ToolResult, report: Report) -> list[Part]:
+    """A tool result's parts, for a dialect without an error flag: a failed one's text opens with
+    `ERROR_MARK` (its first text part, or a part of its own before an image or a file)."""
+    if not result.is_error:
+        return result.parts
+    report.note(ERROR_NOTE)
+    first = result.parts[0] if result.parts else None
+    if isinstance(first, Text):
+        return [Text(text=ERROR_MARK + first.text), *result.parts[1:]]
+    return [Text(text=ERROR_MARK.rstrip()), *result.parts]

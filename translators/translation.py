@@ -35,8 +35,12 @@ class Translation(BaseModel):
     """What the client's request set of the fields every Responses object sent back repeats
     (`tools` in their full form), without the defaults (translators/responses/echo.py)."""
     compaction: bool = False
-    """A remote-compaction request served by summarizing: the upstream's text comes back as one
-    `compaction` item (translators/compaction.py)."""
+    """A compaction request (`Request.kind`) served by summarizing: the upstream's text comes back
+    as one `compaction` item (translators/compaction.py)."""
+    compaction_kept: list[dict[str, Any]] | None = None
+    """The `/responses/compact` form only (docs/compaction.md "Two forms"): the history's user
+    messages, which its answer, the whole `response.compaction` object, keeps before the one
+    compaction item; None for Codex's form, answered as a Responses stream."""
 
 
 class Encoded(BaseModel):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from translators import wirejson
-from translators.dialect import Dialect
+from translators.dialect import Codec
 from translators.errors import TranslatorError
 from translators.ir import events as ev
 from translators.translation import Translation
@@ -47,8 +47,8 @@ def kind(head: bytes) -> Literal["stream", "whole"] | None:
 class WholeBody:
     """A `StreamDecoder` for a body that is not a stream: keeps it, reads it at the end."""
 
-    def __init__(self, dialect: Dialect, translation: Translation) -> None:
-        self._dialect = dialect
+    def __init__(self, codec: Codec, translation: Translation) -> None:
+        self._codec = codec
         self._translation = translation
         self._buf = bytearray()
         self._size = 0
@@ -76,10 +76,10 @@ class WholeBody:
             return [ev.Failed("upstream_protocol_error",
                               f"{where} a body that is neither a stream nor JSON: {_quote(body)}")]
         if _is_error(parsed):
-            info = self._dialect.error_info(200, parsed)
+            info = self._codec.error_info(200, parsed)
             return [ev.Failed(info.code, clip(f"{where} an error: {info.message}"))]
         try:
-            return self._dialect.response_events(parsed, self._translation)
+            return self._codec.response_events(parsed, self._translation)
         except TranslatorError as exc:
             return [ev.Failed(exc.code, clip(f"{where} a whole answer that cannot be read: {exc.message}"))]
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import datetime
-from unittest.mock import patch
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import pytest
 from botocore.credentials import Credentials
 from mitmproxy.http import Headers
 
-from addon import auth, aws
+from addon import auth
 from addon.routing import Route
+from translators import dialect as dialects
+from translators.bedrock.credentials import Identity
 from translators.dialect import Settings
 
 
@@ -73,52 +76,92 @@ LOCAL_URL = "http://127.0.0.1:8080/model/m/converse"
 KEYS = Credentials("AKIDAUTHTEST0000001", "auth-test-secret")
 
 
-def _signed_region(url: str, option: str = "", environ: dict[str, str] | None = None,
+@dataclass(frozen=True)
+class Source:
+    """A credential source in place of the AWS chain (`Signing.source`)."""
+
+    find: Callable[[], Identity]
+    name: str = "test"
+
+
+@pytest.fixture
+def bedrock_source(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[], Identity]], None]:
+    """Bedrock as shipped, but asking `find` for its credentials: the source is the dialect's,
+    so the test swaps the dialect, never the addon."""
+
+    def use(find: Callable[[], Identity]) -> None:
+        shipped = dialects.get("bedrock")
+        assert shipped.signing is not None
+        signing = replace(shipped.signing, source=Source(find))
+        monkeypatch.setitem(dialects._REGISTERED, "bedrock", replace(shipped, signing=signing))
+
+    return use
+
+
+Use = Callable[[Callable[[], Identity]], None]
+
+
+def _signed_region(use: Use, url: str, option: str = "", environ: dict[str, str] | None = None,
                    profile: str | None = None) -> str:
     """The region a Bedrock request is signed for, read back from its Authorization scope."""
     route = Route("*", "bedrock", url.rsplit("/model", 1)[0], None, None)
     settings = {"bedrock": Settings(options={"gateway_aws_region": option}, environ=environ or {})}
-    with patch.dict(auth.SOURCES, {"aws": lambda: aws.Identity(KEYS, profile)}):
-        secret, _ = auth.upstream_credentials(route, {"content-type": "application/json"}, url, b"{}",
-                                              settings)
+    use(lambda: Identity(KEYS, profile))
+    secret, _ = auth.upstream_credentials(route, {"content-type": "application/json"}, url, b"{}", settings)
     return secret["Authorization"].split("/")[2]
 
 
-def test_aws_region_option_wins_over_the_url_and_the_environment() -> None:
-    assert _signed_region(BEDROCK_URL, "us-west-2", {"AWS_REGION": "eu-west-3"}) == "us-west-2"
+def test_aws_region_option_wins_over_the_url_and_the_environment(bedrock_source: Use) -> None:
+    region = _signed_region(bedrock_source, BEDROCK_URL, "us-west-2", {"AWS_REGION": "eu-west-3"})
+    assert region == "us-west-2"
 
 
-def test_aws_region_of_a_bedrock_host_wins_over_the_environment() -> None:
-    assert _signed_region(BEDROCK_URL, "", {"AWS_REGION": "eu-west-3"}) == "ap-south-1"
+def test_aws_region_of_a_bedrock_host_wins_over_the_environment(bedrock_source: Use) -> None:
+    assert _signed_region(bedrock_source, BEDROCK_URL, "", {"AWS_REGION": "eu-west-3"}) == "ap-south-1"
 
 
-def test_aws_region_of_another_host_is_aws_region_then_aws_default_region() -> None:
-    assert _signed_region(LOCAL_URL, "", {"AWS_DEFAULT_REGION": "eu-north-1"}) == "eu-north-1"
+def test_aws_region_of_another_host_is_aws_region_then_aws_default_region(bedrock_source: Use) -> None:
+    assert _signed_region(bedrock_source, LOCAL_URL, "", {"AWS_DEFAULT_REGION": "eu-north-1"}) == "eu-north-1"
     both = {"AWS_DEFAULT_REGION": "eu-north-1", "AWS_REGION": "eu-west-3"}
-    assert _signed_region(LOCAL_URL, "", both) == "eu-west-3"
+    assert _signed_region(bedrock_source, LOCAL_URL, "", both) == "eu-west-3"
 
 
-def test_without_any_region_setting_the_aws_profiles_region_signs() -> None:
-    assert _signed_region(LOCAL_URL, "", {}, profile="ap-northeast-2") == "ap-northeast-2"
+def test_without_any_region_setting_the_aws_profiles_region_signs(bedrock_source: Use) -> None:
+    assert _signed_region(bedrock_source, LOCAL_URL, "", {}, profile="ap-northeast-2") == "ap-northeast-2"
 
 
-def test_a_signing_dialect_is_signed_at_the_time_the_clock_gives() -> None:
+def test_a_signing_dialect_is_signed_at_the_time_the_clock_gives(bedrock_source: Use) -> None:
     route = Route("*", "bedrock", BEDROCK_URL.rsplit("/model", 1)[0], None, None)
     headers = {"content-type": "application/json"}
-    with patch.dict(auth.SOURCES, {"aws": lambda: aws.Identity(KEYS, None)}):
-        auth.upstream_credentials(route, headers, BEDROCK_URL, b"{}", {},
-                                  now=lambda: datetime.datetime(2030, 1, 2, 3, 4, 5, tzinfo=datetime.UTC))
+    bedrock_source(lambda: Identity(KEYS, None))
+    auth.upstream_credentials(route, headers, BEDROCK_URL, b"{}", {},
+                              now=lambda: datetime.datetime(2030, 1, 2, 3, 4, 5, tzinfo=datetime.UTC))
     assert headers["X-Amz-Date"] == "20300102T030405Z"
 
 
 def test_a_bedrock_route_with_a_key_sends_it_as_a_bearer_and_asks_no_credential_source(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, bedrock_source: Use) -> None:
     monkeypatch.setenv("AUTH_TEST_BEDROCK_KEY", "ABSKauthtest")
     route = Route("*", "bedrock", BEDROCK_URL.rsplit("/model", 1)[0], None, "AUTH_TEST_BEDROCK_KEY")
 
-    def no_source() -> aws.Identity:
+    def no_source() -> Identity:
         raise AssertionError("the AWS chain was asked though the route has a key")
 
-    with patch.dict(auth.SOURCES, {"aws": no_source}):
-        secret, note = auth.upstream_credentials(route, {}, BEDROCK_URL, b"{}", {})
+    bedrock_source(no_source)
+    secret, note = auth.upstream_credentials(route, {}, BEDROCK_URL, b"{}", {})
     assert (secret, note) == ({"Authorization": "Bearer ABSKauthtest"}, None)
+
+
+def test_the_credential_source_is_the_one_the_dialect_brings(bedrock_source: Use) -> None:
+    """addon/auth.py names no source: whatever the route's dialect supplies is asked."""
+    asked: list[str] = []
+
+    def found() -> Identity:
+        asked.append("asked")
+        return Identity(KEYS, "eu-west-1")
+
+    bedrock_source(found)
+    route = Route("*", "bedrock", LOCAL_URL.rsplit("/model", 1)[0], None, None)
+    secret, _ = auth.upstream_credentials(route, {}, LOCAL_URL, b"{}", {})
+    assert asked == ["asked"]
+    assert "AKIDAUTHTEST0000001/" in secret["Authorization"]

@@ -17,7 +17,7 @@ from addon.catalog import BUNDLED_VERSION, answer, build, catalog_request, clien
 from addon.gateway import Gateway
 from addon.routing import Route, Router, from_options
 from tests.addon.conftest import client_flow, run_request
-from translators.anthropic.models import lookup
+from translators.families.claude.models import lookup
 
 GPT_55 = "gpt-5.5"
 GPT_5_SLUGS = ["gpt-5.6-sol", "gpt-5.6-terra", "gpt-5.6-luna", "gpt-5.5"]

@@ -88,7 +88,7 @@ def _listed(f: http.HTTPFlow) -> dict:
 
 def test_models_lists_the_routes_that_name_one_model() -> None:
     f = flow("https://api.anthropic.com/v1/models", "GET")
-    client_dialects._answer_models(f, ROUTER)
+    client_dialects.answer_models(f, ROUTER)
     page = _listed(f)
     assert [m["id"] for m in page["data"]] == ["claude-via-chat"]  # `claude-*` names no model
     assert page["has_more"] is False
@@ -97,18 +97,19 @@ def test_models_lists_the_routes_that_name_one_model() -> None:
 
 def test_a_model_entry_is_answered_for_a_routed_name_and_passed_on_otherwise() -> None:
     routed = flow("https://api.anthropic.com/v1/models/claude-haiku-4-5", "GET")
-    client_dialects._answer_model(routed, ROUTER, registry.get("messages"), "claude-haiku-4-5")
+    client_dialects.answer_model(routed, ROUTER, registry.get("messages"), "claude-haiku-4-5")
     assert _listed(routed)["id"] == "claude-haiku-4-5"
     unrouted = flow("https://api.anthropic.com/v1/models/gpt-5", "GET")
-    client_dialects._answer_model(unrouted, ROUTER, registry.get("messages"), "gpt-5")
+    client_dialects.answer_model(unrouted, ROUTER, registry.get("messages"), "gpt-5")
     assert unrouted.response is None  # goes on to the client's own vendor
 
 
 def restyled(response: http.Response) -> http.Response:
     f = flow("https://api.anthropic.com/v1/messages")
-    assert client_dialects.claim(f, ROUTER) is not None
+    speaks = client_dialects.claim(f, ROUTER)
+    assert speaks is not None
     f.response = response
-    client_dialects.Restyle().response(f)
+    client_dialects.restyle(f, speaks)
     return f.response
 
 
@@ -136,7 +137,7 @@ def test_a_responses_flow_is_left_as_it_is() -> None:
     f = flow("https://api.openai.com/v1/responses")
     f.response = error_response(401, "invalid_api_key", "no")
     before = f.response.content
-    client_dialects.Restyle().response(f)
+    client_dialects.restyle(f, registry.get("responses"))
     assert f.response.content == before and f.response.status_code == 401
 
 
@@ -174,7 +175,7 @@ def test_the_translation_view_reads_the_messages_request() -> None:
 def test_an_unrouted_request_keeps_the_clients_key_only_for_its_own_vendor(url: str, kept: bool) -> None:
     f = flow(url, headers={"x-api-key": "sk-ant-own", "authorization": "Bearer sk-ant-own",
                            "anthropic-version": "2023-06-01"})
-    client_dialects._pass_on(f, registry.get("messages"), "claude-opus-5-5")
+    client_dialects.pass_on(f, registry.get("messages"), "claude-opus-5-5")
     assert ("x-api-key" in f.request.headers, "authorization" in f.request.headers) == (kept, kept)
     assert f.request.headers["anthropic-version"] == "2023-06-01"
     assert f.metadata[flowinfo.UNROUTED] == "claude-opus-5-5"  # the console line says it went on

@@ -101,7 +101,7 @@ def test_other_commands_and_other_flows_pass_untouched() -> None:
 # -- the mitmproxy internals this module relies on (mitmproxy is pinned in pyproject.toml) --------
 
 def test_mitmproxy_httpstream_handle_event_is_wrapped() -> None:
-    import addon.gateway  # noqa: F401  (installs the wrapper, as `-s addon/gateway.py` does)
+    credentials.install()  # as the gateway does when loaded (tests/addon/test_patches.py)
 
     assert http_layer.HttpStream._handle_event is credentials._handle_event, (
         "mitmproxy.proxy.layers.http.HttpStream._handle_event is not the wrapper: keys would not be sent")

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 import pytest
+from anthropic.types.shared import ErrorResponse
 from mitmproxy import connection, http, options
 from mitmproxy.proxy.context import Context
 from mitmproxy.proxy.layers import http as http_layer
@@ -19,7 +20,7 @@ from mitmproxy.proxy.layers.http import HTTPMode, _http2
 from mitmproxy.proxy.layers.http._events import ErrorCode, ResponseHeaders, ResponseProtocolError
 from mitmproxy.test import tflow
 
-from addon import cutoff
+from addon import cutoff, flowinfo
 
 Layer = http_layer.HttpLayer
 CONNECT_FAILED = ResponseProtocolError(1, "[Errno 111] Connect call failed", ErrorCode.CONNECT_FAILED)
@@ -76,6 +77,37 @@ def test_failed_connect_of_a_gateway_flow_is_answered_like_an_addon_response(lay
     assert (error["type"], error["code"]) == ("server_error", "upstream_unreachable")
     assert error["message"] == ("cannot reach the anthropic upstream at http://127.0.0.1:9/v1/messages: "
                                 "[Errno 111] Connect call failed")
+
+
+def _messages_flow(kind: str) -> http.HTTPFlow:
+    """A Claude Code flow sent upstream: a turn (translated) or a token count (sent to the
+    upstream's own counter, addon/pipeline.py: no translation in its metadata, its kind recorded)."""
+    flow = _gateway_flow(**{flowinfo.CLIENT_DIALECT: "messages"})
+    if kind == "count_tokens":
+        del flow.metadata[flowinfo.TRANSLATION]
+        flow.metadata[flowinfo.KEY]["kind"] = "count_tokens"
+    return flow
+
+
+@pytest.mark.parametrize("kind", ["turn", "count_tokens"])
+def test_a_messages_client_that_cannot_reach_its_upstream_gets_anthropics_api_error(
+        layer: Layer, kind: str) -> None:
+    commands = _run(_stream(layer, flow := _messages_flow(kind)), CONNECT_FAILED)
+    assert _names(commands)[:3] == ["HttpResponseHeadersHook", "HttpResponseHook", "SendHttp:ResponseHeaders"]
+    assert flow.error is None and flow.response is not None
+    assert flow.response.status_code == 502  # the SDK's InternalServerError, retried (docs/claude-code.md)
+    error = ErrorResponse.model_validate(flow.response.json())
+    assert error.type == "error" and error.error.type == "api_error"
+    assert error.error.message == ("cannot reach the anthropic upstream at http://127.0.0.1:9/v1/messages: "
+                                   "[Errno 111] Connect call failed")
+    assert flow.metadata["gateway.done"] is True  # Restyle and the count reader leave it as it is
+
+
+def test_a_messages_turn_the_upstream_broke_off_is_anthropics_api_error(layer: Layer) -> None:
+    _run(_stream(layer, flow := _messages_flow("turn")), SERVER_CLOSED)
+    assert flow.response is not None and flow.response.status_code == 502
+    error = ErrorResponse.model_validate(flow.response.json()).error
+    assert error.type == "api_error" and error.message.endswith("server closed connection")
 
 
 def test_failed_connect_is_recorded_commented_and_the_key_redacted(layer: Layer) -> None:
@@ -164,7 +196,7 @@ def test_install_does_not_wrap_twice() -> None:
 
 
 def test_mitmproxy_httpstream_handle_protocol_error_is_wrapped() -> None:
-    import addon.gateway  # noqa: F401  (installs the wrapper, as `-s addon/gateway.py` does)
+    cutoff.install()  # as the gateway does when loaded (tests/addon/test_patches.py)
 
     assert http_layer.HttpStream.handle_protocol_error is cutoff._handle_protocol_error, (
         "mitmproxy.proxy.layers.http.HttpStream.handle_protocol_error is not the wrapper: "

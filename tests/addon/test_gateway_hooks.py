@@ -14,8 +14,7 @@ from mitmproxy import io as mio
 from mitmproxy.net import encoding
 from mitmproxy.test import taddons
 
-from addon import gateway as gateway_module
-from addon import websocket
+from addon import pipeline, websocket
 from addon.gateway import Gateway
 from addon.routing import Router
 from addon.streaming import StreamHook
@@ -344,7 +343,7 @@ def test_translator_crash_is_answered_500_and_never_sent(gateway: Ctx,
     def broken(*args: Any, **kwargs: Any) -> Translation:
         raise KeyError("boom")
 
-    monkeypatch.setattr(gateway_module, "translate_request", broken)
+    monkeypatch.setattr(pipeline, "translate_request", broken)
     flow = client_flow()
     run_request(addon, flow)
     assert flow.request.url == CLIENT_URL
@@ -749,7 +748,7 @@ def test_answer_the_gateway_cannot_translate_is_a_502_in_responses_shape(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(gateway_module, "translate_response", broken)
+    monkeypatch.setattr(pipeline, "translate_response", broken)
     flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": False})
     run_request(addon, flow)
     _answer(flow, 200, b"{}", {"content-type": "application/json"})
@@ -797,7 +796,7 @@ BEDROCK_FIXTURES = (DATA / "bedrock")
 @pytest.fixture
 def aws_keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """SigV4 keys from the environment only: no bearer key, no profile files, a fresh session."""
-    from addon.aws import session as default_session
+    from translators.bedrock.credentials import session as default_session
 
     for name in ("AWS_BEARER_TOKEN_BEDROCK", "AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_REGION"):
         monkeypatch.delenv(name, raising=False)

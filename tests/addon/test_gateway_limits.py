@@ -15,8 +15,7 @@ import pytest
 from mitmproxy.flow import Error
 from mitmproxy.test import taddons
 
-from addon import gateway as gateway_module
-from addon import limits
+from addon import offload, pipeline
 from addon.gateway import Gateway
 from tests.addon.conftest import client_flow, finish
 
@@ -73,13 +72,13 @@ def test_a_small_body_is_translated_in_the_proxy_and_a_large_one_in_a_worker_pro
         gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
     addon, _ = gateway
     on_loop: list[bool] = []
-    translate = gateway_module.translate_request
+    translate = pipeline.translate_request
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         on_loop.append(threading.current_thread() is threading.main_thread())
         return translate(*args, **kwargs)
 
-    monkeypatch.setattr(gateway_module, "translate_request", spy)  # this process only
+    monkeypatch.setattr(pipeline, "translate_request", spy)  # this process only
     small, large = client_flow(_big_body(3)), client_flow(_big_body(20_000))
     assert len(large.request.raw_content or b"") > 256 * 1024
     finish(addon.request(small))
@@ -115,8 +114,8 @@ def test_a_small_compressed_body_that_decodes_large_is_read_in_a_worker(
     text = json.dumps(_big_body(20_000), ensure_ascii=False).encode()
     flow = client_flow(headers={"content-encoding": "zstd"})
     flow.request.raw_content = zstd.compress(text)
-    assert len(flow.request.raw_content) < limits.INLINE_BYTES < len(text)
-    monkeypatch.setattr(gateway_module, "translate_request", None)  # never called in this process
+    assert len(flow.request.raw_content) < offload.INLINE_BYTES < len(text)
+    monkeypatch.setattr(pipeline, "translate_request", None)  # never called in this process
     addon.requestheaders(flow)
     finish(addon.request(flow))
     assert flow.response is None

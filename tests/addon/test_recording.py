@@ -77,3 +77,29 @@ def test_untranslated_flow_is_not_captured(tmp_path: Path) -> None:
     flow.response = http.Response.make(200, b"{}")
     assert recording.write(tmp_path, flow) is None
     assert list(tmp_path.iterdir()) == []
+
+
+def test_key_shaped_strings_are_scrubbed_only_where_a_word_starts() -> None:
+    data = b'a <task-notification> comes; sk-proj-abcdefgh123, "sk-ant-api03-xyzxyzxyz" AKIAABCDEFGHIJKLMNOP'
+    assert recording.scrub(data, []) == b'a <task-notification> comes; <redacted>, "<redacted>" <redacted>'
+
+
+def test_a_claude_code_turns_capture_names_its_client_and_keeps_its_request_but_the_metadata(
+        gateway: Ctx, tmp_path: Path) -> None:
+    """The real Claude Code request: every field but `metadata` (its device, account and session
+    ids) as it came, `<task-notification>` in its tool descriptions included."""
+    addon, tctx = gateway
+    tctx.configure(addon, gateway_capture_dir=str(tmp_path / "captures"))
+    claude = json.loads((DATA / "claude_code" / "request_say_hi.json").read_text())
+    flow = client_flow(claude, url="https://api.anthropic.com/v1/messages?beta=true",
+                       headers={"x-api-key": "sk-ant-client-0123456789", "anthropic-version": "2023-06-01"})
+    run_request(addon, flow)
+    flow.response = http.Response.make(200, RAW, {"content-type": "text/event-stream"})
+    flow.is_replay = "response"
+    addon.responseheaders(flow)
+    finish(addon.response(flow))
+    (folder,) = (tmp_path / "captures").iterdir()
+    assert json.loads((folder / "capture.json").read_text())["client"] == "messages"
+    kept = json.loads((folder / "request.json").read_text())
+    assert kept == {k: v for k, v in claude.items() if k != "metadata"}
+    assert (folder / "upstream.body").read_bytes() == RAW

@@ -15,6 +15,7 @@ from addon import replay
 from addon.gateway import Gateway
 from tests.addon.conftest import client_flow, finish, run_request
 from tests.data import DATA
+from tests.translators.messages_client.sdk import validate_stream
 
 ROOT = Path(__file__).resolve().parents[2]
 CAPTURE = ROOT / "captures" / "codex-say-hi-anthropic"
@@ -191,3 +192,80 @@ def test_broken_capture_folder_fails_with_a_message(tmp_path: Path, missing: str
     assert done.returncode == 1
     assert missing in done.stderr
     assert "Traceback" not in done.stderr
+
+
+# -- a capture of a Messages client (Claude Code) replays as that client ----------------------------
+
+CLAUDE_CAPTURE = ROOT / "captures" / "claude-code-say-hi-anthropic"
+
+
+def _upstream_text(raw: bytes) -> str:
+    deltas = [e["delta"] for e in _upstream_json(raw) if e["type"] == "content_block_delta"]
+    return "".join(d["text"] for d in deltas if d["type"] == "text_delta")
+
+
+def test_a_messages_client_capture_is_sent_where_that_client_sends_its_turns(tmp_path: Path) -> None:
+    client, upstream, meta = replay.build_flows(CLAUDE_CAPTURE, tmp_path)
+    with client.open("rb") as f:
+        (client_flow_,) = io.FlowReader(f).stream()
+    with upstream.open("rb") as f:
+        (upstream_flow,) = io.FlowReader(f).stream()
+    assert meta["client"] == "messages"
+    assert client_flow_.request.url == "https://api.anthropic.com/v1/messages"
+    sent = json.loads(client_flow_.request.content)
+    assert sent == json.loads((CLAUDE_CAPTURE / "request.json").read_text())
+    assert upstream_flow.request.url == "https://api.anthropic.com/v1/messages"
+    assert json.loads(upstream_flow.request.content)["model"] == "claude-sonnet-4-6"
+
+
+def test_a_messages_client_capture_replays_through_mitmdump_into_anthropic_events(tmp_path: Path) -> None:
+    out = tmp_path / "out.flow"
+    done = _run([str(CLAUDE_CAPTURE), "--raw", "-w", str(out)], tmp_path)
+    assert done.returncode == 0, done.stderr
+    sse, _, trailer = done.stdout.partition("\n# POST ")
+    message, error = validate_stream(sse.encode())
+    assert error is None and message is not None
+    assert message.model == "claude-opus-5-5"  # the client's own name for the model
+    assert [b.text for b in message.content if b.type == "text"] == [
+        _upstream_text((CLAUDE_CAPTURE / "upstream.body").read_bytes())]
+    assert trailer.startswith("https://api.anthropic.com/v1/messages -> 200")
+    with out.open("rb") as f:
+        (flow,) = [f for f in io.FlowReader(f).stream() if isinstance(f, http.HTTPFlow)]
+    assert flow.metadata["gateway"]["client_dialect"] == "messages"
+    assert flow.metadata["gateway.upstream_response"] == (CLAUDE_CAPTURE / "upstream.body").read_bytes()
+
+
+def test_a_messages_client_capture_prints_the_same_transcript_sections(tmp_path: Path) -> None:
+    done = _run([str(CLAUDE_CAPTURE)], tmp_path)
+    assert done.returncode == 0, done.stderr
+    sections = _sections(done.stdout)
+    assert list(sections) == ["request", "target", "answer", "dropped", "notes", "comment"]
+    request = json.loads((CLAUDE_CAPTURE / "request.json").read_text())
+    (line,) = sections["request"]
+    assert line.startswith(f"{request['model']}, streamed · {len(request['tools'])} tools: ")
+    assert line.endswith(f"{len(request['messages'])} input items: 1 message/user, 1 message/system")
+    items = _answer_items(done.stdout)
+    assert [label for label, _ in items] == ["reasoning", "message", "completed"]
+    text = _upstream_text((CLAUDE_CAPTURE / "upstream.body").read_bytes())
+    assert items[1][1].splitlines() == [line.strip() for line in text.splitlines()]
+
+
+def test_a_messages_capture_the_addon_just_wrote_replays(gateway: tuple[Gateway, object],
+                                                         tmp_path: Path) -> None:
+    addon, tctx = gateway
+    tctx.configure(addon, gateway_capture_dir=str(tmp_path / "captures"))
+    turn = {"model": "claude-opus-5-5", "max_tokens": 1000, "stream": True,
+            "messages": [{"role": "user", "content": "name my pelican"}], "metadata": {"user_id": "u-42"}}
+    flow = client_flow(turn, url="https://api.anthropic.com/v1/messages?beta=true",
+                       headers={"x-api-key": "sk-ant-client-0123456789", "anthropic-version": "2023-06-01"})
+    run_request(addon, flow)
+    flow.response = http.Response.make(200, RAW, {"content-type": "text/event-stream"})
+    flow.is_replay = "response"
+    addon.responseheaders(flow)
+    finish(addon.response(flow))
+    (folder,) = (tmp_path / "captures").iterdir()
+    done = _run([str(folder), "--raw"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    message, error = validate_stream(done.stdout.partition("\n# POST ")[0].encode())
+    assert error is None and message is not None and message.model == "claude-opus-5-5"
+    assert [b.text for b in message.content if b.type == "text"] == [_upstream_text(RAW)]

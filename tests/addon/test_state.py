@@ -15,7 +15,7 @@ from mitmproxy import http
 from mitmproxy.net import encoding
 from mitmproxy.test import taddons
 
-from addon import limits
+from addon import offload
 from addon import state as state_module
 from addon.gateway import Gateway
 from addon.routing import DEFAULT_MATCH
@@ -32,6 +32,13 @@ UPSTREAM = (DATA / "anthropic" / "text_after_tool_result.sse").read_bytes()
 
 def _store_path(ctx: Ctx) -> Path:
     return Path(ctx[1].options.gateway_store_path)
+
+
+def _turn(addon: Gateway, flow: http.HTTPFlow) -> dict[str, Any]:
+    """What the flow's answer will record in the store (its context, addon/flow.py)."""
+    fc = addon.flows.get(flow)
+    assert fc is not None and fc.turn is not None
+    return fc.turn
 
 
 def _events(data: bytes) -> list[bytes]:
@@ -82,9 +89,10 @@ def test_a_store_false_turn_never_opens_the_store(gateway: Ctx) -> None:
     """Codex's path: no state read, none written, no store file."""
     addon, _ = gateway
     flow = _streamed(addon, {"model": "gpt-5.5", "input": "hi", "stream": True, "store": False})
+    fc = addon.flows.get(flow)
+    assert fc is not None and fc.turn is None  # nothing for the answer to record
     finish(addon.response(flow))
     assert sse_events(flow.response.content)[-1]["type"] == "response.completed"
-    assert "gateway.state" not in flow.metadata
     assert not _store_path(gateway).exists()
 
 
@@ -206,15 +214,15 @@ def test_store_endpoints_answer_404_in_responses_shape_for_unknown_ids(gateway: 
 
 
 def test_a_long_input_is_stored_from_the_workers_json_and_continued_like_a_short_one(gateway: Ctx) -> None:
-    """A request past `limits.INLINE_BYTES` is read, expanded and translated in a worker process,
+    """A request past `offload.INLINE_BYTES` is read, expanded and translated in a worker process,
     and the proxy never holds its items as objects (docs/design.md "Limits"): the turn is stored
     from the worker's JSON, and the next turn reads it back as any other."""
     addon, _ = gateway
     items = [{"type": "message", "role": "user", "content": f"turn {i} " + "x" * 40} for i in range(5000)]
-    assert len(json.dumps(items)) >= limits.INLINE_BYTES
+    assert len(json.dumps(items)) >= offload.INLINE_BYTES
     flow = client_flow({"model": "gpt-5.5", "input": items})
     run_request(addon, flow)
-    assert flow.metadata["gateway.state"]["input_items"] == 5000
+    assert _turn(addon, flow)["input_items"] == 5000
     sent = json.loads(flow.request.content or b"")["messages"]  # one user turn of 5000 parts
     assert [len(m["content"]) for m in sent] == [5000]
     response_id = _answered_whole(addon, flow, "read them all")
@@ -252,7 +260,7 @@ def test_the_saved_flow_keeps_a_long_request_cut_at_the_kept_bound(gateway: Ctx)
 
 def test_a_short_turn_continuing_a_long_history_is_read_by_a_worker_not_the_proxy(gateway: Ctx) -> None:
     """The Agents SDK sends only the new input and `previous_response_id`: the history is the
-    store's. Past `limits.INLINE_BYTES` of it, its JSON goes to a worker process unread, where
+    store's. Past `offload.INLINE_BYTES` of it, its JSON goes to a worker process unread, where
     the turn is expanded and translated (docs/design.md "Limits"); the proxy holds bytes only."""
     addon, _ = gateway
     items = [{"type": "message", "role": "user", "content": f"turn {i} " + "x" * 40} for i in range(5000)]
@@ -270,7 +278,7 @@ def test_a_short_turn_continuing_a_long_history_is_read_by_a_worker_not_the_prox
         tracemalloc.stop()
     messages = json.loads(following.request.content or b"")["messages"]
     assert len(messages[0]["content"]) == 5000 and messages[-1]["content"][-1]["text"] == "and then?"
-    assert following.metadata["gateway.state"]["previous_id"] == first_id
+    assert _turn(addon, following)["previous_id"] == first_id
     assert peak < 10 * stored  # texts, their copy for the worker, the translation: 6x; parsed: 35x
 
 

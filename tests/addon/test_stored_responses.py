@@ -11,7 +11,7 @@ from typing import Any
 
 from mitmproxy import http
 
-from addon import limits
+from addon import offload
 from addon.gateway import Gateway
 from addon.store import ResponseRecord
 from tests.addon.conftest import client_flow, finish, run_request, sse_events
@@ -83,12 +83,12 @@ def test_a_turn_continuing_another_echoes_its_previous_response_id_live_and_stor
 
 
 def test_a_long_turn_translated_by_a_worker_echoes_its_previous_response_id(gateway: Any) -> None:
-    """A request past `limits.INLINE_BYTES` is expanded and translated in a worker process
+    """A request past `offload.INLINE_BYTES` is expanded and translated in a worker process
     (addon/workers.py): the state it resolved is echoed there too."""
     addon, _ = gateway
     first = _whole(addon, {"model": "gpt-5.5", "input": "hi"})
     items = [{"type": "message", "role": "user", "content": f"turn {i} " + "x" * 40} for i in range(5000)]
-    assert len(json.dumps(items)) >= limits.INLINE_BYTES
+    assert len(json.dumps(items)) >= offload.INLINE_BYTES
     second = _whole(addon, {"model": "gpt-5.5", "input": items, "previous_response_id": first["id"]})
     assert second["previous_response_id"] == first["id"]
     assert_valid_response(second)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import itertools
 import json
 
+from anthropic.types.shared import ErrorResponse
 from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
 
 from addon.streaming import SEND_PIECE, StreamHook, pieces, scrub_parts
 from tests.addon.conftest import sse_events
 from tests.data import DATA
-from translators import stream_translator, translate_request
+from tests.translators.messages_client.sdk import validate_stream
+from translators import client_dialects, stream_translator, translate_request
 
 RAW = ((DATA / "anthropic") / "text_after_tool_result.sse").read_bytes()
 EVENTS = TypeAdapter(ResponseStreamEvent)
@@ -137,6 +139,64 @@ def test_cut_with_a_broken_translator_still_gives_response_failed() -> None:
     hook = StreamHook(Raising(fail_on=None, fail_close=True))
     tail = hook.cut("lost")
     assert json.loads(tail.split(b"data: ")[1])["type"] == "response.failed"
+
+
+# -- a Messages client (Claude Code) gets Anthropic's own mid-stream failure ----------------------
+
+MESSAGES = client_dialects.get("messages")
+
+
+def _messages_translator():
+    counter = itertools.count()
+    turn = {"model": "claude-opus-5-5", "max_tokens": 1000, "stream": True,
+            "messages": [{"role": "user", "content": "hi"}]}
+    translation = translate_request(turn, "anthropic", None, client="messages")
+    return stream_translator("anthropic", translation, new_id=lambda prefix: f"{prefix}_{next(counter)}",
+                             clock=lambda: 1_700_000_000)
+
+
+def _sent(result: bytes | list) -> bytes:
+    return result if isinstance(result, bytes) else b"".join(result)
+
+
+def test_a_messages_clients_stream_ends_with_one_anthropic_error_event_and_nothing_after() -> None:
+    hook = StreamHook(_messages_translator(), speaks=MESSAGES)
+    sent = _sent(hook(RAW[:1100]))
+    assert b"event: message_start\n" in sent and b"Charles" in sent
+    hook.translator = Raising(fail_on=1)  # the next chunk breaks the translator
+    for chunk in (RAW[1100:1500], RAW[1500:], b""):
+        sent += _sent(hook(chunk))
+    message, error = validate_stream(sent)  # every event the SDK's, exactly one end, and it is last
+    assert message is not None and message.model == "claude-opus-5-5"
+    assert error is not None and error["error"]["type"] == "api_error"
+    assert "translator bug" in error["error"]["message"]
+    assert b"response." not in sent
+    assert bytes(hook.upstream) == RAW  # the rest is still kept for the saved flow
+
+
+def test_a_messages_clients_stream_broken_on_its_first_chunk_is_one_error_event() -> None:
+    out = _drive(StreamHook(Raising(fail_on=1), speaks=MESSAGES), [b"x", b"y"])
+    (event,) = [line for line in out.split(b"\n") if line.startswith(b"event: ")]
+    assert event == b"event: error"
+    assert ErrorResponse.model_validate(sse_events(out)[0]).error.type == "api_error"
+
+
+def test_a_messages_clients_stream_cut_with_a_broken_translator_ends_with_an_error_event() -> None:
+    tail = StreamHook(Raising(fail_on=None, fail_close=True), speaks=MESSAGES).cut("lost")
+    assert tail.startswith(b"event: error\n")
+    assert sse_events(tail)[0]["error"]["message"].endswith("RuntimeError('close bug')")
+
+
+def test_a_messages_client_that_has_its_message_stop_gets_no_error_after_it() -> None:
+    stop = b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    assert _drive(StreamHook(Raising(fail_on=2, first=stop), speaks=MESSAGES), [b"a", b"b"]) == stop
+
+
+def test_a_messages_terminal_past_the_kept_bound_still_counts_as_sent() -> None:
+    stop = b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    hook = StreamHook(Raising(fail_on=2, first=stop), speaks=MESSAGES, max_kept=8)
+    assert _drive(hook, [b"a", b"b"]) == stop
+    assert hook.client_dropped == len(stop)
 
 
 # -- what the saved flow keeps (addon/limits.py) --------------------------------------------------

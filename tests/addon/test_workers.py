@@ -12,11 +12,10 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 import pytest
 
-from addon import bodies, history, workers
+from addon import bodies, history, offload, workers
 from translators import TranslatorError, translate_request, wirejson
 
 BODY = {"model": "gpt-5.5", "stream": True, "instructions": "be brief",
@@ -58,17 +57,14 @@ def test_a_refused_request_comes_back_as_the_translators_error() -> None:
     assert refused.value.status == 400 and refused.value.message
 
 
-def test_the_work_runs_in_another_process() -> None:
-    assert workers.pool().submit(os.getpid).result(timeout=60) != os.getpid()
-
-
-def test_a_pool_whose_worker_died_is_replaced() -> None:
-    broken = workers.pool()
+def test_a_translation_after_a_worker_died_is_done_by_a_new_pool() -> None:
+    """The pool itself: addon/offload.py (tests/addon/test_offload.py)."""
+    broken = offload.pool()
     os.kill(broken.submit(os.getpid).result(timeout=60), signal.SIGKILL)
     data = json.dumps({"model": "gpt-5.5", "input": "hi"}).encode()
     done = _translate(data, "anthropic", "claude-haiku-4-5", None, "follow")
     assert json.loads(done.content)["messages"][0]["content"][0]["text"] == "hi"
-    assert workers.pool() is not broken
+    assert offload.pool() is not broken
 
 
 PAST = [{"type": "message", "role": "user", "content": "before", "id": "msg_1", "status": "completed"},
@@ -79,20 +75,22 @@ PAST = [{"type": "message", "role": "user", "content": "before", "id": "msg_1", 
 def test_a_turn_that_reads_state_is_expanded_in_the_worker_as_in_the_proxy() -> None:
     data = json.dumps(BODY, ensure_ascii=False).encode()
     done = _translate(data, "anthropic", "claude-haiku-4-5", None, "follow", PAST, False)
-    expanded, new_items = history.expand(BODY, PAST, False)
+    expanded, new_items = history.expand(BODY, PAST)
     here = translate_request(expanded, "anthropic", "claude-haiku-4-5")
     assert done.content == wirejson.dumps(here.body)
     stored = json.loads(done.new_items)
     assert done.count == len(stored) == len(new_items) == len(BODY["input"])
     assert [{k: v for k, v in i.items() if k != "id"} for i in stored] == \
         [{k: v for k, v in i.items() if k != "id"} for i in new_items]
-    assert all(i["id"].startswith("msg_") for i in stored) and done.kept is None
+    assert all(i["id"].startswith("msg_") for i in stored) and not done.translation.compaction
 
 
 def test_a_compaction_keeps_the_user_messages_of_the_history_and_the_new_input() -> None:
     data = json.dumps({"model": "gpt-5.5", "input": "summarize me"}).encode()
     done = _translate(data, "anthropic", "claude-haiku-4-5", None, "follow", PAST, True)
-    assert [m["content"][0]["text"] for m in done.kept] == ["before", "summarize me"]
+    assert done.translation.compaction and not done.translation.stream
+    kept = done.translation.compaction_kept or []
+    assert [m["content"][0]["text"] for m in kept] == ["before", "summarize me"]
 
 
 def test_the_head_of_a_large_body_is_its_short_members_and_never_its_input() -> None:
@@ -136,8 +134,9 @@ def test_bodies_cross_in_private_files_that_are_gone_once_read_back() -> None:
     with pytest.raises(ValueError):
         asyncio.run(workers.read_head(b"{not json" + b" " * 1000, None, 1 << 20, 1 << 20))
     assert os.listdir(folder) == [".owner"]  # the file its proxy holds locked while it runs
+    used = offload.pool()
     workers.shutdown()
-    assert not os.path.exists(folder)
+    assert not os.path.exists(folder) and offload.pool() is not used  # the pool ended with it
 
 
 def test_the_files_go_to_the_temporary_folder_when_dev_shm_is_small(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,33 +189,3 @@ def test_the_folder_of_a_killed_proxy_is_removed_by_the_next_and_a_running_ones_
         running.kill()
         running.wait()
         workers.shutdown()
-
-
-def _worker_pid() -> int:
-    return os.getpid()
-
-
-def test_the_workers_of_a_proxy_killed_with_sigkill_end_with_it() -> None:
-    """A killed proxy cannot shut its pool down; its workers notice they lost their parent."""
-    code = ("import asyncio, time\nfrom addon import workers\n"
-            "from tests.addon.test_workers import _worker_pid\n"
-            "print(asyncio.run(workers.call(_worker_pid)), flush=True)\ntime.sleep(60)\n")
-    proxy = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                             cwd=pathlib.Path(__file__).parents[2])
-    assert proxy.stdout is not None
-    worker = int(proxy.stdout.readline())
-    proxy.kill()
-    proxy.wait()
-    deadline = time.monotonic() + 30
-    while _alive(worker) and time.monotonic() < deadline:
-        time.sleep(workers.WATCH_EVERY)
-    assert not _alive(worker)
-
-
-def _alive(pid: int) -> bool:
-    """The process runs (a zombie, ended but not reaped by its new parent, counts as ended)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False

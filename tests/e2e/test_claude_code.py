@@ -51,15 +51,17 @@ carries none) and its billing line (`system[0]`, read by Anthropic's billing, no
 cosmetic (docs/claude-code.md "The decoder's fields")."""
 DEFERRED = 10
 """`tools[10]`, DeferredToolPlaceholder: held back until a tool_reference loads it (a note)."""
-SCHEMAS = [f"tools[{i}].parameters.$schema" for i in range(12) if i != DEFERRED]
+SCHEMAS = [f"tools[{i}].input_schema.$schema" for i in range(12) if i != DEFERRED]
+USER = "metadata.user_id"
+"""The end-user id, named by the Messages field it came from (docs/claude-code.md "The report's words")."""
 DROPPED = {
     "anthropic": (COMMON, COMMON),
     "chat": (COMMON, COMMON),
     # Gemini's schema dialect has no `$schema` and no `exclusiveMinimum` (Read's `limit`), and
     # no end-user field
-    "gemini": ([*COMMON, *SCHEMAS[:5], "tools[4].parameters.properties.limit.exclusiveMinimum", *SCHEMAS[5:],
-                "user"], [*COMMON, "user"]),
-    "bedrock": ([*COMMON, "user"], [*COMMON, "user"]),  # Converse has no end-user field
+    "gemini": ([*COMMON, *SCHEMAS[:5], "tools[4].input_schema.properties.limit.exclusiveMinimum",
+                *SCHEMAS[5:], USER], [*COMMON, USER]),
+    "bedrock": ([*COMMON, USER], [*COMMON, USER]),  # Converse has no end-user field
     "responses": (COMMON, COMMON),
 }
 """target -> (dropped, the cosmetic ones among them): exactly what did not cross."""

@@ -16,7 +16,7 @@ import openai
 import pytest
 
 from tests.reliability.fault_upstream import FaultUpstream, GarbageServer
-from tests.support import toy_dialect
+from tests.support import conformance, toy_dialect
 from tests.support.mitmdump import MitmDump
 from translators import dialect as dialects
 
@@ -31,26 +31,12 @@ CLIENT_HEADERS = {
     "originator": "codex_exec",
     "x-codex-turn-metadata": '{"turn":1}',
 }
-UPSTREAM_KEYS = {
-    "RELIABILITY_ANTHROPIC_KEY": "sk-ant-api03-reliability-UPSTREAM-anthropic-0123456789",
-    "RELIABILITY_CHAT_KEY": "sk-reliability-UPSTREAM-deepseek-0123456789abcdef",
-    "RELIABILITY_GEMINI_KEY": "AIzaSyReliabilityUPSTREAMgemini0123456789",
-    "AWS_BEARER_TOKEN_BEDROCK": "ABSKReliabilityUPSTREAMbedrockToken0123456789",
-    "RELIABILITY_OPENAI_KEY": "sk-proj-reliability-UPSTREAM-openai-compatible-0123456789",
-    "RELIABILITY_LINES_KEY": "lines-reliability-UPSTREAM-toy-key-0123456789",
-}
+UPSTREAM_KEYS = {c.key_env: c.key for c in conformance.every()}
+"""Each dialect's route key, as its conformance data declares it (tests/support/conformance/)."""
 DIALECTS = tuple(name for name in dialects.names() if dialects.get(name).passthrough is None)
 """Every translated dialect in the registry, the toy one included (tests/conftest.py)."""
 EXTRA_DIALECTS = {"GATEWAY_DIALECTS": toy_dialect.__name__}
 """How the mitmdump subprocess gets the toy dialect (addon/dialects.py)."""
-_ROUTE = {
-    "anthropic": ("claude-sonnet-4-6", "RELIABILITY_ANTHROPIC_KEY", ""),
-    "chat": ("deepseek-chat", "RELIABILITY_CHAT_KEY", "/v1"),
-    "gemini": ("gemini-2.5-flash", "RELIABILITY_GEMINI_KEY", ""),
-    "bedrock": ("us.anthropic.claude-sonnet-4-6", "AWS_BEARER_TOKEN_BEDROCK", ""),
-    "responses": ("gpt-5.5", "RELIABILITY_OPENAI_KEY", "/v1"),
-    toy_dialect.NAME: (toy_dialect.SAMPLE.model, "RELIABILITY_LINES_KEY", ""),
-}
 
 
 def free_port() -> int:
@@ -63,15 +49,14 @@ def routes_toml(upstream_url: str, *, refused_url: str, garbage_url: str, plain_
     """Client model `<dialect>-...` goes to that dialect at the local upstream; `refused-...`,
     `garbage-...` and `plainhttp-...` go (as Anthropic) where the connection or TLS fails."""
     lines = []
-    for dialect in dialects.names():  # a dialect without a route here fails loudly (KeyError)
-        model, key_env, suffix = _ROUTE[dialect]
+    for declared in conformance.every():  # a dialect without conformance data fails loudly
         lines += [
             "[[route]]",
-            f'model = "{dialect}-*"',
-            f'upstream = "{dialect}"',
-            f'base_url = "{upstream_url}{suffix}"',
-            f'target_model = "{model}"',
-            f'key_env = "{key_env}"',
+            f'model = "{declared.dialect}-*"',
+            f'upstream = "{declared.dialect}"',
+            f'base_url = "{upstream_url}{declared.base_suffix}"',
+            f'target_model = "{declared.model}"',
+            f'key_env = "{declared.key_env}"',
             "",
         ]
     for prefix, url in (("refused", refused_url), ("garbage", garbage_url), ("plainhttp", plain_http_url)):

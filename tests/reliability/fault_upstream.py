@@ -26,57 +26,33 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.reliability.recorded import Recording, recordings_of
-from tests.support import toy_dialect
+from tests.support import conformance
 from tests.support.loopback_http import Loopback, Received, RecordingHandler
-from tests.translators.bedrock.frames import encode_frame, frame_offsets
-
-STREAMS = {
-    "anthropic": "text_after_tool_result.sse",
-    "chat": "tool_call_single.sse",
-    "gemini": "sse_text_after_function_response.sse",
-    "bedrock": "converse_stream_text.eventstream",
-    "responses": "function_call_gpt4o.sse",
-}
-"""The recorded stream each dialect answers with when nothing is planned."""
-SAMPLES = {toy_dialect.NAME: toy_dialect.SAMPLE}
-"""Dialects registered from tests/ (no recordings): what they answer, in their own wire."""
-CONTENT_TYPE = {
-    toy_dialect.NAME: "application/x-ndjson",
-    "anthropic": "text/event-stream",
-    "chat": "text/event-stream",
-    "gemini": "text/event-stream",
-    "bedrock": "application/vnd.amazon.eventstream",
-    "responses": "text/event-stream",
-}
+from tests.translators.bedrock.frames import frame_offsets
+from translators import dialect as dialects
 
 
 def dialect_of(path: str) -> str:
-    for name, sample in SAMPLES.items():
-        if sample.is_mine(path):
+    """The registered dialect whose path this is (its conformance data says), else `unknown`."""
+    for name in dialects.names():
+        if conformance.of(name).is_mine(path):
             return name
-    if path.startswith("/v1/messages"):
-        return "anthropic"
-    if "/chat/completions" in path:
-        return "chat"
-    if ":streamGenerateContent" in path or ":generateContent" in path:
-        return "gemini"
-    if path.startswith("/model/"):
-        return "bedrock"
-    if path.split("?")[0].endswith("/responses"):
-        return "responses"
     return "unknown"
 
 
 def recording(dialect: str) -> Recording:
-    return next(r for r in recordings_of(dialect) if r.name == STREAMS[dialect])
+    return next(r for r in recordings_of(dialect) if r.name == conformance.of(dialect).default_stream)
 
 
 def events(dialect: str) -> list[bytes]:
-    """The dialect's default recorded stream cut into whole events (frames for Bedrock)."""
-    if dialect in SAMPLES:
-        return list(SAMPLES[dialect].stream)
-    data = recording(dialect).data
-    if dialect == "bedrock":
+    """The dialect's default recorded stream cut into whole events (frames for a binary framing);
+    a dialect without recordings gives its own events."""
+    given = conformance.of(dialect).stream
+    if given:
+        return list(given)
+    found = recording(dialect)
+    data = found.data
+    if found.framing == "eventstream":
         offsets = [*frame_offsets(data), len(data)]
         return [data[a:b] for a, b in itertools.pairwise(offsets)]
     sep = b"\r\n\r\n" if b"\r\n\r\n" in data else b"\n\n"
@@ -85,115 +61,23 @@ def events(dialect: str) -> list[bytes]:
 
 def stream_data(dialect: str) -> bytes:
     """The dialect's default stream, whole."""
-    return b"".join(SAMPLES[dialect].stream) if dialect in SAMPLES else recording(dialect).data
-
-
-WHOLE = {
-    toy_dialect.NAME: toy_dialect.SAMPLE.whole,
-    "anthropic": {
-        "id": "msg_whole",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-sonnet-4-6",
-        "content": [{"type": "text", "text": "Hello whole."}],
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 3, "output_tokens": 2},
-    },
-    "chat": {
-        "id": "chatcmpl-whole",
-        "object": "chat.completion",
-        "created": 1,
-        "model": "deepseek-chat",
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": "Hello whole."}, "finish_reason": "stop"}
-        ],
-        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
-    },
-    "gemini": {
-        "candidates": [
-            {
-                "content": {"role": "model", "parts": [{"text": "Hello whole."}]},
-                "finishReason": "STOP",
-                "index": 0,
-            }
-        ],
-        "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 2, "totalTokenCount": 5},
-    },
-    "bedrock": {
-        "output": {"message": {"role": "assistant", "content": [{"text": "Hello whole."}]}},
-        "stopReason": "end_turn",
-        "usage": {"inputTokens": 3, "outputTokens": 2, "totalTokens": 5},
-        "metrics": {"latencyMs": 1},
-    },
-    "responses": {
-        "id": "resp_whole",
-        "object": "response",
-        "created_at": 1,
-        "status": "completed",
-        "model": "gpt-5.5",
-        "output": [
-            {
-                "type": "message",
-                "id": "msg_1",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": "Hello whole.", "annotations": []}],
-            }
-        ],
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "error": None,
-        "incomplete_details": None,
-        "usage": {
-            "input_tokens": 3,
-            "output_tokens": 2,
-            "total_tokens": 5,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens_details": {"reasoning_tokens": 0},
-        },
-    },
-}
-"""The whole (non-streamed) answer of each dialect."""
+    given = conformance.of(dialect).stream
+    return b"".join(given) if given else recording(dialect).data
 
 
 def wants_stream(dialect: str, path: str, body: Any) -> bool:
-    if dialect in SAMPLES:
-        return SAMPLES[dialect].wants_stream(body)
-    if dialect == "gemini":
-        return ":streamGenerateContent" in path
-    if dialect == "bedrock":
-        return path.endswith("/converse-stream")
-    return isinstance(body, dict) and bool(body.get("stream"))
+    if dialect == "unknown":
+        return conformance.asks_stream(path, body)
+    return conformance.of(dialect).wants_stream(path, body)
 
 
 def error_body(dialect: str, status: int, message: str) -> tuple[dict[str, str], bytes]:
-    """An error in the dialect's own shape (docs/anthropic.md "Errors"; docs/chat.md "Errors";
-    docs/gemini.md "Errors"; docs/bedrock.md "Errors")."""
-    if dialect in SAMPLES:
-        return SAMPLES[dialect].error(status, message)
-    if dialect == "anthropic":
-        kind = {429: "rate_limit_error", 529: "overloaded_error", 500: "api_error"}.get(
-            status, "invalid_request_error"
-        )
-        return {}, json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
-    if dialect == "gemini":
-        state = {429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE", 500: "INTERNAL"}.get(
-            status, "INVALID_ARGUMENT"
-        )
-        return {}, json.dumps({"error": {"code": status, "message": message, "status": state}}).encode()
-    if dialect == "bedrock":
-        kind = {
-            429: "ThrottlingException",
-            503: "ServiceUnavailableException",
-            500: "InternalServerException",
-        }.get(status, "ValidationException")
-        return {
-            "x-amzn-errortype": f"{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/"
-        }, json.dumps({"message": message}).encode()
-    kind = {429: "rate_limit_exceeded", 500: "server_error"}.get(status, "invalid_request_error")
-    return {}, json.dumps({"error": {"message": message, "type": kind, "code": kind}}).encode()
+    """An error in the dialect's own shape (its conformance data: docs/anthropic.md "Errors";
+    docs/chat.md "Errors"; docs/gemini.md "Errors"; docs/bedrock.md "Errors"); an unknown
+    path gets OpenAI's."""
+    if dialect == "unknown":
+        return conformance.of("responses").error(status, message)
+    return conformance.of(dialect).error(status, message)
 
 
 @dataclass(frozen=True)
@@ -243,14 +127,14 @@ def _write(handler: RecordingHandler, dialect: str, fault: Fault) -> None:
         return
     if fault.kind == "whole":
         headers = {"content-type": "application/json", **fault.headers}
-        handler.send_whole(200, headers, json.dumps(WHOLE[dialect]).encode())
+        handler.send_whole(200, headers, json.dumps(conformance.of(dialect).whole).encode())
         return
     if dialect == "unknown":
         body = json.dumps({"path": handler.path}).encode()
         handler.send_whole(200, {"content-type": "application/json"}, body)
         return
     chunks = events(dialect) if fault.kind != "huge" else _huge_stream(dialect, fault.size)
-    content_type = CONTENT_TYPE.get(dialect, "text/event-stream")
+    content_type = conformance.of(dialect).content_type
     handler.start_chunked(200, {"content-type": content_type, **fault.headers})
     for i, chunk in enumerate(chunks):
         if fault.kind == "stall" and i == fault.after:
@@ -267,34 +151,10 @@ def _write(handler: RecordingHandler, dialect: str, fault: Fault) -> None:
 def _huge_stream(dialect: str, size: int) -> Iterator[bytes]:
     """The default stream with `size` bytes of extra text in 64 KB deltas, before the finish."""
     piece = "0123456789abcdef" * 4096
-    base = events(dialect)
-    if dialect == "anthropic":
-        yield from base[:3]  # message_start, content_block_start, ping
-        for _ in range(size // len(piece)):
-            delta = {
-                "type": "content_block_delta",
-                "index": 0,
-                "delta": {"type": "text_delta", "text": piece},
-            }
-            yield f"event: content_block_delta\ndata: {json.dumps(delta)}\n\n".encode()
-        yield from base[3:]
-    elif dialect == "bedrock":
-        yield base[0]
-        for _ in range(size // len(piece)):
-            payload = json.dumps({"contentBlockIndex": 0, "delta": {"text": piece}, "p": "abc"}).encode()
-            yield encode_frame(
-                {
-                    ":event-type": "contentBlockDelta",
-                    ":content-type": "application/json",
-                    ":message-type": "event",
-                },
-                payload,
-            )
-        yield from base[1:]
-    elif dialect in SAMPLES:
-        yield from SAMPLES[dialect].huge(size, piece)
-    else:
+    huge = conformance.of(dialect).huge
+    if huge is None:
         raise ValueError(f"no huge stream for {dialect}")
+    yield from huge(events(dialect), size, piece)
 
 
 class FaultUpstream(Loopback[Fault]):
@@ -306,7 +166,7 @@ class FaultUpstream(Loopback[Fault]):
         fault = self.next_plan() or Fault("stream")
         dialect = dialect_of(received.path)
         streamed = wants_stream(dialect, received.path, received.json)
-        if fault.kind == "stream" and dialect in WHOLE and not streamed:
+        if fault.kind == "stream" and dialect != "unknown" and not streamed:
             fault = Fault("whole", headers=fault.headers)
         _write(handler, dialect, fault)
 

@@ -2,7 +2,7 @@
 independent reading of it (payloads and framing) so fuzzers can mutate the content and write the
 same framing back. Nothing here uses the code under test to read a recording.
 
-Framings (fixtures/SOURCES.md):
+Framings (tests/data/SOURCES.md):
 - `named-sse`: `event: <type>` + `data: <json>` (Anthropic, OpenAI Responses);
 - `data-sse`: `data: <json>` only (Chat Completions ending `data: [DONE]`, Gemini `alt=sse`);
 - `json-array`: Gemini without `alt=sse`, one JSON array written element by element;
@@ -18,6 +18,7 @@ from functools import cache
 from typing import Any
 
 from tests.data import DATA
+from tests.support import conformance
 from tests.translators.bedrock.frames import decode as decode_frames
 from tests.translators.bedrock.frames import encode_frame
 from translators import Translation, translate_request
@@ -26,60 +27,13 @@ from translators.dialect import BUILTIN, get
 FIXTURES = DATA
 DONE = b"data: [DONE]\n\n"
 
-# dialect -> (folder/file, framing); `.jsonl` files hold one data payload per line (vercel/ai).
-_SOURCES: dict[str, list[str]] = {
-    "anthropic": [
-        "anthropic/parallel_tool_use_no_args.sse",
-        "anthropic/redacted_thinking.sse",
-        "anthropic/text_after_tool_result.sse",
-        "anthropic/text_server_tool_then_tool_use.sse",
-        "anthropic/text_then_tool_use.jsonl",
-        "anthropic/thinking_prompt.sse",
-        "anthropic/thinking_signature_text.jsonl",
-        "anthropic/thinking_then_text.sse",
-    ],
-    "chat": [
-        "openai_chat/parallel_tool_calls.sse",
-        "openai_chat/tool_call_fragmented_args.sse",
-        "openai_chat/tool_call_single.sse",
-        "deepseek/reasoning_content_stream.sse",
-        "deepseek/reasoning_then_tool_call.jsonl",
-    ],
-    "gemini": [
-        "gemini/json_array_function_call_signature.json",
-        "gemini/json_array_function_call_with_id.json",
-        "gemini/sse_function_call_gemini2.sse",
-        "gemini/sse_function_call_thought_signature.sse",
-        "gemini/sse_text_after_function_response.sse",
-        "gemini/text_with_trailing_signature_part.jsonl",
-        "gemini/vertex_thought_then_streamed_args.jsonl",
-    ],
-    "bedrock": [
-        "bedrock/converse_stream_reasoning.eventstream",
-        "bedrock/converse_stream_text.eventstream",
-        "bedrock/converse_stream_tool_use.eventstream",
-    ],
-    "responses": [
-        "openai_responses/function_call_gpt4o.sse",
-        "openai_responses/function_call_gpt5_reasoning.sse",
-        "deepseek/responses_api_function_call.sse",
-    ],
-}
+# Each dialect's recordings are in its conformance data (tests/support/conformance/<name>.py):
+# tests/data-relative paths; `.jsonl` files hold one data payload per line (vercel/ai).
 DECODER_DIALECTS = tuple(name for name in BUILTIN
-                         if get(name).stream_decoder is not None and get(name).passthrough is None)
+                         if get(name).codec is not None and get(name).passthrough is None)
 """The shipped dialects a Responses client reaches through a stream decoder (`responses` is its
-passthrough; its decoder serves other clients); each needs recordings in `_SOURCES` (a KeyError
-says which does not have them)."""
-
-# Where in the raw bytes each dialect says "the answer is complete": a stream cut before this
-# text cannot have been finished by the upstream, so the client must get response.failed.
-_FINISH_MARKER = {
-    "anthropic": rb'"type":\s*"message_stop"',
-    "chat": rb'"finish_reason":\s*"',
-    "gemini": rb'"finishReason"',
-    "bedrock": rb"messageStop",
-    "responses": rb'"type":\s*"response\.completed"',
-}
+passthrough; its decoder serves other clients); each needs recordings in its conformance data
+(an import error says which has none)."""
 
 # Names the recordings call, declared so the request side has them (any name works either way).
 _TOOL_NAMES = (
@@ -114,13 +68,17 @@ class Recording:
     @property
     def finish_at(self) -> int:
         """Byte offset of the first finish marker (a prefix shorter than this is unfinished)."""
-        match = re.search(_FINISH_MARKER[self.dialect], self.data)
+        # where in the raw bytes the dialect says "the answer is complete": a stream cut before
+        # it cannot have been finished by the upstream, so the client must get response.failed
+        marker = conformance.of(self.dialect).finish_marker
+        assert marker, f"{self.dialect} declares no finish marker (tests/support/conformance/)"
+        match = re.search(marker, self.data)
         assert match is not None, f"{self.id} has no finish marker"
         return match.start()
 
     def encode(self, payloads: list[Any]) -> bytes:
         """`payloads` written back in this recording's framing (what the fuzzers mutate)."""
-        return encode(self.framing, payloads, done=self.dialect == "chat", crlf=self.crlf)
+        return encode(self.framing, payloads, done=conformance.of(self.dialect).done_line, crlf=self.crlf)
 
 
 def encode(framing: str, payloads: list[Any], *, done: bool = False, crlf: bool = False) -> bytes:
@@ -163,19 +121,19 @@ def _load(dialect: str, relative: str) -> Recording:
         return Recording(dialect, name, raw, "eventstream", tuple(decode_frames(raw)))
     if relative.endswith(".json"):
         return Recording(dialect, name, raw, "json-array", tuple(json.loads(raw)))
+    declared = conformance.of(dialect)
+    framing = "named-sse" if declared.named_events else "data-sse"
     if relative.endswith(".jsonl"):
         payloads = [json.loads(line) for line in raw.splitlines() if line.strip()]
-        framing = "named-sse" if dialect in ("anthropic", "responses") else "data-sse"
         return Recording(
-            dialect, name, encode(framing, payloads, done=dialect == "chat"), framing, tuple(payloads)
+            dialect, name, encode(framing, payloads, done=declared.done_line), framing, tuple(payloads)
         )
-    framing = "named-sse" if dialect in ("anthropic", "responses") else "data-sse"
     return Recording(dialect, name, raw, framing, tuple(_sse_payloads(raw)), crlf=b"\r\n" in raw)
 
 
 @cache
 def recordings() -> tuple[Recording, ...]:
-    return tuple(_load(dialect, rel) for dialect, files in _SOURCES.items() for rel in files)
+    return tuple(_load(dialect, rel) for dialect in BUILTIN for rel in conformance.of(dialect).recordings)
 
 
 def recordings_of(*dialects: str) -> list[Recording]:
@@ -198,11 +156,4 @@ def request_body(stream: bool = True) -> dict[str, Any]:
 @cache
 def translation_for(dialect: str) -> Translation:
     """One fixed translation per dialect: the stream side needs its tool index and model."""
-    model = {
-        "anthropic": "claude-sonnet-4-6",
-        "chat": "deepseek-chat",
-        "gemini": "gemini-2.5-flash",
-        "bedrock": "us.anthropic.claude-sonnet-4-6",
-        "responses": "gpt-5.5",
-    }.get(dialect, "toy-model")  # a dialect registered from tests/
-    return translate_request(request_body(), dialect, model)
+    return translate_request(request_body(), dialect, conformance.of(dialect).model)

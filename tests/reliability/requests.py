@@ -17,7 +17,9 @@ from typing import Any
 from hypothesis import strategies as st
 
 from tests.reliability.mutations import _mutate_tree, json_values
+from tests.support import conformance
 from translators import vendor_state
+from translators.dialect import BUILTIN
 from translators.ir.request import VendorState
 
 CALL_IDS = [
@@ -430,13 +432,8 @@ def requests() -> st.SearchStrategy[Any]:
     return st.one_of(codex_like(), codex_like(), malformed(), json_values)
 
 
-MODELS = {
-    "anthropic": ["claude-sonnet-4-6", "claude-3-5-haiku-latest"],
-    "chat": ["deepseek-chat", "deepseek-reasoner", "gpt-4o", "gpt-5.5", "qwen3-coder"],
-    "gemini": ["gemini-2.5-flash", "gemini-3-pro-preview", "gemini-2.0-flash"],
-    "bedrock": ["us.anthropic.claude-sonnet-4-6", "amazon.nova-pro-v1:0", "meta.llama3-70b"],
-    "responses": ["gpt-5.5"],
-}
+MODELS = {c.dialect: list(c.models) for c in map(conformance.of, BUILTIN)}
+"""Upstream models each shipped dialect's requests are translated for (its conformance data)."""
 
 
 EVERY_FIELD: dict[str, Any] = {

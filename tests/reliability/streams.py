@@ -26,7 +26,7 @@ def decode(dialect: str, translation: Translation, chunks: Iterable[bytes]) -> l
     """A dialect decoder called directly, the way StreamTranslator calls it: every chunk, then
     close(). Any exception propagates: a decoder ends a stream it cannot read with a `Failed`
     event and never raises (translators/decoding.py); the property tests look for that."""
-    decoder = dialects.get(dialect).stream_decoder(translation)
+    decoder = dialects.get(dialect).codec.stream_decoder(translation)
     out: list[ev.Event] = []
     for chunk in chunks:
         out += decoder.feed(chunk)

@@ -54,7 +54,7 @@ from tests.reliability.conftest import (
     start_gateway,
 )
 from tests.reliability.fault_upstream import Fault, FaultUpstream, dialect_of, events
-from tests.support import toy_dialect
+from tests.support import conformance
 from tests.support.loopback_http import Loopback, Received, RecordingHandler
 from tests.support.mitmdump import GATEWAY, MitmDump
 from translators import dialect as dialects
@@ -80,24 +80,6 @@ CLIENT_SECRETS = [
     *CLIENT_METADATA.values(),
     *OPENAI_HEADERS.values(),
 ]
-KEY_HEADER = {
-    "anthropic": ("x-api-key", "{key}"),
-    "chat": ("authorization", "Bearer {key}"),
-    "gemini": ("x-goog-api-key", "{key}"),
-    "bedrock": ("authorization", "Bearer {key}"),
-    "responses": ("authorization", "Bearer {key}"),
-    toy_dialect.NAME: (toy_dialect.KEY_HEADER, "{key}"),
-}
-KEY_ENV = {
-    "anthropic": "RELIABILITY_ANTHROPIC_KEY",
-    "chat": "RELIABILITY_CHAT_KEY",
-    "gemini": "RELIABILITY_GEMINI_KEY",
-    "bedrock": "AWS_BEARER_TOKEN_BEDROCK",
-    "responses": "RELIABILITY_OPENAI_KEY",
-    toy_dialect.NAME: "RELIABILITY_LINES_KEY",
-}
-
-
 ODD_ENV = "RELIABILITY_ODD_SECRET"
 ODD_KEY = "odd-credential-of-no-known-shape-7f3e9a"
 """A key no shape or variable-name heuristic finds: only the exact value sent can scrub it."""
@@ -215,12 +197,13 @@ def test_client_credentials_never_reach_a_non_openai_upstream(run: Run) -> None:
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_upstream_gets_its_own_key_in_its_own_header(run: Run, dialect: str) -> None:
-    name, template = KEY_HEADER[dialect]
+    declared = conformance.of(dialect)
+    name, template = declared.key_header
     mine = [r for r in run.upstream.received if dialect_of(r.path) == dialect]
     assert mine
     for received in mine:
-        assert received.headers.get(name) == template.format(key=UPSTREAM_KEYS[KEY_ENV[dialect]])
-        others = [k for env, k in UPSTREAM_KEYS.items() if env != KEY_ENV[dialect]]
+        assert received.headers.get(name) == template.format(key=UPSTREAM_KEYS[declared.key_env])
+        others = [k for env, k in UPSTREAM_KEYS.items() if env != declared.key_env]
         assert not [k for k in others if k.encode() in _raw(received)], "another vendor's key was sent"
 
 

@@ -22,7 +22,7 @@ from tests.reliability.fault_upstream import Fault, FaultUpstream, events, strea
 from tests.reliability.offline_guard import MARK as GUARD_MARK
 from tests.reliability.recorded import translation_for
 from tests.reliability.streams import client_stream, text_of, translate
-from tests.support import toy_dialect
+from tests.support import conformance
 from tests.support.mitmdump import MitmDump
 
 pytestmark = pytest.mark.timeout(120)
@@ -246,7 +246,7 @@ def test_unreachable_upstream_reaches_the_sdk_as_an_api_status_error(gateway: Mi
 # -- oversized answers ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dialect", ["anthropic", "bedrock", toy_dialect.NAME])
+@pytest.mark.parametrize("dialect", [c.dialect for c in conformance.every() if c.huge is not None])
 def test_oversized_stream_arrives_whole(
     gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str
 ) -> None:

@@ -17,9 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.reliability.budget import STREAM_FUZZ, fuzz
-from tests.reliability.fault_upstream import WHOLE, error_body
+from tests.reliability.fault_upstream import error_body
 from tests.reliability.mutations import _mutate_tree, byte_level, json_values
 from tests.reliability.recorded import DECODER_DIALECTS, translation_for
+from tests.support import conformance
 from translators import translate_error, translate_response
 from translators.ids import sequential_ids
 
@@ -32,7 +33,7 @@ def broken_whole(draw: st.DrawFn, dialect: str) -> bytes:
     kind = draw(st.sampled_from(["tree", "tree", "bytes", "json"]))
     if kind == "json":
         return json.dumps(draw(json_values)).encode()
-    body = WHOLE[dialect]
+    body = conformance.of(dialect).whole
     for _ in range(draw(st.integers(1, 3))):
         body = draw(_mutate_tree(body))
     data = json.dumps(body).encode()
@@ -46,7 +47,7 @@ def _answer(dialect: str, body: bytes) -> dict[str, Any]:
 
 @pytest.mark.parametrize("dialect", DECODER_DIALECTS)
 def test_well_formed_whole_answer_is_a_completed_response(dialect: str) -> None:
-    response = _answer(dialect, json.dumps(WHOLE[dialect]).encode())
+    response = _answer(dialect, json.dumps(conformance.of(dialect).whole).encode())
     assert response["status"] == "completed"
     assert response["output"][0]["content"][0]["text"] == "Hello whole."
 
@@ -79,7 +80,7 @@ def test_whole_answer_nested_too_deep_is_a_failed_response(dialect: str) -> None
 def test_whole_anthropic_answer_whose_text_is_not_a_string_is_a_failed_response() -> None:
     """Found by the property above: a `text` block with a list for its text got past the
     decoder and made the Responses encoder raise TypeError out of translate_response."""
-    body = {**WHOLE["anthropic"], "content": [{"type": "text", "text": [None]}]}
+    body = {**conformance.of("anthropic").whole, "content": [{"type": "text", "text": [None]}]}
     _assert_finished(_answer("anthropic", json.dumps(body).encode()))
 
 

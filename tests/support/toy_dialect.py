@@ -11,18 +11,19 @@ reported dropped.
 
 The registry entry is `DIALECT`; `register()` adds it in this process (tests/conftest.py), and a
 mitmdump started with `GATEWAY_DIALECTS=tests.support.toy_dialect` imports it (addon/dialects.py).
-`SAMPLE` is what the shared suites' local upstream answers for it (tests/reliability/).
+`SAMPLE` is its conformance data: what the shared suites' local upstream answers for it, its
+route and key (tests/support/conformance/).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
+from tests.support import conformance
 from translators import dialect as dialects
 from translators.capabilities import ModelCapabilities
-from translators.dialect import Dialect, ErrorInfo, RequestShape, View
+from translators.dialect import Codec, Dialect, ErrorInfo, RequestShape, Vendor, View
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import Message, Request, Text
@@ -152,52 +153,50 @@ def frames(data: bytes) -> list[tuple[str, str]] | None:
 
 DIALECT = Dialect(
     name=NAME,
-    display_name="Lines (toy)",
-    base_url="https://api.lines.example",
-    key_env="LINES_API_KEY",
-    key_headers=lambda key: {KEY_HEADER: key},
-    secret_headers=(KEY_HEADER,),
-    stream_content_type="application/x-ndjson",
-    capture_suffix="ndjson",
+    vendor=Vendor(
+        display_name="Lines (toy)",
+        base_url="https://api.lines.example",
+        key_env="LINES_API_KEY",
+        key_headers=lambda key: {KEY_HEADER: key},
+        secret_headers=(KEY_HEADER,),
+        stream_content_type="application/x-ndjson",
+        capture_suffix="ndjson",
+    ),
     view=View(read_request=read_request, event_line=event_line,
               claims=lambda obj: bool({"text", "done"} & obj.keys()) and "type" not in obj, frames=frames),
-    encode_request=encode,
-    stream_decoder=lambda translation: LinesDecoder(),
-    response_events=response_events,
-    error_info=error_info,
-    capabilities=capabilities,
+    codec=Codec(
+        encode_request=encode,
+        stream_decoder=lambda translation: LinesDecoder(),
+        response_events=response_events,
+        error_info=error_info,
+        capabilities=capabilities,
+    ),
 )
 
 
 def register() -> Dialect:
+    """The dialect, and its data for the shared suites (tests/support/conformance/)."""
+    conformance.register(SAMPLE)
     return dialects.register(DIALECT)
 
 
-# -- what the shared suites' local upstream answers (tests/reliability/fault_upstream.py) ----------
-@dataclass(frozen=True)
-class Sample:
-    model: str
-    stream: tuple[bytes, ...]
-    """Whole events, in order."""
-    whole: dict[str, Any]
-
-    def is_mine(self, path: str) -> bool:
-        return path.split("?")[0].endswith(PATH)
-
-    def wants_stream(self, body: Any) -> bool:
-        return isinstance(body, dict) and bool(body.get("stream"))
-
-    def error(self, status: int, message: str) -> tuple[dict[str, str], bytes]:
-        return {}, json.dumps({"error": message}).encode()
-
-    def huge(self, size: int, piece: str) -> list[bytes]:
-        return [*[json.dumps(["text", piece]).encode() + b"\n" for _ in range(size // len(piece))],
-                *self.stream]
+# -- what the shared suites' local upstream answers (tests/support/conformance/) -------------------
+def _huge(base: list[bytes], size: int, piece: str) -> list[bytes]:
+    return [*[json.dumps(["text", piece]).encode() + b"\n" for _ in range(size // len(piece))], *base]
 
 
-SAMPLE = Sample(
+SAMPLE = conformance.Conformance(
+    dialect=NAME,
     model="lines-1",
+    key_env="RELIABILITY_LINES_KEY",
+    key="lines-reliability-UPSTREAM-toy-key-0123456789",
+    key_header=(KEY_HEADER, "{key}"),
+    is_mine=lambda path: path.split("?")[0].endswith(PATH),
+    error=lambda status, message: ({}, json.dumps({"error": message}).encode()),
     stream=tuple(json.dumps(e).encode() + b"\n" for e in (
         ["text", "Hello"], ["text", " from"], ["text", " lines."], ["done", "stop", 3, 3])),
     whole={"text": "Hello whole.", "done": "stop", "in": 3, "out": 2},
+    content_type="application/x-ndjson",
+    models=("lines-1",),
+    huge=_huge,
 )

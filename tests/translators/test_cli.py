@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.data import DATA
 from tests.translators.bodies import body, user
+from tests.translators.messages_client.sdk import validate_stream
 from tests.translators.streamcheck import assert_valid_responses_stream, codex_request, fixture
 from translators import stream_translator, translate_request
 from translators.cli import main
@@ -149,3 +151,56 @@ def test_capture_replays_a_recorded_folder_deterministically(capsysbinary):
     assert capsysbinary.readouterr().out == first
     payloads = assert_valid_responses_stream(first)
     assert payloads[-1]["type"] == "response.completed"
+
+
+# -- a Messages client (Claude Code): its request read, its answer written, in its own dialect ------
+
+CLAUDE_CAPTURE = ROOT / "captures" / "claude-code-say-hi-anthropic"
+CLAUDE_REQUEST = DATA / "claude_code" / "request_say_hi.json"
+
+
+def _upstream_text(raw: bytes) -> str:
+    """The text an Anthropic recording streamed, read from its own `text_delta` events."""
+    events = [json.loads(line[5:]) for line in raw.decode().splitlines() if line.startswith("data:")]
+    return "".join(e["delta"]["text"] for e in events
+                   if e["type"] == "content_block_delta" and e["delta"]["type"] == "text_delta")
+
+
+def test_a_messages_client_capture_is_read_and_answered_in_anthropics_events(capsysbinary):
+    assert json.loads((CLAUDE_CAPTURE / "capture.json").read_text())["client"] == "messages"
+    assert main(["capture", str(CLAUDE_CAPTURE)]) == 0
+    out = capsysbinary.readouterr().out
+    assert b"event: response." not in out
+    message, error = validate_stream(out)
+    assert error is None and message is not None
+    request = json.loads((CLAUDE_CAPTURE / "request.json").read_text())
+    assert message.model == request["model"]  # the client's own name for the model
+    assert [block.type for block in message.content] == ["thinking", "text"]
+    assert message.content[1].text == _upstream_text((CLAUDE_CAPTURE / "upstream.body").read_bytes())
+    assert message.stop_reason == "end_turn"
+    assert main(["capture", str(CLAUDE_CAPTURE)]) == 0
+    assert capsysbinary.readouterr().out == out  # deterministic
+
+
+def test_stream_with_client_messages_reads_a_claude_code_request_and_writes_anthropic_events(
+        tmp_path, capsysbinary):
+    upstream = fixture("anthropic/text_after_tool_result.sse")
+    assert main(["stream", "--from", "anthropic", "--client", "messages", "--request", str(CLAUDE_REQUEST),
+                 write(tmp_path, "up.sse", upstream)]) == 0
+    message, error = validate_stream(capsysbinary.readouterr().out)
+    assert error is None and message is not None
+    assert [b.text for b in message.content if b.type == "text"] == [_upstream_text(upstream)]
+
+
+def test_request_with_client_messages_translates_a_claude_code_request(capsys):
+    assert main(["request", "--to", "chat", "--client", "messages", str(CLAUDE_REQUEST)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["path"] == "/chat/completions"
+    assert printed["body"]["model"] == "claude-opus-5-5"
+    assert printed["body"]["messages"][0]["role"] == "system"  # Claude Code's system blocks
+
+
+def test_the_client_option_names_only_known_client_dialects():
+    with pytest.raises(SystemExit) as info:
+        main(["request", "--to", "chat", "--client", "carrier-pigeon", "-"])
+    assert info.value.code == 2

@@ -146,3 +146,25 @@ def test_the_default_match_adds_the_messages_paths_on_their_own_host() -> None:
     assert clients.default_match() == (
         "api.anthropic.com/v1/messages", "api.anthropic.com/v1/messages/count_tokens",
         "api.anthropic.com/v1/models", "api.anthropic.com/v1/models/*")
+
+
+def test_a_client_dialect_registered_from_outside_reads_its_requests_and_writes_its_answers(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The toy client (tests/support/toy_client.py) brings its own decoder and encoder: one
+    `register` and `translate_request` / `translate_response` speak it."""
+    from tests.support import toy_client
+
+    monkeypatch.setattr(clients, "TABLE", dict(clients.TABLE))  # registered for this test only
+    clients.register(toy_client.CLIENT_DIALECT)
+    translation = translate_request({"model": "toy-1", "prompt": "hi", "stream": False}, "anthropic",
+                                    "claude-sonnet-4-6", client=toy_client.NAME)
+    assert [part["text"] for part in translation.body["messages"][0]["content"]] == ["hi"]
+    upstream = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+                "content": [{"type": "text", "text": "hello"}], "stop_reason": "end_turn",
+                "usage": {"input_tokens": 1, "output_tokens": 1}}
+    assert translate_response("anthropic", translation, json.dumps(upstream).encode()) == {"text": "hello"}
+
+
+def test_a_shipped_client_dialect_cannot_be_replaced() -> None:
+    with pytest.raises(ValueError, match="shipped"):
+        clients.register(clients.TABLE["responses"])

@@ -30,8 +30,11 @@ from tests.translators.streamcheck import (
     sized,
     whole,
 )
-from translators import compaction, translate_request, translate_response
+from translators import client_dialects, compaction, translate_request, translate_response
+from translators.errors import UnsupportedFeature
 from translators.ids import sequential_ids
+from translators.report import Report
+from translators.responses.request import decode
 
 TRIGGER = {"type": "compaction_trigger"}
 TARGETS = {"anthropic": "claude-sonnet-4-6", "chat": "deepseek-chat", "gemini": "gemini-2.5-flash",
@@ -84,6 +87,13 @@ def test_only_a_final_compaction_trigger_asks_for_a_summary():
     assert not compaction.is_trigger(body(TRIGGER, user("q")))
     assert not compaction.is_trigger(body(user("q")))
     assert not compaction.is_trigger({"model": "m", "input": "text"})
+
+
+def test_a_final_trigger_makes_the_request_a_compaction_and_is_not_kept_as_an_item():
+    request = decode(body(user("q"), TRIGGER), Report())
+    assert request.kind == "compaction"
+    assert [item.type for item in request.items] == ["message"]
+    assert decode(body(user("q")), Report()).kind == "turn"
 
 
 def test_the_payload_carries_summary_dialect_model_and_version_and_comes_back_whole():
@@ -333,3 +343,75 @@ def test_a_whole_answer_is_one_compaction_item_with_the_upstream_usage():
     assert [item["type"] for item in out["output"]] == ["compaction"]
     assert compaction.decode(out["output"][0]["encrypted_content"]).summary == "Goal: ship it."
     assert (out["usage"]["input_tokens"], out["usage"]["output_tokens"]) == (1200, 34)
+
+
+# -- the /responses/compact form --------------------------------------------------------------------
+
+ANSWER = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+          "content": [{"type": "text", "text": "Goal: ship it."}], "stop_reason": "end_turn",
+          "usage": {"input_tokens": 1200, "output_tokens": 34}}
+"""A whole Anthropic answer: the summary the upstream wrote."""
+
+
+def compact(*items: dict[str, Any], target: str = "anthropic"):
+    """What the Agents SDK posts to `/responses/compact` (no trigger, not streamed), translated."""
+    sent = {"model": "gpt-5.5", "input": list(items) or history()}
+    return translate_request(sent, target, TARGETS[target], kind="compaction_endpoint")
+
+
+def answered(translation, answer: dict[str, Any] = ANSWER) -> dict[str, Any]:
+    return translate_response("anthropic", translation, json.dumps(answer).encode(), new_id=sequential_ids(),
+                              clock=lambda: 1_770_000_000)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_compact_endpoint_body_asks_for_the_summary_without_a_trigger_and_is_answered_whole(target):
+    translation = compact(target=target)
+    assert translation.compaction and not translation.stream
+    texts = [text for _, text in turns(target, translation.body)]
+    assert texts[0] == "fix the bug in app.py" and texts[-1] == compaction.INSTRUCTION
+    assert '"tools"' not in json.dumps(translation.body)
+
+
+def test_the_compact_endpoint_answer_is_the_compaction_object_user_messages_then_the_one_item():
+    out = answered(compact(*history(), user("now ship it")))
+    assert set(out) == {"id", "object", "created_at", "output", "usage"}
+    assert (out["object"], out["created_at"]) == ("response.compaction", 1_770_000_000)
+    *kept, item = out["output"]
+    assert [(m["type"], m["role"], m["content"][0]["text"]) for m in kept] == [
+        ("message", "user", "fix the bug in app.py"), ("message", "user", "now ship it")]
+    assert all(m["id"] and m["status"] == "completed" for m in kept)
+    assert item["type"] == "compaction"
+    assert compaction.decode(item["encrypted_content"]) == compaction.Summary(
+        summary="Goal: ship it.", dialect="anthropic", model="claude-sonnet-4-6")
+    assert (out["usage"]["input_tokens"], out["usage"]["output_tokens"]) == (1200, 34)
+    assert client_dialects.get("responses").answer_status(out) == 200
+
+
+def test_a_kept_message_keeps_its_id_and_a_string_one_gets_parts_an_id_and_a_status():
+    out = answered(translate_request({"model": "gpt-5.5", "input": "summarize me"}, "anthropic",
+                                     kind="compaction_endpoint"))
+    assert out["output"][0] == {"type": "message", "role": "user", "id": out["output"][0]["id"],
+                                "content": [{"type": "input_text", "text": "summarize me"}],
+                                "status": "completed"}
+    assert out["output"][0]["id"].startswith("msg_")
+    stored = {**user("stored"), "id": "msg_stored", "status": "completed"}
+    assert answered(compact(stored))["output"][0] == stored
+
+
+@pytest.mark.parametrize("content", [[], [{"type": "text", "text": "  "}]])
+def test_a_compact_endpoint_answer_without_a_summary_is_a_500_error_body(content):
+    out = answered(compact(), {**ANSWER, "content": content})
+    assert set(out) == {"error"} and out["error"]["code"] == "server_error"
+    assert out["error"]["message"] == ("compaction failed: anthropic claude-sonnet-4-6 returned an empty "
+                                       "summary")
+    assert client_dialects.get("responses").answer_status(out) == 500
+
+
+def test_the_compact_endpoint_is_refused_for_an_openai_upstream_and_for_a_messages_client():
+    with pytest.raises(UnsupportedFeature):
+        translate_request({"model": "gpt-5.5", "input": "x"}, "responses", kind="compaction_endpoint")
+    messages_body = {"model": "claude-sonnet-4-6", "max_tokens": 100,
+                     "messages": [{"role": "user", "content": "x"}]}
+    with pytest.raises(UnsupportedFeature):
+        translate_request(messages_body, "anthropic", client="messages", kind="compaction_endpoint")

@@ -1,5 +1,7 @@
 """translators/ is pure (docs/design.md "Pure translators"): importing every module of the package
-reads no environment variable and opens no socket, and no module names the tools that would."""
+reads no environment variable and opens no socket, and no module names the tools that would, but
+for one declared edge: the credential source a signing dialect brings (`Signing.source`), which
+only the addon calls."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import sys
 from pathlib import Path
 
 import translators
+from translators import dialect as dialects
 
 ROOT = Path(translators.__file__).parent
 _IMPORT_ALL = """
@@ -54,10 +57,33 @@ def test_every_module_imports_with_the_environment_and_sockets_refused() -> None
     assert int(done.stdout.split()[-1]) == len(modules)
 
 
+CREDENTIAL_SOURCES = {"bedrock/credentials.py"}
+"""The modules allowed to read the environment or the network: each is a shipped dialect's
+credential source (`test_the_allowance_is_exactly_the_shipped_credential_sources`)."""
+
+
 def test_no_module_names_the_environment_the_network_or_the_aws_chain() -> None:
     found = {str(path.relative_to(ROOT)): FORBIDDEN.findall(path.read_text())
              for path in ROOT.rglob("*.py") if FORBIDDEN.search(path.read_text())}
-    assert found == {}
+    assert found.keys() - CREDENTIAL_SOURCES == set()
+
+
+def test_the_allowance_is_exactly_the_shipped_credential_sources() -> None:
+    """Not a blanket exemption: a module is allowed I/O only as the credential source its dialect
+    declares (and it does name the I/O it is allowed, or the allowance is stale)."""
+    sources = {type(d.signing.source).__module__ for d in map(dialects.get, dialects.BUILTIN) if d.signing}
+    declared = {str(Path(sys.modules[name].__file__ or "").relative_to(ROOT)) for name in sources}
+    assert declared == CREDENTIAL_SOURCES
+    assert all(FORBIDDEN.search((ROOT / path).read_text()) for path in CREDENTIAL_SOURCES)
+
+
+def test_no_translator_asks_a_credential_source() -> None:
+    """The source is asked by the addon only (addon/auth.py); a translator gets what it found
+    (`ToSign.identity`)."""
+    asks = re.compile(r"\bsource\.find\(|\bidentity\(\)")
+    callers = {str(path.relative_to(ROOT)) for path in ROOT.rglob("*.py")
+               if asks.search(path.read_text()) and str(path.relative_to(ROOT)) not in CREDENTIAL_SOURCES}
+    assert callers == set()
 
 
 def test_the_name_check_finds_what_the_old_signer_did() -> None:

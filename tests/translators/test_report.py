@@ -181,3 +181,13 @@ def test_clip_is_where_a_long_message_is_cut_and_says_how_much_went():
     assert clip("x" * 4000) == "x" * 4000
     assert clip("x" * 4010) == "x" * 4000 + "... (10 more characters)"
     assert clip("abcdef", 4) == "abcd... (2 more characters)"
+
+
+def test_a_renamed_path_keeps_the_kind_of_the_path_as_named() -> None:
+    report = Report()
+    report.drop("before")
+    report.rename(lambda path: f"client.{path}")
+    report.drop("user")  # cosmetic by COSMETIC, written in the client's words
+    report.drop("text.format")
+    assert report.dropped == ["before", "client.user", "client.text.format"]
+    assert report.cosmetic == ["client.user"]

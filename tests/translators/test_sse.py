@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from tests.translators.growth import LINEAR_BOUND, growth
 from translators.errors import UpstreamProtocolError
-from translators.sse import LongStrings, SSEDecoder, SSEEvent, encode_event
+from translators.sse import COMMENT, LongStrings, SSEDecoder, SSEEvent, encode_event
 
 SAMPLE = (
     b'event: a\r\ndata: {"t": "\xc3\xa9\xf0\x9f\xa6\x85"}\r\n\r\n'
@@ -44,6 +44,29 @@ def test_every_two_way_split_gives_the_same_events():
 
 def test_one_byte_at_a_time_gives_the_same_events():
     assert decode_all([SAMPLE[i : i + 1] for i in range(len(SAMPLE))]) == EXPECTED
+
+
+def decode_with_comments(chunks: list[bytes]) -> list[SSEEvent]:
+    decoder = SSEDecoder(comments=True)
+    out = [e for c in chunks for e in decoder.feed(c)]
+    return out + decoder.close()
+
+
+WITH_COMMENT = [EXPECTED[0], SSEEvent(COMMENT, "a comment"), *EXPECTED[1:]]
+"""SAMPLE's comment line in its place, for a decoder asked for comments (an upstream keep-alive)."""
+
+
+def test_a_decoder_asked_for_comments_gives_each_in_its_place_at_every_split():
+    for at in range(len(SAMPLE) + 1):
+        assert decode_with_comments([SAMPLE[:at], SAMPLE[at:]]) == WITH_COMMENT, at
+    assert decode_with_comments([SAMPLE[i : i + 1] for i in range(len(SAMPLE))]) == WITH_COMMENT
+
+
+def test_keep_alive_comments_alone_and_inside_an_event() -> None:
+    data = b": ping\n\n:\ndata: one\n: keep-alive\ndata: two\n\n"
+    assert decode_with_comments([data]) == [SSEEvent(COMMENT, "ping"), SSEEvent(COMMENT, ""),
+                                            SSEEvent(COMMENT, "keep-alive"), SSEEvent("message", "one\ntwo")]
+    assert decode_all([data]) == [SSEEvent("message", "one\ntwo")]
 
 
 def test_a_multi_byte_character_split_across_chunks_is_not_mangled():

@@ -18,7 +18,7 @@ from tests.translators.bodies import (
     user,
 )
 from translators import freeform, toolset
-from translators.ir.request import Namespace, ToolCall
+from translators.ir.request import FunctionTool, Image, Namespace, Request, Text, ToolCall, ToolResult
 from translators.naming import DEFAULT_POLICY, ToolRef
 from translators.report import Report
 
@@ -93,3 +93,39 @@ def test_the_namespace_preamble_lists_each_namespace_with_its_description():
 def test_the_tool_description_of_a_freeform_tool_is_json_safe():
     tools, _ = build(body(tools=[custom("apply_patch", "Edit.", APPLY_PATCH_GRAMMAR)]))
     assert json.loads(json.dumps(tools.tools[0].description)) == tools.tools[0].description
+
+
+# -- input examples and failed results ----------------------------------------------------------
+
+def _examples_request():
+    tool = FunctionTool(name="Read", input_examples=[{"path": "a"}], origin="tools[0]")
+    return Request(model="m", tools=[tool])
+
+
+def test_input_examples_are_kept_for_a_dialect_that_takes_them():
+    report = Report()
+    tools = toolset.build(_examples_request(), DEFAULT_POLICY, report, examples=True)
+    assert tools.tools[0].input_examples == ({"path": "a"},)
+    assert not report
+
+
+def test_input_examples_are_reported_once_for_any_other_dialect():
+    report = Report()
+    tools = toolset.build(_examples_request(), DEFAULT_POLICY, report)
+    assert tools.tools[0].input_examples == ()
+    assert report.lossy == ["tools[0].input_examples"]
+
+
+def test_a_failed_results_text_opens_with_the_error_mark():
+    report = Report()
+    failed = ToolResult(kind="function", call_id="c", parts=[Text(text="exit 1"), Text(text="more")],
+                        is_error=True)
+    assert [p.text for p in toolset.result_parts(failed, report)] == ["Error: exit 1", "more"]
+    assert report.notes == [toolset.ERROR_NOTE]
+    image_first = ToolResult(kind="function", call_id="c", parts=[Image(url="data:image/png;base64,AA")],
+                             is_error=True)
+    assert [p.type for p in toolset.result_parts(image_first, report)] == ["text", "image"]
+    assert toolset.result_parts(image_first, report)[0].text == "Error:"
+    fine = ToolResult(kind="function", call_id="c", parts=[Text(text="ok")])
+    quiet = Report()
+    assert toolset.result_parts(fine, quiet) == fine.parts and not quiet

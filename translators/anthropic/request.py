@@ -11,9 +11,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from translators import claude, structured, toolset, turns, vendor_state, websearch
+from translators import toolset, vendor_state, websearch
 from translators.anthropic import document
 from translators.capabilities import ModelCapabilities
+from translators.families.claude import structured, turns
+from translators.families.claude import thinking as claude
 from translators.ir.request import (
     Image,
     Part,
@@ -45,7 +47,7 @@ def tool_use_id(call_id: str) -> str:
 
 
 def encode(request: Request, model: str, report: Report, caps: ModelCapabilities) -> Encoded:
-    tools = toolset.build(request, NAMES, report)
+    tools = toolset.build(request, NAMES, report, examples=True)
     max_tokens = claude.max_tokens(request, caps, report)
     plan = claude.plan(request, caps, max_tokens, report)
     blocks = _Blocks(tools, report, caps.image_input, caps.pdf_input)
@@ -73,6 +75,10 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
         body["temperature"] = min(sampling["temperature"], 1.0)
     if "top_p" in sampling:
         body["top_p"] = sampling["top_p"]
+    if "top_k" in sampling:
+        body["top_k"] = sampling["top_k"]
+    if request.stop_sequences:
+        body["stop_sequences"] = request.stop_sequences
     output_config = _output_config(request, caps, plan.effort, report)
     if output_config:
         body["output_config"] = output_config
@@ -119,6 +125,9 @@ def _tool(tool: toolset.JsonTool, report: Report) -> dict[str, Any]:
     out: dict[str, Any] = {"name": tool.wire, "input_schema": tool.object_schema}
     if tool.description:
         out["description"] = tool.description
+    if tool.input_examples:
+        # a field of the API's own `ToolParam` (anthropic 2.15 SDK), no beta header needed
+        out["input_examples"] = list(tool.input_examples)
     return out
 
 
@@ -207,8 +216,11 @@ class _Blocks:
 
     def tool_result(self, item: ToolResult) -> dict[str, Any]:
         content = _parts(item.parts, self.report, self.images, self.documents)
-        return {"type": "tool_result", "tool_use_id": tool_use_id(item.call_id),
-                "content": content or [{"type": "text", "text": "(no output)"}]}
+        out = {"type": "tool_result", "tool_use_id": tool_use_id(item.call_id),
+               "content": content or [{"type": "text", "text": "(no output)"}]}
+        if item.is_error:
+            out["is_error"] = True
+        return out
 
     def is_reasoning(self, block: dict[str, Any]) -> bool:
         return block["type"] in ("thinking", "redacted_thinking")

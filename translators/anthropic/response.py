@@ -37,7 +37,7 @@ def response_events(body: Any, translation: Translation) -> list[ev.Event]:
             out.append(ev.Unknown(f"output.content_block.{kind}"))
     if isinstance(body.get("usage"), dict):
         out.append(usage_event(body["usage"]))
-    out += finish_events(body.get("stop_reason"))
+    out += finish_events(body.get("stop_reason"), body.get("stop_sequence"))
     return out
 
 

@@ -1,8 +1,8 @@
 """Anthropic Messages SSE -> IR events (docs/anthropic.md "Streaming").
 
 Every event is `event: <type>` + `data: <json with the same type>`; blocks are started, get
-deltas, and stop, each by `index`. `ping` may come anywhere; `error` may come mid-stream and
-then the stream simply ends.
+deltas, and stop, each by `index`. `ping` may come anywhere, and is passed on as a keep-alive
+(as is an SSE comment line); `error` may come mid-stream and then the stream simply ends.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from translators.anthropic.websearch import Searches
 from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import VendorState
-from translators.sse import SSEDecoder, SSEEvent
+from translators.sse import COMMENT, SSEDecoder, SSEEvent
 
 _DELTA_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json", "thinking_delta": "thinking",
                  "signature_delta": "signature"}
@@ -26,7 +26,7 @@ _STREAMED = ("text", "thinking", "tool_use")
 
 STOP_REASONS = {
     "end_turn": "stop",
-    "stop_sequence": "stop",
+    "stop_sequence": "stop_sequence",
     "tool_use": "tool_calls",
     "pause_turn": "stop",
     "max_tokens": "max_output_tokens",
@@ -67,20 +67,23 @@ def usage_event(usage: dict[str, Any]) -> ev.Usage:
                     web_searches=_count(server, "web_search_requests") if isinstance(server, dict) else None)
 
 
-def finish_events(stop_reason: str | None) -> list[ev.Event]:
+def finish_events(stop_reason: str | None, stop_sequence: Any = None) -> list[ev.Event]:
+    """The end; a stop sequence's finish names the sequence that matched (the message's
+    `stop_sequence`), which a Messages client is told and a Responses client reads as stop."""
     reason = STOP_REASONS.get(stop_reason or "end_turn")
     if reason is None:
         return [ev.Note(f"unknown stop_reason {stop_reason!r} treated as end_turn"), ev.Finished("stop")]
     out: list[ev.Event] = []
     if stop_reason == "pause_turn":
         out.append(ev.Note("upstream paused a server-tool loop (pause_turn); the turn ends here"))
-    out.append(ev.Finished(reason))
+    detail = stop_sequence if reason == "stop_sequence" and isinstance(stop_sequence, str) else None
+    out.append(ev.Finished(reason, detail))
     return out
 
 
 class AnthropicDecoder:
     def __init__(self) -> None:
-        self._sse = SSEDecoder()
+        self._sse = SSEDecoder(comments=True)
         self._blocks: dict[int, str] = {}
         self._thinking: dict[int, list[str]] = {}
         # per block index, the pieces of a streamed value, joined once at its block's end: a
@@ -88,6 +91,7 @@ class AnthropicDecoder:
         self._signature: dict[int, list[str]] = {}
         self._tool_input: dict[int, list[str]] = {}
         self._stop_reason: str | None = None
+        self._stop_sequence: str | None = None
         self._done = False
         self._web = Searches()
 
@@ -110,6 +114,9 @@ class AnthropicDecoder:
     def _event(self, sse: SSEEvent, out: list[ev.Event]) -> None:
         if self._done:
             return
+        if sse.event == COMMENT:
+            out.append(ev.KeepAlive())
+            return
         try:
             event = wirejson.loads(sse.data)
         except ValueError:
@@ -130,7 +137,7 @@ class AnthropicDecoder:
             raise UpstreamProtocolError(f"Anthropic sent a malformed {kind} event: {exc}") from None
 
     def _on_ping(self, event: dict[str, Any], out: list[ev.Event]) -> None:
-        pass
+        out.append(ev.KeepAlive())
 
     def _on_message_start(self, event: dict[str, Any], out: list[ev.Event]) -> None:
         message = event.get("message") or {}
@@ -217,13 +224,15 @@ class AnthropicDecoder:
         delta = event.get("delta") or {}
         if delta.get("stop_reason"):
             self._stop_reason = delta["stop_reason"]
+        if isinstance(delta.get("stop_sequence"), str):
+            self._stop_sequence = delta["stop_sequence"]
         if isinstance(event.get("usage"), dict):
             out.append(usage_event(event["usage"]))
 
     def _on_message_stop(self, event: dict[str, Any], out: list[ev.Event]) -> None:
         self._web.end(out)
         self._done = True
-        out.extend(finish_events(self._stop_reason))
+        out.extend(finish_events(self._stop_reason, self._stop_sequence))
 
     def _on_error(self, event: dict[str, Any], out: list[ev.Event]) -> None:
         self._done = True

@@ -12,8 +12,8 @@ are final (the signature covers them)::
 
 Which credentials: `bearer_token=` (a Bedrock API key) becomes `Authorization: Bearer <token>`;
 else `credentials=` (anything with `access_key`, `secret_key`, `token`, e.g. botocore's frozen
-`Credentials`) sign with SigV4. Finding them (the environment, the AWS chain) is the addon's job
-(`addon/aws.py`).
+`Credentials`) sign with SigV4. Finding them (the environment, the AWS chain) is the dialect's
+credential source (`credentials.py`), which the addon asks: never this module.
 
 The region is `region=`, else the one in a `bedrock-runtime.{region}.amazonaws.com` host. SigV4
 signs `host`, `content-type` and the caller's `x-amz-*` headers only: hop-by-hop or proxy-managed
@@ -117,7 +117,7 @@ def sign(method: str, url: str, headers: Mapping[str, str], body: bytes, *, now:
 
 def sign_request(request: ToSign) -> Signed:
     """The dialect's signing hook: a route's key is a Bedrock API key; without one, the AWS chain's
-    credentials (`request.identity`, addon/aws.py) sign, in the region of the option, the host,
+    credentials (`request.identity`, credentials.py) sign, in the region of the option, the host,
     the environment, or the AWS profile (in that order)."""
     settings = request.settings
     option = str(settings.options.get(REGION_OPTION) or "").strip()

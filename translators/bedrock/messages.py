@@ -13,8 +13,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from translators import toolset, turns, vendor_state
+from translators import toolset, vendor_state
 from translators.bedrock import documents
+from translators.bedrock.models import is_claude
+from translators.families.claude import turns
 from translators.ir.request import Image, Part, Reasoning, Request, ToolCall, ToolResult, WebSearchCall
 from translators.naming import fnv1a_32
 from translators.report import Report
@@ -47,6 +49,8 @@ class _Blocks:
     writer: documents.Documents | None
     """Writes the document blocks (one name per document in the whole request); None: the model
     reads no documents, each is reported dropped."""
+    error_status: bool = False
+    """The model takes `toolResult.status` (`takes_status`); else an error result's text is marked."""
 
     def parts(self, parts: list[Part], role: str) -> list[dict[str, Any]]:
         return _parts(parts, self.report, media=role == "user", writer=self.writer)
@@ -70,9 +74,13 @@ class _Blocks:
         return []  # Converse has no server tools: websearch.prepare keeps no search for Bedrock
 
     def tool_result(self, item: ToolResult) -> dict[str, Any]:
-        content = _parts(item.parts, self.report, media=True, writer=self.writer)
-        return {"toolResult": {"toolUseId": tool_use_id(item.call_id),
-                               "content": content or [{"text": NO_OUTPUT}]}}
+        parts = item.parts if self.error_status else toolset.result_parts(item, self.report)
+        content = _parts(parts, self.report, media=True, writer=self.writer)
+        result: dict[str, Any] = {"toolUseId": tool_use_id(item.call_id),
+                                  "content": content or [{"text": NO_OUTPUT}]}
+        if item.is_error and self.error_status:
+            result["status"] = "error"
+        return {"toolResult": result}
 
     def is_reasoning(self, block: dict[str, Any]) -> bool:
         return "reasoningContent" in block
@@ -81,12 +89,22 @@ class _Blocks:
         return "toolResult" in block
 
 
+def takes_status(model: str) -> bool:
+    """`toolResult.status` "is only supported by Amazon Nova and Anthropic Claude 3 and 4 models"
+    (botocore's `ToolResultBlock`); another model refuses the request that carries it."""
+    name = model.lower()
+    return is_claude(model) or "amazon.nova" in name
+
+
 def build(request: Request, tools: toolset.Toolset, thinking: dict[str, Any] | None, report: Report, *,
-          reads_documents: bool = True) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+          reads_documents: bool = True,
+          error_status: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """The Converse `messages`, and the thinking configuration that may go with them.
-    `reads_documents`: the model takes document blocks (its `pdf_input`)."""
+    `reads_documents`: the model takes document blocks (its `pdf_input`); `error_status`: it takes
+    `toolResult.status` (`takes_status`)."""
     writer = documents.Documents(report) if reads_documents else None
-    messages, thinking = turns.with_thinking(request, _Blocks(tools, report, writer), thinking, report)
+    blocks = _Blocks(tools, report, writer, error_status)
+    messages, thinking = turns.with_thinking(request, blocks, thinking, report)
     if messages and messages[0]["role"] != "user":
         report.note(f"Bedrock conversations must open with a user turn: a {OPENING_TURN!r} user turn "
                     "was added")

@@ -5,15 +5,15 @@ and prompt caching are per model family (docs/bedrock.md "Request"): Claude take
 `thinking` object through `additionalModelRequestFields`, `outputConfig.effort` and `cachePoint`
 blocks. Ids come as `anthropic.claude-…`, `us.anthropic.claude-…` (inference profiles) or ARNs
 that embed either; an application inference-profile ARN hides the model and is treated as "not
-Claude". A Claude id answers from the same table as the Anthropic dialect.
+Claude". A Claude id answers from the Claude family's profiles (translators/families/claude/).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from translators.anthropic import models as claude_models
 from translators.capabilities import ModelCapabilities
+from translators.families.claude import models as claude_models
 
 
 def is_claude(model_id: str) -> bool:

@@ -11,11 +11,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from translators import claude, structured, toolset, websearch, wirejson
+from translators import toolset, websearch, wirejson
 from translators.bedrock import messages as bedrock_messages
 from translators.bedrock.models import cache_points, is_claude
 from translators.bedrock.tools import tool_config
 from translators.capabilities import ModelCapabilities
+from translators.families.claude import structured
+from translators.families.claude import thinking as claude
 from translators.ir.request import Request
 from translators.naming import NamePolicy
 from translators.report import Report
@@ -23,6 +25,7 @@ from translators.translation import Encoded
 
 NAMES = NamePolicy(max_length=64)  # ToolName: [a-zA-Z0-9_-]{1,64} (docs/bedrock.md "Tool names and ids")
 MAX_TEMPERATURE = 1.0  # InferenceConfiguration.temperature is 0..1 in the service model
+MAX_STOP_SEQUENCES = 2500  # InferenceConfiguration.stopSequences, in the service model
 _CACHE_POINT = {"cachePoint": {"type": "default"}}
 
 
@@ -39,7 +42,8 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     max_tokens = claude.max_tokens(request, caps, report) if claude_model else request.max_output_tokens
     plan = claude.plan(request, caps, max_tokens or claude.DEFAULT_MAX_TOKENS, report)
     messages, thinking = bedrock_messages.build(request, tools, plan.thinking, report,
-                                                reads_documents=caps.pdf_input)
+                                                reads_documents=caps.pdf_input,
+                                                error_status=bedrock_messages.takes_status(model))
     body: dict[str, Any] = {"messages": messages}
     system = _system(request, tools, caps)
     if system:
@@ -47,11 +51,24 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     config = tool_config(request, tools, report)
     if config is not None:
         body["toolConfig"] = config
-    inference = _inference(request, caps, max_tokens, thinking is not None, report)
+    inference, top_k = _inference(request, caps, max_tokens, thinking is not None, report)
     if inference:
         body["inferenceConfig"] = inference
+    fields: dict[str, Any] = {}
     if thinking is not None:
-        body["additionalModelRequestFields"] = {"thinking": thinking}
+        fields["thinking"] = thinking
+    if top_k is not None:
+        if claude_model:
+            fields["top_k"] = top_k  # Anthropic's own field, which Converse passes to Claude
+        else:
+            report.drop("top_k")
+            report.note(f"top_k not sent: Converse has no top_k for every model, and {model} takes none "
+                        "the gateway knows of")
+    if fields:
+        body["additionalModelRequestFields"] = fields
+    if claude_model and request.stop_sequences:
+        # the answer then says which sequence matched (docs/bedrock.md "Stop sequences")
+        body["additionalModelResponseFieldPaths"] = ["/stop_sequence"]
     output = _output_config(request, caps, plan.effort, report)
     if output:
         body["outputConfig"] = output
@@ -95,7 +112,8 @@ def _output_config(request: Request, caps: ModelCapabilities, effort: str | None
 
 
 def _inference(request: Request, caps: ModelCapabilities, max_tokens: int | None, thinking: bool,
-               report: Report) -> dict[str, Any]:
+               report: Report) -> tuple[dict[str, Any], int | None]:
+    """`inferenceConfig`, and the `top_k` to send (Converse has no field of its own for it)."""
     out: dict[str, Any] = {}
     if max_tokens is not None:
         out["maxTokens"] = max_tokens
@@ -107,4 +125,10 @@ def _inference(request: Request, caps: ModelCapabilities, max_tokens: int | None
         out["temperature"] = temperature
     if "top_p" in sampling:
         out["topP"] = sampling["top_p"]
-    return out
+    stops = request.stop_sequences
+    if stops:
+        out["stopSequences"] = stops[:MAX_STOP_SEQUENCES]
+        for i in range(MAX_STOP_SEQUENCES, len(stops)):
+            report.drop(f"stop_sequences[{i}]")
+    top_k = sampling.get("top_k")
+    return out, int(top_k) if top_k is not None else None

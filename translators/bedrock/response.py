@@ -28,7 +28,8 @@ def response_events(body: Any, translation: Translation) -> list[ev.Event]:
         out += _block(index, block)
     if isinstance(body.get("usage"), dict):
         out.append(wire.usage_event(body["usage"]))
-    out += wire.finish_events(body.get("stopReason"))
+    matched, _ = wire.stop_sequence(body.get("additionalModelResponseFields"))
+    out += wire.finish_events(body.get("stopReason"), matched)
     return out
 
 

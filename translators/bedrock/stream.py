@@ -42,6 +42,7 @@ class BedrockDecoder:
         self._frames = FrameReader()
         self._blocks: dict[int, _Block] = {}
         self._stop: object = None
+        self._matched: str | None = None
         self._stopped = False
         self._usage_seen = False
         self._done = False
@@ -68,7 +69,7 @@ class BedrockDecoder:
             if self._frames.pending:
                 out.append(ev.Note(f"the Bedrock stream ended inside a frame after messageStop "
                                    f"({self._frames.pending} bytes); usage may be missing"))
-            return out + wire.finish_events(self._stop)
+            return out + wire.finish_events(self._stop, self._matched)
         cut = f" ({self._frames.pending} bytes of an unfinished frame)" if self._frames.pending else ""
         return [ev.Failed("server_error", f"the Bedrock stream ended before messageStop{cut}")]
 
@@ -175,7 +176,8 @@ class BedrockDecoder:
     def _on_messageStop(self, payload: dict[str, Any], out: list[ev.Event]) -> None:
         self._stopped = True
         self._stop = payload.get("stopReason")
-        if _has_value(payload.get("additionalModelResponseFields")):
+        self._matched, rest = wire.stop_sequence(payload.get("additionalModelResponseFields"))
+        if _has_value(rest):
             out.append(ev.Unknown("stream.messageStop.additionalModelResponseFields"))
         self._maybe_finish(out)
 
@@ -191,7 +193,7 @@ class BedrockDecoder:
         """The finish needs both messageStop (the reason) and metadata (the usage)."""
         if self._stopped and self._usage_seen:
             self._done = True
-            out.extend(wire.finish_events(self._stop))
+            out.extend(wire.finish_events(self._stop, self._matched))
 
 
 def _reasoning(index: int, block: _Block, value: dict[str, Any], out: list[ev.Event]) -> None:

@@ -9,7 +9,7 @@ from translators.ir import events as ev
 
 STOP_REASONS = {
     "end_turn": "stop",
-    "stop_sequence": "stop",
+    "stop_sequence": "stop_sequence",
     "tool_use": "tool_calls",
     "max_tokens": "max_output_tokens",
     "guardrail_intervened": "content_filter",
@@ -39,11 +39,28 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def finish_events(stop_reason: Any) -> list[ev.Event]:
+def stop_sequence(fields: Any) -> tuple[str | None, Any]:
+    """The stop sequence that matched, from `additionalModelResponseFields` (Claude's
+    `{"delta": {"stop_sequence": ...}}`, or `{"stop_sequence": ...}` as the path
+    `/stop_sequence` names it, docs/bedrock.md "Stop sequences"), and the fields without it."""
+    if not isinstance(fields, dict):
+        return None, fields
+    rest = dict(fields)
+    found = rest.pop("stop_sequence", None)
+    delta = rest.get("delta")
+    if isinstance(delta, dict) and "stop_sequence" in delta:
+        delta = dict(delta)
+        found = delta.pop("stop_sequence") if found is None else found
+        rest["delta"] = delta
+    return (found if isinstance(found, str) else None), rest
+
+
+def finish_events(stop_reason: Any, matched: str | None = None) -> list[ev.Event]:
     key = stop_reason if isinstance(stop_reason, str) else ""
     if key in MALFORMED_STOPS:
         return [ev.Failed("server_error", f"Bedrock stopped with {key}: {MALFORMED_STOPS[key]}")]
     if key not in STOP_REASONS:
         return [ev.Note(f"unknown Bedrock stopReason {stop_reason!r} treated as end_turn"),
                 ev.Finished("stop")]
-    return [ev.Finished(STOP_REASONS[key])]
+    reason = STOP_REASONS[key]
+    return [ev.Finished(reason, matched if reason == "stop_sequence" else None)]

@@ -7,18 +7,22 @@ from translators.chat.response import error_info, response_events
 from translators.chat.settings import OPTIONS
 from translators.chat.stream import ChatDecoder
 from translators.chat.view import VIEW
-from translators.dialect import Dialect
+from translators.dialect import Codec, Dialect, Vendor
 
 DIALECT = Dialect(
     name="chat",
-    display_name="Chat Completions",
-    base_url="https://api.deepseek.com",  # docs/chat.md "DeepSeek": the default Chat upstream
-    key_env="DEEPSEEK_API_KEY",
+    vendor=Vendor(
+        display_name="Chat Completions",
+        base_url="https://api.deepseek.com",  # docs/chat.md "DeepSeek": the default Chat upstream
+        key_env="DEEPSEEK_API_KEY",
+    ),
     view=VIEW,
-    encode_request=encode,
-    stream_decoder=ChatDecoder,
-    response_events=response_events,
-    error_info=error_info,
-    capabilities=capabilities,
+    codec=Codec(
+        encode_request=encode,
+        stream_decoder=ChatDecoder,
+        response_events=response_events,
+        error_info=error_info,
+        capabilities=capabilities,
+    ),
     options=OPTIONS,
 )

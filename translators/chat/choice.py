@@ -62,6 +62,8 @@ class Choice:
         self._recovered = 0
         self._refused = False
         self.finish_reason: str | None = None
+        self.stop_sequence: str | None = None
+        """The stop string that ended the answer, where the server names it (`stop_string`)."""
         self._closed = False
 
     # -- input ------------------------------------------------------------------------------
@@ -127,7 +129,18 @@ class Choice:
             mapped = "stop"
         if self._recovered and mapped == "stop":
             mapped = "tool_calls"
+        if mapped == "stop" and self.stop_sequence is not None:
+            out.append(ev.Finished("stop_sequence", self.stop_sequence))
+            return
         out.append(ev.Finished(mapped))
+
+    def read_stop(self, choice: dict[str, Any]) -> None:
+        """vLLM's `stop_reason` beside `finish_reason: "stop"`: the stop string that matched (a
+        token id, or null for the end of the turn, says nothing of one). OpenAI's `stop` finish
+        tells a stop sequence from the end of the turn by nothing (docs/chat.md "Stop sequences")."""
+        matched = choice.get("stop_reason")
+        if isinstance(matched, str) and matched:
+            self.stop_sequence = matched
 
     # -- reasoning and text -----------------------------------------------------------------
     def _reasoning_delta(self, text: str, out: list[ev.Event]) -> None:

@@ -161,7 +161,8 @@ class _Writer:
             self.messages.append({"role": item.role, "content": content})
 
     def _result(self, item: ToolResult) -> None:
-        parts = self._parts(item.parts, self.target.images)
+        # Chat's tool message has no error flag: a failed tool's text says so (toolset.result_parts)
+        parts = self._parts(toolset.result_parts(item, self.report), self.target.images)
         texts = [p for p in parts if p["type"] == "text"]
         images = [p for p in parts if p["type"] == "image_url"]
         content = self._text_content(texts)

@@ -51,7 +51,7 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
             report.drop("parallel_tool_calls", "cosmetic")
     if request.max_output_tokens is not None:
         body[target.max_tokens_key] = request.max_output_tokens
-    body.update(_sampling(request, target, report))
+    body.update(_sampling(request, target, caps, report))
     body.update(_reasoning(request, target, report))
     if request.verbosity is not None:
         if target.verbosity:
@@ -70,7 +70,7 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     return Encoded(path=PATH, body=body, tools=names.index, headers={"content-type": "application/json"})
 
 
-def _sampling(request: Request, target: Target, report: Report) -> dict[str, Any]:
+def _sampling(request: Request, target: Target, caps: ModelCapabilities, report: Report) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in ("temperature", "top_p"):
         value = getattr(request, key)
@@ -80,7 +80,29 @@ def _sampling(request: Request, target: Target, report: Report) -> dict[str, Any
             report.drop(key)  # OpenAI reasoning models reject sampling parameters
         else:
             out[key] = value
+    if request.top_k is not None:
+        if settings.sends_top_k(caps, target.openai or target.deepseek):
+            out["top_k"] = request.top_k
+        else:
+            report.drop("top_k")
+    stops = request.stop_sequences
+    if stops:
+        if target.openai_reasoning:
+            report.drop("stop_sequences")  # "not supported with latest reasoning models" (docs/chat.md)
+        else:
+            limit = _stop_limit(target) or len(stops)
+            out["stop"] = stops[:limit]
+            for i in range(limit, len(stops)):
+                report.drop(f"stop_sequences[{i}]")
     return out
+
+
+def _stop_limit(target: Target) -> int | None:
+    """OpenAI takes up to 4 stop sequences, DeepSeek up to 16; other servers state no bound
+    (docs/chat.md "Sampling")."""
+    if target.openai:
+        return 4
+    return 16 if target.deepseek else None
 
 
 def _reasoning(request: Request, target: Target, report: Report) -> dict[str, Any]:

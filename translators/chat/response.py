@@ -31,6 +31,7 @@ def response_events(body: Any, translation: Translation) -> list[ev.Event]:
     choice.delta(message, out, path="choices[0].message")
     if isinstance(body.get("usage"), dict):
         out.append(usage_event(body["usage"]))
+    choice.read_stop(first)
     choice.finish(first.get("finish_reason") or "stop", out)
     choice.finished(out)
     return out

@@ -33,8 +33,16 @@ FILE_PARTS = "file_parts"
 content part (docs/chat.md "Files")."""
 FILE_MODES = ("drop", "openai")
 
+TOP_K = "top_k_field"
+"""Whether a `top_k` goes as Chat's `top_k`, an extension OpenAI's API refuses and DeepSeek's
+does not list, which vLLM, SGLang, llama.cpp, LM Studio and OpenRouter take: `auto` (sent unless
+the model is OpenAI's or DeepSeek's), `send`, `drop` (reported). Ollama's OpenAI endpoint ignores
+the field: `drop` makes its report true (docs/chat.md "Sampling")."""
+TOP_K_MODES = ("auto", "send", "drop")
 
-_CHOICES = {STRUCTURED_OUTPUT: STRUCTURED_MODES, MESSAGE_PARTS: PARTS_MODES, FILE_PARTS: FILE_MODES}
+
+_CHOICES = {STRUCTURED_OUTPUT: STRUCTURED_MODES, MESSAGE_PARTS: PARTS_MODES, FILE_PARTS: FILE_MODES,
+            TOP_K: TOP_K_MODES}
 _HELP = {
     STRUCTURED_OUTPUT: "How a Chat route writes text.format: auto (json_schema; the schema in the "
                        "prompt for DeepSeek; json_object for a .gguf model), json_schema, json_object "
@@ -43,6 +51,8 @@ _HELP = {
                    "server takes lists of text parts there)",
     FILE_PARTS: "Chat user content files: drop (reported) or openai (the route's server takes "
                 "OpenAI's file content part)",
+    TOP_K: "Chat top_k (a Messages client's): auto (sent unless the model is OpenAI's or DeepSeek's), "
+           "send, or drop (reported; for a server that ignores it, as Ollama does)",
 }
 
 
@@ -59,7 +69,7 @@ def _option(key: str) -> Option:
                   help=f"{_HELP[key]} ({' | '.join(_CHOICES[key])}; per route in gateway_config: {key}).")
 
 
-OPTIONS = (_option(STRUCTURED_OUTPUT), _option(MESSAGE_PARTS), _option(FILE_PARTS))
+OPTIONS = (_option(STRUCTURED_OUTPUT), _option(MESSAGE_PARTS), _option(FILE_PARTS), _option(TOP_K))
 
 
 def chosen(caps: ModelCapabilities, key: str) -> str:
@@ -86,3 +96,9 @@ def joins_parts(caps: ModelCapabilities) -> bool:
 
 def takes_files(caps: ModelCapabilities) -> bool:
     return chosen(caps, FILE_PARTS) == "openai"
+
+
+def sends_top_k(caps: ModelCapabilities, known_without: bool) -> bool:
+    """Whether `top_k` is sent; `known_without`: the model's own API takes none (OpenAI, DeepSeek)."""
+    mode = chosen(caps, TOP_K)
+    return mode == "send" or (mode == "auto" and not known_without)

@@ -111,4 +111,5 @@ class ChatDecoder(decoding.DataEvents):
         if isinstance(choice.get("delta"), dict):
             self._choice.delta(choice["delta"], out)
         if choice.get("finish_reason") is not None:
+            self._choice.read_stop(choice)
             self._choice.finish(str(choice["finish_reason"]), out)

@@ -3,7 +3,7 @@ https://ai.google.dev/api/generate-content."""
 
 from urllib.parse import quote
 
-from translators.dialect import CountEndpoint, Dialect, ModelsEndpoint
+from translators.dialect import Codec, CountEndpoint, Dialect, ModelsEndpoint, Vendor
 from translators.gemini import count
 from translators.gemini.models import capabilities, from_model
 from translators.gemini.request import encode
@@ -13,21 +13,25 @@ from translators.gemini.view import VIEW
 
 DIALECT = Dialect(
     name="gemini",
-    display_name="Gemini",
-    base_url="https://generativelanguage.googleapis.com",
-    key_env="GEMINI_API_KEY",
-    # docs/gemini.md "Endpoints and auth"
-    key_headers=lambda key: {"x-goog-api-key": key},
-    secret_headers=("x-goog-api-key", "authorization"),
+    vendor=Vendor(
+        display_name="Gemini",
+        base_url="https://generativelanguage.googleapis.com",
+        key_env="GEMINI_API_KEY",
+        # docs/gemini.md "Endpoints and auth"
+        key_headers=lambda key: {"x-goog-api-key": key},
+        secret_headers=("x-goog-api-key", "authorization"),
+    ),
     view=VIEW,
-    encode_request=encode,
-    stream_decoder=lambda translation: GeminiDecoder(seed_for(translation)),
-    response_events=response_events,
-    error_info=error_info,
-    capabilities=capabilities,
-    # models.get (docs/gemini.md "Models"): inputTokenLimit, outputTokenLimit, thinking
-    models_endpoint=ModelsEndpoint(
-        path=lambda model: f"/v1beta/models/{quote(model.removeprefix('models/'), safe='-._~')}",
-        headers={}, parse=from_model),
-    count_tokens=CountEndpoint(encode=count.encode, parse=count.parse),
+    codec=Codec(
+        encode_request=encode,
+        stream_decoder=lambda translation: GeminiDecoder(seed_for(translation)),
+        response_events=response_events,
+        error_info=error_info,
+        capabilities=capabilities,
+        # models.get (docs/gemini.md "Models"): inputTokenLimit, outputTokenLimit, thinking
+        models_endpoint=ModelsEndpoint(
+            path=lambda model: f"/v1beta/models/{quote(model.removeprefix('models/'), safe='-._~')}",
+            headers={}, parse=from_model),
+        count_tokens=CountEndpoint(encode=count.encode, parse=count.parse),
+    ),
 )

@@ -215,7 +215,10 @@ def _function_response(item: ToolResult, name: str, model: str, report: Report,
                 report.drop(f"{part.origin}.filename")
         else:
             media.append(part)
-    response: dict[str, Any] = {"name": name, "response": {"output": "\n".join(texts)}}
+    # "Use "output" key to specify function output and "error" key to specify error details"
+    # (google-genai `FunctionResponse.response`)
+    key = "error" if item.is_error else "output"
+    response: dict[str, Any] = {"name": name, "response": {key: "\n".join(texts)}}
     call_id = calls.wire_id(item.call_id)
     if call_id is not None:
         response["id"] = call_id

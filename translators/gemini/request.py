@@ -22,6 +22,8 @@ from translators.translation import Encoded
 NAMES = NamePolicy(max_length=64, must_start_with_letter=True)
 # Responses tool_choice mode -> functionCallingConfig.mode (`auto` is Gemini's default: not sent).
 MODES = {"none": "NONE", "required": "ANY", "tool": "ANY"}
+MAX_STOP_SEQUENCES = 5
+"""`generationConfig.stopSequences` takes up to 5 (docs/gemini.md "Request")."""
 
 
 def path(model: str, stream: bool) -> str:
@@ -124,6 +126,13 @@ def _generation_config(request: Request, model: str, report: Report) -> dict[str
         out["temperature"] = request.temperature
     if request.top_p is not None:
         out["topP"] = request.top_p
+    if request.top_k is not None:
+        out["topK"] = request.top_k
+    if request.stop_sequences:
+        # "The set of character sequences (up to 5) that will stop output generation"
+        out["stopSequences"] = request.stop_sequences[:MAX_STOP_SEQUENCES]
+        for i in range(MAX_STOP_SEQUENCES, len(request.stop_sequences)):
+            report.drop(f"stop_sequences[{i}]")
     if request.output_schema is not None:
         out["responseMimeType"] = "application/json"
         out["responseJsonSchema"] = schema.clean(request.output_schema["schema"], "text.format.schema",

@@ -3,8 +3,10 @@
 An encoder (translators/responses/stream.py for Responses clients, translators/messages_client/
 stream.py for Messages clients) answers one method per IR item event; `_item` is the one place that
 maps an event to its method, so a new IR event kind is added here once and every client dialect
-must answer it. The common ending is here too: `finish_parts` guarantees exactly one terminal
-event, whatever the upstream did (docs/design.md "Errors").
+must answer it; so must `_keep_alive` (an upstream keep-alive, `ev.KeepAlive`, which each encoder
+takes before its answer opens: it is no part of the answer). The common ending is here too:
+`finish_parts` guarantees exactly one terminal event, whatever the upstream did (docs/design.md
+"Errors").
 """
 
 from __future__ import annotations
@@ -65,6 +67,11 @@ class EventEncoder:
                 self._fail(code, message)
 
     # -- what each encoder writes -------------------------------------------------------------
+    def _keep_alive(self) -> None:
+        """The upstream is still there and has said nothing yet: the client's own keep-alive
+        event, or nothing where its dialect has none (docs/claude-code.md "Keep-alives")."""
+        raise NotImplementedError
+
     def _text_delta(self, key: object, text: str) -> None:
         raise NotImplementedError
 

@@ -139,7 +139,14 @@ class Note:
     text: str
 
 
+@dataclass(slots=True)
+class KeepAlive:
+    """The upstream said it is still there and has nothing yet (Anthropic `ping`, an SSE comment
+    line, a Responses `keepalive` event): no part of the answer. A client dialect with an event
+    of its own for it passes it on (a Messages client's `ping`); the others write nothing."""
+
+
 Event = (
     Started | TextDelta | TextDone | ReasoningDelta | ReasoningDone | ToolCallStarted | ToolCallDelta
-    | ToolCallDone | Usage | WebSearch | Citation | Finished | Failed | Unknown | Note
+    | ToolCallDone | Usage | WebSearch | Citation | Finished | Failed | Unknown | Note | KeepAlive
 )

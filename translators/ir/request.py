@@ -147,6 +147,9 @@ class ToolResult(_Model):
     kind: ToolKind
     call_id: str
     parts: list[Part]
+    is_error: bool = False
+    """The tool failed and the parts say how (a Messages `tool_result.is_error`); each encoder
+    carries it in its vendor's own flag or marks the text (`toolset.result_parts`)."""
     origin: str = ""
 
 
@@ -170,6 +173,9 @@ class FunctionTool(_Model):
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     strict: bool | None = None
+    input_examples: list[dict[str, Any]] = Field(default_factory=list)
+    """Example inputs that show the model how to call the tool (a Messages tool's
+    `input_examples`, advanced-tool-use beta); only an Anthropic upstream takes them."""
     origin: str = ""
 
 
@@ -257,8 +263,14 @@ class ReasoningConfig(_Model):
     summary: str | None = None
 
 
+RequestKind = Literal["turn", "compaction"]
+"""`turn`: a model turn. `compaction`: the client asks for its history to be compacted; the
+upstream is asked for a handoff summary instead (translators/compaction.py, docs/compaction.md)."""
+
+
 class Request(_Model):
     model: str
+    kind: RequestKind = "turn"
     system: list[str] = Field(default_factory=list)
     """Top-level instructions, then the developer/system messages that open the conversation."""
     items: list[Item] = Field(default_factory=list)
@@ -269,6 +281,11 @@ class Request(_Model):
     max_output_tokens: int | None = None
     temperature: float | None = None
     top_p: float | None = None
+    top_k: int | None = None
+    """Sample from the k likeliest tokens only (a Messages `top_k`; a Responses client has none)."""
+    stop_sequences: list[str] = Field(default_factory=list)
+    """Texts that end the answer where the model writes one (a Messages `stop_sequences`); the
+    answer ends with finish reason `stop_sequence` where the upstream says which one matched."""
     reasoning: ReasoningConfig = Field(default_factory=ReasoningConfig)
     verbosity: str | None = None
     output_schema: dict[str, Any] | None = None

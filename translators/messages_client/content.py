@@ -222,9 +222,6 @@ class Messages:
     def _tool_result(self, block: dict[str, Any], path: str) -> list[Item]:
         call_id = _string(block, "tool_use_id", path)
         _cosmetic(block, path, self.report)
-        if block.get("is_error") is True:
-            # the IR has no error flag on a result: the content (the error text) still goes
-            self.report.drop(f"{path}.is_error")
         self.report.drop_unread(block, _TOOL_RESULT_KEYS, path, skip_empty=True)
         parts: list[Part] = []
         content = block.get("content")
@@ -235,7 +232,8 @@ class Messages:
             part = self._part(inner, bpath)
             if part is not None:
                 parts.append(part)
-        return [ToolResult(kind="function", call_id=call_id, parts=parts, origin=path)]
+        return [ToolResult(kind="function", call_id=call_id, parts=parts,
+                           is_error=block.get("is_error") is True, origin=path)]
 
     def _tool_reference(self, block: dict[str, Any], path: str) -> Text:
         """Tool search's answer (advanced-tool-use beta): the named deferred tool is loaded, as the

@@ -10,7 +10,7 @@ from typing import Any
 from translators import pairing
 from translators.errors import MalformedRequest, UnsupportedFeature
 from translators.ir.request import ReasoningConfig, Request
-from translators.messages_client import context
+from translators.messages_client import context, paths
 from translators.messages_client.content import Messages, blocks
 from translators.messages_client.tools import Tools, tool_choice
 from translators.report import Report
@@ -20,7 +20,8 @@ BILLING_HEADER = "x-anthropic-billing-header:"
 billing, not an instruction to the model (docs/claude-code.md "What Claude Code sends")."""
 
 _READ = frozenset({"model", "messages", "max_tokens", "system", "tools", "tool_choice", "thinking",
-                   "output_config", "temperature", "top_p", "metadata", "context_management", "stream"})
+                   "output_config", "temperature", "top_p", "top_k", "stop_sequences", "metadata",
+                   "context_management", "stream"})
 _COSMETIC_TOP = frozenset({"service_tier", "cache_control", "inference_geo", "speed", "diagnostics",
                            "fallback_credit_token", "billing_policy"})
 """Top-level fields about Anthropic's capacity, caching, region, billing and diagnostics: nothing
@@ -60,6 +61,7 @@ def decode(body: Any, report: Report) -> Request:
     items = context.apply(body.get("context_management"), items, system, declared, report)
     choice, parallel = tool_choice(body.get("tool_choice"), report)
     output = body.get("output_config")
+    asked = _effort(output, messages.effort)
     request = Request(
         model=model,
         system=system,
@@ -70,12 +72,16 @@ def decode(body: Any, report: Report) -> Request:
         max_output_tokens=max_tokens,
         temperature=_number(body, "temperature"),
         top_p=_number(body, "top_p"),
-        reasoning=_reasoning(body.get("thinking"), _effort(output, messages.effort), report),
+        top_k=_top_k(body.get("top_k")),
+        stop_sequences=_stop_sequences(body.get("stop_sequences")),
+        reasoning=_reasoning(body.get("thinking"), asked, report),
         output_schema=_output_schema(output, report),
         stream=body.get("stream") is True,
         user=_user(body.get("metadata"), report),
     )
     _report_top_level(body, report)
+    # from here on, what an encoder drops is named by the Messages field it came from
+    report.rename(paths.renamer(_effort_source(body.get("thinking"), asked)))
     return request
 
 
@@ -102,9 +108,7 @@ def _report_top_level(body: dict[str, Any], report: Report) -> None:
             continue
         if key in _COSMETIC_TOP:
             report.drop(key, kind="cosmetic")
-        elif key == "stop_sequences" and value == []:
-            continue
-        else:  # top_k, stop_sequences, container, mcp_servers, fallbacks, thread: no IR field
+        else:  # container, mcp_servers, fallbacks, thread: no IR field
             report.drop(key)
 
 
@@ -137,12 +141,38 @@ def _number(body: dict[str, Any], key: str) -> float | None:
     return value
 
 
+def _top_k(value: Any) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise MalformedRequest("top_k must be a non-negative integer", param="top_k")
+    return value
+
+
+def _stop_sequences(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise MalformedRequest("stop_sequences must be an array of strings", param="stop_sequences")
+    return value
+
+
 def _effort(output: Any, per_turn: tuple[object, str] | None) -> tuple[object, str]:
     """The effort asked for this turn and the field that asked: the last system message's
     `output_config.effort` (per-turn control), else the top-level one."""
     if per_turn is not None:
         return per_turn
     return (output.get("effort") if isinstance(output, dict) else None), "output_config.effort"
+
+
+def _effort_source(thinking: Any, asked: tuple[object, str]) -> str:
+    """The field the IR's effort came from: the effort asked, else a thinking budget, else
+    `thinking` itself (disabled: effort none)."""
+    if asked[0] is not None:
+        return asked[1]
+    if isinstance(thinking, dict) and thinking.get("type") == "enabled":
+        return "thinking.budget_tokens"
+    return "thinking"
 
 
 def _reasoning(thinking: Any, asked: tuple[object, str], report: Report) -> ReasoningConfig:

@@ -77,6 +77,8 @@ class MessagesEncoder(EventEncoder):
         self._next_index = 0
         self._usage: dict[str, int] = {}
         self._started = False
+        self._begun = False
+        """The upstream began its answer (`Started`)."""
         self._out: list[bytes] = []
         self._held = 0
         self._called = False
@@ -117,12 +119,26 @@ class MessagesEncoder(EventEncoder):
                 self._add_usage(event)
                 return
             case ev.Started():
+                self._begun = True
+                return
+            case ev.KeepAlive():
+                self._keep_alive()
                 return
         if self.finished:
             return
         if not self._started:
             self._start()
         self._item(event)
+
+    def _keep_alive(self) -> None:
+        """Anthropic's own `ping`; nothing once the answer ended. Once the upstream has begun its
+        answer, the message opens first, as Anthropic's own stream orders them; before that it
+        goes alone, which the SDKs skip wherever it comes (anthropic SDK `Stream.__stream__`)."""
+        if self.finished:
+            return
+        if self._begun and not self._started:
+            self._start()
+        self._out.append(self.ping())
 
     def _emit(self, payload: dict[str, Any]) -> None:
         self._out.append(encode_event(payload["type"], payload))

@@ -16,7 +16,7 @@ from translators.ir.request import FunctionTool, Tool, ToolChoice, WebSearchTool
 from translators.report import Report
 
 _FUNCTION_KEYS = frozenset({"type", "name", "description", "input_schema", "strict", "defer_loading",
-                            "cache_control", "eager_input_streaming", "allowed_callers"})
+                            "cache_control", "eager_input_streaming", "allowed_callers", "input_examples"})
 _COSMETIC_TOOL_KEYS = frozenset({"cache_control", "eager_input_streaming"})
 """Prompt-cache breakpoints and input streaming granularity: the model sees the same tool."""
 _WEB_SEARCH_KEYS = frozenset({"type", "name", "allowed_domains", "user_location", "cache_control"})
@@ -68,11 +68,10 @@ class Tools:
                 self.report.drop(f"{path}.{key}", kind="cosmetic")
         if raw.get("allowed_callers") not in (None, ["direct"]):
             self.report.drop(f"{path}.allowed_callers")
-        if raw.get("input_examples"):
-            self.report.drop(f"{path}.input_examples")
-        self.report.drop_unread(raw, _FUNCTION_KEYS | {"input_examples"}, path, skip_empty=True)
+        self.report.drop_unread(raw, _FUNCTION_KEYS, path, skip_empty=True)
         tool = FunctionTool(name=name, description=description if isinstance(description, str) else "",
                             parameters=schema, strict=strict if isinstance(strict, bool) else None,
+                            input_examples=_examples(raw.get("input_examples"), f"{path}.input_examples"),
                             origin=path)
         if raw.get("defer_loading") is True:
             self.deferred[name] = tool
@@ -124,3 +123,12 @@ def tool_choice(value: Any, report: Report) -> tuple[ToolChoice, bool | None]:
             raise MalformedRequest("tool_choice.name must name a tool", param="tool_choice.name")
         return ToolChoice(mode="tool", name=name), parallel
     return ToolChoice(mode={"auto": "auto", "any": "required", "none": "none"}[kind]), parallel
+
+
+def _examples(value: Any, path: str) -> list[dict[str, Any]]:
+    """`input_examples`: objects, each an input the tool takes (anthropic SDK `BetaToolParam`)."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
+        raise MalformedRequest(f"{path} must be an array of objects", param=path)
+    return value

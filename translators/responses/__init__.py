@@ -11,24 +11,28 @@ For any other client (a Messages client, Claude Code) the same upstream is reach
 only for a client that speaks this wire (`ClientDialect.takes_passthrough`).
 """
 
-from translators.dialect import CountEndpoint, Dialect, Passthrough
+from translators.dialect import Codec, CountEndpoint, Dialect, Passthrough, Vendor
 from translators.responses import count, passthrough, upstream_request, upstream_stream
 from translators.responses.view import VIEW
 
 DIALECT = Dialect(
     name="responses",
-    display_name="Responses",
-    base_url="https://api.openai.com/v1",
-    key_env=None,  # to OpenAI: the client's own credentials go along (addon/auth.py)
-    client_credentials_hosts=("api.openai.com", "chatgpt.com"),
-    # what OpenAI tells Codex about its own service: its model, plan usage, turn state
-    client_headers=("openai-model",),
-    client_header_prefixes=("x-codex-",),
+    vendor=Vendor(
+        display_name="Responses",
+        base_url="https://api.openai.com/v1",
+        key_env=None,  # to OpenAI: the client's own credentials go along (addon/auth.py)
+        client_credentials_hosts=("api.openai.com", "chatgpt.com"),
+        # what OpenAI tells Codex about its own service: its model, plan usage, turn state
+        client_headers=("openai-model",),
+        client_header_prefixes=("x-codex-",),
+    ),
     view=VIEW,
     passthrough=Passthrough(encode=passthrough.encode, stream=passthrough.Passthrough),
-    encode_request=upstream_request.encode,
-    stream_decoder=upstream_stream.ResponsesUpstreamDecoder,
-    response_events=upstream_stream.response_events,
-    error_info=upstream_stream.error_info,
-    count_tokens=CountEndpoint(encode=count.encode, parse=count.parse),
+    codec=Codec(
+        encode_request=upstream_request.encode,
+        stream_decoder=upstream_stream.ResponsesUpstreamDecoder,
+        response_events=upstream_stream.response_events,
+        error_info=upstream_stream.error_info,
+        count_tokens=CountEndpoint(encode=count.encode, parse=count.parse),
+    ),
 )

@@ -36,7 +36,7 @@ _REFUSED_TOP = {
     "prompt": "stored prompt templates live on OpenAI's platform and cannot be resolved",
 }
 _REFUSED_ITEMS = {
-    # a final trigger never reaches the decoder (translators/compaction.py asks for a summary)
+    # a final trigger makes the request a compaction (`decode`); anywhere else it means nothing
     "compaction_trigger": "compaction_trigger must be the last input item",
     "item_reference": "item references point into OpenAI's storage, which the gateway cannot read",
 }
@@ -94,10 +94,13 @@ def decode(body: Any, report: Report) -> Request:
         system.append(instructions)
     elif instructions not in (None, "", []):
         report.drop("instructions")
-    items = state.decode_input(body.get("input"), system)
+    # a final `compaction_trigger` asks for a compaction: the request's kind, not an item
+    compacting = compaction.is_trigger(body)
+    items = state.decode_input(body["input"][:-1] if compacting else body.get("input"), system)
 
     request = Request(
         model=model,
+        kind="compaction" if compacting else "turn",
         system=system,
         items=pairing.pair(items, report),
         tools=tools.tools,

@@ -152,6 +152,9 @@ class ResponsesEncoder(EventEncoder):
         if isinstance(event, ev.Note):
             self.report.note(event.text)
             return
+        if type(event) is ev.KeepAlive:
+            self._keep_alive()
+            return
         if isinstance(event, ev.Usage):
             for field in _USAGE_FIELDS:
                 value = getattr(event, field)
@@ -426,6 +429,11 @@ class ResponsesEncoder(EventEncoder):
             self.status = "completed"
             self.completed_at = int(self._clock())
             self._emit("response.completed", {"response": self.response()})
+
+    def _keep_alive(self) -> None:
+        """Nothing: a Responses stream has no keep-alive event (the openai SDK's event types, Codex's
+        reader). An SSE comment would be skipped safely, but Codex's idle timer counts events, not
+        bytes, so it would keep nothing alive (docs/claude-code.md "Keep-alives")."""
 
     def _fail(self, code: str, message: str) -> None:
         if code not in _CLIENT_CODES:

@@ -53,6 +53,11 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     for key in ("temperature", "top_p"):
         if getattr(request, key) is not None:
             body[key] = getattr(request, key)
+    # the Responses API has neither (openai SDK `ResponseCreateParams`)
+    if request.top_k is not None:
+        report.drop("top_k")
+    if request.stop_sequences:
+        report.drop("stop_sequences")
     reasoning = _reasoning(request)
     if reasoning:
         body["reasoning"] = reasoning
@@ -159,9 +164,11 @@ def _call(item: ToolCall, tools: toolset.Toolset, report: Report) -> dict[str, A
 
 
 def _output(item: ToolResult, report: Report) -> str | list[dict[str, Any]]:
-    if all(part.type == "text" for part in item.parts):
-        return "".join(part.text for part in item.parts if isinstance(part, Text))
-    return _parts(item.parts, "user", report)
+    # `function_call_output` has no error flag: a failed tool's text says so (toolset.result_parts)
+    parts = toolset.result_parts(item, report)
+    if all(part.type == "text" for part in parts):
+        return "".join(part.text for part in parts if isinstance(part, Text))
+    return _parts(parts, "user", report)
 
 
 def _parts(parts: list[Part], role: str, report: Report) -> list[dict[str, Any]]:

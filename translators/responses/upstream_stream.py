@@ -8,7 +8,9 @@ A reasoning item's summary text streams as `response.reasoning_summary_text.delt
 becomes the IR's reasoning state, which the client carries to the next turn. A function call
 opens on `response.output_item.added`, streams `response.function_call_arguments.delta`, and closes
 on its `output_item.done`. The stream ends with `response.completed`, `response.incomplete`
-(`incomplete_details.reason`), `response.failed` (`response.error`) or an `error` event.
+(`incomplete_details.reason`), `response.failed` (`response.error`) or an `error` event. A
+`keepalive` event (`{"type": "keepalive", "sequence_number"}`, sent on long waits though the SDK's
+types do not list it) and an SSE comment line are the upstream's keep-alives.
 """
 
 from __future__ import annotations
@@ -156,6 +158,9 @@ class ResponsesUpstreamDecoder(decoding.DataEvents):
         if not isinstance(event, dict):
             raise UpstreamProtocolError("the Responses upstream sent an event that is not a JSON object")
         kind = event.get("type")
+        if kind == "keepalive":
+            out.append(ev.KeepAlive())
+            return
         if kind == "error":
             self._done = True
             found = failure(event.get("error", event))

@@ -12,7 +12,7 @@ from pydantic import TypeAdapter
 
 from translators import dialect, translate_request
 
-COUNTER = dialect.get("anthropic").count_tokens
+COUNTER = dialect.get("anthropic").codec.count_tokens
 TOOL = {"name": "exec_command", "description": "Run a command.",
         "input_schema": {"type": "object", "properties": {"cmd": {"type": "string"}}}}
 

@@ -11,7 +11,7 @@ from tests.support.vendor_types import assert_anthropic_document, assert_anthrop
 from tests.translators.bodies import assistant, body, function, function_call, function_output, user
 from tests.translators.files import DOCX_B64, NOTES, NOTES_B64, PDF_B64, inline, pdf, url, user_with
 from translators import translate_request
-from translators.anthropic.models import lookup
+from translators.families.claude.models import lookup
 
 MODEL = "claude-sonnet-4-5"
 

@@ -1,6 +1,6 @@
 """Test-only encoder for `application/vnd.amazon.eventstream` frames (docs/bedrock.md "Event-stream framing").
 
-No public recording of an exception frame exists (fixtures/SOURCES.md), so tests build them:
+No public recording of an exception frame exists (tests/data/SOURCES.md "Not included"), so tests build them:
 `total_length | headers_length | prelude_crc | headers | payload | message_crc`, big-endian,
 CRC32 as `zlib.crc32`; headers here are all strings (type 7, u16 length), as Bedrock sends them.
 """

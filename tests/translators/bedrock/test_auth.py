@@ -1,5 +1,6 @@
 """translators/bedrock/auth.py: SigV4 and API-key headers, verified the way the service would. The
-signer is pure: credentials and the time are passed in (the AWS chain is addon/aws.py's).
+signer is pure: credentials and the time are passed in (the AWS chain is the dialect's credential
+source, credentials.py, which the addon asks).
 
 The verifier rebuilds the request from what is sent (method, URL, body, the headers named in
 SignedHeaders, X-Amz-Date) and recomputes the signature with botocore's SigV4 primitives, as the

@@ -12,7 +12,7 @@ from botocore.validate import ParamValidator
 
 from translators import dialect, translate_request
 
-COUNTER = dialect.get("bedrock").count_tokens
+COUNTER = dialect.get("bedrock").codec.count_tokens
 MODEL = "us.anthropic.claude-sonnet-4-6"
 OPERATION = botocore.session.get_session().get_service_model("bedrock-runtime").operation_model("CountTokens")
 TOOL = {"name": "exec_command", "description": "Run a command.",

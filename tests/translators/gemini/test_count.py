@@ -13,7 +13,7 @@ from google.genai import types
 
 from translators import dialect, translate_request
 
-COUNTER = dialect.get("gemini").count_tokens
+COUNTER = dialect.get("gemini").codec.count_tokens
 TOOL = {"name": "exec_command", "description": "Run a command.",
         "input_schema": {"type": "object", "properties": {"cmd": {"type": "string"}}}}
 

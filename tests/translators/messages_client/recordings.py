@@ -78,14 +78,14 @@ def run_encoder(
     """`run`, and the encoder as it stands after the end (its whole `message()`)."""
     target = target_of(name)
     dialect = dialects.get(target)
-    assert dialect.stream_decoder is not None
+    assert dialect.codec is not None
     report = Report()
     encoder = MessagesEncoder(
         model=CLIENT_MODEL, report=report, new_id=sequential_ids(), show_thinking=show_thinking
     )
     tr = translation(target)
     stream = StreamTranslator(
-        dialect.stream_decoder(tr),
+        dialect.codec.stream_decoder(tr),
         encoder,
         report,  # type: ignore[arg-type]
         whole=lambda: whole_body.WholeBody(dialect, tr),

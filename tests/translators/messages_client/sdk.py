@@ -22,8 +22,11 @@ def event_adapter() -> TypeAdapter[Any]:
 def validate_stream(data: bytes) -> tuple[Message | None, dict[str, Any] | None]:
     """Every event validates against the SDK's `RawMessageStreamEvent` (or, an `error`, against its
     `ErrorResponse`); `message_start` opens, exactly one end closes (`message_stop`, or an `error`),
-    and the SDK's accumulator builds a valid `Message` from the events. -> (message, error)."""
+    and the SDK's accumulator builds a valid `Message` from the events. A `ping` may come anywhere
+    and is skipped, as the SDK's `Stream` skips it before any type is read. -> (message, error)."""
     events = sse_events(data)
+    assert all(payload == {"type": "ping"} for name, payload in events if name == "ping")
+    events = [(name, payload) for name, payload in events if name != "ping"]
     assert events, "no events"
     names = [name for name, _ in events]
     ends = [n for n in names if n in ("message_stop", "error")]

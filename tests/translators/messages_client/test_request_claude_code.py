@@ -60,7 +60,8 @@ def test_the_real_claude_code_request_reaches_an_upstream_losing_nothing_the_mod
     target, model
 ) -> None:
     request, report = decoded(claude_code_request())
-    dialect = dialects.get(target)
-    encoded = dialect.encode_request(request, model, report, dialect.capabilities(model))
+    codec = dialects.get(target).codec
+    assert codec is not None and codec.capabilities is not None
+    encoded = codec.encode_request(request, model, report, codec.capabilities(model))
     assert report.lossy == []
     assert encoded.body

@@ -205,12 +205,18 @@ def test_a_tool_result_of_blocks_keeps_its_text_and_images() -> None:
     assert [part.type for part in result.parts] == ["text", "image"]
 
 
-def test_an_error_tool_result_keeps_its_text_and_reports_the_flag() -> None:
+def test_an_error_tool_result_keeps_its_text_and_its_flag() -> None:
     request, report = decoded(
         body(user("q"), assistant(tool_use("t1", "Bash")), user(tool_result("t1", "exit 1", is_error=True)))
     )
     assert request.items[-1].parts[0].text == "exit 1"
-    assert report.dropped == ["messages[2].content[0].is_error"]
+    assert request.items[-1].is_error is True
+    assert not report
+
+
+def test_a_tool_result_without_is_error_is_no_error() -> None:
+    request, _ = decoded(body(user("q"), assistant(tool_use("t1", "Bash")), user(tool_result("t1", "ok"))))
+    assert request.items[-1].is_error is False
 
 
 def test_a_thinking_block_with_anthropics_signature_is_anthropic_state() -> None:
@@ -280,8 +286,8 @@ def test_a_client_tool_is_a_function_with_its_schema_and_strictness() -> None:
     assert not report
 
 
-def test_tool_cache_control_and_input_streaming_are_cosmetic_and_input_examples_lossy() -> None:
-    _, report = decoded(
+def test_tool_cache_control_and_input_streaming_are_cosmetic_and_input_examples_kept() -> None:
+    request, report = decoded(
         body(
             tools=[
                 tool(
@@ -293,12 +299,14 @@ def test_tool_cache_control_and_input_streaming_are_cosmetic_and_input_examples_
             ]
         )
     )
-    assert report.dropped == [
-        "tools[0].cache_control",
-        "tools[0].eager_input_streaming",
-        "tools[0].input_examples",
-    ]
-    assert report.cosmetic == ["tools[0].cache_control", "tools[0].eager_input_streaming"]
+    assert report.dropped == report.cosmetic == ["tools[0].cache_control", "tools[0].eager_input_streaming"]
+    assert request.tools[0].input_examples == [{"x": "1"}]
+
+
+@pytest.mark.parametrize("examples", [{"x": "1"}, ["not an object"]])
+def test_input_examples_that_are_not_objects_are_refused(examples: object) -> None:
+    with pytest.raises(MalformedRequest, match=r"tools\[0\]\.input_examples"):
+        decoded(body(tools=[tool("A", input_examples=examples)]))
 
 
 def test_a_deferred_tool_is_offered_once_a_tool_reference_loads_it() -> None:
@@ -456,9 +464,23 @@ def test_missing_max_tokens_is_refused() -> None:
         decoded(raw)
 
 
-def test_top_k_and_stop_sequences_are_reported_lossy() -> None:
-    _, report = decoded(body(top_k=5, stop_sequences=["END"]))
-    assert report.lossy == ["top_k", "stop_sequences"]
+def test_top_k_and_stop_sequences_are_translated() -> None:
+    request, report = decoded(body(top_k=5, stop_sequences=["END", "###"]))
+    assert (request.top_k, request.stop_sequences) == (5, ["END", "###"])
+    assert not report
+
+
+def test_no_top_k_and_no_stop_sequences_ask_for_none() -> None:
+    request, report = decoded(body(stop_sequences=[]))
+    assert (request.top_k, request.stop_sequences) == (None, [])
+    assert not report
+
+
+@pytest.mark.parametrize(("field", "value"), [("top_k", -1), ("top_k", 2.5), ("top_k", True),
+                                              ("stop_sequences", "END"), ("stop_sequences", ["END", 3])])
+def test_a_malformed_top_k_or_stop_sequences_is_refused(field: str, value: object) -> None:
+    with pytest.raises(MalformedRequest, match=field):
+        decoded(body(**{field: value}))
 
 
 def test_metadata_user_id_is_the_end_user() -> None:

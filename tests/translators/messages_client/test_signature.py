@@ -45,9 +45,10 @@ def _next_turn(name: str) -> tuple[dict[str, Any], list[Any]]:
 def _upstream_body(request: dict[str, Any], target: str, model: str) -> dict[str, Any]:
     decoded_request, report = decoded(request)
     assert not report.dropped
-    dialect = dialects.get(target)
+    codec = dialects.get(target).codec
+    assert codec is not None and codec.capabilities is not None
     upstream = Report()
-    encoded = dialect.encode_request(decoded_request, model, upstream, dialect.capabilities(model))
+    encoded = codec.encode_request(decoded_request, model, upstream, codec.capabilities(model))
     assert not upstream.dropped
     return encoded.body
 
@@ -150,6 +151,7 @@ def test_anthropics_own_signature_goes_to_the_client_and_back_to_anthropic_uncha
 def test_anthropics_own_signature_never_goes_to_another_upstream(target: str, model: str) -> None:
     request, content = _next_turn("anthropic/thinking_then_text.sse")
     decoded_request, _ = decoded(request)
-    dialect = dialects.get(target)
-    encoded = dialect.encode_request(decoded_request, model, Report(), dialect.capabilities(model))
+    codec = dialects.get(target).codec
+    assert codec is not None and codec.capabilities is not None
+    encoded = codec.encode_request(decoded_request, model, Report(), codec.capabilities(model))
     assert _signatures(content)[0] not in json.dumps(encoded.body)

@@ -213,6 +213,29 @@ def test_ping_is_a_valid_event_until_the_end() -> None:
     assert enc.ping() == b""
 
 
+def names(data: bytes) -> list[str]:
+    return [name for name, _ in sse_events(data)]
+
+
+def test_an_upstream_keep_alive_is_a_ping_after_the_message_opened() -> None:
+    out = stream([ev.Started(), ev.KeepAlive(), ev.TextDelta(0, "hi"), ev.KeepAlive(), ev.Finished("stop")])
+    assert names(out) == ["message_start", "ping", "content_block_start", "content_block_delta", "ping",
+                          "content_block_stop", "message_delta", "message_stop"]
+    validate_stream(out)
+
+
+def test_a_keep_alive_before_the_upstream_began_is_a_ping_alone() -> None:
+    out = stream([ev.KeepAlive(), ev.Started(), ev.TextDelta(0, "hi"), ev.Finished("stop")])
+    assert names(out)[:2] == ["ping", "message_start"]
+    validate_stream(out)
+
+
+def test_a_keep_alive_after_the_end_writes_nothing() -> None:
+    enc = encoder()
+    enc.encode(answer())
+    assert enc.encode([ev.KeepAlive()]) == b""
+
+
 def test_a_tool_name_on_the_upstreams_wire_comes_back_as_the_clients_name() -> None:
     tools = ToolIndex()
     tools.add("mcp__docs_search", ToolRef(name="mcp__docs__search"))

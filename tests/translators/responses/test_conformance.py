@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.reliability.fault_upstream import WHOLE
 from tests.reliability.recorded import DECODER_DIALECTS, Recording, recordings_of, translation_for
+from tests.support import conformance
 from tests.translators.responses.openresponses_rules import (
     assert_valid_response,
     assert_valid_stream,
@@ -72,29 +72,6 @@ def test_every_function_call_has_an_arguments_delta_that_adds_up_to_its_argument
         assert deltas and "".join(deltas) == done["arguments"]
 
 
-WHOLE_TOOL_CALLS: dict[str, dict[str, Any]] = {
-    "anthropic": {"id": "msg_w", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
-                  "content": [{"type": "tool_use", "id": "toolu_w1", "name": "get_weather",
-                               "input": {"city": "Paris"}}],
-                  "stop_reason": "tool_use", "stop_sequence": None,
-                  "usage": {"input_tokens": 9, "output_tokens": 5}},
-    "chat": {"id": "chatcmpl-w", "object": "chat.completion", "created": 1, "model": "deepseek-chat",
-             "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-                 "role": "assistant", "content": None, "tool_calls": [
-                     {"id": "call_w1", "type": "function",
-                      "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]}}],
-             "usage": {"prompt_tokens": 9, "completion_tokens": 5, "total_tokens": 14}},
-    "gemini": {"candidates": [{"index": 0, "finishReason": "STOP", "content": {
-        "role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}}]}}],
-        "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": 5, "totalTokenCount": 14}},
-    "bedrock": {"output": {"message": {"role": "assistant", "content": [
-        {"toolUse": {"toolUseId": "tooluse_w1", "name": "get_weather", "input": {"city": "Paris"}}}]}},
-        "stopReason": "tool_use", "usage": {"inputTokens": 9, "outputTokens": 5, "totalTokens": 14},
-        "metrics": {"latencyMs": 1}},
-}
-"""One whole (non-streamed) tool-call answer per dialect, in each vendor's documented shape."""
-
-
 def _whole(dialect: str, body: dict[str, Any]) -> dict[str, Any]:
     translation = translation_for(dialect).model_copy(update={"stream": False})
     return translate_response(dialect, translation, json.dumps(body).encode(), new_id=sequential_ids(),
@@ -103,14 +80,16 @@ def _whole(dialect: str, body: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("dialect", DECODER_DIALECTS)
 def test_a_whole_text_answer_is_a_valid_response_object(dialect: str) -> None:
-    response = _whole(dialect, WHOLE[dialect])
+    response = _whole(dialect, conformance.of(dialect).whole)
     assert_valid_response(response)
     assert response["status"] == "completed" and response["completed_at"] == CLOCK
 
 
 @pytest.mark.parametrize("dialect", DECODER_DIALECTS)
 def test_a_whole_tool_call_answer_is_a_valid_response_object(dialect: str) -> None:
-    response = _whole(dialect, WHOLE_TOOL_CALLS[dialect])
+    tool_call = conformance.of(dialect).whole_tool_call
+    assert tool_call is not None, f"no whole tool-call answer for {dialect} (tests/support/conformance/)"
+    response = _whole(dialect, tool_call)
     assert_valid_response(response)
     assert [(i["type"], i["name"], json.loads(i["arguments"])) for i in response["output"]] == [
         ("function_call", "get_weather", {"city": "Paris"})]

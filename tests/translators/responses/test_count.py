@@ -12,7 +12,7 @@ from pydantic import TypeAdapter
 
 from translators import dialect, translate_request
 
-COUNTER = dialect.get("responses").count_tokens
+COUNTER = dialect.get("responses").codec.count_tokens
 TOOL = {"name": "exec_command", "description": "Run a command.",
         "input_schema": {"type": "object", "properties": {"cmd": {"type": "string"}}}}
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.reliability.fault_upstream import WHOLE
+from tests.support import conformance
 from tests.translators.responses.openresponses_rules import assert_valid_response
 from translators import stream_translator, translate_request, translate_response
 from translators.ids import sequential_ids
@@ -94,8 +94,8 @@ def _objects(body: dict[str, Any], resolved: dict[str, Any] | None = None) -> li
     """The Responses objects of one request: the whole answer's, and those of the streamed
     answer's response.created / in_progress / completed events."""
     whole = translate_request({**body, "stream": False}, TARGET, MODEL, resolved=resolved)
-    answer = translate_response(TARGET, whole, json.dumps(WHOLE[TARGET]).encode(), new_id=sequential_ids(),
-                                clock=lambda: 5)
+    body_bytes = json.dumps(conformance.of(TARGET).whole).encode()
+    answer = translate_response(TARGET, whole, body_bytes, new_id=sequential_ids(), clock=lambda: 5)
     translation = translate_request({**body, "stream": True}, TARGET, MODEL, resolved=resolved)
     translator = stream_translator(TARGET, translation, new_id=sequential_ids(), clock=lambda: 5)
     sse = translator.feed(STREAM) + translator.close()

@@ -390,3 +390,21 @@ def test_a_giant_delta_is_written_as_the_json_module_writes_it() -> None:
         assert written == json.dumps(json.loads(written), ensure_ascii=False, separators=(",", ":")).encode(
             "utf-8", "backslashreplace")
         assert json.loads(written)["delta"] == sent
+
+
+def test_an_upstream_keep_alive_writes_nothing_and_opens_no_response() -> None:
+    """A Responses stream has no keep-alive event; Codex's idle timer counts events, so an SSE
+    comment would keep nothing alive (docs/claude-code.md "Keep-alives")."""
+    encoder = ResponsesEncoder(model="gpt-5.5", tools=tools(), report=Report(), new_id=sequential_ids(),
+                               clock=lambda: 1_700_000_000)
+    assert encoder.encode([ev.KeepAlive()]) == b""
+    with_keep_alives, _ = encode(ev.Started(), ev.KeepAlive(), ev.TextDelta(0, "hi"), ev.KeepAlive(),
+                                 ev.TextDone(0), ev.Finished("stop"))
+    without, _ = encode(ev.Started(), ev.TextDelta(0, "hi"), ev.TextDone(0), ev.Finished("stop"))
+    assert with_keep_alives == without
+
+
+def test_a_stop_sequence_completes_the_response() -> None:
+    payloads, _ = encode(ev.Started(), ev.TextDelta(0, "hi"), ev.TextDone(0),
+                         ev.Finished("stop_sequence", "END"))
+    assert kinds(payloads)[-1] == "response.completed"

@@ -1,4 +1,5 @@
-"""addon/aws.py: the AWS credential chain, resolved in the addon (the signer in translators/ is pure)."""
+"""translators/bedrock/credentials.py: the AWS chain, Bedrock's own credential source (asked by the addon;
+the signer stays pure)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from addon import aws
+from translators.bedrock import credentials as aws
+from translators.dialect import get
 
 
 @pytest.fixture
@@ -40,3 +42,11 @@ def test_the_profiles_region_comes_with_the_identity(no_environment: pytest.Monk
 
 def test_nothing_anywhere_is_an_empty_identity(no_environment: pytest.MonkeyPatch) -> None:
     assert aws.identity() == aws.Identity(None, None)
+
+
+def test_bedrock_brings_the_chain_as_its_credential_source(no_environment: pytest.MonkeyPatch) -> None:
+    signing = get("bedrock").signing
+    assert signing is not None and signing.source.name == "aws"
+    no_environment.setenv("AWS_ACCESS_KEY_ID", "AKIDAWSTEST00000002")
+    no_environment.setenv("AWS_SECRET_ACCESS_KEY", "aws-test-secret")
+    assert signing.source.find().credentials.access_key == "AKIDAWSTEST00000002"

@@ -1,6 +1,6 @@
 """IR history -> alternating user/assistant turns of content blocks, the conversation shape that
-Anthropic Messages and Bedrock Converse share (docs/anthropic.md "Conversation rules"; docs/bedrock.md
-"Request").
+Anthropic Messages and Bedrock Converse share for Claude, and Bedrock for every model
+(docs/anthropic.md "Conversation rules"; docs/bedrock.md "Request").
 
 One walk serves both: consecutive same-role blocks merge into one turn (Anthropic merges them
 itself; Bedrock demands strict alternation), `pairing.pair` already put every result right after

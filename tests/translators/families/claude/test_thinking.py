@@ -1,5 +1,6 @@
-"""translators/claude.py: what a Responses `reasoning`, sampling and `max_output_tokens` become on
-each Claude model, through both APIs that carry Claude (Anthropic Messages and Bedrock Converse).
+"""translators/families/claude/thinking.py: what a Responses `reasoning`, sampling and
+`max_output_tokens` become on each Claude model, through both APIs that carry Claude (Anthropic
+Messages and Bedrock Converse).
 
 Every body is checked against the vendor SDK's description of the request (tests/support/vendor_types).
 """
@@ -13,7 +14,7 @@ import pytest
 
 from tests.support.vendor_types import assert_anthropic_request, assert_converse_request
 from translators import Translation, translate_request
-from translators.anthropic.models import lookup
+from translators.families.claude.models import lookup
 
 BUDGET_ONLY = "claude-sonnet-4-5"  # takes `enabled` + budget, no effort knob
 BOTH = "claude-sonnet-4-6"  # `enabled` (deprecated) or `adaptive`; effort low..max, no xhigh

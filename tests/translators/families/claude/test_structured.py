@@ -1,10 +1,10 @@
-"""translators/structured.py: a client's JSON schema cut to what Claude's structured output
+"""translators/families/claude/structured.py: a client's JSON schema cut to what Claude's structured output
 enforces; every keyword removed is reported and told to the model in the description."""
 
 from __future__ import annotations
 
+from translators.families.claude.structured import clean
 from translators.report import Report
-from translators.structured import clean
 
 
 def cleaned(schema: dict) -> tuple[dict, Report]:

@@ -1,12 +1,13 @@
-"""translators/turns.py: the user/assistant turns Anthropic Messages and Bedrock Converse share."""
+"""translators/families/claude/turns.py: the user/assistant turns Anthropic Messages and Bedrock
+Converse share."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from translators.families.claude.turns import alternate, with_thinking
 from translators.ir.request import Message, Part, Reasoning, Request, Text, ToolCall, ToolResult, VendorState
 from translators.report import Report
-from translators.turns import alternate, with_thinking
 
 THINKING = {"type": "enabled", "budget_tokens": 2048}
 

@@ -109,8 +109,9 @@ def _effort_word(effort: str, caps: ModelCapabilities, report: Report) -> str | 
 
 
 def sampling(request: Request, caps: ModelCapabilities, thinking: bool, report: Report) -> dict[str, float]:
-    """`temperature` / `top_p` as the model takes them: none with thinking (Claude requires the
-    default sampling then), and only one of them on the models that refuse both."""
+    """`temperature` / `top_p` / `top_k` as the model takes them: none with thinking (Claude
+    requires the default sampling then), and only one of temperature and top_p on the models that
+    refuse both."""
     out: dict[str, float] = {}
     for key in ("temperature", "top_p"):
         value = getattr(request, key)
@@ -123,4 +124,9 @@ def sampling(request: Request, caps: ModelCapabilities, thinking: bool, report: 
             report.note(f"{key} not sent: {caps.model} takes temperature or top_p, not both")
         else:
             out[key] = value
+    if request.top_k is not None:
+        if thinking:
+            report.drop("top_k")
+        else:
+            out["top_k"] = request.top_k
     return out

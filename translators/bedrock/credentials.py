@@ -1,7 +1,12 @@
-"""The AWS credential chain, for dialects whose requests are SigV4-signed (`Signing.source ==
-"aws"`): env keys, shared profile, SSO, container or instance role, found through one
-process-wide botocore session. It reads the environment and may call the network (an instance
-role), which is why it lives in the addon and the signer in the translators gets its result."""
+"""The AWS credential chain: Bedrock's credential source (`Signing.source`) when a route names no
+Bedrock API key. Env keys, shared profile, SSO, container or instance role, found through one
+process-wide botocore session (docs/bedrock.md "Endpoint, signing and API keys").
+
+The one module of the package that reads the environment and may call the network (an instance
+role): the declared I/O edge a dialect may supply (docs/design.md "Pure translators"). Nothing in
+`translators/` calls it; the addon does, off its event loop, and hands the result to the pure
+signer (`auth.sign_request`) as `ToSign.identity`.
+"""
 
 from __future__ import annotations
 
@@ -32,3 +37,16 @@ def identity() -> Identity:
     if found is not None and hasattr(found, "get_frozen_credentials"):  # one consistent key triple
         found = found.get_frozen_credentials()
     return Identity(found, session().get_config_variable("region"))
+
+
+@dataclass(frozen=True, slots=True)
+class AwsChain:
+    """The chain as a `CredentialSource` (translators/dialect.py)."""
+
+    name: str = "aws"
+
+    def find(self) -> Identity:
+        return identity()
+
+
+SOURCE = AwsChain()
