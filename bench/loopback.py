@@ -18,17 +18,12 @@ def _chunk(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
 
 
-@dataclass
-class Upstream:
-    deltas: int
-    interval_s: float
-    port: int = 0
-    requests: list[int] = field(default_factory=list)
-    """Body size of every request received."""
-    heavy: tuple[bytes, list[bytes]] | None = None
-    """(marker, chunks): a request whose body holds the marker is answered with these chunks, at once
-    (bench/stall.py's heavy answer) instead of the paced stamped stream."""
-    _server: asyncio.Server | None = None
+class Listening:
+    """A loopback server of the benchmark: `start` listens on a free port (`port`), `stop` ends
+    it; the subclass answers each connection in `_serve`."""
+
+    port: int
+    _server: asyncio.Server | None
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
@@ -38,6 +33,22 @@ class Upstream:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
+
+
+@dataclass
+class Upstream(Listening):
+    deltas: int
+    interval_s: float
+    port: int = 0
+    requests: list[int] = field(default_factory=list)
+    """Body size of every request received."""
+    heavy: tuple[bytes, list[bytes]] | None = None
+    """(marker, chunks): a request whose body holds the marker is answered with these chunks, at once
+    (bench/stall.py's heavy answer) instead of the paced stamped stream."""
+    _server: asyncio.Server | None = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.loopback import Listening
 from bench.workloads import CODEX_DIR, REPO, long_request
 
 ANSWERS = REPO / "tests" / "data" / "anthropic"
@@ -78,7 +79,7 @@ class Seen:
 
 
 @dataclass
-class AnswerServer:
+class AnswerServer(Listening):
     """Answers every POST with `chunks`, all at once, as a chunked SSE body; keeps the connection
     when `keepalive`, else closes it (as bench/loopback.py does). `GET /v1/models` gets a 404
     (the gateway's capabilities fetch, when asked to fetch)."""
@@ -91,15 +92,6 @@ class AnswerServer:
     head: str = ""
     """The head of the first request, its header values after the first 40 characters left out."""
     _server: asyncio.Server | None = None
-
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1

@@ -6,6 +6,7 @@ import asyncio
 import json
 import socket
 from collections.abc import Awaitable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -78,7 +79,7 @@ def wire_headers(flow: http.HTTPFlow) -> dict[str, str]:
 
 def finish(result: Awaitable[None] | None) -> None:
     """Run to its end what a hook returned for mitmproxy to await (a large body's worker thread,
-    addon/limits.py)."""
+    addon/offload.py)."""
     if result is not None:
         asyncio.run(result)  # type: ignore[arg-type]
 
@@ -97,3 +98,18 @@ def sse_events(data: bytes) -> list[dict[str, Any]]:
             if line.startswith("data:"):
                 out.append(json.loads(line[5:]))
     return out
+
+
+def capture_messages_turn(addon: Any, tctx: Any, folder: Path, turn: dict[str, Any], upstream: bytes) -> Path:
+    """One Messages-client (Claude Code) turn through the gateway's hooks with captures on,
+    answered by the Anthropic stream `upstream` as a server replay; the capture folder it wrote."""
+    tctx.configure(addon, gateway_capture_dir=str(folder))
+    flow = client_flow(turn, url="https://api.anthropic.com/v1/messages?beta=true",
+                       headers={"x-api-key": "sk-ant-client-0123456789", "anthropic-version": "2023-06-01"})
+    run_request(addon, flow)
+    flow.response = http.Response.make(200, upstream, {"content-type": "text/event-stream"})
+    flow.is_replay = "response"
+    addon.responseheaders(flow)
+    finish(addon.response(flow))
+    (written,) = folder.iterdir()
+    return written

@@ -10,7 +10,7 @@ from mitmproxy import http
 
 from addon import recording
 from addon.gateway import Gateway
-from tests.addon.conftest import UPSTREAM_KEY, client_flow, finish, run_request
+from tests.addon.conftest import UPSTREAM_KEY, capture_messages_turn, client_flow, finish, run_request
 from tests.data import DATA
 
 Ctx = tuple[Gateway, object]
@@ -88,17 +88,8 @@ def test_a_claude_code_turns_capture_names_its_client_and_keeps_its_request_but_
         gateway: Ctx, tmp_path: Path) -> None:
     """The real Claude Code request: every field but `metadata` (its device, account and session
     ids) as it came, `<task-notification>` in its tool descriptions included."""
-    addon, tctx = gateway
-    tctx.configure(addon, gateway_capture_dir=str(tmp_path / "captures"))
     claude = json.loads((DATA / "claude_code" / "request_say_hi.json").read_text())
-    flow = client_flow(claude, url="https://api.anthropic.com/v1/messages?beta=true",
-                       headers={"x-api-key": "sk-ant-client-0123456789", "anthropic-version": "2023-06-01"})
-    run_request(addon, flow)
-    flow.response = http.Response.make(200, RAW, {"content-type": "text/event-stream"})
-    flow.is_replay = "response"
-    addon.responseheaders(flow)
-    finish(addon.response(flow))
-    (folder,) = (tmp_path / "captures").iterdir()
+    folder = capture_messages_turn(*gateway, tmp_path / "captures", claude, RAW)
     assert json.loads((folder / "capture.json").read_text())["client"] == "messages"
     kept = json.loads((folder / "request.json").read_text())
     assert kept == {k: v for k, v in claude.items() if k != "metadata"}

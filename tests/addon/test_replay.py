@@ -13,7 +13,7 @@ from mitmproxy import http, io
 
 from addon import replay
 from addon.gateway import Gateway
-from tests.addon.conftest import client_flow, finish, run_request
+from tests.addon.conftest import capture_messages_turn, client_flow, finish, run_request
 from tests.data import DATA
 from tests.translators.messages_client.sdk import validate_stream
 
@@ -252,18 +252,9 @@ def test_a_messages_client_capture_prints_the_same_transcript_sections(tmp_path:
 
 def test_a_messages_capture_the_addon_just_wrote_replays(gateway: tuple[Gateway, object],
                                                          tmp_path: Path) -> None:
-    addon, tctx = gateway
-    tctx.configure(addon, gateway_capture_dir=str(tmp_path / "captures"))
     turn = {"model": "claude-opus-5-5", "max_tokens": 1000, "stream": True,
             "messages": [{"role": "user", "content": "name my pelican"}], "metadata": {"user_id": "u-42"}}
-    flow = client_flow(turn, url="https://api.anthropic.com/v1/messages?beta=true",
-                       headers={"x-api-key": "sk-ant-client-0123456789", "anthropic-version": "2023-06-01"})
-    run_request(addon, flow)
-    flow.response = http.Response.make(200, RAW, {"content-type": "text/event-stream"})
-    flow.is_replay = "response"
-    addon.responseheaders(flow)
-    finish(addon.response(flow))
-    (folder,) = (tmp_path / "captures").iterdir()
+    folder = capture_messages_turn(*gateway, tmp_path / "captures", turn, RAW)
     done = _run([str(folder), "--raw"], tmp_path)
     assert done.returncode == 0, done.stderr
     message, error = validate_stream(done.stdout.partition("\n# POST ")[0].encode())
