@@ -15,18 +15,17 @@ from urllib.parse import urlsplit
 
 from addon import client
 from translators import dialect as dialects
-from translators.dialect import Settings, ToSign
+from translators.dialect import Dialect, Settings, ToSign
 
 
 def clean_headers(headers: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in headers.items() if k.lower() in client.KEEP}
 
 
-def takes_client_credentials(dialect: str, base_url: str) -> bool:
+def takes_client_credentials(dialect: Dialect, base_url: str) -> bool:
     """Only the client's own vendor's hosts (`Vendor.client_credentials_hosts`), over HTTPS, may
     see the client's own key and account headers."""
-    found = dialects.find(dialect)
-    hosts = found.vendor.client_credentials_hosts if found else ()
+    hosts = dialect.vendor.client_credentials_hosts
     parts = urlsplit(base_url)
     host = parts.hostname or ""
     return parts.scheme == "https" and any(host == h or host.endswith("." + h) for h in hosts)
@@ -45,7 +44,7 @@ def upstream_credentials(route: Any, headers: dict[str, str], url: str, content:
     """The credential headers of one upstream request, and a note when the route's key is
     missing. `headers` (the request's other headers) loses the client's credentials if the
     route replaces them, and gains what a signature adds besides them (e.g. a date)."""
-    found = dialects.get(route.dialect)
+    found = route.dialect
     key = read_key(route.key_env) if route.key_env else None
     note = f"no upstream key: ${route.key_env} is not set" if route.key_env and key is None else None
     if found.signing is not None:
@@ -54,21 +53,21 @@ def upstream_credentials(route: Any, headers: dict[str, str], url: str, content:
         identity = found.signing.source.find() if key is None else None
         clock = now or (lambda: datetime.datetime.now(datetime.UTC))
         signed = found.signing.sign(ToSign("POST", url, headers, content, key, identity,
-                                           (settings or {}).get(route.dialect) or Settings(), clock()))
+                                           (settings or {}).get(found.name) or Settings(), clock()))
         headers.update(signed.headers)
         return signed.secret, None  # no bearer key: the credential source signed it
-    if takes_client_credentials(route.dialect, route.base_url):
+    if takes_client_credentials(found, route.base_url):
         own = client_credentials(headers)
         if key is None and route.key_env is None:
             return own, None  # the client's own account, as it would reach its vendor without us
-    return key_headers(route.dialect, key), note
+    return key_headers(found, key), note
 
 
-def key_headers(dialect: str, key: str | None) -> dict[str, str]:
+def key_headers(dialect: Dialect, key: str | None) -> dict[str, str]:
     """Where the dialect wants its key (`Vendor.key_headers`)."""
     if not key:
         return {}
-    return dialects.get(dialect).vendor.key_headers(key)
+    return dialect.vendor.key_headers(key)
 
 
 def read_key(env_name: str) -> str | None:

@@ -157,7 +157,7 @@ class Capabilities:
             else:
                 why = f"did not answer within {self.timeout:g} s (still asking)"
         used = "the shipped table" if table.source == "table" else "the dialect's defaults"
-        return Resolved(table, f"capabilities: {route.dialect} models endpoint {why}; used {used}")
+        return Resolved(table, f"capabilities: {route.dialect.name} models endpoint {why}; used {used}")
 
     # -- the cache ---------------------------------------------------------------------------
     def _asks(self, route: Route) -> bool:
@@ -178,7 +178,7 @@ class Capabilities:
             if entry is None and len(self._entries) >= MAX_MODELS and not self._evict_one():
                 return None
             entry = _Entry(offload.background(self._outcome, route, model,
-                                              name=f"capabilities {route.dialect} {model}"), previous)
+                                              name=f"capabilities {route.dialect.name} {model}"), previous)
             self._entries[key] = entry
         return entry
 
@@ -237,7 +237,7 @@ class Capabilities:
 
 
 def _key(route: Route, model: str) -> Key:
-    return (route.dialect, route.base_url, model, route.key_env)
+    return (route.dialect.name, route.base_url, model, route.key_env)
 
 
 def _expired(entry: _Entry, now: float) -> bool:
@@ -248,14 +248,14 @@ def _expired(entry: _Entry, now: float) -> bool:
     return now - outcome.at > keep
 
 
-def _table(dialect: str, model: str) -> ModelCapabilities | None:
+def _table(dialect: dialects.Dialect, model: str) -> ModelCapabilities | None:
     """The shipped table's answer; None for a dialect without one (the client's own: nothing to plan)."""
-    codec = found.codec if (found := dialects.find(dialect)) is not None else None
+    codec = dialect.codec
     return codec.capabilities(model) if codec is not None and codec.capabilities is not None else None
 
 
-def _endpoint(dialect: str) -> dialects.ModelsEndpoint | None:
-    codec = found.codec if (found := dialects.find(dialect)) is not None else None
+def _endpoint(dialect: dialects.Dialect) -> dialects.ModelsEndpoint | None:
+    codec = dialect.codec
     return codec.models_endpoint if codec is not None else None
 
 

@@ -37,7 +37,6 @@ from mitmproxy import http
 from addon import client
 from addon.errors import json_response
 from addon.routing import Route, RouteError, Router, from_options, from_toml
-from translators import dialect as dialects
 from translators.capabilities import ModelCapabilities
 
 BUNDLED_VERSION = "0.169.0"
@@ -101,7 +100,7 @@ def windows_from(capabilities: Callable[[Route, str], ModelCapabilities | None])
 
 def _table_of(route: Route) -> Callable[[str], ModelCapabilities] | None:
     """The route's shipped capabilities table (its dialect's codec's); None: nothing to plan."""
-    codec = dialects.get(route.dialect).codec
+    codec = route.dialect.codec
     return codec.capabilities if codec is not None else None
 
 
@@ -171,7 +170,7 @@ def build(router: Router, bundled: Sequence[dict[str, Any]], window_of: WindowOf
         route = router.route(slug)
         window = route_window(route, slug, window_of) if route is not None else None
         if route is not None and window is None:
-            unknown[slug] = f"{route.dialect} {route.model or slug}"
+            unknown[slug] = f"{route.dialect.name} {route.model or slug}"
         if window is None:
             models.append(entry)
         else:

@@ -26,7 +26,6 @@ from addon.errors import answer, json_response
 from addon.flow import FlowCtx, speaks_of
 from addon.routing import Route, Router
 from translators import client_dialects as registry
-from translators import dialect as dialects
 from translators import wirejson
 from translators.api import translate_error
 from translators.client_dialects import ClientDialect
@@ -95,7 +94,7 @@ def answer_count(flow: http.HTTPFlow, route: Route, translation: Any, info: dict
     chars = len(wirejson.dumps(translation.body))
     flowinfo.merge(info, translation)
     info["notes"].append(f"count_tokens: estimated at {CHARS_PER_TOKEN} characters a token of the "
-                         f"{route.dialect} request; the upstream was not asked")
+                         f"{route.dialect.name} request; the upstream was not asked")
     answer(flow, json_response(200, {"input_tokens": max(1, math.ceil(chars / CHARS_PER_TOKEN))}))
 
 
@@ -104,13 +103,13 @@ def read_count(fc: FlowCtx) -> None:
     error in the client's error shape (status and retry headers kept)."""
     flow, speaks = fc.flow, fc.speaks
     assert flow.response is not None and fc.route is not None
-    target = fc.route.dialect
+    target = fc.route.dialect.name
     fc.mark_done()
     info = fc.info
     raw = credentials.scrub_bytes(flow.response.get_content(strict=False) or b"",
                                   credentials.secrets_of(flow))
     fc.keep_upstream_response(raw)
-    codec = dialects.get(target).codec
+    codec = fc.route.dialect.codec
     counter = codec.count_tokens if codec is not None else None
     status = flow.response.status_code
     if status >= 400 or counter is None:
@@ -139,8 +138,8 @@ def _listed(router: Router) -> list[dict[str, Any]]:
     for route in router.routes:
         if any(c in route.pattern for c in "*?["):
             continue
-        out.append({"type": "model", "id": route.pattern, "created_at": CREATED_AT,
-                    "display_name": f"{route.pattern} ({route.dialect}: {route.model or route.pattern})"})
+        out.append({"type": "model", "id": route.pattern, "created_at": CREATED_AT, "display_name":
+                    f"{route.pattern} ({route.dialect.name}: {route.model or route.pattern})"})
     return out
 
 
@@ -158,8 +157,9 @@ def answer_model(flow: http.HTTPFlow, router: Router, speaks: ClientDialect, mod
     if route is None:
         pass_on(flow, speaks, model)
         return
+    shown = f"{model} ({route.dialect.name}: {route.model or model})"
     flow.response = json_response(200, {"type": "model", "id": model, "created_at": CREATED_AT,
-                                        "display_name": f"{model} ({route.dialect}: {route.model or model})"})
+                                        "display_name": shown})
     flow.metadata[flowinfo.DONE] = True
 
 

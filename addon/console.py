@@ -23,7 +23,6 @@ from mitmproxy import ctx, exceptions, http
 
 from addon import auth, flowinfo
 from addon.routing import Route, Router
-from translators import dialect as registry
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +35,9 @@ NOTE_CHARS = 90
 def route_line(route: Route) -> str:
     """`gpt-5* -> anthropic claude-sonnet-4-6 at https://api.anthropic.com, key $ANTHROPIC_API_KEY (set)`."""
     model = route.model or "(the client's model)"
-    line = f"route {route.pattern} -> {route.dialect} {model} at {route.base_url}, {credential(route)}"
+    line = f"route {route.pattern} -> {route.dialect.name} {model} at {route.base_url}, {credential(route)}"
     if route.summarizer is not None:
-        line += f"; compaction -> {route.summarizer.dialect} {route.summarizer.model or model}"
+        line += f"; compaction -> {route.summarizer.dialect.name} {route.summarizer.model or model}"
     return line
 
 
@@ -47,7 +46,7 @@ def credential(route: Route) -> str:
     route" (`auth.upstream_credentials` is the rule)."""
     if route.key_env:
         return f"key ${route.key_env} ({'set' if auth.read_key(route.key_env) else 'NOT SET'})"
-    signing = registry.get(route.dialect).signing
+    signing = route.dialect.signing
     if signing is not None:
         return f"no key: {signing.what} from the {signing.source.name} credential chain"
     if auth.takes_client_credentials(route.dialect, route.base_url):

@@ -49,8 +49,9 @@ def settings(options: Any, environ: Mapping[str, str] = os.environ) -> dict[str,
     return out
 
 
-def passes_through(name: str, client: str = client_dialects.DEFAULT) -> bool:
-    """The route's upstream speaks this client's own dialect (and keeps its own state); another
-    client reaches it through the IR (translators/dialect.py `passes_through`)."""
-    found = dialects.find(name)
+def passes_through(upstream: Dialect | str, client: str = client_dialects.DEFAULT) -> bool:
+    """The upstream (a route's `Dialect`, or a saved translation's dialect name) speaks this
+    client's own dialect (and keeps its own state); another client reaches it through the IR
+    (translators/dialect.py `passes_through`)."""
+    found = dialects.find(upstream) if isinstance(upstream, str) else upstream
     return found is not None and dialects.passes_through(found, client_dialects.get(client).takes_passthrough)

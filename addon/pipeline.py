@@ -54,7 +54,6 @@ from translators import (
     wirejson,
 )
 from translators import client_dialects as client_registry
-from translators import dialect as registry
 from translators.report import Report
 
 if TYPE_CHECKING:
@@ -210,7 +209,7 @@ async def _take(gw: Gateway, fc: FlowCtx, read: Read) -> None:
         fc.kind = "compaction"
     route = fc.route = serving(route, fc.kind == "compaction")  # a compaction goes to the summarizer
     model = route.model or client_model
-    info = fc.begin(route.dialect, model, client_model=client_model, **gw.clients.named(flow))
+    info = fc.begin(route.dialect.name, model, client_model=client_model, **gw.clients.named(flow))
     fc.keep_client_request(read.text)
     caps = await gw.capabilities.resolve(route, model) if isinstance(model, str) else None
     if caps is not None:
@@ -276,7 +275,7 @@ def _translate_here(gw: Gateway, fc: FlowCtx, read: Read, plan: Plan | Any, caps
         resolved = history.resolved(body)  # still echoed (docs/responses.md)
         body, new_items = history.expand(body, plan.past)
         gw.state.register(fc, plan, new_items, len(new_items))
-    translation = translate_request(_as_asked(fc, body), route.dialect, route.model, capabilities=caps,
+    translation = translate_request(_as_asked(fc, body), route.dialect.name, route.model, capabilities=caps,
                                     web_search=web_search, resolved=resolved, client=fc.speaks.name,
                                     kind="compaction_endpoint" if compact else "turn")
     return translation, None, translation.model_dump(mode="json", exclude={"body"})
@@ -290,7 +289,7 @@ async def _in_process(gw: Gateway, fc: FlowCtx, read: Read, plan: Plan | Any, ca
     own = None if read.spilled is not None else await offload.in_thread(
         workers.spill, read.data if read.data is not None else wirejson.dumps(read.body))
     try:
-        done = await workers.run_translate(read.spilled or own, route.dialect, route.model, caps,
+        done = await workers.run_translate(read.spilled or own, route.dialect.name, route.model, caps,
                                            web_search, past, compact)
     finally:
         workers.discard(own)
@@ -330,8 +329,8 @@ def retarget(gw: Gateway, fc: FlowCtx, route: Route, translation: Translation,
     flow = fc.flow
     if content is None:
         content = wirejson.dumps(translation.body)
-    dialect = registry.get(route.dialect)
-    if auth.takes_client_credentials(route.dialect, route.base_url):
+    dialect = route.dialect
+    if auth.takes_client_credentials(dialect, route.base_url):
         # the client's own vendor: the client's own headers go along (its credentials unless
         # the route names a key: auth.upstream_credentials)
         headers = {k: v for k, v in flow.request.headers.items() if k.lower() not in FRAMING_HEADERS}
@@ -363,7 +362,7 @@ def _count(gw: Gateway, fc: FlowCtx, translation: Translation) -> None:
     `client_dialects.read_count`."""
     route = fc.route
     assert route is not None
-    codec = registry.get(route.dialect).codec
+    codec = route.dialect.codec
     counter = codec.count_tokens if codec is not None else None
     info = fc.info
     if counter is None:

@@ -9,7 +9,7 @@ import fnmatch
 import ipaddress
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from addon import client
 from translators import dialect as dialects
 from translators.capabilities import ModelCapabilities
-from translators.dialect import Settings
+from translators.dialect import Dialect, Settings
 
 DEFAULT_MATCH = client.DEFAULT_MATCH
 NO_SETTINGS: Mapping[str, Settings] = {}
@@ -27,10 +27,13 @@ class RouteError(ValueError):
     """A setting that cannot work; the message says what to write instead."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Route:
     pattern: str
-    dialect: str
+    dialect: Dialect
+    """What the upstream speaks, resolved from its name once, as the routes are built
+    (`check_dialect`); every use asks it (docs/architecture.md "The dialect registry"). The route
+    compares, hashes and prints it by its name (`_key`)."""
     base_url: str
     model: str | None
     """None keeps the client's model name."""
@@ -47,6 +50,22 @@ class Route:
     options (`Option.route_key`: a `[[route]]` key, else the option's value). They reach the
     encoder in `ModelCapabilities.extra` (`stated`)."""
 
+    def _key(self) -> tuple[Any, ...]:
+        """Every field, the dialect as its name: a `Dialect` holds functions, and two routes to
+        the same dialect of the registry are the same route."""
+        return tuple(value.name if isinstance(value, Dialect) else value
+                     for value in (getattr(self, f.name) for f in fields(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Route) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        said = (f"{f.name}={value!r}" for f, value in zip(fields(self), self._key(), strict=True))
+        return f"Route({', '.join(said)})"
+
 
 def stated(caps: ModelCapabilities, route: Route) -> ModelCapabilities:
     """The model's capabilities with what the route states about its server on top."""
@@ -55,16 +74,16 @@ def stated(caps: ModelCapabilities, route: Route) -> ModelCapabilities:
     return replace(caps, extra={**caps.extra, **dict(route.server)})
 
 
-def route_options(dialect: str) -> dict[str, dialects.Option]:
+def route_options(dialect: Dialect) -> dict[str, dialects.Option]:
     """The dialect's options a `[[route]]` table may set, by their route key."""
-    return {o.route_key: o for o in dialects.get(dialect).options if o.route_key}
+    return {o.route_key: o for o in dialect.options if o.route_key}
 
 
-def server_of(dialect: str, settings: Mapping[str, Settings], table: Mapping[str, Any] | None = None,
+def server_of(dialect: Dialect, settings: Mapping[str, Settings], table: Mapping[str, Any] | None = None,
               where: str = "") -> tuple[tuple[str, str], ...]:
     """A route's `server`: each route option's value in `table` (a `[[route]]`), else the
     option's own (`--set`), else its default; a value its check refuses is a `RouteError`."""
-    values = settings[dialect].options if dialect in settings else {}
+    values = settings[dialect.name].options if dialect.name in settings else {}
     out = []
     for key, option in route_options(dialect).items():
         value = (table or {}).get(key, values.get(option.name, option.default))
@@ -107,10 +126,11 @@ class Router:
         return False
 
 
-def check_dialect(name: str) -> str:
+def check_dialect(name: str) -> Dialect:
+    """The registry's dialect of this name, looked up once, as the routes are built."""
     if name not in dialects.names():
         raise RouteError(f"unknown upstream {name!r}: write one of {', '.join(dialects.names())}")
-    return name
+    return dialects.get(name)
 
 
 def check_base_url(url: str) -> str:
@@ -126,15 +146,14 @@ def check_base_url(url: str) -> str:
     return url.rstrip("/")
 
 
-def key_env_for(dialect: str, url: str, explicit: str | None) -> str | None:
+def key_env_for(dialect: Dialect, url: str, explicit: str | None) -> str | None:
     """The variable whose key a route sends, the one rule for operator keys: the one the route
     names (`key_env`, `gateway_key_env`), sent to the route's own base URL; else the dialect's
     default variable, only to the dialect's own host over HTTPS (`Vendor.own_host`); else none
     (a local server, a proxy, any other host gets no key unless the route names one)."""
     if explicit:
         return explicit
-    found = dialects.get(dialect)
-    return found.vendor.key_env if found.vendor.key_env and dialects.is_own_host(found, url) else None
+    return dialect.vendor.key_env if dialect.vendor.key_env and dialects.is_own_host(dialect, url) else None
 
 
 def model_name_problem(name: str) -> str | None:
@@ -157,7 +176,7 @@ def check_transport(route: Route, where: str) -> Route:
         if model and (problem := model_name_problem(model)):
             raise RouteError(f"{where}: {problem}")
     parts = urlsplit(route.base_url)
-    signing = dialects.get(route.dialect).signing  # a signed dialect carries credentials in every request
+    signing = route.dialect.signing  # a signed dialect carries credentials in every request
     carries = route.key_env is not None or signing is not None
     if parts.scheme == "http" and carries and not is_loopback(parts.hostname or ""):
         what = f"${route.key_env}" if route.key_env else signing.what if signing else "credentials"
@@ -193,9 +212,9 @@ def parse_models(spec: str) -> list[tuple[str, str | None]]:
     return pairs
 
 
-def default_base_url(dialect: str, settings: Mapping[str, Settings] = NO_SETTINGS) -> str:
+def default_base_url(dialect: Dialect, settings: Mapping[str, Settings] = NO_SETTINGS) -> str:
     """The dialect's public API under its settings (e.g. in the configured region)."""
-    return dialects.default_base_url(dialects.get(dialect), settings.get(dialect))
+    return dialects.default_base_url(dialect, settings.get(dialect.name))
 
 
 def check_context_window(value: object, where: str) -> int:
@@ -290,20 +309,21 @@ def _summarizer(route: Route, entry: dict[str, Any], i: int,
         return None
     upstream = entry.get("compaction_upstream")
     dialect = check_dialect(upstream) if upstream else route.dialect
-    if dialect == route.dialect:
+    same = dialect.name == route.dialect.name
+    if same:
         url, model = route.base_url, route.model
     elif entry.get("compaction_model"):
         url, model = default_base_url(dialect, settings), None
     else:
-        raise RouteError(f"gateway_config route #{i + 1}: compaction_upstream {dialect!r} needs a "
+        raise RouteError(f"gateway_config route #{i + 1}: compaction_upstream {dialect.name!r} needs a "
                          'compaction_model, e.g. compaction_model = "claude-haiku-4-5"')
     url = check_base_url(entry.get("compaction_base_url") or url)
     explicit = entry.get("compaction_key_env") or None
-    if explicit is None and dialect == route.dialect and url == route.base_url:
+    if explicit is None and same and url == route.base_url:
         key_env = route.key_env  # the route's own upstream: its own key
     else:
         key_env = key_env_for(dialect, url, explicit)  # another host gets only what is named for it
-    server = route.server if dialect == route.dialect else server_of(dialect, settings)
+    server = route.server if same else server_of(dialect, settings)
     summarizer = Route(route.pattern, dialect, url, entry.get("compaction_model") or model, key_env,
                        server=server)
     return check_transport(summarizer, f"gateway_config route #{i + 1} (compaction)")

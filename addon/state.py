@@ -312,8 +312,8 @@ class State:
             _refuse(flow, fields, error_response(503, "store_unavailable", str(exc)))
             return None
         turn = {"kind": "response", "store": store, "previous_id": previous or None,
-                "conversation_id": conversation_id or None, "route": {"dialect": dialect, "model": model},
-                "client": client}
+                "conversation_id": conversation_id or None,
+                "route": {"dialect": dialect.name, "model": model}, "client": client}
         return Plan(past=past, compact=compact, records=not own_state, turn=turn)
 
     def register(self, ctx: FlowCtx, plan: Plan, new_items: list[dict[str, Any]] | ItemsJSON,

@@ -26,12 +26,12 @@ from translators.dialect import Settings
     ("http://127.0.0.1:8080/v1", False),
 ])
 def test_only_openai_hosts_get_the_clients_own_credentials_on_a_responses_route(url: str, ours: bool) -> None:
-    assert auth.takes_client_credentials("responses", url) is ours
+    assert auth.takes_client_credentials(dialects.get("responses"), url) is ours
 
 
 @pytest.mark.parametrize("dialect", ["anthropic", "chat", "gemini", "bedrock"])
 def test_no_other_dialect_gets_the_clients_own_credentials_even_at_openai(dialect: str) -> None:
-    assert auth.takes_client_credentials(dialect, "https://api.openai.com/v1") is False
+    assert auth.takes_client_credentials(dialects.get(dialect), "https://api.openai.com/v1") is False
 
 
 def test_clean_headers_keep_only_the_user_agent() -> None:
@@ -48,11 +48,11 @@ def test_clean_headers_keep_only_the_user_agent() -> None:
     ("responses", {"authorization": "Bearer k"}),
 ])
 def test_each_vendor_gets_the_key_where_it_looks(dialect: str, expected: dict[str, str]) -> None:
-    assert auth.key_headers(dialect, "k") == expected
+    assert auth.key_headers(dialects.get(dialect), "k") == expected
 
 
 def test_no_key_no_header() -> None:
-    assert auth.key_headers("anthropic", None) == {}
+    assert auth.key_headers(dialects.get("anthropic"), None) == {}
 
 
 def test_blank_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,9 +104,9 @@ Use = Callable[[Callable[[], Identity]], None]
 def _signed_region(use: Use, url: str, option: str = "", environ: dict[str, str] | None = None,
                    profile: str | None = None) -> str:
     """The region a Bedrock request is signed for, read back from its Authorization scope."""
-    route = Route("*", "bedrock", url.rsplit("/model", 1)[0], None, None)
+    use(lambda: Identity(KEYS, profile))  # before the route is built: it holds the dialect it is given
+    route = Route("*", dialects.get("bedrock"), url.rsplit("/model", 1)[0], None, None)
     settings = {"bedrock": Settings(options={"gateway_aws_region": option}, environ=environ or {})}
-    use(lambda: Identity(KEYS, profile))
     secret, _ = auth.upstream_credentials(route, {"content-type": "application/json"}, url, b"{}", settings)
     return secret["Authorization"].split("/")[2]
 
@@ -131,9 +131,9 @@ def test_without_any_region_setting_the_aws_profiles_region_signs(bedrock_source
 
 
 def test_a_signing_dialect_is_signed_at_the_time_the_clock_gives(bedrock_source: Use) -> None:
-    route = Route("*", "bedrock", BEDROCK_URL.rsplit("/model", 1)[0], None, None)
-    headers = {"content-type": "application/json"}
     bedrock_source(lambda: Identity(KEYS, None))
+    route = Route("*", dialects.get("bedrock"), BEDROCK_URL.rsplit("/model", 1)[0], None, None)
+    headers = {"content-type": "application/json"}
     auth.upstream_credentials(route, headers, BEDROCK_URL, b"{}", {},
                               now=lambda: datetime.datetime(2030, 1, 2, 3, 4, 5, tzinfo=datetime.UTC))
     assert headers["X-Amz-Date"] == "20300102T030405Z"
@@ -142,12 +142,13 @@ def test_a_signing_dialect_is_signed_at_the_time_the_clock_gives(bedrock_source:
 def test_a_bedrock_route_with_a_key_sends_it_as_a_bearer_and_asks_no_credential_source(
         monkeypatch: pytest.MonkeyPatch, bedrock_source: Use) -> None:
     monkeypatch.setenv("AUTH_TEST_BEDROCK_KEY", "ABSKauthtest")
-    route = Route("*", "bedrock", BEDROCK_URL.rsplit("/model", 1)[0], None, "AUTH_TEST_BEDROCK_KEY")
 
     def no_source() -> Identity:
         raise AssertionError("the AWS chain was asked though the route has a key")
 
     bedrock_source(no_source)
+    route = Route("*", dialects.get("bedrock"), BEDROCK_URL.rsplit("/model", 1)[0], None,
+                  "AUTH_TEST_BEDROCK_KEY")
     secret, note = auth.upstream_credentials(route, {}, BEDROCK_URL, b"{}", {})
     assert (secret, note) == ({"Authorization": "Bearer ABSKauthtest"}, None)
 
@@ -161,7 +162,7 @@ def test_the_credential_source_is_the_one_the_dialect_brings(bedrock_source: Use
         return Identity(KEYS, "eu-west-1")
 
     bedrock_source(found)
-    route = Route("*", "bedrock", LOCAL_URL.rsplit("/model", 1)[0], None, None)
+    route = Route("*", dialects.get("bedrock"), LOCAL_URL.rsplit("/model", 1)[0], None, None)
     secret, _ = auth.upstream_credentials(route, {}, LOCAL_URL, b"{}", {})
     assert asked == ["asked"]
     assert "AKIDAUTHTEST0000001/" in secret["Authorization"]

@@ -17,6 +17,7 @@ from addon.catalog import BUNDLED_VERSION, answer, build, catalog_request, clien
 from addon.gateway import Gateway
 from addon.routing import Route, Router, from_options
 from tests.addon.conftest import client_flow, run_request
+from translators import dialect as dialects
 from translators.families.claude.models import lookup
 
 GPT_55 = "gpt-5.5"
@@ -123,8 +124,9 @@ def test_an_openai_route_is_left_to_codex_unless_a_window_is_stated() -> None:
 
 def test_a_summarizer_with_a_smaller_window_sets_the_window() -> None:
     """The compaction request carries the whole history to the summarizer, so it must fit there."""
-    haiku = Route("gpt-5.5", "anthropic", "https://a", "claude-haiku-4-5", "ANTHROPIC_API_KEY")
-    big = Route("gpt-5.5", "gemini", "https://g", "gemini-2.5-pro", "GEMINI_API_KEY", summarizer=haiku)
+    haiku = Route("gpt-5.5", dialects.get("anthropic"), "https://a", "claude-haiku-4-5", "ANTHROPIC_API_KEY")
+    big = Route("gpt-5.5", dialects.get("gemini"), "https://g", "gemini-2.5-pro", "GEMINI_API_KEY",
+                summarizer=haiku)
     assert build(Router(routes=(big,)), bundled()).windows == {GPT_55: 200_000}
 
 

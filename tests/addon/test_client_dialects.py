@@ -22,11 +22,14 @@ from tests.addon.conftest import client_flow, finish, run_request
 from tests.data import DATA
 from tests.translators.messages_client.sdk import validate_stream
 from translators import client_dialects as registry
+from translators import dialect as dialects
 from translators import translate_request
 
 Ctx = tuple[Gateway, taddons.context]
-ROUTER = Router(routes=(Route("claude-via-chat", "chat", "http://127.0.0.1:9", "deepseek-chat", None),
-                        Route("claude-*", "gemini", "http://127.0.0.1:9", "gemini-3-flash-preview", None)),
+ROUTER = Router(routes=(Route("claude-via-chat", dialects.get("chat"), "http://127.0.0.1:9",
+                              "deepseek-chat", None),
+                        Route("claude-*", dialects.get("gemini"), "http://127.0.0.1:9",
+                              "gemini-3-flash-preview", None)),
                 match=DEFAULT_MATCH)
 
 

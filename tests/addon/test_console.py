@@ -20,6 +20,7 @@ from addon import console, flowinfo
 from addon.routing import Route, Router
 from tests.support.fake_upstream import FakeUpstream, Reply, anthropic_text, json_reply, responses_text
 from tests.support.mitmdump import GATEWAY, MITMDUMP, ROOT, MitmDump
+from translators import dialect as dialects
 
 CODEX_DEFAULT_MODEL = "gpt-6.1-sol"
 KEY_ENV = "GATEWAY_TEST_CONSOLE_KEY"
@@ -212,8 +213,8 @@ def test_a_flow_the_gateway_never_saw_has_no_line() -> None:
 
 def test_route_line_says_how_each_route_authenticates(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, "set")
-    keyed = Route("gpt-5*", "chat", "http://127.0.0.1:8000/v1", "qwen", KEY_ENV)
-    keyless = Route("*", "chat", "http://127.0.0.1:8000/v1", None, None)
+    keyed = Route("gpt-5*", dialects.get("chat"), "http://127.0.0.1:8000/v1", "qwen", KEY_ENV)
+    keyless = Route("*", dialects.get("chat"), "http://127.0.0.1:8000/v1", None, None)
     assert console.route_line(keyed) == (f"route gpt-5* -> chat qwen at http://127.0.0.1:8000/v1, "
                                          f"key ${KEY_ENV} (set)")
     assert console.route_line(keyless).endswith("(the client's model) at http://127.0.0.1:8000/v1, no key")

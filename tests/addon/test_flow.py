@@ -38,7 +38,7 @@ def test_a_turn_has_one_context_from_its_request_to_its_answer(gateway: Ctx) -> 
     run_request(addon, flow)
     fc = addon.flows.get(flow)
     assert fc is not None and fc.kind == "turn" and fc.speaks.name == "responses"
-    assert fc.route is not None and fc.route.dialect == "anthropic"
+    assert fc.route is not None and fc.route.dialect.name == "anthropic"
     assert fc.translation is not None and fc.translation.body["model"] == "claude-sonnet-4-6"
     assert fc.info is flow.metadata[flowinfo.KEY]  # the one record, saved with the flow
     _answered(addon, flow)

@@ -34,7 +34,7 @@ def test_options_build_the_route() -> None:
         tctx.configure(gateway, gateway_upstream="chat", gateway_base_url="http://127.0.0.1:8080/",
                        gateway_model="deepseek-chat", gateway_key_env="MY_UPSTREAM_KEY")
         route = gateway.router.route("gpt-5.5")
-        assert (route.dialect, route.base_url, route.model, route.key_env) == (
+        assert (route.dialect.name, route.base_url, route.model, route.key_env) == (
             "chat", "http://127.0.0.1:8080", "deepseek-chat", "MY_UPSTREAM_KEY")
 
 
@@ -74,7 +74,7 @@ def test_a_rejected_value_leaves_the_previous_setting_in_place() -> None:
         with pytest.raises(exceptions.OptionsError):
             tctx.configure(gateway, gateway_upstream="nope")
         assert tctx.options.gateway_upstream == "chat"
-        assert gateway.router.route("gpt-5.5").dialect == "chat"
+        assert gateway.router.route("gpt-5.5").dialect.name == "chat"
 
 
 def test_toml_config_routes_mix_providers_and_override_single_route_options(tmp_path: Path) -> None:
@@ -85,8 +85,8 @@ def test_toml_config_routes_mix_providers_and_override_single_route_options(tmp_
     gateway = Gateway()
     with taddons.context(gateway) as tctx:
         tctx.configure(gateway, gateway_upstream="gemini", gateway_config=str(path))
-        assert gateway.router.route("gpt-5.5").dialect == "anthropic"
-        assert gateway.router.route("o3").dialect == "chat"
+        assert gateway.router.route("gpt-5.5").dialect.name == "anthropic"
+        assert gateway.router.route("o3").dialect.name == "chat"
 
 
 def test_connection_strategy_is_forced_to_lazy() -> None:

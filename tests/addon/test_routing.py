@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from addon.routing import (
     serving,
     stated,
 )
+from translators import dialect as dialects
 from translators.capabilities import ModelCapabilities
 from translators.dialect import Settings
 
@@ -81,7 +83,18 @@ def test_bad_base_url_shows_a_good_one(url: str) -> None:
 def test_each_dialect_has_a_default_base_url_and_key_variable(dialect: str, base_url: str,
                                                               key_env: str | None) -> None:
     (route,) = from_options(dialect, "", "", "")
-    assert (route.dialect, route.base_url, route.key_env) == (dialect, base_url, key_env)
+    assert (route.dialect.name, route.base_url, route.key_env) == (dialect, base_url, key_env)
+
+
+def test_a_route_holds_its_dialect_resolved_once_and_compares_it_by_name() -> None:
+    """Every use asks the route's `Dialect` itself, never the registry again; a route compares,
+    hashes and prints its dialect by the name the catalog, the console and the store write."""
+    (route,) = from_options("chat", "", "deepseek-chat", "")
+    assert route.dialect is dialects.get("chat")
+    same_name = replace(route, dialect=replace(route.dialect, environ=("ANOTHER",)))
+    assert same_name == route and hash(same_name) == hash(route)
+    assert replace(route, dialect=dialects.get("gemini")) != route
+    assert repr(route).startswith("Route(pattern='*', dialect='chat', base_url='https://api.deepseek.com'")
 
 
 @pytest.mark.parametrize(("dialect", "base_url"), [
@@ -182,11 +195,11 @@ upstream = "gemini"
 """))
     router = Router(routes=tuple(routes))
     first, second, third = router.route("gpt-5.5"), router.route("o3"), router.route("mistral")
-    assert (first.dialect, first.model, first.base_url) == ("anthropic", "claude-sonnet-4-6",
+    assert (first.dialect.name, first.model, first.base_url) == ("anthropic", "claude-sonnet-4-6",
                                                            "https://api.anthropic.com")
-    assert (second.dialect, second.model, second.base_url, second.key_env) == (
+    assert (second.dialect.name, second.model, second.base_url, second.key_env) == (
         "chat", "deepseek-chat", "http://127.0.0.1:9/v1", "LOCAL_KEY")
-    assert (third.dialect, third.model, third.key_env) == ("gemini", None, "GEMINI_API_KEY")
+    assert (third.dialect.name, third.model, third.key_env) == ("gemini", None, "GEMINI_API_KEY")
 
 
 def test_toml_syntax_error_is_reported_with_the_file(tmp_path: Path) -> None:
@@ -311,7 +324,7 @@ def test_compaction_model_option_serves_compaction_requests_from_the_same_upstre
     (route,) = from_options("anthropic", "http://127.0.0.1:9", "claude-opus-4-7", "MY_KEY",
                            compaction_model="claude-haiku-4-5")
     summarizer = serving(route, COMPACTION_REQUEST)
-    assert (summarizer.dialect, summarizer.base_url, summarizer.model, summarizer.key_env) == (
+    assert (summarizer.dialect.name, summarizer.base_url, summarizer.model, summarizer.key_env) == (
         "anthropic", "http://127.0.0.1:9", "claude-haiku-4-5", "MY_KEY")
     assert serving(route, TURN_REQUEST) is route
 
@@ -343,7 +356,7 @@ compaction_model = "local"
 compaction_base_url = "http://127.0.0.1:11434/v1"
 """))
     summarizers = [serving(r, COMPACTION_REQUEST) for r in routes]
-    assert [(s.dialect, s.base_url, s.model, s.key_env) for s in summarizers] == [
+    assert [(s.dialect.name, s.base_url, s.model, s.key_env) for s in summarizers] == [
         ("anthropic", "https://api.anthropic.com", "claude-haiku-4-5", "ANTHROPIC_API_KEY"),
         ("chat", "http://127.0.0.1:8000/v1", "qwen3-small", "SUMMARY_KEY"),
         ("chat", "http://127.0.0.1:11434/v1", "local", None),  # not DeepSeek's host: no key
