@@ -415,7 +415,7 @@ def answer(gw: Gateway, fc: FlowCtx) -> None:
         hook = fc.hook
         hook.end()
         final = hook.final_response()
-        _keep_streamed(fc, hook)
+        _keep_streamed(flow, hook, info)
         if "transfer-encoding" not in flow.response.headers:
             # set_content just added a content-length the client never got; mitmproxy reads
             # these headers after this hook to decide whether a close-delimited body is over
@@ -444,11 +444,7 @@ def answer(gw: Gateway, fc: FlowCtx) -> None:
         info["error"] = failure
     if searches := flowinfo.searches_of(final):
         info["searches"] = searches
-    auth.redact_request(flow.request.headers)
-    credentials.scrub_flow(flow)
-    if mitm.options.gateway_capture_dir:
-        recording.save(Path(mitm.options.gateway_capture_dir), flow)
-    flowinfo.describe(flow)
+    _seal(flow, capture=True)
 
 
 def failed(flow: http.HTTPFlow, hook: StreamHook | None) -> None:
@@ -456,26 +452,31 @@ def failed(flow: http.HTTPFlow, hook: StreamHook | None) -> None:
     what each side had so far, and says why."""
     info = flow.metadata[flowinfo.KEY]
     if hook is not None and flow.response is not None and flow.response.stream is hook:
-        flow.metadata[flowinfo.UPSTREAM_RESPONSE] = hook.saved_upstream()
-        flow.response.stream = False
-        flow.response.content = hook.saved_client()
-        if note := hook.cut_note():
-            info["notes"].append(note)
+        _keep_streamed(flow, hook, info)
     limits.keep_sent_request(flow.request, mitm.options.gateway_max_kept_bytes)
     info["error"] = flow.error.msg if flow.error else "connection error"
+    _seal(flow, capture=False)
+
+
+def _keep_streamed(flow: http.HTTPFlow, hook: StreamHook, info: dict[str, Any]) -> None:
+    """The saved flow shows what the client got; the upstream's bytes go in its metadata."""
+    assert flow.response is not None
+    flow.metadata[flowinfo.UPSTREAM_RESPONSE] = hook.saved_upstream()
+    flow.response.stream = False
+    flow.response.content = hook.saved_client()
+    if note := hook.cut_note():
+        info["notes"].append(note)
+
+
+def _seal(flow: http.HTTPFlow, *, capture: bool) -> None:
+    """The last step of every flow the gateway took on, answered or failed: no credential in what
+    is saved or shown (docs/options.md "Credentials follow the route"), the capture written when asked, the flow
+    described for mitmweb and the console."""
     auth.redact_request(flow.request.headers)
     credentials.scrub_flow(flow)
+    if capture and mitm.options.gateway_capture_dir:
+        recording.save(Path(mitm.options.gateway_capture_dir), flow)
     flowinfo.describe(flow)
-
-
-def _keep_streamed(fc: FlowCtx, hook: StreamHook) -> None:
-    """The saved flow shows what the client got; the upstream's bytes go in its metadata."""
-    assert fc.flow.response is not None
-    fc.keep_upstream_response(hook.saved_upstream())
-    fc.flow.response.stream = False
-    fc.flow.response.content = hook.saved_client()
-    if note := hook.cut_note():
-        fc.info["notes"].append(note)
 
 
 def _translate_error(fc: FlowCtx, translation: Translation, info: dict[str, Any]) -> None:
