@@ -18,7 +18,7 @@ from addon.routing import (
     serving,
     stated,
 )
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
 from translators.dialect import Settings
 
 
