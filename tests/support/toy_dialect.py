@@ -24,11 +24,11 @@ from tests.support import conformance
 from translators import dialect as dialects
 from translators.core.capabilities import ModelCapabilities
 from translators.core.errors import UpstreamProtocolError
-from translators.core.report import Report
 from translators.core.translation import Encoded, Translation
 from translators.dialect import Codec, Dialect, ErrorInfo, RequestShape, Vendor, View
 from translators.ir import events as ev
 from translators.ir.request import Message, Request, Text
+from translators.report import Report  # the public plugin name (translators/report.py)
 from translators.wire.upstream_errors import code_for, text_of
 from translators.wire.viewtext import as_list, join, short
 
