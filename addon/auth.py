@@ -13,13 +13,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from addon import client
+from addon import client_facts
 from translators import dialect as dialects
 from translators.dialect import Dialect, Settings, ToSign
 
 
 def clean_headers(headers: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in headers.items() if k.lower() in client.KEEP}
+    return {k: v for k, v in headers.items() if k.lower() in client_facts.KEEP}
 
 
 def takes_client_credentials(dialect: Dialect, base_url: str) -> bool:
@@ -34,7 +34,7 @@ def takes_client_credentials(dialect: Dialect, base_url: str) -> bool:
 def client_credentials(headers: dict[str, str]) -> dict[str, str]:
     """Take the client's own credentials out of `headers` (a passthrough route to the client's own
     vendor that names no key: they go along, on the wire only)."""
-    return {name: headers.pop(name) for name in list(headers) if name.lower() in client.CREDENTIALS}
+    return {name: headers.pop(name) for name in list(headers) if name.lower() in client_facts.CREDENTIALS}
 
 
 def upstream_credentials(route: Any, headers: dict[str, str], url: str, content: bytes,
@@ -78,7 +78,7 @@ def read_key(env_name: str) -> str | None:
 def secret_headers() -> frozenset[str]:
     """Every request header that may carry a credential: each dialect's, and the client's own."""
     names = {name.lower() for found in dialects.every() for name in found.vendor.secret_headers}
-    return frozenset(names | set(client.CREDENTIALS))
+    return frozenset(names | set(client_facts.CREDENTIALS))
 
 
 def redact_request(headers: Any) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import brotli
 
 from addon.limits import cut_note
-from translators import wirejson
+from translators.wire import wirejson
 
 if sys.version_info >= (3, 14):
     from compression import zstd

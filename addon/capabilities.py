@@ -30,7 +30,7 @@ import certifi
 from addon import auth, offload
 from addon.routing import Route, stated
 from translators import dialect as dialects
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
 
 MODES = ("vendor", "table")
 """`vendor`: ask the models endpoint; `table`: never ask (offline use), the shipped table only."""

@@ -34,16 +34,16 @@ from urllib.parse import parse_qs, urlsplit
 
 from mitmproxy import http
 
-from addon import client
-from addon.errors import json_response
+from addon import client_facts
+from addon.answers import json_response
 from addon.routing import Route, RouteError, Router, from_options, from_toml
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
 
 BUNDLED_VERSION = "0.169.0"
 """The Codex CLI version whose bundled catalog the gateway ships."""
 BUNDLED_PATH = Path(__file__).with_name(f"codex-{BUNDLED_VERSION}-models.json")
-CHATGPT_HOST = client.CATALOG_HOST
-CHATGPT_PATH = client.CATALOG_PATH
+CHATGPT_HOST = client_facts.CATALOG_HOST
+CHATGPT_PATH = client_facts.CATALOG_PATH
 """Where Codex's built-in provider fetches the catalog in regular proxy mode."""
 GATEWAY_PATH = "/gateway/codex/models"
 """The gateway's own catalog URL, on any host (a custom provider's `model_catalog_url`); a path

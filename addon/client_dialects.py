@@ -9,7 +9,7 @@ names no vendor. `addon/gateway.py` asks `claim` (is this request such a client'
 `restyle` re-says the proxy's own answers, written in Responses' shape, in the client's.
 
 Client dialects defined outside the package: a module `$GATEWAY_DIALECTS` names may define a
-`CLIENT_DIALECT` (addon/dialects.py `load_extra`), registered as the shipped ones are.
+`CLIENT_DIALECT` (addon/plugins.py `load_extra`), registered as the shipped ones are.
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from mitmproxy import http
 from mitmproxy.proxy.mode_specs import ReverseMode
 
 from addon import auth, credentials, flowinfo
-from addon.errors import answer, json_response
+from addon.answers import answer, json_response
 from addon.flow import FlowCtx, speaks_of
 from addon.routing import Route, Router
 from translators import client_dialects as registry
-from translators import wirejson
 from translators.api import translate_error
 from translators.client_dialects import ClientDialect
 from translators.messages_client.context import CHARS_PER_TOKEN
+from translators.wire import wirejson
 
 METADATA = flowinfo.CLIENT_DIALECT
 CREATED_AT = "1970-01-01T00:00:00Z"

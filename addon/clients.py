@@ -46,7 +46,7 @@ from mitmproxy import ctx, exceptions
 from mitmproxy.proxy.mode_specs import ProxyMode
 
 from addon import flowinfo
-from addon.errors import answer, error_body, json_response
+from addon.answers import answer, error_body, json_response
 from addon.routing import is_loopback
 
 KEY_PREFIX = "gwk-"

@@ -39,7 +39,7 @@ from mitmproxy.proxy.layers.http._base import HttpEvent
 from mitmproxy.proxy.layers.http._events import ErrorCode, ResponseData, ResponseProtocolError
 
 from addon import flowinfo
-from addon.errors import answer, json_response
+from addon.answers import answer, json_response
 from addon.flow import speaks_of
 from addon.streaming import StreamHook
 

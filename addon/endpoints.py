@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from addon import history
-from addon.errors import error_body
+from addon import stored_items
+from addon.answers import error_body
 from addon.store import Conversation, Store
 from translators.responses.stream import with_every_field
 
@@ -124,7 +124,7 @@ def check_items(body: dict[str, Any]) -> list[dict[str, Any]]:
         for field in ("type", "role"):
             if field in item and not isinstance(item[field], str):
                 raise wrong_type(f"items[{n}].{field}", item[field], "a string")
-    return [history.stored_item(i) for i in items]
+    return [stored_items.stored_item(i) for i in items]
 
 
 def handle(store: Store, method: str, rest: str, query: dict[str, str], body: Any,
@@ -165,7 +165,7 @@ def _responses(store: Store, method: str, rid: str, sub: str | None, query: dict
         if after is not None:
             ids = [i.get("id") for i in items]
             items = items[ids.index(after) + 1:] if after in ids else items
-        return 200, history.item_list(items[:limit], len(items) > limit)
+        return 200, stored_items.item_list(items[:limit], len(items) > limit)
     return None
 
 
@@ -174,7 +174,7 @@ def _conversations(store: Store, method: str, parts: list[str], query: dict[str,
     if not parts and method == "POST":
         items = check_items(body)
         metadata = check_metadata(body.get("metadata"))
-        conversation = Conversation(id=history.new_id("conv"), created_at=time.time(), metadata=metadata,
+        conversation = Conversation(id=stored_items.new_id("conv"), created_at=time.time(), metadata=metadata,
                                     client=client)
         store.create_conversation(conversation, items)
         return 200, _conversation(conversation)
@@ -213,10 +213,10 @@ def _conversations(store: Store, method: str, parts: list[str], query: dict[str,
         listed = store.list_items(cid, after=after, limit=limit, order=order, client=client)
         if listed is None:
             return _not_found("Conversation", cid)
-        return 200, history.item_list(*listed)
+        return 200, stored_items.item_list(*listed)
     if method == "POST":
         items = check_items(body)
         if not store.append_items(cid, items, client):
             return _not_found("Conversation", cid)
-        return 200, history.item_list(items, False)
+        return 200, stored_items.item_list(items, False)
     return None

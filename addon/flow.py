@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from mitmproxy import http
 
 from addon import flowinfo
-from translators import Translation, wirejson
+from translators import Translation
 from translators import client_dialects as client_registry
 from translators.client_dialects import ClientDialect
+from translators.wire import wirejson
 
 if TYPE_CHECKING:
     from addon.routing import Route
@@ -96,7 +97,7 @@ class FlowCtx:
 
     @property
     def done(self) -> bool:
-        """Answered: by the proxy itself (`addon/errors.py` `answer`, which any module may call
+        """Answered: by the proxy itself (`addon/answers.py` `answer`, which any module may call
         without a context) or once its answer was translated."""
         return flowinfo.DONE in self.flow.metadata
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, Protocol
 
-from translators import wirejson
+from translators.wire import wirejson
 
 KEY = "gateway"
 """The flow's record (`record`): what the gateway did with it, shown and saved."""
@@ -23,7 +23,7 @@ UPSTREAM_RESPONSE = "gateway.upstream_response"
 CLIENT_DIALECT = "gateway.client_dialect"
 """The client dialect of a flow taken on for a client other than Responses: views, replay."""
 DONE = "gateway.done"
-"""The flow is answered (by the proxy itself, `addon/errors.py` `answer`, or its answer translated):
+"""The flow is answered (by the proxy itself, `addon/answers.py` `answer`, or its answer translated):
 never read again as an upstream answer."""
 COUNT_KIND = "count_tokens"
 """The record's `kind` of a token count sent to the upstream's own counter (addon/pipeline.py):
@@ -42,7 +42,7 @@ def record(upstream: str, model: object = None, **more: Any) -> dict[str, Any]:
 def summary(info: dict[str, Any]) -> str:
     """`-> anthropic claude-sonnet-4-6 | dropped: tools[9] | cosmetic: text.verbosity`: `dropped`
     names the lossy drops only (so mitmweb's `~comment dropped:` finds the flows that lost
-    something), `cosmetic` the rest (translators/report.py); a compaction request reads
+    something), `cosmetic` the rest (translators/core/report.py); a compaction request reads
     `-> anthropic claude-sonnet-4-6 compaction | ...`."""
     head = f"-> {info.get('upstream')} {info.get('model')}"
     if info.get("client"):  # the gateway client key's name (addon/clients.py)
@@ -105,7 +105,7 @@ def describe(flow: Any) -> None:
 
 
 class Found(Protocol):
-    """What a translation step found: a `translators.Translation` or a `translators.report.Report`."""
+    """What a translation step found: a `translators.Translation` or a `translators.core.report.Report`."""
 
     @property
     def dropped(self) -> list[str]: ...

@@ -32,26 +32,27 @@ from addon import (  # noqa: E402
     console,
     credentials,
     cutoff,
-    dialects,
     flowinfo,
     limits,
     offload,
     pipeline,
+    plugins,
     usage,
     views,
     websocket,
     workers,
 )
 from addon import headers as upstream_headers  # noqa: E402
+from addon.answers import answer, error_response  # noqa: E402
 from addon.capabilities import MODES, Capabilities  # noqa: E402
-from addon.errors import answer, error_response  # noqa: E402
 from addon.flow import FlowCtx, Flows, speaks_of  # noqa: E402
 from addon.routing import DEFAULT_MATCH, RouteError, Router, from_options, from_toml  # noqa: E402
 from addon.state import State  # noqa: E402
 from addon.streaming import StreamHook  # noqa: E402
 from translators import client_dialects as client_registry  # noqa: E402
 from translators import dialect as registry  # noqa: E402
-from translators import stream_translator, websearch  # noqa: E402
+from translators import stream_translator  # noqa: E402
+from translators.features import websearch  # noqa: E402
 
 _started = False
 
@@ -64,7 +65,7 @@ def _start() -> None:
     global _started
     if _started:
         return
-    dialects.load_extra()
+    plugins.load_extra()
     cutoff.install()
     credentials.install()
     _started = True
@@ -83,7 +84,7 @@ class Gateway:
         self.state = State(self.clients)
         """previous_response_id, conversations, /responses/compact and the store (addon/state.py)."""
         self.settings: dict[str, registry.Settings] = {}
-        """Each dialect's own options and environment variables (addon/dialects.py)."""
+        """Each dialect's own options and environment variables (addon/plugins.py)."""
         self._running = False
 
     # -- options ----------------------------------------------------------------------------
@@ -162,7 +163,7 @@ class Gateway:
         if o.gateway_web_search not in websearch.MODES:
             raise exceptions.OptionsError(f"gateway_web_search {o.gateway_web_search!r}: write one of "
                                           + ", ".join(websearch.MODES))
-        settings = dialects.settings(o)
+        settings = plugins.settings(o)
         try:
             routes = from_toml(o.gateway_config, settings=settings) if o.gateway_config else from_options(
                 o.gateway_upstream, o.gateway_base_url, o.gateway_model, o.gateway_key_env,
@@ -247,7 +248,7 @@ class Gateway:
             return
         rest = self.state.endpoint(self.router.match, flow.request.pretty_host, flow.request.path)
         if rest is not None and rest != "responses/compact":  # the store's own endpoints
-            passthrough = any(dialects.passes_through(r.dialect) for r in self.router.routes)
+            passthrough = any(plugins.passes_through(r.dialect) for r in self.router.routes)
             await self._store(flow, rest, passthrough)
             return
         if flow.request.method != "POST" or not (self._matched(flow) or rest is not None):

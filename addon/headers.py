@@ -1,6 +1,6 @@
 """The upstream's answer head, screened before anything of it reaches the client.
 
-Which headers pass is one table (`translators/response_headers.py`). Two heads never pass at all,
+Which headers pass is one table (`translators/wire/response_headers.py`). Two heads never pass at all,
 and are answered with a Responses-shaped 502 in the `response` hook instead:
 
 - a redirect (`3xx` + `location`): the openai SDK follows it, re-POSTing the whole conversation
@@ -16,7 +16,7 @@ from typing import Any
 
 from mitmproxy import http
 
-from translators import response_headers
+from translators.wire import response_headers
 
 _REFUSAL = "gateway.refusal"
 """Metadata: why the upstream's answer is replaced (code, message), set in `responseheaders`."""

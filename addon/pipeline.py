@@ -27,17 +27,17 @@ from addon import (
     client_dialects,
     clients,
     credentials,
-    dialects,
     flowinfo,
-    history,
     limits,
     offload,
+    plugins,
     recording,
+    stored_items,
     workers,
 )
 from addon import headers as upstream_headers
-from addon.errors import answer as answer_now
-from addon.errors import error_response, json_response
+from addon.answers import answer as answer_now
+from addon.answers import error_response, json_response
 from addon.flow import FlowCtx
 from addon.routing import Route, serving
 from addon.state import AS_SENT, Plan
@@ -46,15 +46,15 @@ from addon.streaming import StreamHook
 from translators import (
     Translation,
     TranslatorError,
-    compaction,
     stream_translator,
     translate_error,
     translate_request,
     translate_response,
-    wirejson,
 )
 from translators import client_dialects as client_registry
-from translators.report import Report
+from translators.core.report import Report
+from translators.features import compaction
+from translators.wire import wirejson
 
 if TYPE_CHECKING:
     from addon.gateway import Gateway
@@ -75,7 +75,7 @@ class Read:
     text: str
     """The body's text for the saved flow, cut at the kept bound."""
     trigger: bool
-    """Its last input item is `compaction_trigger` (translators/compaction.py)."""
+    """Its last input item is `compaction_trigger` (translators/features/compaction.py)."""
     body: Any = None
     data: bytes | None = None
     spilled: workers.Spilled | None = None
@@ -238,14 +238,14 @@ def _where(fc: FlowCtx, read: Read, plan: Any) -> str:
     small one continuing a long stored history) in a worker process, which has an interpreter
     lock of its own; a large request of a client a worker does not translate in a thread."""
     past = None if plan is AS_SENT else plan.past
-    if read.spilled is None and not isinstance(past, history.Stored):
+    if read.spilled is None and not isinstance(past, stored_items.Stored):
         return "inline"
     return "process" if fc.speaks.name in WORKER_CLIENTS else "thread"
 
 
 async def _translate(gw: Gateway, fc: FlowCtx, read: Read, plan: Plan | Any, caps: Any,
                      compact: bool) -> tuple[Translation, bytes | None, dict[str, Any]] | None:
-    """The upstream request, with the stored history `plan` names in its input (`history.expand`);
+    """The upstream request, with the stored history `plan` names in its input (`stored_items.expand`);
     the turn's new input items registered for the answer to record (`State.register`). Returns
     the translation, its body when already written (by a worker), and its metadata copy; None
     when the flow is answered (a refusal)."""
@@ -272,8 +272,8 @@ def _translate_here(gw: Gateway, fc: FlowCtx, read: Read, plan: Plan | Any, caps
     body = read.body if read.spilled is None else wirejson.loads(workers.read(read.spilled))
     resolved: dict[str, Any] = {}
     if plan is not AS_SENT:
-        resolved = history.resolved(body)  # still echoed (docs/responses.md)
-        body, new_items = history.expand(body, plan.past)
+        resolved = stored_items.resolved(body)  # still echoed (docs/responses.md)
+        body, new_items = stored_items.expand(body, plan.past)
         gw.state.register(fc, plan, new_items, len(new_items))
     translation = translate_request(_as_asked(fc, body), route.dialect.name, route.model, capabilities=caps,
                                     web_search=web_search, resolved=resolved, client=fc.speaks.name,
@@ -470,8 +470,8 @@ def _keep_streamed(flow: http.HTTPFlow, hook: StreamHook, info: dict[str, Any]) 
 
 def _seal(flow: http.HTTPFlow, *, capture: bool) -> None:
     """The last step of every flow the gateway took on, answered or failed: no credential in what
-    is saved or shown (docs/options.md "Credentials follow the route"), the capture written when asked, the flow
-    described for mitmweb and the console."""
+    is saved or shown (docs/options.md "Credentials follow the route"), the capture written when
+    asked, the flow described for mitmweb and the console."""
     auth.redact_request(flow.request.headers)
     credentials.scrub_flow(flow)
     if capture and mitm.options.gateway_capture_dir:
@@ -508,7 +508,7 @@ def _translate_whole(fc: FlowCtx, translation: Translation, info: dict[str, Any]
         flow.response.content = out
         _collect(info, translator.report, None)
         return
-    if dialects.passes_through(translation.target, translation.client):
+    if plugins.passes_through(translation.target, translation.client):
         return  # the client's own dialect: the answer as it is
     report = Report()
     body = translate_response(translation.target, translation, raw, report=report)

@@ -23,13 +23,14 @@ from pathlib import Path
 from mitmproxy import http, io
 from mitmproxy.test import tflow
 
-from addon import client, transcript
-from translators import client_dialects, stream_translator, translate_request, wirejson
+from addon import client_facts, transcript
+from translators import client_dialects, stream_translator, translate_request
 from translators import dialect as dialects
 from translators.client_dialects import ClientDialect
+from translators.wire import wirejson
 
 ROOT = Path(__file__).resolve().parent.parent
-CLIENT_URL = client.RESPONSES_URL
+CLIENT_URL = client_facts.RESPONSES_URL
 
 
 def _flow(request: http.Request, response: http.Response | None = None) -> http.HTTPFlow:
@@ -46,7 +47,7 @@ def speaks(meta: dict) -> ClientDialect:
 
 def client_url(client_dialect: ClientDialect) -> str:
     """Where the client sends a turn: its own vendor's host and turn path, which `gateway_match`'s
-    defaults take (addon/client.py); Codex's Responses URL for a client with no host of its own."""
+    defaults take (addon/client_facts.py); Codex's Responses URL for a client with no host of its own."""
     if client_dialect.hosts and client_dialect.turn_paths:
         return f"https://{client_dialect.hosts[0]}{client_dialect.turn_paths[0]}"
     return CLIENT_URL

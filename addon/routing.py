@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from addon import client
+from addon import client_facts
 from translators import dialect as dialects
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
 from translators.dialect import Dialect, Settings
 
-DEFAULT_MATCH = client.DEFAULT_MATCH
+DEFAULT_MATCH = client_facts.DEFAULT_MATCH
 NO_SETTINGS: Mapping[str, Settings] = {}
 
 
@@ -97,7 +97,7 @@ def server_of(dialect: Dialect, settings: Mapping[str, Settings], table: Mapping
 
 def serving(route: Route, compacting: bool) -> Route:
     """The route that answers a request: the route's summarizer for a compaction request (its
-    last input item is `compaction_trigger`, `translators.compaction.is_trigger`), else the
+    last input item is `compaction_trigger`, `translators.features.compaction.is_trigger`), else the
     route itself."""
     if route.summarizer is not None and compacting:
         return route.summarizer
@@ -229,7 +229,7 @@ def from_options(upstream: str, base_url: str, model: str, key_env: str, *,
     """Routes from the single-route options; `compaction_model` names the model of the same
     upstream that writes compaction summaries (empty: each route's own model);
     `context_window` (0: unset) is every route's upstream window; `settings`: each dialect's
-    own options and environment (addon/dialects.py)."""
+    own options and environment (addon/plugins.py)."""
     dialect = check_dialect(upstream)
     url = check_base_url(base_url or default_base_url(dialect, settings))
     env = key_env_for(dialect, url, key_env.strip() or None)

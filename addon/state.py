@@ -2,7 +2,7 @@
 the store's own endpoints, served from the store (addon/store/, docs/state.md).
 
 The translators stay stateless: before a request is translated, `lookup` reads the history from
-the store and `history.expand` puts it in place of `previous_response_id` / `conversation` (in the
+the store and `stored_items.expand` puts it in place of `previous_response_id` / `conversation` (in the
 proxy, or for a large request in a worker process, addon/workers.py), and `register` keeps the
 turn's new input items until the answer is there; after the answer,
 the turn is recorded (its new input items, the output items as the client saw them, the route),
@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from mitmproxy import ctx, exceptions, http
 
-from addon import bodies, clients, dialects, endpoints, flowinfo, history, offload, routing, usage
-from addon.errors import answer, error_body, error_response, json_response
+from addon import bodies, clients, endpoints, flowinfo, offload, plugins, routing, stored_items, usage
+from addon.answers import answer, error_body, error_response, json_response
 from addon.routing import Route, serving
 from addon.store import ItemsJSON, ResponseRecord, Store, StoreError, open_store
-from translators import wirejson
+from translators.wire import wirejson
 
 if TYPE_CHECKING:
     from addon.flow import FlowCtx
@@ -277,7 +277,7 @@ class State:
                 # before the capabilities fetch and the translation: nothing is sent upstream
                 _refuse(flow, fields, error_response(400, "invalid_model", problem, "model"))
                 return None
-        own_state = dialects.passes_through(dialect)  # the upstream is a Responses server itself
+        own_state = plugins.passes_through(dialect)  # the upstream is a Responses server itself
         if compact and own_state:
             return None  # OpenAI compacts its own; the request goes on as sent
         if not previous and not conversation_id and not compact and not store:
@@ -286,7 +286,7 @@ class State:
             _refuse(flow, fields, error_response(400, "invalid_request_error", "previous_response_id and "
                                                  "conversation cannot be used together.", "conversation"))
             return None
-        past: list[dict[str, Any]] | history.Stored = []
+        past: list[dict[str, Any]] | stored_items.Stored = []
         try:
             if isinstance(previous, str) and previous:
                 found = await self._call(_read_history, "chain", previous, client) if self.enabled else None
@@ -385,7 +385,7 @@ class State:
         # stored as the client got it: every field of it, the request's echo included
         # (previous_response_id, conversation, store: translators/responses/echo.py)
         stored = response
-        output = [history.stored_item(i) for i in response.get("output") or []]
+        output = [stored_items.stored_item(i) for i in response.get("output") or []]
         client = turn.get("client", "")
 
         def write() -> None:
@@ -407,7 +407,7 @@ class State:
 
 
 def _read_history(store: Store, kind: str, key: str,
-                  client: str = "") -> list[dict[str, Any]] | history.Stored | None:
+                  client: str = "") -> list[dict[str, Any]] | stored_items.Stored | None:
     """In the store's thread: the stored history of a chain ("chain", `key` a response id) or a
     conversation ("items"), read into items when short; a long one (`offload.INLINE_BYTES` of JSON
     or more) stays text for the worker process that translates the turn (addon/workers.py): read
@@ -416,15 +416,15 @@ def _read_history(store: Store, kind: str, key: str,
     if texts is None:
         return None
     if sum(map(len, texts)) >= offload.INLINE_BYTES:
-        return history.Stored(kind, texts)
-    return history.past_items(kind, [wirejson.loads(text) for text in texts])
+        return stored_items.Stored(kind, texts)
+    return stored_items.past_items(kind, [wirejson.loads(text) for text in texts])
 
 
 @dataclass(frozen=True, slots=True)
 class Plan:
     """What `State.lookup` found for a turn (see `State.register`)."""
 
-    past: list[dict[str, Any]] | history.Stored
+    past: list[dict[str, Any]] | stored_items.Stored
     """The stored history the turn continues, oldest first; a long one unread."""
     compact: bool
     records: bool

@@ -16,8 +16,8 @@ from addon.credentials import scrub_bytes
 from addon.limits import MAX_KEPT_BYTES, cut_note
 from translators import PassthroughTranslator, StreamTranslator, client_dialects
 from translators.client_dialects import ClientDialect
-from translators.ids import random_ids
-from translators.stream_failure import events_in, has_terminal
+from translators.core.ids import random_ids
+from translators.wire.stream_failure import events_in, has_terminal
 
 Translator = StreamTranslator | PassthroughTranslator
 

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from addon import flowinfo
-from translators.sse import SSEDecoder
+from translators.wire.sse import SSEDecoder
 
 TOOLS_SHOWN = 5
 """Tool names listed in the request line; the rest are counted."""
@@ -151,7 +151,7 @@ def _usage(usage: dict[str, Any] | None) -> str:
 
 
 def report(info: dict[str, Any], comment: str) -> list[str]:
-    """What the translation dropped, each path with its kind (translators/report.py), the notes,
+    """What the translation dropped, each path with its kind (translators/core/report.py), the notes,
     and the comment mitmweb shows."""
     harmless = set(flowinfo.cosmetic(info))
     dropped = [f"{path} ({'cosmetic' if path in harmless else 'lossy'})"

@@ -29,7 +29,7 @@ from mitmproxy.contentviews import Metadata
 from addon import client_dialects
 from addon.flowinfo import CLIENT_REQUEST, KEY, TRANSLATION, UPSTREAM_RESPONSE
 from translators import dialect as dialects
-from translators.viewtext import brief_data, short, sse_events, text
+from translators.wire.viewtext import brief_data, short, sse_events, text
 
 WIDTH = 80
 """Lines of names are wrapped at about this width."""
@@ -228,7 +228,7 @@ def _pretty(raw: bytes | str) -> str:
     value = _json(raw)
     if value is None:
         return _text(raw)
-    # a file's base64 is shown by its size, never whole (translators/viewtext.py `brief_data`)
+    # a file's base64 is shown by its size, never whole (translators/wire/viewtext.py `brief_data`)
     return json.dumps(brief_data(value), indent=2, ensure_ascii=False)
 
 

@@ -28,10 +28,12 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from addon import bodies, history, offload
-from addon.dialects import load_extra
-from translators import Translation, compaction, translate_request, wirejson
+from addon import bodies, offload, stored_items
+from addon.plugins import load_extra
+from translators import Translation, translate_request
 from translators import dialect as registry
+from translators.features import compaction
+from translators.wire import wirejson
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +162,7 @@ class Head:
     fields: dict[str, Any]
     """Empty when the body is not a JSON object."""
     trigger: bool
-    """The last input item is `compaction_trigger` (translators/compaction.py)."""
+    """The last input item is `compaction_trigger` (translators/features/compaction.py)."""
     body: Spilled
     """The decoded body, for `run_translate`; the caller `discard`s it."""
     client_text: str
@@ -202,31 +204,31 @@ class Translated[Body]:
     saved: dict[str, Any]
     """`translation.model_dump(mode="json", exclude={"body"})`, for `flow.metadata`."""
     new_items: Body
-    """The turn's new input items as the store keeps them, one JSON array (`history.expand`)."""
+    """The turn's new input items as the store keeps them, one JSON array (`stored_items.expand`)."""
     count: int = 0
 
 
 def _translate(source: Spilled, dialect: str, model: str | None, capabilities: Any, web_search: str,
                past: list[dict[str, Any]] | tuple[str, Spilled] | None, compact: bool) -> Translated[Spilled]:
     """In the worker: `translate_request` of the JSON body in `source` (with the stored history
-    `past` in its input when the turn reads state, `history.expand`; a long one as its kind and
-    the file of its stored JSON, `history.Stored`), written with
+    `past` in its input when the turn reads state, `stored_items.expand`; a long one as its kind and
+    the file of its stored JSON, `stored_items.Stored`), written with
     `wirejson.dumps`. The translation comes back without the upstream body (the proxy never
     reads it again: it is the flow's request); in its place `{"sha1": …}` of the written body,
     which is all the Gemini decoder reads of it (a seed for made-up call ids, fixed by the
     request, new on every turn). The upstream body and the new items come back spilled. A
     `TranslatorError` crosses as itself (it pickles)."""
     if dialect not in registry.names():  # a dialect of `$GATEWAY_DIALECTS`: a spawned worker
-        load_extra()  # starts with the shipped ones only (addon/dialects.py)
+        load_extra()  # starts with the shipped ones only (addon/plugins.py)
     body = wirejson.loads(read(source))
     if isinstance(past, tuple):
         kind, stored = past
-        past = history.past_items(kind, wirejson.loads(read(stored)))
+        past = stored_items.past_items(kind, wirejson.loads(read(stored)))
     new_items: list[dict[str, Any]] = []
     resolved: dict[str, Any] = {}
     if past is not None:
-        resolved = history.resolved(body)
-        body, new_items = history.expand(body, past)
+        resolved = stored_items.resolved(body)
+        body, new_items = stored_items.expand(body, past)
     translation = translate_request(body, dialect, model, capabilities=capabilities, web_search=web_search,
                                     resolved=resolved, kind="compaction_endpoint" if compact else "turn")
     content = wirejson.dumps(translation.body)
@@ -238,13 +240,13 @@ def _translate(source: Spilled, dialect: str, model: str | None, capabilities: A
 
 
 async def run_translate(body: Spilled, dialect: str, model: str | None, capabilities: Any, web_search: str,
-                        past: list[dict[str, Any]] | history.Stored | None = None,
+                        past: list[dict[str, Any]] | stored_items.Stored | None = None,
                         compact: bool = False) -> Translated[bytes]:
     """The body in `body` translated in a worker (`_translate`), its upstream body and new items
     read back off the event loop; a long stored history `past` crosses as a file too."""
     stored: Spilled | None = None
     sent: list[dict[str, Any]] | tuple[str, Spilled] | None = None
-    if isinstance(past, history.Stored):
+    if isinstance(past, stored_items.Stored):
         stored = await offload.in_thread(spill, past.json())
         sent = (past.kind, stored)
     else:

@@ -19,7 +19,8 @@ from bench.peer_litellm import LitellmPeer
 from bench.timing import interleaved
 from bench.workloads import TARGET_MODELS, describe, long_request, small_request
 from translators import dialect as dialects
-from translators import translate_request, wirejson
+from translators import translate_request
+from translators.wire import wirejson
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,6 +160,7 @@ def run(items: int = 100_000, event_mb: int = 16) -> list[StallRow]:
         raise RuntimeError(f"mitmdump not found at {MITMDUMP}")
     rows = [asyncio.run(_case(f"{items // 1000}k-item request", many_items(items)))]
     if event_mb:
-        body, heavy = event_turn(event_mb * 1024 * 1024 - 200)  # under the event bound, translators/sse.py
+        # under the event bound, translators/wire/sse.py
+        body, heavy = event_turn(event_mb * 1024 * 1024 - 200)
         rows.append(asyncio.run(_case(f"{event_mb} MB event", body, heavy)))
     return rows

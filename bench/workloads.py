@@ -16,8 +16,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from translators.features.vendor_state import encode as encode_state
 from translators.ir.request import VendorState
-from translators.vendor_state import encode as encode_state
 
 REPO = Path(__file__).resolve().parent.parent
 CODEX_DIR = REPO / "tests" / "data" / "codex"

@@ -11,14 +11,14 @@ from translators.api import (
     translate_request,
     translate_response,
 )
-from translators.errors import (
+from translators.core.errors import (
     MalformedRequest,
     Refused,
     TranslatorError,
     UnsupportedFeature,
     UpstreamProtocolError,
 )
-from translators.translation import Translation, UpstreamError
+from translators.core.translation import Translation, UpstreamError
 
 __all__ = [
     "MalformedRequest", "PassthroughTranslator", "Refused", "StreamTranslator", "Translation",

@@ -7,19 +7,20 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from translators import client_dialects as clients
-from translators import compaction, response_headers, websearch, whole_body, wirejson
 from translators import dialect as dialects
-from translators.capabilities import ModelCapabilities
-from translators.errors import MalformedRequest, TranslatorError, UnsupportedFeature
-from translators.ids import IdFactory, random_ids
+from translators.core.capabilities import ModelCapabilities
+from translators.core.errors import MalformedRequest, TranslatorError, UnsupportedFeature
+from translators.core.ids import IdFactory, random_ids
+from translators.core.report import Report
+from translators.core.translation import Translation, UpstreamError
+from translators.features import compaction, websearch
 from translators.ir import events as ev
 from translators.messages_client import MessagesEncoder, shows_thinking
-from translators.report import Report
 from translators.responses import echo
 from translators.responses.compaction import CompactionEncoder, kept_messages
 from translators.responses.stream import ResponsesEncoder
-from translators.translation import Translation, UpstreamError
-from translators.upstream_errors import client_status, clip, code_for, text_of
+from translators.wire import response_headers, whole_body, wirejson
+from translators.wire.upstream_errors import client_status, clip, code_for, text_of
 
 
 def _dialect(name: str) -> dialects.Dialect:
@@ -40,14 +41,14 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
     `Refused` (with a Responses-shaped error in `.to_body()`) for a request that must not go
     upstream. `capabilities`: what the vendor said the model accepts; without it the dialect's
     shipped table answers. A compaction request asks a non-OpenAI target for a handoff summary
-    (`Translation.compaction`, translators/compaction.py): a Responses body whose last item is
+    (`Translation.compaction`, translators/features/compaction.py): a Responses body whose last item is
     `compaction_trigger`, or any body with `kind="compaction_endpoint"`, what the client posted to
     `/responses/compact`, whose answer is then the whole `response.compaction` object, not a
     stream (docs/compaction.md "Two forms").
     `web_search`: the operator's `gateway_web_search`, off | live | follow
-    (translators/websearch.py). `resolved`: the `previous_response_id` / `conversation` the caller
+    (translators/features/websearch.py). `resolved`: the `previous_response_id` / `conversation` the caller
     took out of `body` once it had put their history into `input` (the addon's store,
-    addon/history.py): not translated, only echoed in every Responses object. `client`: the client
+    addon/stored_items.py): not translated, only echoed in every Responses object. `client`: the client
     dialect the body is written in (translators/client_dialects.py); its decoder reads the body, and
     a refusal raised for it is written in its error shape by `ClientDialect.refusal`."""
     report = Report()
@@ -131,7 +132,7 @@ class StreamTranslator:
         self._closed = False
         self._whole = whole
         self._head: bytes | None = b"" if whole is not None else None
-        """The first bytes, until they tell a stream from a whole body (whole_body.py)."""
+        """The first bytes, until they tell a stream from a whole body (wire/whole_body.py)."""
         self._said = False
         """The upstream has sent something of an answer (`_nothing_said`)."""
 
@@ -221,7 +222,7 @@ class StreamTranslator:
         return events
 
     def _read_failure(self, exc: Exception) -> list[ev.Event]:
-        """A decoder ends a stream it cannot read with a `Failed` event (decoding.py), so what
+        """A decoder ends a stream it cannot read with a `Failed` event (wire/decoding.py), so what
         reaches here is a gateway bug: the client still gets a terminal event, not a hung stream."""
         self.report.note(f"gateway error while reading the upstream stream: {exc!r}")
         if isinstance(exc, TranslatorError):
@@ -331,7 +332,7 @@ def translate_error(source: str, status: int, body: bytes,
                     headers: dict[str, str] | None = None, *, client: str = clients.DEFAULT) -> UpstreamError:
     """An upstream HTTP error -> an error body in the client dialect's shape (Responses by default),
     status kept (a Messages client gets 529 for an overload, as from Anthropic), and the headers
-    the client needs (retry-after, x-ratelimit-*, the request id: `response_headers.py`)."""
+    the client needs (retry-after, x-ratelimit-*, the request id: `wire/response_headers.py`)."""
     try:
         parsed: Any = wirejson.loads(body) if body else None
     except (ValueError, RecursionError):

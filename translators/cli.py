@@ -21,8 +21,8 @@ from typing import Any, BinaryIO
 
 from translators import client_dialects, dialect
 from translators.api import stream_translator, translate_request
-from translators.errors import TranslatorError
-from translators.ids import sequential_ids
+from translators.core.errors import TranslatorError
+from translators.core.ids import sequential_ids
 
 
 def _read(name: str) -> bytes:

@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from translators import stream_failure
-from translators.errors import MalformedRequest, TranslatorError, error_type_for_status
+from translators.core.errors import MalformedRequest, TranslatorError, error_type_for_status
+from translators.core.report import Report
 from translators.ir.request import Request
 from translators.messages_client import errors as messages_errors
 from translators.messages_client.request import decode as decode_messages
-from translators.report import Report
 from translators.responses.request import decode as decode_responses
+from translators.wire import stream_failure
 
 DEFAULT = "responses"
 
@@ -68,7 +68,7 @@ class ClientDialect:
     """The dialect whose `View` reads this client's bodies and events (the same wire)."""
     stream_error: stream_failure.StreamError = stream_failure.responses_failed
     """The one event that ends the client's stream when the gateway fails inside it
-    (translators/stream_failure.py; docs/claude-code.md "Errors")."""
+    (translators/wire/stream_failure.py; docs/claude-code.md "Errors")."""
     stream_terminals: tuple[str, ...] = stream_failure.RESPONSES_TERMINALS
     """The events that end the client's stream: after one, nothing more is written."""
     encoder: Callable[..., Any] | None = None
@@ -134,7 +134,7 @@ _SHIPPED = frozenset(TABLE)
 
 def register(speaks: ClientDialect) -> None:
     """A client dialect defined outside the package (the addon registers the `CLIENT_DIALECT` of
-    each module `$GATEWAY_DIALECTS` names, addon/dialects.py); it may not replace a shipped one."""
+    each module `$GATEWAY_DIALECTS` names, addon/plugins.py); it may not replace a shipped one."""
     if speaks.name in _SHIPPED:
         raise ValueError(f"client dialect {speaks.name!r} is shipped; choose another name")
     TABLE[speaks.name] = speaks

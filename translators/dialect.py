@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
+from translators.core.report import Report
+from translators.core.translation import Encoded, Translation
 from translators.ir.events import Event
 from translators.ir.request import Request
-from translators.report import Report
-from translators.translation import Encoded, Translation
 
 BUILTIN = ("responses", "anthropic", "chat", "gemini", "bedrock")
 """The dialects shipped in this package, each `translators/<name>/`, in the order they are listed."""
@@ -239,7 +239,7 @@ class Vendor:
     client_headers: tuple[str, ...] = ()
     client_header_prefixes: tuple[str, ...] = ()
     """Answer headers the client gets from this upstream besides the shared ones
-    (translators/response_headers.py)."""
+    (translators/wire/response_headers.py)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

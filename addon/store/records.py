@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from translators import wirejson
+from translators.wire import wirejson
 
 
 class StoreError(RuntimeError):

@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from addon.store.records import Conversation, ItemsJSON, ResponseRecord, StoreError
-from translators import wirejson
+from translators.wire import wirejson
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS gw_responses (

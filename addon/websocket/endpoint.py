@@ -25,12 +25,12 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from addon import dialects, limits
-from addon.errors import error_response
+from addon import limits, plugins
+from addon.answers import error_response
 from addon.websocket import turn as turns
 from addon.websocket.relay import Relay
 from addon.websocket.session import Local, Refused, Send, Session
-from translators import wirejson
+from translators.wire import wirejson
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ class Endpoint:
         """A WebSocket upgrade on an intercepted Responses path (`routes`: the router's routes).
         When every route passes through to the client's own vendor, the socket goes on untouched,
         as those routes' HTTP requests do; otherwise it is re-targeted here."""
-        if all(dialects.passes_through(route.dialect) for route in routes):
+        if all(plugins.passes_through(route.dialect) for route in routes):
             return
         port = self.port
         if port is None:  # not running (yet, or any more): the client falls back to HTTP

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from addon.websocket.session import error_event, new_id
-from translators import wirejson
+from translators.wire import wirejson
 
 TERMINAL = ("response.completed", "response.failed", "response.incomplete", "error")
 """The events that end a request on the socket; Codex reads the next request's answer after one."""

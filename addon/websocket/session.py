@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from translators import wirejson
+from translators.wire import wirejson
 
 WS_ONLY = ("type", "generate")
 """Members of a `response.create` message that belong to the socket, not to the Responses request."""

@@ -15,7 +15,7 @@ from mitmproxy.proxy.mode_specs import ProxyMode
 from mitmproxy.test import taddons, tflow
 
 from addon import client_dialects, clients, flowinfo, views
-from addon.errors import error_response
+from addon.answers import error_response
 from addon.gateway import Gateway
 from addon.routing import DEFAULT_MATCH, Route, Router
 from tests.addon.conftest import client_flow, finish, run_request

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from addon import flowinfo
-from translators.report import Report
+from translators.core.report import Report
 
 
 def test_summary_names_upstream_and_model_then_what_went_wrong() -> None:

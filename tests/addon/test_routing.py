@@ -20,7 +20,7 @@ from addon.routing import (
     stated,
 )
 from translators import dialect as dialects
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
 from translators.dialect import Settings
 
 

@@ -19,7 +19,7 @@ from mitmproxy.test import taddons, tflow
 
 from addon import views
 from tests.support import toy_dialect
-from translators import viewtext
+from translators.wire import viewtext
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,8 +15,9 @@ import tempfile
 
 import pytest
 
-from addon import bodies, history, offload, workers
-from translators import TranslatorError, translate_request, wirejson
+from addon import bodies, offload, stored_items, workers
+from translators import TranslatorError, translate_request
+from translators.wire import wirejson
 
 BODY = {"model": "gpt-5.5", "stream": True, "instructions": "be brief",
         "tools": [{"type": "function", "name": "shell", "parameters": {"type": "object", "properties": {}}}],
@@ -75,7 +76,7 @@ PAST = [{"type": "message", "role": "user", "content": "before", "id": "msg_1", 
 def test_a_turn_that_reads_state_is_expanded_in_the_worker_as_in_the_proxy() -> None:
     data = json.dumps(BODY, ensure_ascii=False).encode()
     done = _translate(data, "anthropic", "claude-haiku-4-5", None, "follow", PAST, False)
-    expanded, new_items = history.expand(BODY, PAST)
+    expanded, new_items = stored_items.expand(BODY, PAST)
     here = translate_request(expanded, "anthropic", "claude-haiku-4-5")
     assert done.content == wirejson.dumps(here.body)
     stored = json.loads(done.new_items)

@@ -48,7 +48,7 @@ from tests.support.codex_cli import (
     run_codex_exec,
 )
 from tests.support.fake_upstream import FakeUpstream, Reply, refuse_everything
-from translators import compaction
+from translators.features import compaction
 
 pytestmark = [pytest.mark.codex, pytest.mark.timeout(420)]
 

@@ -36,7 +36,7 @@ from tests.e2e.targets import (
     turns,
 )
 from tests.support.fake_upstream import FakeUpstream, refuse_everything
-from translators import compaction
+from translators.features import compaction
 
 pytestmark = [pytest.mark.codex, pytest.mark.timeout(420)]
 

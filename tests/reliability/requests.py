@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from tests.reliability.mutations import _mutate_tree, json_values
 from tests.support import conformance
-from translators import vendor_state
 from translators.dialect import BUILTIN
+from translators.features import vendor_state
 from translators.ir.request import VendorState
 
 CALL_IDS = [

@@ -9,7 +9,7 @@ from typing import Any
 from tests.translators.streamcheck import TERMINAL, assert_valid_responses_stream
 from translators import Translation, stream_translator
 from translators import dialect as dialects
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
 from translators.ir import events as ev
 
 
@@ -25,7 +25,7 @@ def translate(dialect: str, translation: Translation, chunks: Iterable[bytes]) -
 def decode(dialect: str, translation: Translation, chunks: Iterable[bytes]) -> list[ev.Event]:
     """A dialect decoder called directly, the way StreamTranslator calls it: every chunk, then
     close(). Any exception propagates: a decoder ends a stream it cannot read with a `Failed`
-    event and never raises (translators/decoding.py); the property tests look for that."""
+    event and never raises (translators/wire/decoding.py); the property tests look for that."""
     decoder = dialects.get(dialect).codec.stream_decoder(translation)
     out: list[ev.Event] = []
     for chunk in chunks:

@@ -8,7 +8,7 @@ What holds (docs/design.md "Tests", h11's `fuzz/afl-server.py` approach):
   Bedrock frame with a bad CRC) is reported and the stream goes on, or the response ends with
   exactly one `response.failed`;
 - a dialect decoder never raises, whatever bytes arrive: it ends with a finish or exactly one
-  `Failed` event, and decodes nothing after it (translators/decoding.py); the public
+  `Failed` event, and decodes nothing after it (translators/wire/decoding.py); the public
   `stream_translator` never raises and always ends with exactly one terminal event.
 """
 

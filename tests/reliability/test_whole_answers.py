@@ -1,6 +1,6 @@
 """Whole (non-streamed) upstream answers and upstream HTTP errors, broken every way.
 
-What holds: `translate_response` never raises (errors.py: callers "never see a foreign
+What holds: `translate_response` never raises (translators/core/errors.py: callers "never see a foreign
 exception type") and always returns a Responses object that is completed, incomplete or failed;
 `translate_error` never raises, keeps the status and retry-after, and always gives a
 Responses-shaped error. (Bounding a huge upstream message is the addon's job; test_faults.py
@@ -22,7 +22,7 @@ from tests.reliability.mutations import _mutate_tree, byte_level, json_values
 from tests.reliability.recorded import DECODER_DIALECTS, translation_for
 from tests.support import conformance
 from translators import translate_error, translate_response
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
 
 DEEP = b"[" * 100_000 + b"]" * 100_000
 """Deeper than Python's json parser goes: it raises RecursionError, which is not a ValueError."""

@@ -3,7 +3,7 @@
 Random bytes almost never make a `data:` line of JSON, so a fuzz test fed them exercises the framing
 and nothing behind it. These strategies keep the framing right (LF or CRLF line ends, comments,
 a payload spread over several `data:` lines, named or unnamed events, the WHATWG rules that
-translators/sse.py follows) and put the damage in the payloads: a vendor's real events, some left
+translators/wire/sse.py follows) and put the damage in the payloads: a vendor's real events, some left
 as they are, some with one node replaced by a hostile value (another JSON type, huge numbers,
 control characters, lone surrogates, very long text), removed, or given a new key. The decoders
 therefore reach their event handlers, where a wrong type or a missing key would escape.

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from typing import Any
 
 from translators.client_dialects import ClientDialect
-from translators.errors import MalformedRequest, TranslatorError
+from translators.core.errors import MalformedRequest, TranslatorError
+from translators.core.translation import Translation
 from translators.ir import events as ev
 from translators.ir.encoder import EventEncoder
 from translators.ir.request import Message, Request, Text
-from translators.report import Report
-from translators.translation import Translation
+from translators.report import Report  # the public plugin name (translators/report.py)
 
 NAME = "toy"
 PATH = "/toy/generate"

@@ -10,7 +10,7 @@ an error body is `{"error": "..."}`. Only text goes upstream: every other item, 
 reported dropped.
 
 The registry entry is `DIALECT`; `register()` adds it in this process (tests/conftest.py), and a
-mitmdump started with `GATEWAY_DIALECTS=tests.support.toy_dialect` imports it (addon/dialects.py).
+mitmdump started with `GATEWAY_DIALECTS=tests.support.toy_dialect` imports it (addon/plugins.py).
 `SAMPLE` is its conformance data: what the shared suites' local upstream answers for it, its
 route and key (tests/support/conformance/).
 """
@@ -22,15 +22,15 @@ from typing import Any
 
 from tests.support import conformance
 from translators import dialect as dialects
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
+from translators.core.errors import UpstreamProtocolError
+from translators.core.translation import Encoded, Translation
 from translators.dialect import Codec, Dialect, ErrorInfo, RequestShape, Vendor, View
-from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import Message, Request, Text
-from translators.report import Report
-from translators.translation import Encoded, Translation
-from translators.upstream_errors import code_for, text_of
-from translators.viewtext import as_list, join, short
+from translators.report import Report  # the public plugin name (translators/report.py)
+from translators.wire.upstream_errors import code_for, text_of
+from translators.wire.viewtext import as_list, join, short
 
 NAME = "lines"
 PATH = "/lines/generate"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from translators.core.report import Report
 from translators.ir.request import Request
-from translators.report import Report
 from translators.responses.request import decode
 
 APPLY_PATCH_GRAMMAR = """start: begin_patch hunk+ end_patch

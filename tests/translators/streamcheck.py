@@ -21,7 +21,7 @@ from tests.data import DATA as SHARED_DATA
 from tests.support import depth
 from tests.support.depth import at_both_depths as at_both_depths
 from translators import Translation, stream_translator
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
 
 TERMINAL = {"response.completed", "response.failed", "response.incomplete"}
 

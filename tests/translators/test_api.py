@@ -20,9 +20,9 @@ from translators import (
     translate_request,
     translate_response,
 )
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
+from translators.core.report import Report
 from translators.ir import events as ev
-from translators.report import Report
 from translators.responses.stream import ResponsesEncoder
 
 

@@ -15,7 +15,7 @@ from tests.translators.messages_client.sdk import validate_stream
 from tests.translators.streamcheck import assert_valid_responses_stream, codex_request, fixture
 from translators import stream_translator, translate_request
 from translators.cli import main
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,7 +19,7 @@ from translators import (
     translate_response,
 )
 from translators import client_dialects as clients
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
 
 MESSAGES = {"model": "claude-opus-5-5", "max_tokens": 1000, "stream": True,
             "thinking": {"type": "adaptive", "display": "omitted"}, "output_config": {"effort": "high"},

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from translators.core.report import Report
 from translators.ir.request import Document
-from translators.report import Report
 
 PDF = "application/pdf"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from translators.upstream_errors import ErrorTable, Failure, describe
+from translators.wire.upstream_errors import ErrorTable, Failure, describe
 
 ERRORS = ErrorTable(
     status_of={"invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,

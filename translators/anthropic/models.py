@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
 from translators.families.claude.models import lookup
 
 

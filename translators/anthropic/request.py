@@ -11,11 +11,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from translators import toolset, vendor_state, websearch
 from translators.anthropic import document
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
+from translators.core.report import Report
+from translators.core.translation import Encoded
 from translators.families.claude import structured, turns
 from translators.families.claude import thinking as claude
+from translators.features import toolset, vendor_state, websearch
+from translators.features.naming import NamePolicy, fnv1a_32
 from translators.ir.request import (
     Image,
     Part,
@@ -26,9 +29,6 @@ from translators.ir.request import (
     WebSearchCall,
     WebSearchTool,
 )
-from translators.naming import NamePolicy, fnv1a_32
-from translators.report import Report
-from translators.translation import Encoded
 
 API_VERSION = "2023-06-01"
 NAMES = NamePolicy(max_length=64)

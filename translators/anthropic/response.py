@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import wirejson
 from translators.anthropic import errors
 from translators.anthropic.stream import finish_events, usage_event
+from translators.core.errors import UpstreamProtocolError
+from translators.core.translation import Translation
 from translators.dialect import ErrorInfo
-from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import VendorState
-from translators.translation import Translation
-from translators.upstream_errors import code_for, text_of
+from translators.wire import wirejson
+from translators.wire.upstream_errors import code_for, text_of
 
 
 def response_events(body: Any, translation: Translation) -> list[ev.Event]:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import decoding, wirejson
 from translators.anthropic import errors
 from translators.anthropic.websearch import Searches
-from translators.errors import UpstreamProtocolError
+from translators.core.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import VendorState
-from translators.sse import COMMENT, SSEDecoder, SSEEvent
+from translators.wire import decoding, wirejson
+from translators.wire.sse import COMMENT, SSEDecoder, SSEEvent
 
 _DELTA_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json", "thinking_delta": "thinking",
                  "signature_delta": "signature"}

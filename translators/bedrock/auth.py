@@ -34,8 +34,8 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
+from translators.core.errors import TranslatorError
 from translators.dialect import Signed, ToSign
-from translators.errors import TranslatorError
 
 SERVICE = "bedrock"
 """The SigV4 signing name of bedrock-runtime (service model `signingName`)."""

@@ -17,8 +17,8 @@ import re
 import unicodedata
 from typing import Any
 
+from translators.core.report import Report
 from translators.ir.request import Document
-from translators.report import Report
 
 FORMATS = {
     "application/pdf": "pdf", "text/csv": "csv", "application/msword": "doc",

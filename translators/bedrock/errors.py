@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from translators.upstream_errors import ErrorTable, Failure, describe, text_of
+from translators.wire.upstream_errors import ErrorTable, Failure, describe, text_of
 
 ERRORS = ErrorTable(
     # exception / error type -> the HTTP status Bedrock gives it (service model)

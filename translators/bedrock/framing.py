@@ -16,8 +16,8 @@ from typing import NamedTuple
 
 from botocore.eventstream import EventStreamBuffer, EventStreamHeaderParser, ParserError
 
-from translators.errors import UpstreamProtocolError
-from translators.sse import MAX_EVENT_BYTES
+from translators.core.errors import UpstreamProtocolError
+from translators.wire.sse import MAX_EVENT_BYTES
 
 # A frame is at least prelude (12 bytes) + message CRC (4 bytes); a smaller declared length
 # would make the buffer consume nothing and loop on the same bytes.

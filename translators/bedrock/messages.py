@@ -13,13 +13,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from translators import toolset, vendor_state
 from translators.bedrock import documents
 from translators.bedrock.models import is_claude
+from translators.core.report import Report
 from translators.families.claude import turns
+from translators.features import toolset, vendor_state
+from translators.features.naming import fnv1a_32
 from translators.ir.request import Image, Part, Reasoning, Request, ToolCall, ToolResult, WebSearchCall
-from translators.naming import fnv1a_32
-from translators.report import Report
 
 # ImageFormat enum of the service model (docs/bedrock.md "Request").
 IMAGE_FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/jpg": "jpeg", "image/gif": "gif",

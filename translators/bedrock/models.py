@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
 from translators.families.claude import models as claude_models
 
 

@@ -11,17 +11,18 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from translators import toolset, websearch, wirejson
 from translators.bedrock import messages as bedrock_messages
 from translators.bedrock.models import cache_points, is_claude
 from translators.bedrock.tools import tool_config
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
+from translators.core.report import Report
+from translators.core.translation import Encoded
 from translators.families.claude import structured
 from translators.families.claude import thinking as claude
+from translators.features import toolset, websearch
+from translators.features.naming import NamePolicy
 from translators.ir.request import Request
-from translators.naming import NamePolicy
-from translators.report import Report
-from translators.translation import Encoded
+from translators.wire import wirejson
 
 NAMES = NamePolicy(max_length=64)  # ToolName: [a-zA-Z0-9_-]{1,64} (docs/bedrock.md "Tool names and ids")
 MAX_TEMPERATURE = 1.0  # InferenceConfiguration.temperature is 0..1 in the service model

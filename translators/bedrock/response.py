@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import wirejson
 from translators.bedrock import errors, wire
+from translators.core.errors import UpstreamProtocolError
+from translators.core.translation import Translation
 from translators.dialect import ErrorInfo
-from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import VendorState
-from translators.translation import Translation
+from translators.wire import wirejson
 
 
 def response_events(body: Any, translation: Translation) -> list[ev.Event]:

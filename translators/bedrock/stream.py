@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import decoding, wirejson
 from translators.bedrock import errors, wire
 from translators.bedrock.framing import Frame, FrameError, FrameReader
-from translators.errors import UpstreamProtocolError
+from translators.core.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import VendorState
+from translators.wire import decoding, wirejson
 
 # The block kind each contentBlockDelta key belongs to; text and reasoning blocks are opened by
 # their first delta, toolUse blocks only by a contentBlockStart (it carries the id and name).

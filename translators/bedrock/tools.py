@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import toolset
+from translators.core.report import Report
+from translators.features import toolset
 from translators.ir.request import Request
-from translators.report import Report
 
 STUB_DESCRIPTION = ("Not available now: declared only because earlier messages call it. "
                     "Do not call this tool.")

@@ -7,7 +7,7 @@ from typing import Any
 from botocore.eventstream import EventStreamBuffer
 
 from translators.dialect import RequestShape, View
-from translators.viewtext import as_list, base64_size, delta, file_label, join, role_blocks, short, text
+from translators.wire.viewtext import as_list, base64_size, delta, file_label, join, role_blocks, short, text
 
 
 def read_request(body: dict[str, Any]) -> RequestShape:

@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from translators import freeform, wirejson
 from translators.chat import dsml
+from translators.features import freeform
 from translators.ir import events as ev
 from translators.ir.request import VendorState
+from translators.wire import wirejson
 
 FINISH_REASONS = {
     "stop": "stop",

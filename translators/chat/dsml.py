@@ -30,7 +30,7 @@ from typing import Any
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 
-from translators import wirejson
+from translators.wire import wirejson
 
 _BAR = "[｜|‖]{1,2}"
 

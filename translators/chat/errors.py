@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators.upstream_errors import ErrorTable, Failure, describe, text_of
+from translators.wire.upstream_errors import ErrorTable, Failure, describe, text_of
 
 ERRORS = ErrorTable(
     status_of={"invalid_request_error": 400, "authentication_error": 401, "permission_error": 403,

@@ -11,8 +11,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from translators import toolset, wirejson
 from translators.chat.models import Target
+from translators.core.report import Report
+from translators.features import toolset
+from translators.features.naming import fnv1a_32
 from translators.ir.request import (
     Document,
     Image,
@@ -24,8 +26,7 @@ from translators.ir.request import (
     ToolCall,
     ToolResult,
 )
-from translators.naming import fnv1a_32
-from translators.report import Report
+from translators.wire import wirejson
 
 # OpenAI rejects longer ids: "Invalid 'messages[2].tool_calls[0].id': string too long. Expected a
 # string with maximum length 40" (vercel/ai #5171, openclaw PR #875).

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
 
 # OpenAI's own models. `gpt-oss` is an open-weights model served by vLLM/Ollama, not by OpenAI.
 _OPENAI = re.compile(r"^(gpt-(?!oss)|o\d|chatgpt-|codex-)", re.IGNORECASE)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import toolset, websearch, wirejson
-from translators.capabilities import ModelCapabilities
 from translators.chat import messages, settings, tools
 from translators.chat.models import Target, target_for
-from translators.errors import UnsupportedFeature
+from translators.core.capabilities import ModelCapabilities
+from translators.core.errors import UnsupportedFeature
+from translators.core.report import Report
+from translators.core.translation import Encoded
+from translators.features import toolset, websearch
+from translators.features.naming import NamePolicy
 from translators.ir.request import Request
-from translators.naming import NamePolicy
-from translators.report import Report
-from translators.translation import Encoded
+from translators.wire import wirejson
 
 PATH = "/chat/completions"
 """Relative to a base URL that ends in /v1 (OpenAI, vLLM, Ollama) or not (DeepSeek)."""

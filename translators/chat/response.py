@@ -7,10 +7,10 @@ from typing import Any
 from translators.chat import errors
 from translators.chat.choice import Choice
 from translators.chat.stream import error_event, usage_event
+from translators.core.errors import UpstreamProtocolError
+from translators.core.translation import Translation
 from translators.dialect import ErrorInfo
-from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
-from translators.translation import Translation
 
 
 def response_events(body: Any, translation: Translation) -> list[ev.Event]:

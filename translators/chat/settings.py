@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal, cast
 
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
 from translators.dialect import Option
 
 StructuredMode = Literal["json_schema", "json_object", "prompt"]

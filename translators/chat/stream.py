@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import decoding, wirejson
 from translators.chat import errors
 from translators.chat.choice import Choice
-from translators.errors import UpstreamProtocolError
+from translators.core.errors import UpstreamProtocolError
+from translators.core.translation import Translation
 from translators.ir import events as ev
-from translators.translation import Translation
+from translators.wire import decoding, wirejson
 
 NO_USAGE = ("the upstream sent no usage (it ignores stream_options.include_usage, as llama-cpp-python "
             "does): the response's usage is left out")

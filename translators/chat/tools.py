@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import toolset
 from translators.chat.models import Target
+from translators.core.report import Report
+from translators.features import toolset
 from translators.ir.request import CustomTool, Request
-from translators.report import Report
 
 
 def declarations(request: Request, tools: toolset.Toolset, target: Target,

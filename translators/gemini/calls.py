@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import toolset
+from translators.core.report import Report
+from translators.features import toolset
 from translators.ir.request import ToolCall
-from translators.report import Report
 
 SYNTHETIC_PREFIX = "gcall_"
 

@@ -21,13 +21,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from translators import wirejson
-from translators.errors import UpstreamProtocolError
+from translators.core.errors import UpstreamProtocolError
 from translators.gemini import calls, failures
 from translators.gemini.partial_args import ArgsBuilder
 from translators.ir import events as ev
 from translators.ir.request import VendorState
-from translators.upstream_errors import Failure
+from translators.wire import wirejson
+from translators.wire.upstream_errors import Failure
 
 FINISHED = {
     "STOP": "stop",

@@ -20,10 +20,10 @@ import mimetypes
 from dataclasses import dataclass, field
 from typing import Any
 
-from translators import toolset
+from translators.core.report import Report
+from translators.features import toolset
 from translators.gemini import calls, models
 from translators.ir.request import Document, Image, Part, Reasoning, Request, ToolResult
-from translators.report import Report
 
 # Google's documented placeholder for a call whose real signature is lost (history written by
 # another model): Gemini 3 then skips validation instead of answering 400 (docs/gemini.md "Thought

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from translators.upstream_errors import ErrorTable, Failure, describe
+from translators.wire.upstream_errors import ErrorTable, Failure, describe
 
 ERRORS = ErrorTable(
     # google.rpc status -> HTTP status, for bodies that name only the first

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
-from translators.errors import UpstreamProtocolError
-from translators.sse import MAX_EVENT_BYTES, EventTooLarge, SSEDecoder
+from translators.core.errors import UpstreamProtocolError
+from translators.wire.sse import MAX_EVENT_BYTES, EventTooLarge, SSEDecoder
 
 _BOM = b"\xef\xbb\xbf"
 _WHITESPACE = b" \t\r\n"

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
 
 _VERSION = re.compile(r"gemini-(\d+)(?:\.(\d+))?", re.IGNORECASE)
 

@@ -12,8 +12,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from translators import wirejson
-from translators.errors import UpstreamProtocolError
+from translators.core.errors import UpstreamProtocolError
+from translators.wire import wirejson
 
 _SEGMENT = re.compile(
     r"""\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]""")

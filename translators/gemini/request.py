@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from translators import toolset, websearch
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
+from translators.core.report import Report
+from translators.core.translation import Encoded
+from translators.features import toolset, websearch
+from translators.features.naming import NamePolicy
 from translators.gemini import contents, models, schema
 from translators.ir.request import Request, WebSearchTool
-from translators.naming import NamePolicy
-from translators.report import Report
-from translators.translation import Encoded
 
 # Gemini: start with a letter or `_`, at most 128 (SDK) or 64 (older docs): keep to 64 (docs/gemini.md
 # "Function names").

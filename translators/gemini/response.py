@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from translators.core.errors import UpstreamProtocolError
+from translators.core.translation import Translation
 from translators.dialect import ErrorInfo
-from translators.errors import UpstreamProtocolError
 from translators.gemini import failures
 from translators.gemini.chunks import ChunkReader
 from translators.gemini.stream import seed_for
 from translators.ir import events as ev
-from translators.translation import Translation
-from translators.upstream_errors import code_for, text_of
+from translators.wire.upstream_errors import code_for, text_of
 
 
 def response_events(body: Any, translation: Translation) -> list[ev.Event]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators.report import Report
+from translators.core.report import Report
 
 # keyword -> the JSON types its value may have (google-genai `types.JSONSchema`).
 _SCALARS: dict[str, tuple[type, ...]] = {

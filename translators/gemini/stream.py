@@ -11,12 +11,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from translators import decoding, wirejson
-from translators.errors import UpstreamProtocolError
+from translators.core.errors import UpstreamProtocolError
+from translators.core.translation import Translation
 from translators.gemini import framing
 from translators.gemini.chunks import ChunkReader
 from translators.ir import events as ev
-from translators.translation import Translation
+from translators.wire import decoding, wirejson
 
 
 def seed_for(translation: Translation) -> Callable[[], str]:

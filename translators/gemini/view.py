@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from translators.dialect import RequestShape, View
-from translators.viewtext import as_list, base64_size, file_label, join, role_blocks, short, text
+from translators.wire.viewtext import as_list, base64_size, file_label, join, role_blocks, short, text
 
 
 def read_request(body: dict[str, Any]) -> RequestShape:

@@ -122,7 +122,7 @@ class Finished:
 @dataclass(slots=True)
 class Failed:
     code: str
-    """The Responses error code (upstream_errors.py)."""
+    """The Responses error code (translators/wire/upstream_errors.py)."""
     message: str
     """As the client reads it: the retry hint, if any, is already in it (upstream_errors.describe)."""
 

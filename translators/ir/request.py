@@ -105,7 +105,7 @@ class VendorState(_Model):
     blocks: list[dict[str, Any]] = Field(default_factory=list)
     """A vendor's own search, verbatim, for the next turn: Anthropic's `server_tool_use` and
     `web_search_tool_result` blocks (with the results' encrypted contents), Gemini's server-side
-    `toolCall` / `toolResponse` parts (translators/websearch.py)."""
+    `toolCall` / `toolResponse` parts (translators/features/websearch.py)."""
 
 
 class Message(_Model):
@@ -225,7 +225,7 @@ class HostedTool(_Model):
 
 class WebSearchTool(_Model):
     """The hosted `web_search` tool (also `web_search_preview`), served by the upstream's own
-    search where it has one (translators/websearch.py)."""
+    search where it has one (translators/features/websearch.py)."""
 
     kind: Literal["web_search"] = "web_search"
     name: str = "web_search"
@@ -265,7 +265,7 @@ class ReasoningConfig(_Model):
 
 RequestKind = Literal["turn", "compaction"]
 """`turn`: a model turn. `compaction`: the client asks for its history to be compacted; the
-upstream is asked for a handoff summary instead (translators/compaction.py, docs/compaction.md)."""
+upstream is asked for a handoff summary instead (translators/features/compaction.py, docs/compaction.md)."""
 
 
 class Request(_Model):

@@ -12,8 +12,9 @@ import base64
 import binascii
 from typing import Any
 
-from translators import vendor_state, wirejson
-from translators.errors import MalformedRequest
+from translators.core.errors import MalformedRequest
+from translators.core.report import Report
+from translators.features import vendor_state
 from translators.ir.request import (
     Document,
     Image,
@@ -29,7 +30,7 @@ from translators.ir.request import (
 )
 from translators.messages_client import signature
 from translators.messages_client.tools import Tools
-from translators.report import Report
+from translators.wire import wirejson
 
 _TEXT_KEYS = frozenset({"type", "text", "cache_control"})
 _IMAGE_KEYS = frozenset({"type", "source", "cache_control"})

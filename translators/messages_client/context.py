@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from translators.errors import MalformedRequest
+from translators.core.errors import MalformedRequest
+from translators.core.report import Report
 from translators.ir.request import Item, Text, Tool, ToolCall, ToolResult
-from translators.report import Report
 
 CLEARED = "[tool result cleared by context management]"
 DEFAULT_TRIGGER = {"type": "input_tokens", "value": 100_000}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators.errors import TranslatorError
+from translators.core.errors import TranslatorError
 
 STATUS_OF_TYPE = {
     "invalid_request_error": 400,
@@ -45,7 +45,7 @@ TYPE_OF_CODE = {
     "timeout": "timeout_error",
 }
 """The gateway's error codes (the Responses codes every upstream decoder speaks,
-translators/upstream_errors.py) -> Anthropic's type; any other code is an `api_error`."""
+translators/wire/upstream_errors.py) -> Anthropic's type; any other code is an `api_error`."""
 
 
 def type_for_status(status: int) -> str:

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import pairing
-from translators.errors import MalformedRequest, UnsupportedFeature
+from translators.core.errors import MalformedRequest, UnsupportedFeature
+from translators.core.report import Report
+from translators.features import pairing
 from translators.ir.request import ReasoningConfig, Request
 from translators.messages_client import context, paths
 from translators.messages_client.content import Messages, blocks
 from translators.messages_client.tools import Tools, tool_choice
-from translators.report import Report
 
 BILLING_HEADER = "x-anthropic-billing-header:"
 """Claude Code's first system block is this line (version and entry point), read by Anthropic's

@@ -3,7 +3,7 @@
 A Messages client sends every thinking block back unmodified on the next turn, signature and all
 (the anthropic SDK's `BetaThinkingBlockParam`: "exactly as returned by the API in a previous
 response"), as Codex does a reasoning item's `encrypted_content`. So the gateway writes the
-upstream's state there in the very format `translators/vendor_state.py` writes for Codex (a
+upstream's state there in the very format `translators/features/vendor_state.py` writes for Codex (a
 marked payload), and reads it back into the same `VendorState`. A signature without the marker
 is Anthropic's own: it is kept as an Anthropic state, which only an Anthropic upstream replays
 (`vendor_state.replayable`).
@@ -11,7 +11,7 @@ is Anthropic's own: it is kept as an Anthropic state, which only an Anthropic up
 
 from __future__ import annotations
 
-from translators import vendor_state
+from translators.features import vendor_state
 from translators.ir.request import VendorState
 
 ANTHROPIC = "anthropic"

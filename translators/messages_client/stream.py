@@ -18,16 +18,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from translators import vendor_state
-from translators.ids import IdFactory
+from translators.core.ids import IdFactory
+from translators.core.report import Report
+from translators.features import vendor_state
+from translators.features.naming import ToolIndex
 from translators.ir import events as ev
 from translators.ir.encoder import EventEncoder
 from translators.ir.request import VendorState
 from translators.messages_client import errors, signature
-from translators.naming import ToolIndex
-from translators.report import Report
 from translators.responses.stream import MAX_OUTPUT_CHARS
-from translators.sse import encode_event
+from translators.wire.sse import encode_event
 
 STOP_REASONS = {
     "stop": "end_turn",
@@ -294,7 +294,7 @@ class MessagesEncoder(EventEncoder):
     def _web_search(self, search: ev.WebSearch) -> None:
         """A search the upstream ran: Anthropic's own blocks as they came, any other vendor's as
         a `server_tool_use` + `web_search_tool_result` pair whose id carries its state, as the id
-        of a Responses `web_search_call` does (translators/vendor_state.py `in_id`)."""
+        of a Responses `web_search_call` does (translators/features/vendor_state.py `in_id`)."""
         state = search.state
         if state is not None and state.dialect == "anthropic" and state.blocks:
             blocks = [dict(b) for b in state.blocks]

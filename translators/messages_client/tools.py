@@ -1,7 +1,7 @@
 """Messages `tools` and `tool_choice` -> IR (docs/claude-code.md "Tools").
 
 A client tool (no `type`, or `custom`) is a JSON-schema function: every upstream takes it. Of
-the server tools, web search maps onto the IR's hosted search (translators/websearch.py serves
+the server tools, web search maps onto the IR's hosted search (translators/features/websearch.py serves
 it from the upstream's own search where there is one); the other Anthropic-defined tools
 (bash, text editor, computer, memory, code execution, web fetch, tool search, MCP toolsets) have
 no definition another model knows, and are reported dropped.
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators.errors import MalformedRequest
+from translators.core.errors import MalformedRequest
+from translators.core.report import Report
 from translators.ir.request import FunctionTool, Tool, ToolChoice, WebSearchTool
-from translators.report import Report
 
 _FUNCTION_KEYS = frozenset({"type", "name", "description", "input_schema", "strict", "defer_loading",
                             "cache_control", "eager_input_streaming", "allowed_callers", "input_examples"})

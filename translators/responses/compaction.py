@@ -18,11 +18,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from translators import compaction
-from translators.ids import IdFactory
+from translators.core.ids import IdFactory
+from translators.core.report import Report
+from translators.features import compaction
+from translators.features.naming import ToolIndex
 from translators.ir import events as ev
-from translators.naming import ToolIndex
-from translators.report import Report
 from translators.responses.stream import ResponsesEncoder
 
 _ABSORBED = (ev.TextDone, ev.ReasoningDelta, ev.ReasoningDone, ev.ToolCallStarted, ev.ToolCallDelta,

@@ -17,9 +17,9 @@ import mimetypes
 from typing import Any
 from urllib.parse import urlsplit
 
-from translators.errors import MalformedRequest
+from translators.core.errors import MalformedRequest
+from translators.core.report import Report
 from translators.ir.request import Document
-from translators.report import Report
 
 FILE_PART_KEYS = frozenset({"type", "file_data", "file_url", "file_id", "filename", "detail"})
 _SOURCES = ("file_data", "file_url", "file_id")

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import compaction, vendor_state, wirejson
-from translators.errors import MalformedRequest, UpstreamProtocolError
+from translators.core.errors import MalformedRequest, UpstreamProtocolError
+from translators.core.report import Report
+from translators.core.translation import Encoded, Translation
+from translators.features import compaction, vendor_state
 from translators.ir import events as ev
-from translators.report import Report
 from translators.responses.stream import response_object
-from translators.sse import SSEDecoder, SSEEvent, encode_event
-from translators.translation import Encoded, Translation
+from translators.wire import wirejson
+from translators.wire.sse import SSEDecoder, SSEEvent, encode_event
 
 _TERMINAL = {"response.completed", "response.failed", "response.incomplete"}
 

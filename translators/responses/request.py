@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from translators import compaction, pairing, vendor_state, wirejson
-from translators.errors import MalformedRequest, UnsupportedFeature
+from translators.core.errors import MalformedRequest, UnsupportedFeature
+from translators.core.report import Report
+from translators.features import compaction, pairing, vendor_state
 from translators.ir.request import (
     Image,
     Item,
@@ -22,9 +23,9 @@ from translators.ir.request import (
     ToolResult,
     WebSearchCall,
 )
-from translators.report import Report
 from translators.responses import files
 from translators.responses.tools import ToolCollector, listing
+from translators.wire import wirejson
 
 # Fields that only steer OpenAI's own storage, caching or client bookkeeping: meaningless to any
 # other upstream, so consuming them loses nothing the model would see.
@@ -315,7 +316,7 @@ class _ItemState:
 
     def _item_compaction(self, raw: dict[str, Any], path: str) -> list[Item]:
         """A compaction item: the gateway's summary becomes a user message in its place; OpenAI's
-        own cannot be read and is dropped (translators/compaction.py)."""
+        own cannot be read and is dropped (translators/features/compaction.py)."""
         text = compaction.replay_item(raw, path, self.report)
         if text is None:
             return []
@@ -424,7 +425,7 @@ class _ItemState:
 
     def _item_web_search_call(self, raw: dict[str, Any], path: str) -> list[Item]:
         """A search the upstream ran: its query, and the vendor's own blocks when this gateway put
-        them in the id (translators/websearch.py decides per target what is sent)."""
+        them in the id (translators/features/websearch.py decides per target what is sent)."""
         self._unknown_keys(raw, path, _WEB_SEARCH_CALL_KEYS)
         action = raw.get("action") if isinstance(raw.get("action"), dict) else {}
         query = action.get("query")

@@ -15,15 +15,15 @@ from collections.abc import Callable
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
-from translators import freeform, vendor_state
-from translators.ids import IdFactory
+from translators.core.ids import IdFactory
+from translators.core.report import Report
+from translators.features import freeform, vendor_state
+from translators.features.naming import ToolIndex, ToolRef
 from translators.ir import events as ev
 from translators.ir.encoder import EventEncoder
-from translators.naming import ToolIndex, ToolRef
-from translators.report import Report
 from translators.responses.echo import NOTHING_KNOWN
 from translators.responses.echo import response_fields as echo_fields
-from translators.sse import LongStrings, encode_event
+from translators.wire.sse import LongStrings, encode_event
 
 # Upstream finish reasons, already normalised by the decoders, -> how the response ends.
 _INCOMPLETE = {"max_output_tokens", "content_filter"}
@@ -40,7 +40,7 @@ _CLIENT_CODES = frozenset({"server_error", "rate_limit_exceeded", "invalid_promp
 
 MAX_OUTPUT_CHARS = 16 * 1024 * 1024
 """One answer's bound (docs/design.md "Limits"): 30 times the longest a model writes (128k output
-tokens, about 500 KB of text), and the size of the largest single upstream event (translators/sse.py).
+tokens, about 500 KB of text), and the size of the largest single upstream event (translators/wire/sse.py).
 An answer is held until its items' done events, which repeat it four times: an upstream that never
 ends must not be followed forever."""
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators.errors import MalformedRequest
+from translators.core.errors import MalformedRequest
+from translators.core.report import Report
+from translators.features.naming import DEFAULT_NAMESPACE
 from translators.ir.request import (
     CustomTool,
     FunctionTool,
@@ -17,8 +19,6 @@ from translators.ir.request import (
     ToolSearchTool,
     WebSearchTool,
 )
-from translators.naming import DEFAULT_NAMESPACE
-from translators.report import Report
 
 _HOSTED = "\x00hosted"
 """The key space of hosted tools in the collector (no namespace can be named so)."""

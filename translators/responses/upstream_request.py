@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import toolset, vendor_state, websearch, wirejson
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
+from translators.core.report import Report
+from translators.core.translation import Encoded
+from translators.features import toolset, vendor_state, websearch
+from translators.features.naming import NamePolicy
 from translators.ir.request import Document, Image, Part, Reasoning, Request, Text, ToolCall, ToolResult
-from translators.naming import NamePolicy
-from translators.report import Report
-from translators.translation import Encoded
+from translators.wire import wirejson
 
 PATH = "/responses"
 """Relative to the base URL, which ends in /v1."""

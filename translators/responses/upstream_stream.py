@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import decoding, wirejson
+from translators.core.errors import UpstreamProtocolError
+from translators.core.translation import Translation
 from translators.dialect import ErrorInfo
-from translators.errors import UpstreamProtocolError
 from translators.ir import events as ev
 from translators.ir.request import VendorState
-from translators.translation import Translation
-from translators.upstream_errors import ErrorTable, Failure, describe, text_of
+from translators.wire import decoding, wirejson
+from translators.wire.upstream_errors import ErrorTable, Failure, describe, text_of
 
 DIALECT = "responses"
 

@@ -5,8 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from translators.dialect import RequestShape, View
-from translators.naming import DEFAULT_NAMESPACE
-from translators.viewtext import DATA_URL, as_list, base64_size, chars, delta, file_label, join, short, text
+from translators.features.naming import DEFAULT_NAMESPACE
+from translators.wire.viewtext import (
+    DATA_URL,
+    as_list,
+    base64_size,
+    chars,
+    delta,
+    file_label,
+    join,
+    short,
+    text,
+)
 
 
 def read_request(body: dict[str, Any]) -> RequestShape:

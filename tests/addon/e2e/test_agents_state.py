@@ -37,7 +37,7 @@ from tests.addon.e2e.sdk_targets import BEDROCK_CLAUDE, CLAUDE, GEMINI, QWEN
 from tests.addon.e2e.upstream import Upstream
 from tests.support import fake_upstream
 from tests.support.mitmdump import MitmDump
-from translators import compaction
+from translators.features import compaction
 
 pytestmark = pytest.mark.timeout(120)
 

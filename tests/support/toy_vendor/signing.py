@@ -7,8 +7,8 @@ import hashlib
 import hmac
 from urllib.parse import urlsplit
 
+from translators.core.errors import TranslatorError
 from translators.dialect import Signed, ToSign
-from translators.errors import TranslatorError
 
 SIGNATURE = "x-tokenline-signature"
 TOKEN_ID = "x-tokenline-token-id"

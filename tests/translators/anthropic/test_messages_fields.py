@@ -14,8 +14,8 @@ from tests.translators.messages_client.recordings import sse_events
 from tests.translators.messages_client.sdk import validate_stream
 from tests.translators.streamcheck import assert_chunking_invariant
 from translators import stream_translator, translate_request, translate_response
-from translators.ids import sequential_ids
-from translators.sse import encode_event
+from translators.core.ids import sequential_ids
+from translators.wire.sse import encode_event
 
 MODEL = "claude-sonnet-4-5"
 """A Claude that takes a thinking budget: without `thinking` in the request it does not think."""

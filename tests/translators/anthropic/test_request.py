@@ -27,7 +27,8 @@ from tests.translators.bodies import (
     tool_search_output,
     user,
 )
-from translators import translate_request, vendor_state
+from translators import translate_request
+from translators.features import vendor_state
 from translators.ir.request import VendorState
 
 SIGNATURE = "EqkECkYIBxgCKkA8AZ4n/+==sig"

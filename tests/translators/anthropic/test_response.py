@@ -9,9 +9,10 @@ import pytest
 from openai.types.responses import Response
 
 from tests.translators.bodies import APPLY_PATCH_GRAMMAR, PATCH, body, custom, function, namespace, user
-from translators import translate_error, translate_request, translate_response, vendor_state
-from translators.ids import sequential_ids
-from translators.report import Report
+from translators import translate_error, translate_request, translate_response
+from translators.core.ids import sequential_ids
+from translators.core.report import Report
+from translators.features import vendor_state
 
 
 def translation(stream=False):

@@ -29,9 +29,10 @@ from tests.translators.streamcheck import (
     sse,
     terminal,
 )
-from translators import stream_translator, translate_request, vendor_state
-from translators.ids import sequential_ids
-from translators.sse import MAX_EVENT_BYTES
+from translators import stream_translator, translate_request
+from translators.core.ids import sequential_ids
+from translators.features import vendor_state
+from translators.wire.sse import MAX_EVENT_BYTES
 
 RECORDED = sorted(p.relative_to(DATA).as_posix() for p in (DATA / "anthropic").iterdir())
 LONG_NS, LONG_NAME = "mcp__a_rather_long_server_name_here", "a_rather_long_tool_name_as_well_x"
@@ -550,7 +551,7 @@ EVENT = st.fixed_dictionaries(
 @at_both_depths
 def test_only_the_packages_own_error_type_escapes_the_decoder():
     from translators.anthropic.stream import AnthropicDecoder
-    from translators.errors import TranslatorError
+    from translators.core.errors import TranslatorError
 
     @settings(max_examples=examples(300), deadline=None)
     @given(st.lists(EVENT, max_size=12))

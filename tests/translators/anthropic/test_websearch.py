@@ -21,8 +21,9 @@ from tests.translators.streamcheck import (
     run,
     sse,
 )
-from translators import stream_translator, translate_request, vendor_state
-from translators.ids import sequential_ids
+from translators import stream_translator, translate_request
+from translators.core.ids import sequential_ids
+from translators.features import vendor_state
 
 LIVE = {"type": "web_search", "external_web_access": True, "search_content_types": ["text", "image"]}
 CACHED = {"type": "web_search", "external_web_access": False, "search_content_types": ["text", "image"]}

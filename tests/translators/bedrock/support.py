@@ -7,8 +7,8 @@ from typing import Any
 
 from tests.data import CODEX
 from translators import Translation, translate_request
+from translators.features.vendor_state import encode as encode_state
 from translators.ir.request import VendorState
-from translators.vendor_state import encode as encode_state
 
 CLAUDE = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 NOVA = "us.amazon.nova-micro-v1:0"

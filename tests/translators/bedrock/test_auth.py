@@ -23,7 +23,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 from translators.bedrock.auth import AuthError, region_from_url, sign
-from translators.errors import TranslatorError
+from translators.core.errors import TranslatorError
 
 URL = "https://bedrock-runtime.us-west-2.amazonaws.com/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/converse-stream"
 BODY = b'{"messages":[{"role":"user","content":[{"text":"hi"}]}]}'

@@ -13,7 +13,7 @@ from tests.translators.bedrock.frames import decode, encode_frame, event, fixtur
 from tests.translators.growth import SAME_COST_BOUND, slower
 from translators.bedrock import framing
 from translators.bedrock.framing import FrameError, FrameReader
-from translators.errors import UpstreamProtocolError
+from translators.core.errors import UpstreamProtocolError
 
 
 def test_test_encoder_writes_frames_botocore_decodes() -> None:

@@ -17,7 +17,7 @@ from tests.translators.bedrock.support import CLAUDE, NOVA
 from tests.translators.messages_client.messages import assistant, body, tool, tool_result, tool_use, user
 from tests.translators.messages_client.sdk import validate_stream
 from translators import Translation, stream_translator, translate_request
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
 
 LLAMA = "meta.llama3-3-70b-instruct-v1:0"
 

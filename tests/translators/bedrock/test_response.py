@@ -10,8 +10,8 @@ import pytest
 from tests.translators.bedrock.support import SHELL, bedrock, request
 from translators import translate_error, translate_response
 from translators.bedrock.response import error_info
-from translators.ids import sequential_ids
-from translators.vendor_state import decode as decode_state
+from translators.core.ids import sequential_ids
+from translators.features.vendor_state import decode as decode_state
 
 USAGE = {"inputTokens": 12, "outputTokens": 30, "totalTokens": 42}
 

@@ -25,9 +25,9 @@ from tests.translators.streamcheck import (
 )
 from translators import Translation, stream_translator
 from translators.bedrock.stream import BedrockDecoder
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
+from translators.features.vendor_state import decode as decode_state
 from translators.ir import events as ev
-from translators.vendor_state import decode as decode_state
 
 
 def respond(data: bytes, translation: Translation | None = None) -> list[dict[str, Any]]:

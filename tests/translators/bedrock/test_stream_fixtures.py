@@ -20,7 +20,7 @@ from tests.translators.streamcheck import (
     terminal,
 )
 from translators import Translation
-from translators.vendor_state import decode as decode_state
+from translators.features.vendor_state import decode as decode_state
 
 FIXTURES = ["converse_stream_text.eventstream", "converse_stream_tool_use.eventstream",
             "converse_stream_reasoning.eventstream"]

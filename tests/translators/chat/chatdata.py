@@ -120,7 +120,7 @@ def client_stream(data: bytes, trans: Translation | None = None) -> list[dict[st
 def run_report(data: bytes, trans: Translation) -> tuple[list[dict[str, Any]], Any]:
     """Events and the translator's report (dropped paths, notes)."""
     from translators import stream_translator
-    from translators.ids import sequential_ids
+    from translators.core.ids import sequential_ids
 
     translator = stream_translator("chat", trans, new_id=sequential_ids(), clock=lambda: 0)
     out = translator.feed(data) + translator.close()

@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from tests.translators.chat.chatdata import codex_request, function, responses_request
-from translators import Translation, translate_request, vendor_state
+from translators import Translation, translate_request
 from translators.chat.messages import MAX_CALL_ID
+from translators.features import vendor_state
 from translators.ir.request import VendorState
 
 PNG = "data:image/png;base64,iVBORw0KGgo="

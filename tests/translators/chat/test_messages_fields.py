@@ -19,7 +19,7 @@ from tests.translators.streamcheck import assert_chunking_invariant
 from translators import Translation, stream_translator, translate_request
 from translators.api import NOTHING_SENT
 from translators.chat.models import capabilities
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
 
 
 def chat(request_body: dict[str, Any], model: str = "Qwen/Qwen3-Coder-30B", **stated: str) -> Translation:

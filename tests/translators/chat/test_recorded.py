@@ -17,7 +17,7 @@ from tests.translators.streamcheck import (
     run,
     terminal,
 )
-from translators import vendor_state
+from translators.features import vendor_state
 
 # (file, upstream model, tools the request declared)
 RECORDED = {

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from tests.translators.chat.chatdata import function, translation
-from translators import translate_error, translate_response, vendor_state
-from translators.ids import sequential_ids
+from translators import translate_error, translate_response
+from translators.core.ids import sequential_ids
+from translators.features import vendor_state
 
 
 def _answer(message: dict[str, Any], finish: str = "stop", usage: dict[str, Any] | None = None) -> bytes:

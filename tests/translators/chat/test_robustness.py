@@ -12,7 +12,7 @@ from tests.support.depth import at_both_depths, examples
 from tests.translators.chat.chatdata import recorded, recorded_chunks, translation
 from tests.translators.streamcheck import assert_valid_responses_stream, run
 from translators.chat.stream import ChatDecoder
-from translators.errors import TranslatorError
+from translators.core.errors import TranslatorError
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),

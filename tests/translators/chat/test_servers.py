@@ -27,8 +27,8 @@ from tests.translators.chat.chatdata import (
 from tests.translators.streamcheck import done_items, terminal
 from translators import Translation, UnsupportedFeature, translate_request, translate_response
 from translators.chat.models import capabilities
-from translators.ids import sequential_ids
-from translators.report import Report
+from translators.core.ids import sequential_ids
+from translators.core.report import Report
 
 LOCAL = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],

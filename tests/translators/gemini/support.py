@@ -7,10 +7,10 @@ from typing import Any
 
 from tests.data import DATA as SHARED_DATA
 from translators import Translation, translate_request
+from translators.core.report import Report
 from translators.gemini.chunks import ChunkReader
 from translators.gemini.stream import GeminiDecoder
 from translators.ir import events as ev
-from translators.report import Report
 
 DATA = SHARED_DATA / "gemini"
 MODEL = "gemini-3-pro-preview"

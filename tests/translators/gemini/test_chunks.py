@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.translators.gemini.support import call, chunk, of, read, text
-from translators.errors import UpstreamProtocolError
+from translators.core.errors import UpstreamProtocolError
 from translators.gemini.chunks import FAILED
 from translators.ir import events as ev
 

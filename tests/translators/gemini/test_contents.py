@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.translators.gemini.support import function_tool, gemini_body
-from translators import vendor_state
+from translators.features import vendor_state
 from translators.gemini.contents import SKIP_SIGNATURE
 from translators.ir.request import VendorState
 

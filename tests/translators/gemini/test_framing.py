@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from translators.errors import UpstreamProtocolError
+from translators.core.errors import UpstreamProtocolError
 from translators.gemini.framing import JsonSequence, SSEFraming, detect, strip_bom
 
 ELEMENTS = [{"a": "x]y}z,\"[{"}, {"b": ["é", "🦜", {"c": "\\"}]}, {"n": [1, [2, [3]]]}]

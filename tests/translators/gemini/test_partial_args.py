@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.translators.growth import SAME_COST_BOUND, slower
-from translators.errors import UpstreamProtocolError
+from translators.core.errors import UpstreamProtocolError
 from translators.gemini.partial_args import ArgsBuilder, parse_path
 
 

@@ -23,7 +23,7 @@ from tests.translators.streamcheck import (
     run,
     terminal,
 )
-from translators import vendor_state
+from translators.features import vendor_state
 
 TRANSLATION = translation(tools=tools_for_recordings())
 

@@ -8,8 +8,8 @@ import pytest
 
 from tests.translators.gemini.support import call, chunk, function_tool, recorded_chunks, text, translation
 from translators import translate_error, translate_response
-from translators.ids import sequential_ids
-from translators.report import Report
+from translators.core.ids import sequential_ids
+from translators.core.report import Report
 
 TRANSLATION = translation(tools=[function_tool("get_capital"), function_tool("lookup")], stream=False)
 

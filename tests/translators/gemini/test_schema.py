@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from translators.core.report import Report
 from translators.gemini.schema import clean, parameters
-from translators.report import Report
 
 
 def _cleaned(schema: dict) -> tuple[dict, list[str]]:

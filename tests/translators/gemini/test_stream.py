@@ -30,7 +30,7 @@ from tests.translators.streamcheck import (
     terminal,
     whole,
 )
-from translators.errors import UpstreamProtocolError
+from translators.core.errors import UpstreamProtocolError
 from translators.gemini.stream import GeminiDecoder
 from translators.ir import events as ev
 

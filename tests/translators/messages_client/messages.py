@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 from tests.data import DATA
+from translators.core.report import Report
 from translators.ir.request import Request
 from translators.messages_client import decode
-from translators.report import Report
 
 MODEL = "claude-opus-5-5"
 

@@ -11,12 +11,12 @@ from typing import Any
 from tests.data import DATA
 from tests.translators.streamcheck import jsonl_to_sse
 from translators import dialect as dialects
-from translators import whole_body
 from translators.api import StreamTranslator
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
+from translators.core.report import Report
+from translators.core.translation import Translation
 from translators.messages_client import MessagesEncoder
-from translators.report import Report
-from translators.translation import Translation
+from translators.wire import whole_body
 
 TARGET_OF_FOLDER = {
     "anthropic": "anthropic",

@@ -14,7 +14,7 @@ from tests.translators.messages_client.messages import (
     tool_use,
     user,
 )
-from translators.errors import MalformedRequest
+from translators.core.errors import MalformedRequest
 from translators.messages_client.context import CLEARED
 
 

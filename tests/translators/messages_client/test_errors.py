@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from anthropic.types.shared import ErrorResponse
 
-from translators.errors import MalformedRequest
+from translators.core.errors import MalformedRequest
 from translators.messages_client import errors
 
 

@@ -19,7 +19,7 @@ from tests.translators.messages_client.messages import (
     tool_use,
     user,
 )
-from translators.errors import MalformedRequest, UnsupportedFeature
+from translators.core.errors import MalformedRequest, UnsupportedFeature
 from translators.messages_client import errors
 
 # -- system ---------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from tests.translators.messages_client.messages import (
     tool_use,
     user,
 )
-from translators.errors import TranslatorError
+from translators.core.errors import TranslatorError
 
 ODD_VALUES: list[Any] = [None, True, 0, -1, 1.5, "", "x", [], [None], {}, {"type": "text"}, {"type": 3}]
 

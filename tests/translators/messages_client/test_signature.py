@@ -16,9 +16,9 @@ from tests.translators.messages_client.messages import body, decoded, user
 from tests.translators.messages_client.recordings import raw, run, sse_events
 from tests.translators.messages_client.sdk import validate_stream
 from translators import dialect as dialects
-from translators import vendor_state
+from translators.core.report import Report
+from translators.features import vendor_state
 from translators.messages_client import signature
-from translators.report import Report
 
 
 def _next_turn(name: str) -> tuple[dict[str, Any], list[Any]]:

@@ -7,13 +7,13 @@ import pytest
 
 from tests.translators.messages_client.recordings import sse_events
 from tests.translators.messages_client.sdk import validate_stream
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
+from translators.core.report import Report
+from translators.features.naming import ToolIndex, ToolRef
 from translators.ir import events as ev
 from translators.ir.request import VendorState
 from translators.messages_client import MessagesEncoder
 from translators.messages_client.stream import MAX_OUTPUT_CHARS
-from translators.naming import ToolIndex, ToolRef
-from translators.report import Report
 
 
 def encoder(**fields) -> MessagesEncoder:

@@ -8,11 +8,11 @@ import random
 
 from tests.support.depth import examples
 from tests.translators.messages_client.sdk import validate_stream
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
+from translators.core.report import Report
 from translators.ir import events as ev
 from translators.ir.request import VendorState
 from translators.messages_client import MessagesEncoder
-from translators.report import Report
 
 STATES = [
     None,

@@ -18,10 +18,10 @@ from tests.translators.responses.openresponses_rules import (
     resource_problems,
 )
 from translators import stream_translator, translate_response
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
+from translators.core.report import Report
+from translators.features.naming import ToolIndex, ToolRef
 from translators.ir import events as ev
-from translators.naming import ToolIndex, ToolRef
-from translators.report import Report
 from translators.responses.stream import ResponsesEncoder
 
 RECORDINGS = recordings_of(*DECODER_DIALECTS)

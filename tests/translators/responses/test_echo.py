@@ -12,7 +12,7 @@ import pytest
 from tests.support import conformance
 from tests.translators.responses.openresponses_rules import assert_valid_response
 from translators import stream_translator, translate_request, translate_response
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
 
 TARGET, MODEL = "anthropic", "claude-sonnet-4-6"
 STREAM = (
@@ -147,7 +147,7 @@ def test_the_deprecated_generate_summary_is_echoed_as_summary() -> None:
 def test_the_state_the_addon_resolved_into_the_input_is_still_echoed(
         resolved: dict[str, Any], previous: str | None, conversation: dict[str, str] | None) -> None:
     """The addon puts the history `previous_response_id` / `conversation` name into `input`
-    before translating (addon/history.py `expand`); the objects still say which they continue."""
+    before translating (addon/stored_items.py `expand`); the objects still say which they continue."""
     for response in _objects(_body(), resolved):
         assert response["previous_response_id"] == previous
         assert response["conversation"] == conversation

@@ -14,9 +14,10 @@ from tests.translators.streamcheck import (
     run,
     validate_event,
 )
-from translators import translate_request, vendor_state
+from translators import translate_request
+from translators.features import vendor_state
 from translators.ir.request import VendorState
-from translators.sse import SSEDecoder
+from translators.wire.sse import SSEDecoder
 
 OURS = vendor_state.encode(VendorState(dialect="anthropic", signature="sig", text="t"))
 

@@ -19,8 +19,8 @@ from tests.translators.bodies import (
     function_output,
     user,
 )
-from translators import vendor_state
-from translators.errors import MalformedRequest
+from translators.core.errors import MalformedRequest
+from translators.features import vendor_state
 from translators.ir.request import Image, Message, Reasoning, Text, ToolCall, ToolResult, VendorState
 
 PNG = "data:image/png;base64,iVBORw0KGgo="

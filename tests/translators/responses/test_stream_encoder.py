@@ -7,14 +7,14 @@ import json
 
 from tests.translators.bodies import APPLY_PATCH_GRAMMAR, PATCH
 from tests.translators.streamcheck import assert_valid_responses_stream, done_items, events
-from translators import vendor_state
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
+from translators.core.report import Report
+from translators.features import vendor_state
+from translators.features.naming import ToolIndex, ToolRef
 from translators.ir import events as ev
 from translators.ir.request import VendorState
-from translators.naming import ToolIndex, ToolRef
-from translators.report import Report
 from translators.responses.stream import MAX_OUTPUT_CHARS, ResponsesEncoder
-from translators.sse import encode_event
+from translators.wire.sse import encode_event
 
 
 def tools() -> ToolIndex:

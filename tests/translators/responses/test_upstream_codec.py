@@ -12,7 +12,7 @@ from tests.data import DATA
 from tests.translators.messages_client.sdk import validate_stream
 from tests.translators.streamcheck import per_event, sized
 from translators import stream_translator, translate_error, translate_request, translate_response
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
 from translators.ir import events as ev
 from translators.responses.upstream_stream import ResponsesUpstreamDecoder, error_info
 

@@ -12,7 +12,7 @@ from tests.translators.messages_client.messages import assistant, body, tool, to
 from tests.translators.messages_client.recordings import sse_events
 from tests.translators.messages_client.sdk import validate_stream
 from translators import Translation, stream_translator, translate_request
-from translators.ids import sequential_ids
+from translators.core.ids import sequential_ids
 
 
 def responses(request_body: dict[str, Any]) -> Translation:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
 
 _BUDGET = frozenset({"enabled", "disabled"})
 _BOTH = frozenset({"enabled", "adaptive", "disabled"})

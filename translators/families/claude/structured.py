@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators import wirejson
-from translators.report import Report
+from translators.core.report import Report
+from translators.wire import wirejson
 
 STRING_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4",
                             "ipv6", "uuid"})

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from translators.capabilities import ModelCapabilities
+from translators.core.capabilities import ModelCapabilities
+from translators.core.report import Report
 from translators.ir.request import Request
-from translators.report import Report
 
 DEFAULT_MAX_TOKENS = 32000
 # Thinking budget per Responses effort, for models that take only a budget; Claude needs

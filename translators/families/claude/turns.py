@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from translators.core.report import Report
 from translators.ir.request import Part, Reasoning, Request, ToolCall, ToolResult, WebSearchCall
-from translators.report import Report
 
 Turn = dict[str, Any]
 """`{"role": "user" | "assistant", "content": [block, ...]}` in both dialects."""

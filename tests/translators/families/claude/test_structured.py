@@ -3,8 +3,8 @@ enforces; every keyword removed is reported and told to the model in the descrip
 
 from __future__ import annotations
 
+from translators.core.report import Report
 from translators.families.claude.structured import clean
-from translators.report import Report
 
 
 def cleaned(schema: dict) -> tuple[dict, Report]:

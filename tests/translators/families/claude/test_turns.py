@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from translators.core.report import Report
 from translators.families.claude.turns import alternate, with_thinking
 from translators.ir.request import Message, Part, Reasoning, Request, Text, ToolCall, ToolResult, VendorState
-from translators.report import Report
 
 THINKING = {"type": "enabled", "budget_tokens": 2048}
 

@@ -1,9 +1,9 @@
-"""addon/history.py: the stored history put in place of `previous_response_id` / `conversation`
+"""addon/stored_items.py: the stored history put in place of `previous_response_id` / `conversation`
 (docs/state.md)."""
 
 from __future__ import annotations
 
-from addon import history
+from addon import stored_items
 
 PAST = [{"type": "message", "id": "msg_1", "role": "user",
          "content": [{"type": "input_text", "text": "before"}], "status": "completed"},
@@ -15,9 +15,9 @@ def test_the_history_comes_before_the_new_input_and_nothing_else_is_added() -> N
     """A `/responses/compact` body is expanded like any other: the translators are told it is a
     compaction (`kind="compaction_endpoint"`), no trigger item is put in its input."""
     body = {"model": "gpt-5.5", "input": "summarize me", "previous_response_id": "resp_1", "stream": True}
-    expanded, new_items = history.expand(body, PAST)
+    expanded, new_items = stored_items.expand(body, PAST)
     assert expanded["input"] == [*PAST, *new_items]
     assert [i["content"][0]["text"] for i in new_items] == ["summarize me"]
     assert new_items[0]["id"].startswith("msg_")
     assert expanded["stream"] is True and "previous_response_id" not in expanded
-    assert history.resolved(body) == {"previous_response_id": "resp_1"}
+    assert stored_items.resolved(body) == {"previous_response_id": "resp_1"}

@@ -13,8 +13,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from translators import wirejson
-from translators.errors import UpstreamProtocolError
+from translators.core.errors import UpstreamProtocolError
+from translators.wire import wirejson
 
 
 class SSEEvent(NamedTuple):

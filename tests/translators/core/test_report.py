@@ -1,4 +1,5 @@
-"""translators/report.py, errors.py and upstream_errors.py: what could not be carried, and error terms."""
+"""translators/core/report.py, core/errors.py and wire/upstream_errors.py: what could not be
+carried, and error terms."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import pytest
 from translators.anthropic.errors import ERRORS as ANTHROPIC
 from translators.bedrock.errors import ERRORS as BEDROCK
 from translators.chat.errors import ERRORS as CHAT
-from translators.errors import Refused, UpstreamProtocolError, error_type_for_status
+from translators.core.errors import Refused, UpstreamProtocolError, error_type_for_status
+from translators.core.report import Report
 from translators.gemini.failures import ERRORS as GEMINI
-from translators.report import Report
-from translators.upstream_errors import PLAIN, clip, code_for, describe, text_of
+from translators.wire.upstream_errors import PLAIN, clip, code_for, describe, text_of
 
 TABLES = {"anthropic": ANTHROPIC, "chat": CHAT, "gemini": GEMINI, "bedrock": BEDROCK}
 

@@ -6,7 +6,7 @@ The client's tool asks for live search (`external_web_access: true`, Codex's `we
 decides with `gateway_web_search`: `follow` does what the client says, `live` gives live search
 even to a client that asked for cached results, `off` never searches. A search of the history
 goes back to the vendor that ran it, as that vendor's own blocks (carried in the
-`web_search_call` item's id, translators/vendor_state.py); any other target gets the answer's
+`web_search_call` item's id, translators/features/vendor_state.py); any other target gets the answer's
 text only.
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from translators.core.report import Report
 from translators.ir.request import Request, WebSearchCall, WebSearchTool
-from translators.report import Report
 
 Mode = Literal["off", "live", "follow"]
 MODES: tuple[Mode, ...] = ("follow", "live", "off")

@@ -7,8 +7,8 @@ without the marker is the OpenAI platform's own encrypted reasoning.
 
 from __future__ import annotations
 
-from translators import payload
 from translators.ir.request import VendorState
+from translators.wire import payload
 
 MARKER = "dgw1:"
 

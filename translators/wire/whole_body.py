@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from translators import wirejson
+from translators.core.errors import TranslatorError
+from translators.core.translation import Translation
 from translators.dialect import Codec
-from translators.errors import TranslatorError
 from translators.ir import events as ev
-from translators.translation import Translation
-from translators.upstream_errors import clip, text_of
+from translators.wire import wirejson
+from translators.wire.upstream_errors import clip, text_of
 
 _WHITESPACE = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"

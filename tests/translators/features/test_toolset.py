@@ -1,4 +1,4 @@
-"""translators/toolset.py: the JSON-function tool list every non-OpenAI target shares."""
+"""translators/features/toolset.py: the JSON-function tool list every non-OpenAI target shares."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from tests.translators.bodies import (
     tool_search,
     user,
 )
-from translators import freeform, toolset
+from translators.core.report import Report
+from translators.features import freeform, toolset
+from translators.features.naming import DEFAULT_POLICY, ToolRef
 from translators.ir.request import FunctionTool, Image, Namespace, Request, Text, ToolCall, ToolResult
-from translators.naming import DEFAULT_POLICY, ToolRef
-from translators.report import Report
 
 
 def build(request_body):

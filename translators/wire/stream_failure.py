@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from typing import Any, Protocol
 
-from translators import wirejson
-from translators.ids import IdFactory
+from translators.core.ids import IdFactory
 from translators.messages_client import errors as messages_errors
-from translators.sse import encode_event
+from translators.wire import wirejson
+from translators.wire.sse import encode_event
 
 
 class StreamError(Protocol):

@@ -1,4 +1,4 @@
-"""translators/sse.py: text/event-stream framing (WHATWG HTML §9.2), in any chunking."""
+"""translators/wire/sse.py: text/event-stream framing (WHATWG HTML §9.2), in any chunking."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.translators.growth import LINEAR_BOUND, growth
-from translators.errors import UpstreamProtocolError
-from translators.sse import COMMENT, LongStrings, SSEDecoder, SSEEvent, encode_event
+from translators.core.errors import UpstreamProtocolError
+from translators.wire.sse import COMMENT, LongStrings, SSEDecoder, SSEEvent, encode_event
 
 SAMPLE = (
     b'event: a\r\ndata: {"t": "\xc3\xa9\xf0\x9f\xa6\x85"}\r\n\r\n'

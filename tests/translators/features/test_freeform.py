@@ -1,4 +1,4 @@
-"""translators/freeform.py: freeform (custom) tools on JSON-only targets."""
+"""translators/features/freeform.py: freeform (custom) tools on JSON-only targets."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.translators.bodies import APPLY_PATCH_GRAMMAR, PATCH
-from translators import freeform
+from translators.features import freeform
 from translators.ir.request import CustomTool
 
 

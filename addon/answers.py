@@ -7,8 +7,8 @@ from typing import Any
 from mitmproxy import http
 
 from addon import auth, credentials, flowinfo
-from translators import wirejson
-from translators.errors import error_type_for_status
+from translators.core.errors import error_type_for_status
+from translators.wire import wirejson
 
 
 def error_body(status: int, code: str, message: str, param: str | None = None) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""translators/stream_failure.py: the event that ends a client's stream when the gateway fails
+"""translators/wire/stream_failure.py: the event that ends a client's stream when the gateway fails
 inside it, in each client dialect, judged by that client's SDK types."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from anthropic.types.shared import ErrorResponse
 from openai.types.responses import ResponseFailedEvent
 
 from translators import client_dialects
-from translators.ids import sequential_ids
-from translators.stream_failure import MESSAGES_TERMINALS, has_terminal
+from translators.core.ids import sequential_ids
+from translators.wire.stream_failure import MESSAGES_TERMINALS, has_terminal
 
 SENT = (b'event: response.created\ndata: {"type":"response.created","response":{"id":"resp_abc",'
         b'"model":"gpt-5.5"},"sequence_number":0}\n\n'

@@ -1,4 +1,4 @@
-"""translators/compaction.py and the compaction answer: Codex's remote compaction served by
+"""translators/features/compaction.py and the compaction answer: Codex's remote compaction served by
 another vendor's model (docs/compaction.md)."""
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ from tests.translators.streamcheck import (
     sized,
     whole,
 )
-from translators import client_dialects, compaction, translate_request, translate_response
-from translators.errors import UnsupportedFeature
-from translators.ids import sequential_ids
-from translators.report import Report
+from translators import client_dialects, translate_request, translate_response
+from translators.core.errors import UnsupportedFeature
+from translators.core.ids import sequential_ids
+from translators.core.report import Report
+from translators.features import compaction
 from translators.responses.request import decode
 
 TRIGGER = {"type": "compaction_trigger"}

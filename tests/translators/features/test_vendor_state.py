@@ -1,4 +1,4 @@
-"""translators/vendor_state.py: provider state carried through the client in encrypted_content."""
+"""translators/features/vendor_state.py: provider state carried through the client in encrypted_content."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import base64
 from hypothesis import given
 from hypothesis import strategies as st
 
-from translators import vendor_state
+from translators.features import vendor_state
 from translators.ir.request import VendorState
 
 SIGNATURE = "EqkECkYIBxgCKkA8AZ4n+/p3JTRB6Xz5297mrWhl3M==\n"

@@ -1,8 +1,10 @@
-"""translators/naming.py: flat wire names for namespaced tools, cut to 64 with a stable hash, and back."""
+"""translators/features/naming.py: flat wire names for namespaced tools, cut to 64 with a stable
+hash, and back."""
 
 from __future__ import annotations
 
-from translators.naming import (
+from translators.core.translation import Translation
+from translators.features.naming import (
     DEFAULT_POLICY,
     NamePolicy,
     ToolIndex,
@@ -11,7 +13,6 @@ from translators.naming import (
     fnv1a_32,
     join_namespace,
 )
-from translators.translation import Translation
 
 
 def reference_fnv1a(text: str) -> str:

@@ -1,4 +1,4 @@
-"""translators/upstream_errors.py: a server's request-validation error sent as a 5xx is the client's 400.
+"""translators/wire/upstream_errors.py: a server's request-validation error sent as a 5xx is the client's 400.
 
 llama-cpp-python wraps every exception in a 500 `internal_server_error`, its FastAPI request
 check included; Codex retries a 500 thirty times (docs/codex.md "Errors and retries"), though the
@@ -13,7 +13,7 @@ import json
 import pytest
 
 from translators import translate_error
-from translators.upstream_errors import client_status, code_for
+from translators.wire.upstream_errors import client_status, code_for
 
 LLAMA_CPP_PYTHON = {"error": {
     "message": "1 validation error:\n  {'type': 'string_type', 'loc': ('body', 'messages', 2, 'typed-dict', "

@@ -1,4 +1,4 @@
-"""translators/viewtext.py and each dialect's `read_request`: a file is shown by name, type and
+"""translators/wire/viewtext.py and each dialect's `read_request`: a file is shown by name, type and
 size, never by its base64 (issue 24 "Files across vendors"; docs/responses.md "Files")."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from tests.translators.bodies import body, function, function_call, function_out
 from tests.translators.files import pdf, url, user_with
 from translators import translate_request
 from translators.dialect import get
-from translators.viewtext import base64_size, brief_data, size
+from translators.wire.viewtext import base64_size, brief_data, size
 
 BIG = base64.b64encode(bytes(range(256)) * 48).decode()  # 12 KiB of bytes
 BIG_PDF = {"type": "input_file", "file_data": f"data:application/pdf;base64,{BIG}",

@@ -13,8 +13,8 @@ without a result gets "aborted", as Codex itself fills in interrupted calls.
 
 from __future__ import annotations
 
+from translators.core.report import Report
 from translators.ir.request import Item, Text, ToolCall, ToolResult
-from translators.report import Report
 
 ABORTED = "aborted"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from translators.naming import ToolIndex
+from translators.features.naming import ToolIndex
 
 
 class Translation(BaseModel):
@@ -25,10 +25,10 @@ class Translation(BaseModel):
     """Headers the body is written for (e.g. `anthropic-version`); auth is the caller's business."""
     stream: bool = True
     dropped: list[str] = Field(default_factory=list)
-    """Every field the upstream request could not carry, as a dotted path (translators/report.py)."""
+    """Every field the upstream request could not carry, as a dotted path (translators/core/report.py)."""
     cosmetic: list[str] = Field(default_factory=list)
     """The paths of `dropped` whose loss changes nothing the model sees or may do; the others are
-    lossy (translators/report.py `COSMETIC`)."""
+    lossy (translators/core/report.py `COSMETIC`)."""
     notes: list[str] = Field(default_factory=list)
     tools: ToolIndex = Field(default_factory=ToolIndex)
     echo: dict[str, Any] = Field(default_factory=dict)
@@ -36,7 +36,7 @@ class Translation(BaseModel):
     (`tools` in their full form), without the defaults (translators/responses/echo.py)."""
     compaction: bool = False
     """A compaction request (`Request.kind`) served by summarizing: the upstream's text comes back
-    as one `compaction` item (translators/compaction.py)."""
+    as one `compaction` item (translators/features/compaction.py)."""
     compaction_kept: list[dict[str, Any]] | None = None
     """The `/responses/compact` form only (docs/compaction.md "Two forms"): the history's user
     messages, which its answer, the whole `response.compaction` object, keeps before the one

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from translators import wirejson
+from translators.wire import wirejson
 
 
 def test_reads_what_the_standard_parser_reads_even_where_orjson_refuses() -> None:

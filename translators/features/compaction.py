@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from translators import payload
+from translators.core.report import Report
 from translators.ir.request import Item, Message, Part, ReasoningConfig, Request, Text, ToolChoice
-from translators.report import Report
+from translators.wire import payload
 
 MARKER = "dgw1c:"
 VERSION = 1

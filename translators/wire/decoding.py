@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from translators.errors import UpstreamProtocolError
+from translators.core.errors import UpstreamProtocolError
 from translators.ir import events as ev
-from translators.sse import COMMENT, SSEDecoder, SSEEvent
+from translators.wire.sse import COMMENT, SSEDecoder, SSEEvent
 
 
 def each[T](read: Callable[[], Iterable[T]], handle: Callable[[T, list[ev.Event]], None]) -> list[ev.Event]:

@@ -10,7 +10,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from translators import freeform
+from translators.core.report import Report
+from translators.features import freeform
+from translators.features.naming import DEFAULT_NAMESPACE, NamePolicy, ToolIndex, ToolRef, assign_wire_names
 from translators.ir.request import (
     CustomTool,
     FunctionTool,
@@ -21,8 +23,6 @@ from translators.ir.request import (
     ToolCall,
     ToolResult,
 )
-from translators.naming import DEFAULT_NAMESPACE, NamePolicy, ToolIndex, ToolRef, assign_wire_names
-from translators.report import Report
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +72,7 @@ def _ns(namespace: str | None) -> str | None:
 def build(request: Request, policy: NamePolicy, report: Report, *, examples: bool = False) -> Toolset:
     """`examples`: the dialect takes a tool's `input_examples` (Anthropic); elsewhere each tool's
     examples are reported dropped, here, once for every dialect."""
-    # the web search tool is each dialect's business (translators/websearch.py)
+    # the web search tool is each dialect's business (translators/features/websearch.py)
     declared = [t for t in request.tools if t.kind not in ("hosted", "web_search")]
     for tool in request.tools:
         if tool.kind == "hosted":

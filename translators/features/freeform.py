@@ -17,8 +17,8 @@ from typing import Any
 from lark import Lark
 from lark.exceptions import LarkError
 
-from translators import wirejson
 from translators.ir.request import CustomTool
+from translators.wire import wirejson
 
 ARGUMENT = "input"
 

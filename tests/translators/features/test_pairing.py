@@ -1,10 +1,10 @@
-"""translators/pairing.py: every tool call followed by its result, and no result without its call."""
+"""translators/features/pairing.py: every tool call followed by its result, and no result without its call."""
 
 from __future__ import annotations
 
+from translators.core.report import Report
+from translators.features.pairing import pair
 from translators.ir.request import Message, Reasoning, Text, ToolCall, ToolResult
-from translators.pairing import pair
-from translators.report import Report
 
 
 def user(text: str, origin: str = "") -> Message:
