@@ -52,7 +52,7 @@ class FlowCtx:
     """What the store holds for the turn and what its answer will record (addon/state.py)."""
     turn: dict[str, Any] | None = None
     """What the answer records in the store (`State.register`): the ids, the route, the client and
-    the count of new input items of a stored turn, or a compaction's kept user messages."""
+    the count of new input items of a stored turn (a compaction records nothing)."""
     inputs: Any = None
     """The turn's new input items until they are recorded (`State.register`): beside the flow,
     never in the metadata, which mitmproxy deep-copies (a 100k-item history: seconds)."""
