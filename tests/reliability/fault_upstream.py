@@ -137,6 +137,11 @@ def _write(handler: RecordingHandler, dialect: str, fault: Fault) -> None:
     content_type = conformance.of(dialect).content_type
     handler.start_chunked(200, {"content-type": content_type, **fault.headers})
     for i, chunk in enumerate(chunks):
+        if fault.kind == "stall" and i == max(fault.after - 1, 0):
+            # the hold is said to begin before the last event ahead of it is sent: a client that
+            # gets that event at once sees it during the hold, whatever the threads' order
+            fault.held.set()
+            fault.holding.set()
         if fault.kind == "stall" and i == fault.after:
             _hold(fault)
         if fault.kind == "cut" and i == fault.after:
