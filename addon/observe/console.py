@@ -5,7 +5,7 @@ let pass.
 Everything goes through Python logging, mitmproxy's own log (docs/console.md "Quiet"), so
 `-q` (`termlog_verbosity=error`, `flow_detail=0`) silences it as it silences mitmproxy: the flow
 lines follow `flow_detail` as mitmproxy's dumper does, the start-up lines are `info`, the problems
-`warning`. The flow line is read from the flow's metadata record (addon/flowinfo.py), never
+`warning`. The flow line is read from the flow's metadata record (addon/observe/flowinfo.py), never
 recomputed.
 """
 
@@ -21,8 +21,9 @@ from typing import Any
 
 from mitmproxy import ctx, exceptions, http
 
-from addon import auth, flowinfo
-from addon.routing import Route, Router
+from addon.observe import flowinfo
+from addon.routes.routing import Route, Router
+from addon.upstream import auth
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +118,7 @@ def flow_line(flow: http.HTTPFlow) -> str | None:
         head = f"[{info['client']}] {head}"  # who, with client keys (docs/team.md)
     if info.get("kind") == "compaction":
         head += " compaction"
-    if info.get("client_dialect"):  # a client other than Responses (addon/client_dialects.py)
+    if info.get("client_dialect"):  # a client other than Responses (addon/serve/client_side.py)
         head += f" ({info['client_dialect']} client)"
     parts = [head, status(flow)]
     if usage := tokens(info.get("usage")):
@@ -152,7 +153,7 @@ def shorten(note: str) -> str:
 
 
 def flow_level(info: dict[str, Any] | None) -> int:
-    """A flow that lost something (addon/flowinfo.py `lost_something`) is a warning."""
+    """A flow that lost something (addon/observe/flowinfo.py `lost_something`) is a warning."""
     return logging.WARNING if info is None or flowinfo.lost_something(info) else logging.INFO
 
 

@@ -23,18 +23,18 @@ UPSTREAM_RESPONSE = "gateway.upstream_response"
 CLIENT_DIALECT = "gateway.client_dialect"
 """The client dialect of a flow taken on for a client other than Responses: views, replay."""
 DONE = "gateway.done"
-"""The flow is answered (by the proxy itself, `addon/answers.py` `answer`, or its answer translated):
+"""The flow is answered (by the proxy itself, `addon/serve/answers.py` `answer`, or its answer translated):
 never read again as an upstream answer."""
 COUNT_KIND = "count_tokens"
-"""The record's `kind` of a token count sent to the upstream's own counter (addon/pipeline.py):
-it has no translation in its metadata, yet goes upstream like a turn (addon/cutoff.py)."""
+"""The record's `kind` of a token count sent to the upstream's own counter (addon/serve/pipeline.py):
+it has no translation in its metadata, yet goes upstream like a turn (addon/patches/cutoff.py)."""
 SAVED = (KEY, CLIENT_REQUEST, TRANSLATION, UPSTREAM_RESPONSE, CLIENT_DIALECT)
-"""What a saved gateway flow carries in its metadata (addon/flow.py)."""
+"""What a saved gateway flow carries in its metadata (addon/serve/flow.py)."""
 
 
 def record(upstream: str, model: object = None, **more: Any) -> dict[str, Any]:
     """A flow's record: the upstream (a dialect, `store`, or `-` when nothing was sent), the model,
-    what was dropped and noted, and any of `client_model`, `client` (addon/clients.py), `kind`,
+    what was dropped and noted, and any of `client_model`, `client` (addon/team/keys.py), `kind`,
     `refused`, `error`, `capabilities`, `url`, `usage`, `searches`."""
     return {"upstream": upstream, "model": model, "dropped": [], "notes": [], **more}
 
@@ -45,7 +45,7 @@ def summary(info: dict[str, Any]) -> str:
     something), `cosmetic` the rest (translators/core/report.py); a compaction request reads
     `-> anthropic claude-sonnet-4-6 compaction | ...`."""
     head = f"-> {info.get('upstream')} {info.get('model')}"
-    if info.get("client"):  # the gateway client key's name (addon/clients.py)
+    if info.get("client"):  # the gateway client key's name (addon/team/keys.py)
         head = f"[{info['client']}] {head}"
     if info.get("kind") == "compaction":
         head += " compaction"

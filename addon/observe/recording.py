@@ -2,7 +2,7 @@
 
 A capture folder holds `capture.json` (dialect, model, base URL, file names), `request.json` (the
 client's Responses body) and the upstream's own answer bytes. The same folder drives
-`python -m translators capture DIR` and `python -m addon.replay DIR` (through mitmdump).
+`python -m translators capture DIR` and `python -m addon replay DIR` (through mitmdump).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 
 from mitmproxy import http
 
-from addon import credentials, flowinfo
+from addon.observe import flowinfo
+from addon.upstream import credentials
 from translators import client_dialects
 from translators import dialect as dialects
 

@@ -1,11 +1,11 @@
 """Replay a capture folder through real mitmdump + the addon, offline, no key:
 
-    python -m addon.replay captures/codex-say-hi-anthropic [-w out.flow] [--raw]
+    python -m addon replay captures/codex-say-hi-anthropic [-w out.flow] [--raw]
 
 It writes two flow files (the client's request, sent where that client sends it; the upstream's
 recorded answer), runs
 `mitmdump --set server=false -C client.flow --server-replay upstream.flow -s addon/gateway.py`
-(docs/mitmproxy.md "Replay") and prints a transcript (addon/transcript.py): the request in one
+(docs/mitmproxy.md "Replay") and prints a transcript (addon/observe/transcript.py): the request in one
 line, where it went, the answer as it streamed, what was dropped and noted. `--raw` prints the
 bytes the client received instead (Responses SSE, or the events of the capture's own client
 dialect, e.g. Anthropic's for Claude Code), then the flow's comment.
@@ -23,13 +23,14 @@ from pathlib import Path
 from mitmproxy import http, io
 from mitmproxy.test import tflow
 
-from addon import client_facts, transcript
+from addon.observe import transcript
+from addon.serve import client_facts
 from translators import client_dialects, stream_translator, translate_request
 from translators import dialect as dialects
 from translators.client_dialects import ClientDialect
 from translators.wire import wirejson
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CLIENT_URL = client_facts.RESPONSES_URL
 
 
@@ -40,14 +41,15 @@ def _flow(request: http.Request, response: http.Response | None = None) -> http.
 
 
 def speaks(meta: dict) -> ClientDialect:
-    """The capture's client dialect (`"client"` in capture.json, addon/recording.py); a capture
+    """The capture's client dialect (`"client"` in capture.json, addon/observe/recording.py); a capture
     without one is a Responses client's."""
     return client_dialects.get(meta.get("client") or client_dialects.DEFAULT)
 
 
 def client_url(client_dialect: ClientDialect) -> str:
     """Where the client sends a turn: its own vendor's host and turn path, which `gateway_match`'s
-    defaults take (addon/client_facts.py); Codex's Responses URL for a client with no host of its own."""
+    defaults take (addon/serve/client_facts.py); Codex's Responses URL for a client with no host of
+    its own."""
     if client_dialect.hosts and client_dialect.turn_paths:
         return f"https://{client_dialect.hosts[0]}{client_dialect.turn_paths[0]}"
     return CLIENT_URL
@@ -104,7 +106,7 @@ def replay(folder: Path, out: Path, timeout: float = 60) -> http.HTTPFlow:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m addon.replay", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m addon replay", description=__doc__.splitlines()[0])
     parser.add_argument("capture", nargs="?", default=str(ROOT / "captures" / "codex-say-hi-anthropic"))
     parser.add_argument("-w", "--write", help="keep the replayed flow in this file")
     parser.add_argument("--raw", action="store_true", help="print the SSE bytes the client received")
@@ -115,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             flow = replay(Path(args.capture), out)
         except (OSError, KeyError, ValueError, RuntimeError, subprocess.TimeoutExpired) as exc:
             # a broken capture folder is a user error: one line, not a traceback
-            print(f"python -m addon.replay: {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(f"python -m addon replay: {type(exc).__name__}: {exc}", file=sys.stderr)
             return 1
         assert flow.response is not None
         if args.raw:

@@ -1,4 +1,4 @@
-"""A replayed turn as a newcomer reads it (`./run demo`, addon/replay.py): the client's request in
+"""A replayed turn as a newcomer reads it (`./run demo`, addon/observe/replay.py): the client's request in
 one line, where the gateway sent it, the answer item by item in the order it streamed, then what
 the translation dropped (with each drop's kind) and noted.
 
@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from addon import flowinfo
+from addon.observe import flowinfo
 from translators.wire.sse import SSEDecoder
 
 TOOLS_SHOWN = 5

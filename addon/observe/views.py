@@ -11,7 +11,7 @@ original request and the upstream's raw answer; these views render them next to 
   one line per event (type, item, delta preview) for what the client got and, under its own
   heading, for what the upstream sent (SSE, or a dialect's own binary framing).
 
-The addon registers them with `addons = [Gateway(), views.Views()]`; `-s addon/views.py` on its
+The addon registers them with `addons = [Gateway(), views.Views()]`; `-s addon/observe/views.py` on its
 own works too.
 """
 
@@ -26,8 +26,8 @@ from typing import Any
 from mitmproxy import contentviews, http
 from mitmproxy.contentviews import Metadata
 
-from addon import client_dialects
-from addon.flowinfo import CLIENT_REQUEST, KEY, TRANSLATION, UPSTREAM_RESPONSE
+from addon.observe.flowinfo import CLIENT_REQUEST, KEY, TRANSLATION, UPSTREAM_RESPONSE
+from addon.serve import client_side as client_dialects
 from translators import dialect as dialects
 from translators.wire.viewtext import brief_data, short, sse_events, text
 
@@ -152,7 +152,7 @@ def translation_text(upstream_body: bytes, flow_metadata: dict[str, Any]) -> str
     out.append(f"dropped ({len(dropped)}: {lost} lossy, {len(dropped) - lost} cosmetic):" if dropped
                else "dropped: nothing")
     for path in dropped:
-        # the kind as addon/flowinfo.py counts it: a flow saved without kinds has lossy drops only
+        # the kind as addon/observe/flowinfo.py counts it: a flow saved without kinds has lossy drops only
         kind = "cosmetic" if path in harmless else "lossy"
         try:
             out.append(f"  - {kind}: {path} = {_describe_value(_resolve(client, path))}")

@@ -22,7 +22,7 @@ mitmproxy 12 handles them in `HttpStream.handle_protocol_error`
 mitmproxy 12.3 offers no public way to do this: the `error` hook runs once `flow.error` is set and
 cannot supply a response, `server_connect_error` carries no flow, and the HTML page is written by
 the HTTP/1 server connection itself (docs/mitmproxy.md "Error hooks"). So mitmproxy is pinned
-(`pyproject.toml`) and `tests/addon/test_cutoff.py` fails, naming the attribute, if the internals
+(`pyproject.toml`) and `tests/addon/patches/test_cutoff.py` fails, naming the attribute, if the internals
 used here change.
 """
 
@@ -38,10 +38,10 @@ from mitmproxy.proxy.layers import http as http_layer
 from mitmproxy.proxy.layers.http._base import HttpEvent
 from mitmproxy.proxy.layers.http._events import ErrorCode, ResponseData, ResponseProtocolError
 
-from addon import flowinfo
-from addon.answers import answer, json_response
-from addon.flow import speaks_of
-from addon.streaming import StreamHook
+from addon.observe import flowinfo
+from addon.serve.answers import answer, json_response
+from addon.serve.flow import speaks_of
+from addon.serve.streaming import StreamHook
 
 _WRAPS = "_gateway_wraps"
 """The attribute that marks a wrapper of ours and holds what it wraps (credentials.py too)."""

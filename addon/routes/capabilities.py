@@ -27,8 +27,9 @@ from typing import Any
 
 import certifi
 
-from addon import auth, offload
-from addon.routing import Route, stated
+from addon.routes.routing import Route, stated
+from addon.upstream import auth
+from addon.work import offload
 from translators import dialect as dialects
 from translators.core.capabilities import ModelCapabilities
 

@@ -14,7 +14,7 @@ The whole bundled catalog is served, mapped entries changed: one served entry wi
 every other one (the model picker's list, the hidden auto-review model). chatgpt.com's request is
 answered only when a window changes; the gateway's own path always (see `answer`).
 
-`python -m addon.catalog` writes the same document as a `model_catalog_json` file, for the setup
+`python -m addon catalog` writes the same document as a `model_catalog_json` file, for the setup
 where Codex fetches nothing (`openai_base_url`).
 """
 
@@ -34,9 +34,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from mitmproxy import http
 
-from addon import client_facts
-from addon.answers import json_response
-from addon.routing import Route, RouteError, Router, from_options, from_toml
+from addon.routes.routing import Route, RouteError, Router, from_options, from_toml
+from addon.serve import client_facts
+from addon.serve.answers import json_response
 from translators.core.capabilities import ModelCapabilities
 
 BUNDLED_VERSION = "0.169.0"
@@ -287,7 +287,7 @@ class Server:
 # -- the command ------------------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m addon.catalog",
+        prog="python -m addon catalog",
         description="Write Codex's whole model catalog, each routed model with its upstream's context "
                     "window, as a model_catalog_json file (for openai_base_url setups, where Codex "
                     "fetches no catalog).")

@@ -33,7 +33,7 @@ def load_extra(environ: Mapping[str, str] = os.environ) -> list[str]:
         if isinstance(found, Dialect):
             dialects.register(found)
         if isinstance(speaks := getattr(module, "CLIENT_DIALECT", None), client_dialects.ClientDialect):
-            client_dialects.register(speaks)  # a client side of its own (addon/client_dialects.py)
+            client_dialects.register(speaks)  # a client side of its own (addon/serve/client_side.py)
         loaded.append(name.strip())
     return loaded
 

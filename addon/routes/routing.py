@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from addon import client_facts
+from addon.serve import client_facts
 from translators import dialect as dialects
 from translators.core.capabilities import ModelCapabilities
 from translators.dialect import Dialect, Settings
@@ -44,7 +44,7 @@ class Route:
     `gateway_compaction_model`); None: this route's own upstream and model."""
     context_window: int | None = None
     """The upstream model's context window as the user states it (`context_window` in TOML,
-    `gateway_context_window`); None: the model's capabilities say (addon/catalog.py)."""
+    `gateway_context_window`); None: the model's capabilities say (addon/routes/catalog.py)."""
     server: tuple[tuple[str, str], ...] = ()
     """What the user states about the route's server, as (key, value): the dialect's route
     options (`Option.route_key`: a `[[route]]` key, else the option's value). They reach the
@@ -229,7 +229,7 @@ def from_options(upstream: str, base_url: str, model: str, key_env: str, *,
     """Routes from the single-route options; `compaction_model` names the model of the same
     upstream that writes compaction summaries (empty: each route's own model);
     `context_window` (0: unset) is every route's upstream window; `settings`: each dialect's
-    own options and environment (addon/plugins.py)."""
+    own options and environment (addon/routes/plugins.py)."""
     dialect = check_dialect(upstream)
     url = check_base_url(base_url or default_base_url(dialect, settings))
     env = key_env_for(dialect, url, key_env.strip() or None)
@@ -254,7 +254,7 @@ _ROUTE_KEYS = {"model": "gpt-5*", "upstream": "anthropic", "base_url": "https://
 def from_toml(path: str, *, settings: Mapping[str, Settings] = NO_SETTINGS) -> list[Route]:
     """Routes from a TOML file: `[[route]]` tables with `model` (a pattern, default `*`),
     `upstream`, optional `base_url`, `target_model`, `key_env`, `context_window` (the upstream
-    model's window in tokens, served to Codex; addon/catalog.py), the upstream dialect's own route
+    model's window in tokens, served to Codex; addon/routes/catalog.py), the upstream dialect's own route
     options (`Option.route_key`: what the route states about its server), and the summarizer of
     compaction requests: `compaction_model`, `compaction_upstream` (whose URL and key variable
     default to that dialect's), `compaction_base_url`, `compaction_key_env`; first match wins."""

@@ -6,7 +6,8 @@ from typing import Any
 
 from mitmproxy import http
 
-from addon import auth, credentials, flowinfo
+from addon.observe import flowinfo
+from addon.upstream import auth, credentials
 from translators.core.errors import error_type_for_status
 from translators.wire import wirejson
 

@@ -1,5 +1,5 @@
 """Request bodies read within bounds: decoded once, with a streaming decompressor that stops at
-the limit (addon/limits.py), and kept for the saved flow within the kept bound.
+the limit (addon/work/limits.py), and kept for the saved flow within the kept bound.
 
 mitmproxy's own `get_content()` decodes the whole body at once, and keeps its last result in a
 module cache (docs/mitmproxy.md "Compressed bodies").
@@ -13,7 +13,7 @@ from typing import Any
 
 import brotli
 
-from addon.limits import cut_note
+from addon.work.limits import cut_note
 from translators.wire import wirejson
 
 if sys.version_info >= (3, 14):
@@ -127,7 +127,7 @@ def read(raw: bytes, encoding: str | None, limit: int, kept: int) -> tuple[bytes
 def kept_text(data: bytes, kept: int) -> str:
     """The body's text for the saved flow (`gateway.client_request`): in JSON's own encoding
     (`wirejson.decode_text`), cut past `kept` bytes with a note saying so, like the saved copy of
-    a stream (addon/streaming.py): a saved flow stays bounded whatever the client sent."""
+    a stream (addon/serve/streaming.py): a saved flow stays bounded whatever the client sent."""
     if len(data) <= kept:
         return wirejson.decode_text(data)
     return wirejson.decode_text(data[:kept]) + f"\n[{cut_note(len(data) - kept, kept, 'read')}]"

@@ -11,12 +11,12 @@ DEFAULT_MATCH = ("api.openai.com/v1/responses", "chatgpt.com/backend-api/codex/r
                  *client_dialects.default_match())
 """Where Codex sends its turns: an API key to api.openai.com, a ChatGPT login to chatgpt.com; then
 the paths of the other client dialects on their own hosts (Claude Code's `/v1/messages`,
-addon/client_dialects.py; in reverse mode those match on any host)."""
+addon/serve/client_side.py; in reverse mode those match on any host)."""
 RESPONSES_URL = "https://api.openai.com/v1/responses"
-"""A client request's URL when the gateway makes one up (addon/replay.py)."""
+"""A client request's URL when the gateway makes one up (addon/observe/replay.py)."""
 CATALOG_HOST = "chatgpt.com"
 CATALOG_PATH = "/backend-api/codex/models"
-"""Where Codex signed in with ChatGPT fetches its model catalog (addon/catalog.py)."""
+"""Where Codex signed in with ChatGPT fetches its model catalog (addon/routes/catalog.py)."""
 CREDENTIALS = ("authorization", "cookie", "chatgpt-account-id")
 """What identifies the client's own OpenAI or ChatGPT account."""
 KEEP = ("user-agent",)

@@ -5,11 +5,11 @@ served through the same routes, reports, captures, limits and client keys as Cod
 What is particular to a client dialect comes from `translators/client_dialects.py` (its paths,
 its own vendor's hosts, its credential headers, its decoder, encoder and error shape); this module
 names no vendor. `addon/gateway.py` asks `claim` (is this request such a client's), the pipeline
-(addon/pipeline.py) answers its models endpoints and token counts with the functions here, and
+(addon/serve/pipeline.py) answers its models endpoints and token counts with the functions here, and
 `restyle` re-says the proxy's own answers, written in Responses' shape, in the client's.
 
 Client dialects defined outside the package: a module `$GATEWAY_DIALECTS` names may define a
-`CLIENT_DIALECT` (addon/plugins.py `load_extra`), registered as the shipped ones are.
+`CLIENT_DIALECT` (addon/routes/plugins.py `load_extra`), registered as the shipped ones are.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from typing import Any
 from mitmproxy import http
 from mitmproxy.proxy.mode_specs import ReverseMode
 
-from addon import auth, credentials, flowinfo
-from addon.answers import answer, json_response
-from addon.flow import FlowCtx, speaks_of
-from addon.routing import Route, Router
+from addon.observe import flowinfo
+from addon.routes.routing import Route, Router
+from addon.serve.answers import answer, json_response
+from addon.serve.flow import FlowCtx, speaks_of
+from addon.upstream import auth, credentials
 from translators import client_dialects as registry
 from translators.api import translate_error
 from translators.client_dialects import ClientDialect
@@ -71,7 +72,7 @@ def claim(flow: http.HTTPFlow, router: Router) -> ClientDialect | None:
 
 
 def viewed(flow_metadata: dict[str, Any]) -> tuple[str, str]:
-    """(label, view dialect) of the client's side of a saved flow, for addon/views.py: the
+    """(label, view dialect) of the client's side of a saved flow, for addon/observe/views.py: the
     default client dialect's unless the flow names another."""
     speaks = speaks_of(flow_metadata)
     return speaks.label, speaks.view

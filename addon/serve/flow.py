@@ -1,6 +1,6 @@
 """One flow's working state in one typed object (docs/architecture.md "One flow, one context").
 
-Every hook of `addon/gateway.py` and every step of `addon/pipeline.py` reads and writes the flow's
+Every hook of `addon/gateway.py` and every step of `addon/serve/pipeline.py` reads and writes the flow's
 `FlowCtx`: its client dialect, its kind, its route, its translation, its stored-turn plan, its
 stream hook and the one record saved in `flow.metadata` (`flowinfo.KEY`). The contexts live in
 `Flows`, a dict on the Gateway keyed by `flow.id`, not in the metadata: mitmproxy deep-copies the
@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from mitmproxy import http
 
-from addon import flowinfo
+from addon.observe import flowinfo
 from translators import Translation
 from translators import client_dialects as client_registry
 from translators.client_dialects import ClientDialect
 from translators.wire import wirejson
 
 if TYPE_CHECKING:
-    from addon.routing import Route
-    from addon.state import Plan
-    from addon.streaming import StreamHook
+    from addon.routes.routing import Route
+    from addon.serve.streaming import StreamHook
+    from addon.state.turns import Plan
 
 Kind = Literal["turn", "compaction", "count", "models"]
 """What the flow asks: a model turn, a compaction (Codex's trigger or `/responses/compact`), a
@@ -49,7 +49,7 @@ class FlowCtx:
     """The request's translation; the full one (its upstream body too) while the flow is live,
     since decoders may read it (Gemini's call-id seed); a restored one reads the flow's request."""
     plan: Plan | None = None
-    """What the store holds for the turn and what its answer will record (addon/state.py)."""
+    """What the store holds for the turn and what its answer will record (addon/state/turns.py)."""
     turn: dict[str, Any] | None = None
     """What the answer records in the store (`State.register`): the ids, the route, the client and
     the count of new input items of a stored turn (a compaction records nothing)."""
@@ -97,7 +97,7 @@ class FlowCtx:
 
     @property
     def done(self) -> bool:
-        """Answered: by the proxy itself (`addon/answers.py` `answer`, which any module may call
+        """Answered: by the proxy itself (`addon/serve/answers.py` `answer`, which any module may call
         without a context) or once its answer was translated."""
         return flowinfo.DONE in self.flow.metadata
 

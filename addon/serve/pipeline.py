@@ -5,8 +5,8 @@
 Every client dialect takes this one path (translators/client_dialects.py, Responses first);
 what differs comes from its entry: its decoder, its error shape and refusals, whether it names
 stored state (`stores_state`), which paths are its turns and its models and count endpoints. The
-flow's working state is its `FlowCtx` (addon/flow.py). The client was identified (its gateway key,
-addon/clients.py) in `requestheaders`, before its body was read. Where a step's work runs (on the
+flow's working state is its `FlowCtx` (addon/serve/flow.py). The client was identified (its gateway key,
+addon/team/keys.py) in `requestheaders`, before its body was read. Where a step's work runs (on the
 event loop, in a thread, in a worker process) is decided inside that step, by the size of what it
 works on (`_where`), never by a second path.
 """
@@ -21,28 +21,22 @@ from typing import TYPE_CHECKING, Any
 from mitmproxy import ctx as mitm
 from mitmproxy import http
 
-from addon import (
-    auth,
-    bodies,
-    client_dialects,
-    clients,
-    credentials,
-    flowinfo,
-    limits,
-    offload,
-    plugins,
-    recording,
-    stored_items,
-    workers,
-)
-from addon import headers as upstream_headers
-from addon.answers import answer as answer_now
-from addon.answers import error_response, json_response
-from addon.flow import FlowCtx
-from addon.routing import Route, serving
-from addon.state import AS_SENT, Plan
-from addon.store import ItemsJSON
-from addon.streaming import StreamHook
+from addon.observe import flowinfo, recording
+from addon.routes import plugins
+from addon.routes.routing import Route, serving
+from addon.serve import bodies
+from addon.serve import client_side as client_dialects
+from addon.serve.answers import answer as answer_now
+from addon.serve.answers import error_response, json_response
+from addon.serve.flow import FlowCtx
+from addon.serve.streaming import StreamHook
+from addon.state import stored_items
+from addon.state.store import ItemsJSON
+from addon.state.turns import AS_SENT, Plan
+from addon.team import keys as clients
+from addon.upstream import auth, credentials
+from addon.upstream import headers as upstream_headers
+from addon.work import limits, offload, workers
 from translators import (
     Translation,
     TranslatorError,
@@ -145,7 +139,7 @@ async def _read(gw: Gateway, fc: FlowCtx) -> Read | None:
     """The body, decoded once and within gateway_max_request_bytes (a client may send zstd,
     docs/mitmproxy.md "Compressed bodies"), the flow left as sent until it is ours: an unrouted
     request goes on untouched. A large body is read in a worker process and kept as bytes
-    (addon/workers.py). None when the flow is answered (413, 400)."""
+    (addon/work/workers.py). None when the flow is answered (413, 400)."""
     flow = fc.flow
     raw = flow.request.raw_content or b""
     encoding = flow.request.headers.get("content-encoding")
@@ -201,7 +195,7 @@ async def _take(gw: Gateway, fc: FlowCtx, read: Read) -> None:
         plan = await gw.state.lookup(flow, read.fields, route, compact=compact)  # what the store holds
         if plan is None:
             return
-    elif await gw.state.admit(flow, read.fields):  # the client's models and budgets (addon/state.py)
+    elif await gw.state.admit(flow, read.fields):  # the client's models and budgets (addon/state/turns.py)
         plan = AS_SENT
     else:
         return
@@ -228,7 +222,7 @@ async def _take(gw: Gateway, fc: FlowCtx, read: Read) -> None:
     if translation.compaction:
         info["kind"] = "compaction"
     _retarget_or_answer(gw, fc, translation, content)
-    # An upstream that cannot be reached is answered by the HTTP layer (addon/cutoff.py), with
+    # An upstream that cannot be reached is answered by the HTTP layer (addon/patches/cutoff.py), with
     # the client's error, when the connection attempt fails.
 
 
@@ -439,7 +433,7 @@ def answer(gw: Gateway, fc: FlowCtx) -> None:
         final = flowinfo.final_response(flow.response.content or b"")
     if used := flowinfo.usage_of(final):
         info["usage"] = used
-    gw.state.count(flow, used)  # per client, with client keys on (addon/usage.py)
+    gw.state.count(flow, used)  # per client, with client keys on (addon/team/usage.py)
     if (failure := flowinfo.failure_of(final)) and not info.get("error"):
         info["error"] = failure
     if searches := flowinfo.searches_of(final):

@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from addon.credentials import scrub_bytes
-from addon.limits import MAX_KEPT_BYTES, cut_note
+from addon.upstream.credentials import scrub_bytes
+from addon.work.limits import MAX_KEPT_BYTES, cut_note
 from translators import PassthroughTranslator, StreamTranslator, client_dialects
 from translators.client_dialects import ClientDialect
 from translators.core.ids import random_ids

@@ -13,9 +13,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from addon import stored_items
-from addon.answers import error_body
-from addon.store import Conversation, Store
+from addon.serve.answers import error_body
+from addon.state import stored_items
+from addon.state.store import Conversation, Store
 from translators.responses.stream import with_every_field
 
 Result = tuple[int, dict[str, Any]] | None

@@ -1,9 +1,9 @@
 """Responses state in the proxy: `previous_response_id`, `conversation`, `/responses/compact` and
-the store's own endpoints, served from the store (addon/store/, docs/state.md).
+the store's own endpoints, served from the store (addon/state/store/, docs/state.md).
 
 The translators stay stateless: before a request is translated, `lookup` reads the history from
 the store and `stored_items.expand` puts it in place of `previous_response_id` / `conversation` (in the
-proxy, or for a large request in a worker process, addon/workers.py), and `register` keeps the
+proxy, or for a large request in a worker process, addon/work/workers.py), and `register` keeps the
 turn's new input items until the answer is there; after the answer,
 the turn is recorded (its new input items, the output items as the client saw them, the route),
 for a streamed answer before its last event leaves, so the client's next request finds it.
@@ -23,14 +23,20 @@ from typing import TYPE_CHECKING, Any
 
 from mitmproxy import ctx, exceptions, http
 
-from addon import bodies, clients, endpoints, flowinfo, offload, plugins, routing, stored_items, usage
-from addon.answers import answer, error_body, error_response, json_response
-from addon.routing import Route, serving
-from addon.store import ItemsJSON, ResponseRecord, Store, StoreError, open_store
+from addon.observe import flowinfo
+from addon.routes import plugins, routing
+from addon.routes.routing import Route, serving
+from addon.serve import bodies
+from addon.serve.answers import answer, error_body, error_response, json_response
+from addon.state import endpoints, stored_items
+from addon.state.store import ItemsJSON, ResponseRecord, Store, StoreError, open_store
+from addon.team import keys as clients
+from addon.team import usage
+from addon.work import offload
 from translators.wire import wirejson
 
 if TYPE_CHECKING:
-    from addon.flow import FlowCtx
+    from addon.serve.flow import FlowCtx
 
 _DAY = 86400.0
 _COLLECTIONS = ("responses/", "conversations")
@@ -43,7 +49,7 @@ milliseconds; one that hangs (a locked table, a lost database) must not hold the
 class State:
     def __init__(self, gate: clients.Gate | None = None) -> None:
         self.gate = gate or clients.Gate()
-        """Who each flow's client is (addon/clients.py): stored state is that client's only."""
+        """Who each flow's client is (addon/team/keys.py): stored state is that client's only."""
         self._store: Store | None = None
         self._location = ""
         self._worker: offload.SerialThread | None = None
@@ -166,7 +172,7 @@ class State:
         answer(flow, json_response(status, payload))
 
     async def _read_body(self, flow: http.HTTPFlow) -> Any:
-        """A store endpoint's JSON body, read as the /responses path reads one (addon/bodies.py):
+        """A store endpoint's JSON body, read as the /responses path reads one (addon/serve/bodies.py):
         decoded within `gateway_max_request_bytes`, in a thread (a 16 KB zstd body may decode to
         gigabytes; the decoder stops at the bound). `_ANSWERED` when the flow got a 413 or 400."""
         raw = flow.request.raw_content or b""
@@ -188,7 +194,7 @@ class State:
     # -- usage ------------------------------------------------------------------------------
     async def serve_usage(self, flow: http.HTTPFlow) -> bool:
         """`GET /gateway/usage[?from=YYYY-MM-DD&to=YYYY-MM-DD]`: the calling client's own usage
-        (addon/usage.py); True when the flow is answered."""
+        (addon/team/usage.py); True when the flow is answered."""
         if flow.request.path.split("?", 1)[0].rstrip("/") != usage.PATH or flow.request.method != "GET":
             return False
         query = dict(flow.request.query)
@@ -210,7 +216,7 @@ class State:
         """Add an answered turn's upstream usage to its client's row of the day (with client keys
         on: a gateway without them keeps no usage and never opens the store for it). Queued in the
         store's thread; a failure is a note on the flow. Called once per flow, as its answer is
-        translated (addon/pipeline.py `answer`, which runs once: `FlowCtx.done`)."""
+        translated (addon/serve/pipeline.py `answer`, which runs once: `FlowCtx.done`)."""
         if not self.gate.on:
             return
         info = flow.metadata.get(flowinfo.KEY) or {}
@@ -319,7 +325,7 @@ class State:
     def register(self, ctx: FlowCtx, plan: Plan, new_items: list[dict[str, Any]] | ItemsJSON,
                  count: int) -> None:
         """The turn the answer will record: its new input items (a list, or for a large request
-        their JSON written by a worker, addon/workers.py) kept in the flow's context, not in
+        their JSON written by a worker, addon/work/workers.py) kept in the flow's context, not in
         `flow.metadata`, which mitmproxy deep-copies and writes whole for every saved flow."""
         ctx.plan = plan
         if plan.compact:
@@ -410,7 +416,7 @@ def _read_history(store: Store, kind: str, key: str,
                   client: str = "") -> list[dict[str, Any]] | stored_items.Stored | None:
     """In the store's thread: the stored history of a chain ("chain", `key` a response id) or a
     conversation ("items"), read into items when short; a long one (`offload.INLINE_BYTES` of JSON
-    or more) stays text for the worker process that translates the turn (addon/workers.py): read
+    or more) stays text for the worker process that translates the turn (addon/work/workers.py): read
     here, it would hold the interpreter lock as long (a 100k-item turn: ~150 ms)."""
     texts = store.chain_texts(key, client) if kind == "chain" else store.item_texts(key, client)
     if texts is None:

@@ -14,7 +14,7 @@ against every client's hash.
     tokens_per_day = 2000000     # optional: input + output tokens per UTC day (0: no limit)
     requests_per_minute = 60     # optional (0: no limit)
 
-`python -m addon.clients add NAME --file clients.toml` makes a key, prints it once and appends its
+`python -m addon clients add NAME --file clients.toml` makes a key, prints it once and appends its
 hash; `rotate NAME`, `remove NAME` and `list` too. A running proxy re-reads the file within a
 second of a change: a removed or rotated key is refused from then on.
 """
@@ -45,9 +45,9 @@ from typing import Any
 from mitmproxy import ctx, exceptions
 from mitmproxy.proxy.mode_specs import ProxyMode
 
-from addon import flowinfo
-from addon.answers import answer, error_body, json_response
-from addon.routing import is_loopback
+from addon.observe import flowinfo
+from addon.routes.routing import is_loopback
+from addon.serve.answers import answer, error_body, json_response
 
 KEY_PREFIX = "gwk-"
 """Gateway keys start with this, so a leaked one is recognised (and told apart from a vendor's)."""
@@ -108,7 +108,7 @@ def parse(text: str, where: str = "clients file") -> tuple[Client, ...]:
             raise ClientsError(f"{at}: name must be 1-64 letters, digits, '.', '_', '@' or '-'")
         if not isinstance(digest, str) or not _HASH.match(digest.lower()):
             raise ClientsError(f"{at} ({name}): key_sha256 must be 64 hex digits "
-                               "(python -m addon.clients add)")
+                               "(python -m addon clients add)")
         models = table.get("models", [])
         if not isinstance(models, list) or not all(isinstance(m, str) and m for m in models):
             raise ClientsError(f"{at} ({name}): models must be a list of patterns, e.g. [\"gpt-5*\"]")
@@ -229,7 +229,7 @@ class Gate:
         loader.add_option("gateway_clients", str, "",
                           "TOML file of [[client]] tables (name, key_sha256, models, tokens_per_day, "
                           "requests_per_minute): every request needs one of their keys "
-                          "(python -m addon.clients add NAME); empty: no client keys.")
+                          "(python -m addon clients add NAME); empty: no client keys.")
 
     def configure(self, updated: set[str]) -> None:
         if "gateway_clients" not in updated:
@@ -402,7 +402,7 @@ def _write(path: Path, clients: Iterable[Client]) -> None:
 
 def main(argv: Sequence[str] | None = None, out: Any = None) -> int:
     out = out or sys.stdout
-    parser = argparse.ArgumentParser(prog="python -m addon.clients",
+    parser = argparse.ArgumentParser(prog="python -m addon clients",
                                      description="Issue, list and revoke the gateway's client keys "
                                                  "(the file gateway_clients names).")
     parser.add_argument("--file", default="clients.toml", help="the clients file (default: clients.toml)")

@@ -1,8 +1,8 @@
-"""Usage per client: what each answered turn cost upstream, kept in the store (addon/store/sql.py
+"""Usage per client: what each answered turn cost upstream, kept in the store (addon/state/store/sql.py
 `gw_usage`, one row per client, UTC day, route and model) and read back three ways: the budgets
-(`tokens_per_day`, addon/state.py), a client's own `GET /gateway/usage`, and the operator's
+(`tokens_per_day`, addon/state/turns.py), a client's own `GET /gateway/usage`, and the operator's
 
-    python -m addon.usage STORE [--client NAME] [--day YYYY-MM-DD | --from DAY --to DAY] [--json]
+    python -m addon usage STORE [--client NAME] [--day YYYY-MM-DD | --from DAY --to DAY] [--json]
 
 where STORE is the SQLite file (gateway_store_path) or the postgresql:// URL (gateway_store_url).
 Counts come from the Responses object the client got (its `usage`: the upstream's figures as the
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from addon.store import StoreError, open_store
+from addon.state.store import StoreError, open_store
 
 PATH = "/gateway/usage"
 """Where a client reads its own usage, on any host the gateway serves."""
@@ -84,7 +84,7 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m addon.usage",
+    parser = argparse.ArgumentParser(prog="python -m addon usage",
                                      description="Usage per client recorded by the gateway "
                                                  "(with gateway_clients).")
     parser.add_argument("store", help="the store: a SQLite file or a postgresql:// URL")

@@ -2,7 +2,7 @@
 brings, `Signing.source`), never from the flow: the client's own key, account headers and cookies are removed
 before a request leaves for another vendor. Which variable a route reads is `routing.key_env_for`;
 where a key goes, which headers are secret and how a request is signed is the dialect's to say
-(translators/dialect.py); the headers built here go on the wire only (`addon/credentials.py`),
+(translators/dialect.py); the headers built here go on the wire only (`addon/upstream/credentials.py`),
 never into the flow."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from addon import client_facts
+from addon.serve import client_facts
 from translators import dialect as dialects
 from translators.dialect import Dialect, Settings, ToSign
 

@@ -13,7 +13,7 @@ to the server connection, which turns that request object into bytes at once
 (`proxy/layers/http/_http1.py` `Http1Client.send`, `_http2.py` `Http2Client`). `install()` wraps
 `HttpStream._handle_event` so that, for a flow with credentials here, that one command carries a
 copy of the request with the real values instead; the flow's own request is never touched.
-`tests/addon/test_credentials.py` fails, naming the attribute, if those internals change.
+`tests/addon/upstream/test_credentials.py` fails, naming the attribute, if those internals change.
 
 Every value sent is also what `scrub` removes from anything that quotes the upstream (an error
 message that repeats the key, a note, a capture).
@@ -128,7 +128,7 @@ def scrub_flow(flow: http.HTTPFlow) -> None:
     """Everything of a flow that may quote the upstream, rid of every credential sent with it:
     the gateway's metadata (errors, notes, the upstream's raw answer), the comment, and a whole
     answer (what the client gets: called before it is sent). A streamed answer is scrubbed
-    chunk by chunk (`addon/streaming.py`)."""
+    chunk by chunk (`addon/serve/streaming.py`)."""
     secrets = secrets_of(flow)
     if not secrets:
         return

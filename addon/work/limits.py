@@ -1,4 +1,4 @@
-"""The gateway's resource bounds and their options (where work runs: addon/offload.py).
+"""The gateway's resource bounds and their options (where work runs: addon/work/offload.py).
 
 mitmproxy runs every hook and stream callable on one event loop (docs/mitmproxy.md "Hooks",
 "Streaming callables"): whatever a flow costs in memory or CPU there, every other flow waits
@@ -23,7 +23,7 @@ MAX_REQUEST_BYTES = 32 * MiB
 MAX_KEPT_BYTES = 8 * MiB
 SOCKET_BACKLOG_BYTES = 64 * MiB
 """Answer frames a WebSocket client may leave unread before the gateway closes its connection and
-ends its upstream call (addon/websocket/endpoint.py): four times the longest answer
+ends its upstream call (addon/serve/websocket/endpoint.py): four times the longest answer
 (translators/responses/stream.py MAX_OUTPUT_CHARS), whose done events repeat it; a client that
 reads keeps its backlog near one frame (docs/websocket.md "Limits")."""
 

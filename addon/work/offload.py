@@ -35,7 +35,7 @@ from typing import Any
 INLINE_BYTES = 256 * 1024
 """Bodies below this are read and translated on the event loop: a 256 KB request (a long Codex
 session) translates in a few ms, less than the hand-off to a worker process would add to every
-small one. Bigger ones are read and translated in a worker process (addon/workers.py), and a whole
+small one. Bigger ones are read and translated in a worker process (addon/work/workers.py), and a whole
 answer that big is translated in a worker thread (`off_loop`; figures in docs/concurrency.md)."""
 
 
@@ -158,7 +158,7 @@ def pool() -> ProcessPoolExecutor:
 
 async def in_process[T](step: Callable[..., T], *args: Any) -> T:
     """`step(*args)` in a worker process (`step` a module-level function, its arguments and result
-    small and picklable: large bodies cross as files, addon/workers.py). The hand-off itself
+    small and picklable: large bodies cross as files, addon/work/workers.py). The hand-off itself
     (starting a process the first time, pickling the arguments) runs in a thread, off the loop.
     A pool whose worker died (killed, out of memory) is replaced, and the call tried once more in
     the new one; a second `BrokenProcessPool` is raised."""

@@ -12,7 +12,7 @@ their collection, costs as much), nor pickles a large byte string: the pool's pi
 three times with the lock held (12-17 ms for 20 MB, a stall of every stream), while a file is
 written and read back in one system call each, with the lock released.
 
-The processes are addon/offload.py's pool (`in_process`: spawned on the first large request,
+The processes are addon/work/offload.py's pool (`in_process`: spawned on the first large request,
 ended with the proxy; docs/concurrency.md); this module is what crosses and how.
 """
 
@@ -28,8 +28,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from addon import bodies, offload, stored_items
-from addon.plugins import load_extra
+from addon.routes.plugins import load_extra
+from addon.serve import bodies
+from addon.state import stored_items
+from addon.work import offload
 from translators import Translation, translate_request
 from translators import dialect as registry
 from translators.features import compaction
@@ -219,7 +221,7 @@ def _translate(source: Spilled, dialect: str, model: str | None, capabilities: A
     request, new on every turn). The upstream body and the new items come back spilled. A
     `TranslatorError` crosses as itself (it pickles)."""
     if dialect not in registry.names():  # a dialect of `$GATEWAY_DIALECTS`: a spawned worker
-        load_extra()  # starts with the shipped ones only (addon/plugins.py)
+        load_extra()  # starts with the shipped ones only (addon/routes/plugins.py)
     body = wirejson.loads(read(source))
     if isinstance(past, tuple):
         kind, stored = past

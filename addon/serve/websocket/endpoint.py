@@ -4,9 +4,9 @@ An addon with its own WebSocket server on a loopback port, on mitmproxy's event 
 `running`, closed in `done`). The gateway's `requestheaders` hands it a matched upgrade (`take`):
 the upgrade is re-targeted to this server under a one-time path, so mitmproxy relays the socket
 between two real ends and mitmweb shows it. Each connection then turns each `response.create` into
-an ordinary POST through the gateway's own HTTP path (addon/websocket/turn.py), its answer's SSE
-events into text frames (addon/websocket/relay.py), with the history rules of
-addon/websocket/session.py.
+an ordinary POST through the gateway's own HTTP path (addon/serve/websocket/turn.py), its answer's SSE
+events into text frames (addon/serve/websocket/relay.py), with the history rules of
+addon/serve/websocket/session.py.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from addon import limits, plugins
-from addon.answers import error_response
-from addon.websocket import turn as turns
-from addon.websocket.relay import Relay
-from addon.websocket.session import Local, Refused, Send, Session
+from addon.routes import plugins
+from addon.serve.answers import error_response
+from addon.serve.websocket import turn as turns
+from addon.serve.websocket.relay import Relay
+from addon.serve.websocket.session import Local, Refused, Send, Session
+from addon.work import limits
 from translators.wire import wirejson
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ event's data, as it is; an error answer gives one `error` event with its status.
 keeps what the session needs: the answer's id and its output items as the client saw them.
 
 No mitmproxy, no network: `headers`, `data`, `end` are fed by the replayed flow
-(addon/websocket/turn.py), `send` takes each frame's text.
+(addon/serve/websocket/turn.py), `send` takes each frame's text.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from addon.websocket.session import error_event, new_id
+from addon.serve.websocket.session import error_event, new_id
 from translators.wire import wirejson
 
 TERMINAL = ("response.completed", "response.failed", "response.incomplete", "error")

@@ -1,7 +1,7 @@
 """One WebSocket connection's Responses state: what a `response.create` message becomes
 (docs/websocket.md "Per-connection history").
 
-No mitmproxy, no network: the endpoint (addon/websocket/endpoint.py) gives each message to `plan`
+No mitmproxy, no network: the endpoint (addon/serve/websocket/endpoint.py) gives each message to `plan`
 and what the client saw of each answer to `finish`.
 
 - A prewarm (`generate: false`) is answered here: `response.created` + `response.completed`,

@@ -21,8 +21,8 @@ from mitmproxy.addons.clientplayback import MockServer, ReplayHandler
 from mitmproxy.proxy import events
 from mitmproxy.proxy.layers import http as http_layer
 
-from addon import clients
-from addon.websocket.relay import Relay
+from addon.serve.websocket.relay import Relay
+from addon.team import keys as clients
 
 _SOCKET_HEADERS = ("upgrade", "connection", "content-length", "transfer-encoding", "content-encoding",
                    "keep-alive", "proxy-authorization")
@@ -43,7 +43,7 @@ class Upgrade:
     url: str
     headers: tuple[tuple[str, str], ...]
     client: str | None
-    """The gateway client `identify` found for the upgrade (addon/clients.py)."""
+    """The gateway client `identify` found for the upgrade (addon/team/keys.py)."""
     client_conn: connection.Client
 
     @classmethod

@@ -1,7 +1,7 @@
 """Where the gateway keeps Responses state: stored responses and conversations (docs/state.md).
 
 One small interface, `Store`, two backends sharing one SQL schema and one set of queries
-(`addon/store/sql.py`): SQLite in a private file (the default, one gateway process or several on
+(`addon/state/store/sql.py`): SQLite in a private file (the default, one gateway process or several on
 one machine) and PostgreSQL (a team running several gateway processes behind a load balancer).
 What is kept: per response id, the client's input items, the output items as the client saw them
 (reasoning state in `encrypted_content` included), the route (dialect, model) and the Responses
@@ -10,7 +10,7 @@ object; per conversation, its items in order and its metadata. Never headers, ne
 
 from __future__ import annotations
 
-from addon.store.records import Conversation, ItemsJSON, ResponseRecord, Store, StoreError
+from addon.state.store.records import Conversation, ItemsJSON, ResponseRecord, Store, StoreError
 
 __all__ = ["Conversation", "ItemsJSON", "ResponseRecord", "Store", "StoreError", "open_store"]
 
@@ -18,9 +18,9 @@ __all__ = ["Conversation", "ItemsJSON", "ResponseRecord", "Store", "StoreError",
 def open_store(location: str, *, ttl: float, max_bytes: int) -> Store:
     """`location` is a `postgresql://` URL (the shared backend) or a SQLite file path."""
     if location.startswith(("postgresql://", "postgres://")):
-        from addon.store.postgres import PostgresStore
+        from addon.state.store.postgres import PostgresStore
 
         return PostgresStore(location, ttl=ttl, max_bytes=max_bytes)
-    from addon.store.sqlite import SqliteStore
+    from addon.state.store.sqlite import SqliteStore
 
     return SqliteStore(location, ttl=ttl, max_bytes=max_bytes)

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
-from addon.store.records import StoreError
-from addon.store.sql import Query, SqlStore
+from addon.state.store.records import StoreError
+from addon.state.store.sql import Query, SqlStore
 
 STATEMENT_TIMEOUT_MS = 5000
 """PostgreSQL's `statement_timeout` on every connection: no read or write waits longer (a table

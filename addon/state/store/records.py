@@ -15,7 +15,7 @@ class StoreError(RuntimeError):
 @dataclass(frozen=True, slots=True)
 class ItemsJSON:
     """Input items already written as one JSON array (by a worker process, for a long input,
-    addon/workers.py): the store keeps the text as it is, without reading it into objects in the
+    addon/work/workers.py): the store keeps the text as it is, without reading it into objects in the
     proxy's interpreter (docs/design.md "Limits")."""
 
     text: bytes
@@ -40,7 +40,7 @@ class ResponseRecord:
     conversation_id: str | None = None
     created_at: float = 0.0
     client: str = ""
-    """The client that made it (addon/clients.py; `""` without client keys): only it reads it."""
+    """The client that made it (addon/team/keys.py; `""` without client keys): only it reads it."""
 
 
 @dataclass(slots=True)
@@ -67,7 +67,7 @@ class Store(Protocol):
 
     def chain_texts(self, response_id: str, client: str = "") -> list[str] | None:
         """`chain`'s records as the store keeps them, JSON texts unread (a long history is read
-        by a worker process, not the proxy: addon/workers.py)."""
+        by a worker process, not the proxy: addon/work/workers.py)."""
         ...
 
     def delete_response(self, response_id: str, client: str = "") -> bool: ...

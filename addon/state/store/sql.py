@@ -2,7 +2,7 @@
 alike (`WITH RECURSIVE`, `UPDATE ... RETURNING`, `ON CONFLICT`). A backend supplies a connection
 and its transactions; placeholders are written `?` and rewritten for drivers that want `%s`.
 
-Every row records its client (`client`, the name from addon/clients.py; `''` without client
+Every row records its client (`client`, the name from addon/team/keys.py; `''` without client
 keys): a read, a chain, a list or a delete of another client's id finds nothing, as an unknown id.
 
 Retention (`ttl`, seconds, 0 = forever) counts from the last use: a response read to rebuild a
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-from addon.store.records import Conversation, ItemsJSON, ResponseRecord, StoreError
+from addon.state.store.records import Conversation, ItemsJSON, ResponseRecord, StoreError
 from translators.wire import wirejson
 
 SCHEMA = (

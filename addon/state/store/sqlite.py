@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from addon.store.records import StoreError
-from addon.store.sql import Query, SqlStore
+from addon.state.store.records import StoreError
+from addon.state.store.sql import Query, SqlStore
 
 log = logging.getLogger(__name__)
 

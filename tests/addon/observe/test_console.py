@@ -1,4 +1,4 @@
-"""What the gateway says on mitmproxy's console (addon/console.py, docs/console.md): through real
+"""What the gateway says on mitmproxy's console (addon/observe/console.py, docs/console.md): through real
 mitmdump where mitmdump decides (start-up, option errors, `-q`), on a recorded flow's metadata for
 the wording of a flow line."""
 
@@ -16,8 +16,8 @@ import httpx
 import pytest
 from mitmproxy.test import tflow, tutils
 
-from addon import console, flowinfo
-from addon.routing import Route, Router
+from addon.observe import console, flowinfo
+from addon.routes.routing import Route, Router
 from tests.support.fake_upstream import FakeUpstream, Reply, anthropic_text, json_reply, responses_text
 from tests.support.mitmdump import GATEWAY, MITMDUMP, ROOT, MitmDump
 from translators import dialect as dialects

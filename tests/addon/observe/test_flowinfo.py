@@ -1,10 +1,10 @@
-"""addon/flowinfo.py: the one-line comment, the mark, and usage read back from what the client got."""
+"""addon/observe/flowinfo.py: the one-line comment, the mark, and usage read back from what the client got."""
 
 from __future__ import annotations
 
 import json
 
-from addon import flowinfo
+from addon.observe import flowinfo
 from translators.core.report import Report
 
 

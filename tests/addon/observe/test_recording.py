@@ -1,4 +1,4 @@
-"""addon/recording.py: redacted capture folders, written by the `response` hook when asked."""
+"""addon/observe/recording.py: redacted capture folders, written by the `response` hook when asked."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from mitmproxy import http
 
-from addon import recording
 from addon.gateway import Gateway
+from addon.observe import recording
 from tests.addon.conftest import UPSTREAM_KEY, capture_messages_turn, client_flow, finish, run_request
 from tests.data import DATA
 

@@ -1,4 +1,4 @@
-"""addon/replay.py: a capture folder replayed offline through real mitmdump and the addon."""
+"""addon/observe/replay.py: a capture folder replayed offline through real mitmdump and the addon."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from mitmproxy import http, io
 
-from addon import replay
 from addon.gateway import Gateway
+from addon.observe import replay
 from tests.addon.conftest import capture_messages_turn, client_flow, finish, run_request
 from tests.data import DATA
 from tests.translators.messages_client.sdk import validate_stream
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CAPTURE = ROOT / "captures" / "codex-say-hi-anthropic"
 RAW = ((DATA / "anthropic") / "text_after_tool_result.sse").read_bytes()
 
@@ -30,7 +30,8 @@ def _offline_env(tmp_path: Path) -> dict[str, str]:
 
 
 def _run(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "addon.replay", *args], cwd=ROOT, env=_offline_env(tmp_path),
+    return subprocess.run([sys.executable, "-m", "addon", "replay", *args], cwd=ROOT,
+                          env=_offline_env(tmp_path),
                           capture_output=True, text=True, timeout=60)
 
 

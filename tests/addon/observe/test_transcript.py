@@ -1,11 +1,11 @@
-"""addon/transcript.py: the demo's reading of a Responses stream, item by item."""
+"""addon/observe/transcript.py: the demo's reading of a Responses stream, item by item."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from addon import transcript
+from addon.observe import transcript
 
 
 def _stream(*events: dict[str, Any]) -> bytes:

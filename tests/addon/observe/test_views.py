@@ -1,4 +1,4 @@
-"""addon/views.py: the Translation and SSE events content views (mitmproxy 12 contentview API).
+"""addon/observe/views.py: the Translation and SSE events content views (mitmproxy 12 contentview API).
 
 Views are rendered the way mitmweb renders them, through `contentviews.prettify_message` with
 view "auto", so each test also checks which view mitmproxy picks.
@@ -17,11 +17,11 @@ import pytest
 from mitmproxy import contentviews, http
 from mitmproxy.test import taddons, tflow
 
-from addon import views
+from addon.observe import views
 from tests.support import toy_dialect
 from translators.wire import viewtext
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 CLIENT = {
     "model": "gpt-5.5", "stream": True, "instructions": "Be brief.",
@@ -423,7 +423,7 @@ def test_sse_events_cuts_a_long_delta_to_one_short_line() -> None:
 # -- a real translated flow ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def replayed(tmp_path_factory: pytest.TempPathFactory) -> http.HTTPFlow:
-    from addon.replay import replay
+    from addon.observe.replay import replay
 
     out = tmp_path_factory.mktemp("replay") / "out.flow"
     return replay(ROOT / "captures" / "codex-say-hi-anthropic", out)

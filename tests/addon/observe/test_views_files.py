@@ -1,4 +1,4 @@
-"""addon/views.py with files: the Translation view says each document by name, type and size, and
+"""addon/observe/views.py with files: the Translation view says each document by name, type and size, and
 its copies of both bodies never hold a file's whole base64 (issue 24 "Files across vendors")."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from addon import views
+from addon.observe import views
 from tests.translators.files import user_with
 from translators import translate_request
 

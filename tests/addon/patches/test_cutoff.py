@@ -1,4 +1,4 @@
-"""addon/cutoff.py: mitmproxy's `HttpStream.handle_protocol_error`, driven by hand; and the
+"""addon/patches/cutoff.py: mitmproxy's `HttpStream.handle_protocol_error`, driven by hand; and the
 mitmproxy internals the wrapper rests on (a changed one fails here, by name).
 
 A real HttpStream under a real HttpLayer (mitmproxy 12.3.1), in the state the proxy core leaves
@@ -20,7 +20,8 @@ from mitmproxy.proxy.layers.http import HTTPMode, _http2
 from mitmproxy.proxy.layers.http._events import ErrorCode, ResponseHeaders, ResponseProtocolError
 from mitmproxy.test import tflow
 
-from addon import cutoff, flowinfo
+from addon.observe import flowinfo
+from addon.patches import cutoff
 
 Layer = http_layer.HttpLayer
 CONNECT_FAILED = ResponseProtocolError(1, "[Errno 111] Connect call failed", ErrorCode.CONNECT_FAILED)
@@ -81,7 +82,7 @@ def test_failed_connect_of_a_gateway_flow_is_answered_like_an_addon_response(lay
 
 def _messages_flow(kind: str) -> http.HTTPFlow:
     """A Claude Code flow sent upstream: a turn (translated) or a token count (sent to the
-    upstream's own counter, addon/pipeline.py: no translation in its metadata, its kind recorded)."""
+    upstream's own counter, addon/serve/pipeline.py: no translation in its metadata, its kind recorded)."""
     flow = _gateway_flow(**{flowinfo.CLIENT_DIALECT: "messages"})
     if kind == "count_tokens":
         del flow.metadata[flowinfo.TRANSLATION]
@@ -196,7 +197,7 @@ def test_install_does_not_wrap_twice() -> None:
 
 
 def test_mitmproxy_httpstream_handle_protocol_error_is_wrapped() -> None:
-    cutoff.install()  # as the gateway does when loaded (tests/addon/test_patches.py)
+    cutoff.install()  # as the gateway does when loaded (tests/addon/patches/test_patches.py)
 
     assert http_layer.HttpStream.handle_protocol_error is cutoff._handle_protocol_error, (
         "mitmproxy.proxy.layers.http.HttpStream.handle_protocol_error is not the wrapper: "

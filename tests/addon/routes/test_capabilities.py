@@ -1,4 +1,4 @@
-"""addon/capabilities.py through the gateway's hooks: each route model's capabilities read from a
+"""addon/routes/capabilities.py through the gateway's hooks: each route model's capabilities read from a
 local fake models endpoint, cached, and the shipped table whenever the vendor cannot be read."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from mitmproxy import exceptions, http
 from mitmproxy.addons import proxyserver, serverplayback
 from mitmproxy.test import taddons
 
-from addon.capabilities import KEEP_FAILURE, MAX_ANSWER, Capabilities
 from addon.gateway import Gateway
-from addon.routing import Route
+from addon.routes.capabilities import KEEP_FAILURE, MAX_ANSWER, Capabilities
+from addon.routes.routing import Route
 from tests.addon.conftest import UPSTREAM_KEY, client_flow, run_request
 from tests.support.models_endpoint import ModelsEndpoint, Reply, claude_model_info, gemini_model, json_reply
 from tests.support.wait import until

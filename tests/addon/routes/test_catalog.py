@@ -1,5 +1,5 @@
-"""addon/catalog.py: Codex's bundled entries served with the routed upstream's window, the URLs
-answered, and the `python -m addon.catalog` command."""
+"""addon/routes/catalog.py: Codex's bundled entries served with the routed upstream's window, the URLs
+answered, and the `python -m addon catalog` command."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 from mitmproxy import exceptions
 from mitmproxy.test import taddons
 
-from addon import catalog
-from addon.catalog import BUNDLED_VERSION, answer, build, catalog_request, client_version, with_window
 from addon.gateway import Gateway
-from addon.routing import Route, Router, from_options
+from addon.routes import catalog
+from addon.routes.catalog import BUNDLED_VERSION, answer, build, catalog_request, client_version, with_window
+from addon.routes.routing import Route, Router, from_options
 from tests.addon.conftest import client_flow, run_request
 from translators import dialect as dialects
 from translators.families.claude.models import lookup
@@ -272,7 +272,7 @@ def test_a_client_version_that_is_no_version_reads_as_one_unreadable_value(value
 def test_the_log_says_a_bounded_number_of_distinct_outcomes(caplog: pytest.LogCaptureFixture) -> None:
     server = catalog.Server()
     router = Router(routes=tuple(from_options("anthropic", "", "claude-sonnet-4-6", "")))
-    with caplog.at_level("INFO", logger="addon.catalog"):
+    with caplog.at_level("INFO", logger="addon.routes.catalog"):
         for n in range(catalog.MAX_NOTES * 3):
             flow = client_flow(url=f"https://gw.local/gateway/codex/models?client_version=0.{n}.0",
                                method="GET")

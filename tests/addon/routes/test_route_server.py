@@ -1,5 +1,5 @@
-"""What a route states about its server (`--set gateway_chat_*`, `[[route]]` keys; addon/routing.py
-`server_of`, addon/capabilities.py `resolve`) reaches the request the gateway sends upstream."""
+"""What a route states about its server (`--set gateway_chat_*`, `[[route]]` keys; addon/routes/routing.py
+`server_of`, addon/routes/capabilities.py `resolve`) reaches the request the gateway sends upstream."""
 
 from __future__ import annotations
 

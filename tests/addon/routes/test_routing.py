@@ -1,4 +1,5 @@
-"""addon/routing.py: option values -> routes, and which requests are intercepted (pure, no mitmproxy)."""
+"""addon/routes/routing.py: option values -> routes, and which requests are intercepted (pure, no
+mitmproxy)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from addon.routing import (
+from addon.routes.routing import (
     DEFAULT_MATCH,
     Route,
     RouteError,

@@ -1,4 +1,4 @@
-"""addon/bodies.py: request bodies decoded once and within a bound, kept within the kept bound."""
+"""addon/serve/bodies.py: request bodies decoded once and within a bound, kept within the kept bound."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import brotli
 import pytest
 from mitmproxy.net import encoding as mitmproxy_encoding
 
-from addon import bodies
+from addon.serve import bodies
 
 if sys.version_info >= (3, 14):
     from compression import zstd

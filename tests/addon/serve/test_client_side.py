@@ -1,4 +1,4 @@
-"""addon/client_dialects.py: which requests a client dialect other than Responses claims (Claude
+"""addon/serve/client_side.py: which requests a client dialect other than Responses claims (Claude
 Code's), and the proxy's own answers re-said in its shape (docs/claude-code.md "Through the
 gateway")."""
 
@@ -14,10 +14,12 @@ from mitmproxy import io as mio
 from mitmproxy.proxy.mode_specs import ProxyMode
 from mitmproxy.test import taddons, tflow
 
-from addon import client_dialects, clients, flowinfo, views
-from addon.answers import error_response
 from addon.gateway import Gateway
-from addon.routing import DEFAULT_MATCH, Route, Router
+from addon.observe import flowinfo, views
+from addon.routes.routing import DEFAULT_MATCH, Route, Router
+from addon.serve import client_side as client_dialects
+from addon.serve.answers import error_response
+from addon.team import keys as clients
 from tests.addon.conftest import client_flow, finish, run_request
 from tests.data import DATA
 from tests.translators.messages_client.sdk import validate_stream
@@ -152,7 +154,7 @@ def test_a_client_key_may_come_as_x_api_key() -> None:
 def test_the_translation_view_reads_the_messages_request() -> None:
     """mitmweb's Translation view of a Claude Code flow: the client side read as Messages (its
     system blocks, its turns, its tools), not as a Responses body."""
-    client = json.loads((Path(__file__).parents[1] / "data" / "claude_code" / "request_say_hi.json")
+    client = json.loads((Path(__file__).parents[2] / "data" / "claude_code" / "request_say_hi.json")
                         .read_text())
     translation = translate_request(client, "chat", "deepseek-chat", client="messages")
     metadata = {

@@ -1,4 +1,4 @@
-"""addon/flow.py: one flow's working state is one object, held while the flow is in flight and
+"""addon/serve/flow.py: one flow's working state is one object, held while the flow is in flight and
 let go of when it ends; a saved flow gets it back from its metadata."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from mitmproxy import http
 from mitmproxy import io as mio
 from mitmproxy.test import taddons
 
-from addon import flowinfo
-from addon.flow import Flows
 from addon.gateway import Gateway
+from addon.observe import flowinfo
+from addon.serve.flow import Flows
 from tests.addon.conftest import client_flow, finish, run_request
 from tests.data import DATA
 from tests.support.mitmdump import ROOT

@@ -1,4 +1,4 @@
-"""addon/streaming.py: the stream callable, driven the way mitmproxy's HTTP layer drives it."""
+"""addon/serve/streaming.py: the stream callable, driven the way mitmproxy's HTTP layer drives it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from anthropic.types.shared import ErrorResponse
 from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
 
-from addon.streaming import SEND_PIECE, StreamHook, pieces, scrub_parts
+from addon.serve.streaming import SEND_PIECE, StreamHook, pieces, scrub_parts
 from tests.addon.conftest import sse_events
 from tests.data import DATA
 from tests.translators.messages_client.sdk import validate_stream
@@ -199,7 +199,7 @@ def test_a_messages_terminal_past_the_kept_bound_still_counts_as_sent() -> None:
     assert hook.client_dropped == len(stop)
 
 
-# -- what the saved flow keeps (addon/limits.py) --------------------------------------------------
+# -- what the saved flow keeps (addon/work/limits.py) --------------------------------------------------
 
 def _text_stream(deltas: int, size: int) -> list[bytes]:
     """An Anthropic text answer of `deltas` events of `size` characters each, one chunk per event."""
@@ -255,7 +255,7 @@ def test_a_failure_after_the_bound_continues_the_numbering_of_everything_sent() 
 
 
 def test_dropped_output_is_counted_by_its_event_lines_and_terminal_events() -> None:
-    from addon.streaming import events_in, has_terminal
+    from addon.serve.streaming import events_in, has_terminal
 
     written = (b"event: response.output_text.delta\ndata: {\"delta\":\"event: response.completed\"}\n\n"
                b"event: response.output_text.done\ndata: {}\n\n")

@@ -1,4 +1,4 @@
-"""addon/endpoints.py: the store's endpoints bounded as the API bounds them, and per client."""
+"""addon/state/endpoints.py: the store's endpoints bounded as the API bounds them, and per client."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from addon import endpoints
-from addon.store.sqlite import SqliteStore
+from addon.state import endpoints
+from addon.state.store.sqlite import SqliteStore
 
 
 @pytest.fixture

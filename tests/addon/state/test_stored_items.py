@@ -1,9 +1,9 @@
-"""addon/stored_items.py: the stored history put in place of `previous_response_id` / `conversation`
+"""addon/state/stored_items.py: the stored history put in place of `previous_response_id` / `conversation`
 (docs/state.md)."""
 
 from __future__ import annotations
 
-from addon import stored_items
+from addon.state import stored_items
 
 PAST = [{"type": "message", "id": "msg_1", "role": "user",
          "content": [{"type": "input_text", "text": "before"}], "status": "completed"},

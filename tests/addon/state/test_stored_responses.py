@@ -11,9 +11,9 @@ from typing import Any
 
 from mitmproxy import http
 
-from addon import offload
 from addon.gateway import Gateway
-from addon.store import ResponseRecord
+from addon.state.store import ResponseRecord
+from addon.work import offload
 from tests.addon.conftest import client_flow, finish, run_request, sse_events
 from tests.data import DATA
 from tests.translators.responses.openresponses_rules import assert_valid_response
@@ -84,7 +84,7 @@ def test_a_turn_continuing_another_echoes_its_previous_response_id_live_and_stor
 
 def test_a_long_turn_translated_by_a_worker_echoes_its_previous_response_id(gateway: Any) -> None:
     """A request past `offload.INLINE_BYTES` is expanded and translated in a worker process
-    (addon/workers.py): the state it resolved is echoed there too."""
+    (addon/work/workers.py): the state it resolved is echoed there too."""
     addon, _ = gateway
     first = _whole(addon, {"model": "gpt-5.5", "input": "hi"})
     items = [{"type": "message", "role": "user", "content": f"turn {i} " + "x" * 40} for i in range(5000)]

@@ -1,4 +1,4 @@
-"""addon/state.py through the gateway's hooks: what is recorded when, what is never written, and
+"""addon/state/turns.py through the gateway's hooks: what is recorded when, what is never written, and
 which paths are state endpoints."""
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from mitmproxy import http
 from mitmproxy.net import encoding
 from mitmproxy.test import taddons
 
-from addon import offload
-from addon import state as state_module
 from addon.gateway import Gateway
-from addon.routing import DEFAULT_MATCH
-from addon.state import State
-from addon.store import Conversation
-from addon.streaming import StreamHook
+from addon.routes.routing import DEFAULT_MATCH
+from addon.serve.streaming import StreamHook
+from addon.state import turns as state_module
+from addon.state.store import Conversation
+from addon.state.turns import State
+from addon.work import offload
 from tests.addon.conftest import CLIENT_KEY, UPSTREAM_KEY, client_flow, finish, run_request, sse_events
 from tests.data import DATA
 from tests.support.wait import until
@@ -35,7 +35,7 @@ def _store_path(ctx: Ctx) -> Path:
 
 
 def _turn(addon: Gateway, flow: http.HTTPFlow) -> dict[str, Any]:
-    """What the flow's answer will record in the store (its context, addon/flow.py)."""
+    """What the flow's answer will record in the store (its context, addon/serve/flow.py)."""
     fc = addon.flows.get(flow)
     assert fc is not None and fc.turn is not None
     return fc.turn

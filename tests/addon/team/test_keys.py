@@ -1,4 +1,4 @@
-"""addon/clients.py: the clients file, who a request is, the per-minute window, the command, and
+"""addon/team/keys.py: the clients file, who a request is, the per-minute window, the command, and
 the warning for a listener others can reach."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 from mitmproxy import exceptions, http
 from mitmproxy.test import taddons, tflow
 
-from addon import clients
-from addon.clients import Client, ClientsError, Gate
+from addon.team import keys as clients
+from addon.team.keys import Client, ClientsError, Gate
 
 ANA = clients.KEY_PREFIX + "ana-unit-key-0123456789"
 BOB = clients.KEY_PREFIX + "bob-unit-key-0123456789"

@@ -1,4 +1,4 @@
-"""addon/usage.py: the usage report's command."""
+"""addon/team/usage.py: the usage report's command."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from addon import usage
+from addon.team import usage
 
 
 def test_a_store_path_that_does_not_exist_is_an_error_and_no_new_store(

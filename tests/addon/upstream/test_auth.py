@@ -1,4 +1,4 @@
-"""addon/auth.py: which client headers may leave, where each vendor's key goes, redaction."""
+"""addon/upstream/auth.py: which client headers may leave, where each vendor's key goes, redaction."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from botocore.credentials import Credentials
 from mitmproxy.http import Headers
 
-from addon import auth
-from addon.routing import Route
+from addon.routes.routing import Route
+from addon.upstream import auth
 from translators import dialect as dialects
 from translators.bedrock.credentials import Identity
 from translators.dialect import Settings
@@ -154,7 +154,7 @@ def test_a_bedrock_route_with_a_key_sends_it_as_a_bearer_and_asks_no_credential_
 
 
 def test_the_credential_source_is_the_one_the_dialect_brings(bedrock_source: Use) -> None:
-    """addon/auth.py names no source: whatever the route's dialect supplies is asked."""
+    """addon/upstream/auth.py names no source: whatever the route's dialect supplies is asked."""
     asked: list[str] = []
 
     def found() -> Identity:

@@ -1,4 +1,4 @@
-"""addon/credentials.py: credentials beside the flow, on the wire only, scrubbed from quotes; and
+"""addon/upstream/credentials.py: credentials beside the flow, on the wire only, scrubbed from quotes; and
 the mitmproxy internals that this rests on (a changed one fails here, by name)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from mitmproxy.connection import Server
 from mitmproxy.proxy.layers import http as http_layer
 from mitmproxy.test import tflow
 
-from addon import credentials
+from addon.upstream import credentials
 
 KEY = "k-upstream-secret-0123456789"
 
@@ -101,7 +101,7 @@ def test_other_commands_and_other_flows_pass_untouched() -> None:
 # -- the mitmproxy internals this module relies on (mitmproxy is pinned in pyproject.toml) --------
 
 def test_mitmproxy_httpstream_handle_event_is_wrapped() -> None:
-    credentials.install()  # as the gateway does when loaded (tests/addon/test_patches.py)
+    credentials.install()  # as the gateway does when loaded (tests/addon/patches/test_patches.py)
 
     assert http_layer.HttpStream._handle_event is credentials._handle_event, (
         "mitmproxy.proxy.layers.http.HttpStream._handle_event is not the wrapper: keys would not be sent")

@@ -1,4 +1,4 @@
-"""Where work runs off the event loop (addon/offload.py): each mechanism's guarantee, stated as
+"""Where work runs off the event loop (addon/work/offload.py): each mechanism's guarantee, stated as
 what a caller may rely on; no timing is asserted."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from addon import offload
+from addon.work import offload
 
 LONG = 60.0
 """Seconds a test waits for something that must happen; never reached when it does."""
@@ -218,11 +218,11 @@ def test_a_pool_whose_worker_died_is_replaced_and_the_call_tried_again() -> None
 
 def test_the_workers_of_a_proxy_killed_with_sigkill_end_with_it() -> None:
     """A killed proxy cannot shut its pool down; its workers notice they lost their parent."""
-    code = ("import asyncio, time\nfrom addon import offload\n"
-            "from tests.addon.test_offload import _worker_pid\n"
+    code = ("import asyncio, time\nfrom addon.work import offload\n"
+            "from tests.addon.work.test_offload import _worker_pid\n"
             "print(asyncio.run(offload.in_process(_worker_pid)), flush=True)\ntime.sleep(60)\n")
     proxy = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                             cwd=pathlib.Path(__file__).parents[2])
+                             cwd=pathlib.Path(__file__).parents[3])
     assert proxy.stdout is not None
     worker = int(proxy.stdout.readline())
     proxy.kill()

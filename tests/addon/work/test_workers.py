@@ -1,4 +1,4 @@
-"""Large requests read and translated in a worker process (addon/workers.py): the same upstream
+"""Large requests read and translated in a worker process (addon/work/workers.py): the same upstream
 body and metadata as a translation in the proxy, the same history and stored items as the proxy's
 own expansion, refusals crossing as themselves, another process."""
 
@@ -15,7 +15,9 @@ import tempfile
 
 import pytest
 
-from addon import bodies, offload, stored_items, workers
+from addon.serve import bodies
+from addon.state import stored_items
+from addon.work import offload, workers
 from translators import TranslatorError, translate_request
 from translators.wire import wirejson
 
@@ -59,7 +61,7 @@ def test_a_refused_request_comes_back_as_the_translators_error() -> None:
 
 
 def test_a_translation_after_a_worker_died_is_done_by_a_new_pool() -> None:
-    """The pool itself: addon/offload.py (tests/addon/test_offload.py)."""
+    """The pool itself: addon/work/offload.py (tests/addon/work/test_offload.py)."""
     broken = offload.pool()
     os.kill(broken.submit(os.getpid).result(timeout=60), signal.SIGKILL)
     data = json.dumps({"model": "gpt-5.5", "input": "hi"}).encode()
@@ -163,10 +165,10 @@ def test_the_files_go_to_the_temporary_folder_when_dev_shm_is_small(monkeypatch:
 
 def _spilling_process(root: pathlib.Path) -> tuple[subprocess.Popen[str], pathlib.Path]:
     """Another process that hands a body over in `root`, as a proxy does, and stays."""
-    code = ("import sys, time\nfrom addon import workers\nworkers._spill_root = lambda: sys.argv[1]\n"
+    code = ("import sys, time\nfrom addon.work import workers\nworkers._spill_root = lambda: sys.argv[1]\n"
             "print(workers.spill(b'{}').path, flush=True)\ntime.sleep(60)\n")
     process = subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE, text=True,
-                               cwd=pathlib.Path(__file__).parents[2])
+                               cwd=pathlib.Path(__file__).parents[3])
     assert process.stdout is not None
     return process, pathlib.Path(process.stdout.readline().strip()).parent
 

@@ -1,4 +1,4 @@
-"""addon/websocket/endpoint.py in process: the one-time path, the prewarm on a real socket, the idle
+"""addon/serve/websocket/endpoint.py in process: the one-time path, the prewarm on a real socket, the idle
 close, and the bound on what a socket's flow keeps. (Requests through the gateway, which need the
 proxy core: tests/addon/e2e/test_websocket.py.)"""
 
@@ -16,10 +16,10 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosedOK, InvalidStatus
 from wsproto.frame_protocol import Opcode
 
-from addon import limits
 from addon.gateway import Gateway
-from addon.websocket.endpoint import DROPPED, Connection, Endpoint
-from addon.websocket.turn import METADATA
+from addon.serve.websocket.endpoint import DROPPED, Connection, Endpoint
+from addon.serve.websocket.turn import METADATA
+from addon.work import limits
 from tests.addon.conftest import client_flow
 
 Ctx = tuple[Gateway, Any]

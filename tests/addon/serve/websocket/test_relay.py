@@ -1,11 +1,11 @@
-"""addon/websocket/relay.py: one HTTP answer of the gateway as the socket's text frames."""
+"""addon/serve/websocket/relay.py: one HTTP answer of the gateway as the socket's text frames."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from addon.websocket.relay import Relay
+from addon.serve.websocket.relay import Relay
 
 ITEM = {"type": "message", "id": "msg_1", "role": "assistant",
         "content": [{"type": "output_text", "text": "hi"}]}

@@ -1,4 +1,4 @@
-"""addon/websocket/session.py: what each `response.create` on one connection becomes."""
+"""addon/serve/websocket/session.py: what each `response.create` on one connection becomes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from addon.websocket.session import Local, Refused, Send, Session
+from addon.serve.websocket.session import Local, Refused, Send, Session
 
 DEVELOPER = {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Be Codex."}]}
 USER = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list files"}]}

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from addon.store.postgres import PostgresStore
-from addon.store.sql import SqlStore
-from addon.store.sqlite import SqliteStore
+from addon.state.store.postgres import PostgresStore
+from addon.state.store.sql import SqlStore
+from addon.state.store.sqlite import SqliteStore
 from tests.support.postgres import running_postgres
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from addon.store import ResponseRecord, StoreError, open_store
-from addon.store.sqlite import SqliteStore
+from addon.state.store import ResponseRecord, StoreError, open_store
+from addon.state.store.sqlite import SqliteStore
 
 
 def test_the_store_file_and_its_journal_are_private(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from addon.store import Conversation, ItemsJSON, ResponseRecord, StoreError
-from tests.addon.store.conftest import Clock
+from addon.state.store import Conversation, ItemsJSON, ResponseRecord, StoreError
+from tests.addon.state.store.conftest import Clock
 
 
 def record(rid: str, previous: str | None = None, text: str = "hi") -> ResponseRecord:
