@@ -103,6 +103,9 @@ class Gateway:
         loader.add_option("gateway_context_window", int, 0,
                           "Upstream context window in tokens served to Codex with its model catalog "
                           "(0: the model's own figure; per route in gateway_config: context_window).")
+        loader.add_option("gateway_max_output_tokens", int, 0,
+                          "The most the upstream model writes: a larger client limit is lowered to it "
+                          "(0: the model's own figure; per route in gateway_config: max_output_tokens).")
         loader.add_option("gateway_codex_catalog", str, "",
                           "Codex's bundled catalog (`codex debug models --bundled > FILE`) for a Codex "
                           f"other than {catalog.BUNDLED_VERSION}; empty: the shipped one.")
@@ -159,7 +162,7 @@ class Gateway:
             routes = from_toml(o.gateway_config, settings=settings) if o.gateway_config else from_options(
                 o.gateway_upstream, o.gateway_base_url, o.gateway_model, o.gateway_key_env,
                 settings=settings, compaction_model=o.gateway_compaction_model,
-                context_window=o.gateway_context_window)
+                context_window=o.gateway_context_window, max_output_tokens=o.gateway_max_output_tokens)
             catalog.load_bundled(o.gateway_codex_catalog)
         except (RouteError, catalog.CatalogError) as exc:
             raise exceptions.OptionsError(str(exc)) from None

@@ -44,7 +44,12 @@ class Route:
     `gateway_compaction_model`); None: this route's own upstream and model."""
     context_window: int | None = None
     """The upstream model's context window as the user states it (`context_window` in TOML,
-    `gateway_context_window`); None: the model's capabilities say (addon/routes/catalog.py)."""
+    `gateway_context_window`); None: the model's capabilities say (addon/routes/catalog.py). It
+    also bounds the output limit a request is sent with (translators/features/fit.py)."""
+    max_output_tokens: int | None = None
+    """The most the upstream model writes as the user states it (`max_output_tokens` in TOML,
+    `gateway_max_output_tokens`); None: the model's capabilities say (docs/models.md "Output
+    limits")."""
     server: tuple[tuple[str, str], ...] = ()
     """What the user states about the route's server, as (key, value): the dialect's route
     options (`Option.route_key`: a `[[route]]` key, else the option's value). They reach the
@@ -67,11 +72,20 @@ class Route:
         return f"Route({', '.join(said)})"
 
 
+def states(route: Route) -> bool:
+    """Whether the route states anything the capabilities carry (`stated`)."""
+    return bool(route.server) or route.context_window is not None or route.max_output_tokens is not None
+
+
 def stated(caps: ModelCapabilities, route: Route) -> ModelCapabilities:
-    """The model's capabilities with what the route states about its server on top."""
-    if not route.server:
+    """The model's capabilities with what the route states on top: its server (the dialect's
+    route options, in `extra`), its model's window and output limit (over the vendor's and the
+    table's figures, docs/models.md "Output limits")."""
+    if not states(route):
         return caps
-    return replace(caps, extra={**caps.extra, **dict(route.server)})
+    return replace(caps, extra={**caps.extra, **dict(route.server)},
+                   context_window=route.context_window or caps.context_window,
+                   max_output_tokens=route.max_output_tokens or caps.max_output_tokens)
 
 
 def route_options(dialect: Dialect) -> dict[str, dialects.Option]:
@@ -218,25 +232,31 @@ def default_base_url(dialect: Dialect, settings: Mapping[str, Settings] = NO_SET
 
 
 def check_context_window(value: object, where: str) -> int:
+    return check_tokens(value, where, "context_window = 200000")
+
+
+def check_tokens(value: object, where: str, example: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise RouteError(f"{where} must be a positive number of tokens, e.g. context_window = 200000")
+        raise RouteError(f"{where} must be a positive number of tokens, e.g. {example}")
     return value
 
 
 def from_options(upstream: str, base_url: str, model: str, key_env: str, *,
                  settings: Mapping[str, Settings] = NO_SETTINGS, compaction_model: str = "",
-                 context_window: int = 0) -> list[Route]:
+                 context_window: int = 0, max_output_tokens: int = 0) -> list[Route]:
     """Routes from the single-route options; `compaction_model` names the model of the same
     upstream that writes compaction summaries (empty: each route's own model);
-    `context_window` (0: unset) is every route's upstream window; `settings`: each dialect's
-    own options and environment (addon/routes/plugins.py)."""
+    `context_window` and `max_output_tokens` (0: unset) are every route's upstream window and
+    output limit; `settings`: each dialect's own options and environment (addon/routes/plugins.py)."""
     dialect = check_dialect(upstream)
     url = check_base_url(base_url or default_base_url(dialect, settings))
     env = key_env_for(dialect, url, key_env.strip() or None)
     window = check_context_window(context_window, "gateway_context_window") if context_window else None
+    limit = check_tokens(max_output_tokens, "gateway_max_output_tokens",
+                         "--set gateway_max_output_tokens=8192") if max_output_tokens else None
     server = server_of(dialect, settings)
-    routes = [check_transport(Route(pattern, dialect, url, target, env, context_window=window, server=server),
-                              "gateway_base_url")
+    routes = [check_transport(Route(pattern, dialect, url, target, env, context_window=window,
+                                    max_output_tokens=limit, server=server), "gateway_base_url")
               for pattern, target in parse_models(model)]
     if compaction_model.strip():
         routes = [replace(r, summarizer=replace(r, model=compaction_model.strip())) for r in routes]
@@ -247,14 +267,15 @@ _ROUTE_KEYS = {"model": "gpt-5*", "upstream": "anthropic", "base_url": "https://
                "target_model": "claude-sonnet-4-6", "key_env": "ANTHROPIC_API_KEY",
                "compaction_model": "claude-haiku-4-5", "compaction_upstream": "anthropic",
                "compaction_base_url": "https://api.anthropic.com", "compaction_key_env": "ANTHROPIC_API_KEY",
-               "context_window": 200000}
+               "context_window": 200000, "max_output_tokens": 8192}
 """The keys of a `[[route]]` table, with an example value each (for error messages)."""
 
 
 def from_toml(path: str, *, settings: Mapping[str, Settings] = NO_SETTINGS) -> list[Route]:
     """Routes from a TOML file: `[[route]]` tables with `model` (a pattern, default `*`),
     `upstream`, optional `base_url`, `target_model`, `key_env`, `context_window` (the upstream
-    model's window in tokens, served to Codex; addon/routes/catalog.py), the upstream dialect's own route
+    model's window in tokens, served to Codex; addon/routes/catalog.py), `max_output_tokens` (the
+    most the model writes; docs/models.md "Output limits"), the upstream dialect's own route
     options (`Option.route_key`: what the route states about its server), and the summarizer of
     compaction requests: `compaction_model`, `compaction_upstream` (whose URL and key variable
     default to that dialect's), `compaction_base_url`, `compaction_key_env`; first match wins."""
@@ -281,8 +302,8 @@ def from_toml(path: str, *, settings: Mapping[str, Settings] = NO_SETTINGS) -> l
                                  f"write one of {', '.join([*_ROUTE_KEYS, *own])}")
             if key in own:
                 continue  # checked by server_of
-            if key == "context_window":
-                check_context_window(value, f"gateway_config route #{i + 1}: context_window")
+            if key in ("context_window", "max_output_tokens"):
+                check_tokens(value, f"gateway_config route #{i + 1}: {key}", f"{key} = {_ROUTE_KEYS[key]}")
             elif not isinstance(value, str):
                 raise RouteError(f"gateway_config route #{i + 1}: {key} must be a string, "
                                  f'e.g. {key} = "{_ROUTE_KEYS[key]}"')
@@ -294,6 +315,7 @@ def from_toml(path: str, *, settings: Mapping[str, Settings] = NO_SETTINGS) -> l
             model=entry.get("target_model") or None,
             key_env=key_env_for(dialect, url, entry.get("key_env") or None),
             context_window=entry.get("context_window"),
+            max_output_tokens=entry.get("max_output_tokens"),
             server=server_of(dialect, settings, entry, f"gateway_config route #{i + 1}"),
         ), f"gateway_config route #{i + 1}")
         routes.append(replace(route, summarizer=_summarizer(route, entry, i, settings)))
