@@ -383,7 +383,7 @@ class State:
             return
         conversation_id = turn.get("conversation_id")
         # stored as the client got it: every field of it, the request's echo included
-        # (previous_response_id, conversation, store: translators/responses/echo.py)
+        # (previous_response_id, conversation, store: translators/responses_client/echo.py)
         stored = response
         output = [stored_items.stored_item(i) for i in response.get("output") or []]
         client = turn.get("client", "")

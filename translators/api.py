@@ -16,9 +16,9 @@ from translators.core.translation import Translation, UpstreamError
 from translators.features import compaction, websearch
 from translators.ir import events as ev
 from translators.messages_client import MessagesEncoder, shows_thinking
-from translators.responses import echo
-from translators.responses.compaction import CompactionEncoder, kept_messages
-from translators.responses.stream import ResponsesEncoder
+from translators.responses_client import echo
+from translators.responses_client.compaction import CompactionEncoder, kept_messages
+from translators.responses_client.stream import ResponsesEncoder
 from translators.wire import response_headers, whole_body, wirejson
 from translators.wire.upstream_errors import client_status, clip, code_for, text_of
 
@@ -104,7 +104,7 @@ def _serving(dialect: dialects.Dialect, client: str) -> dialects.Codec | dialect
 
 def _echo(body: dict[str, Any]) -> dict[str, Any]:
     """The request fields a Responses object repeats, computed once per request
-    (translators/responses/echo.py, docs/responses.md "The Response object")."""
+    (translators/responses_client/echo.py, docs/responses.md "The Response object")."""
     return echo.from_request(body)
 
 

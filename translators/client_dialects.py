@@ -19,7 +19,7 @@ from translators.core.report import Report
 from translators.ir.request import Request
 from translators.messages_client import errors as messages_errors
 from translators.messages_client.request import decode as decode_messages
-from translators.responses.request import decode as decode_responses
+from translators.responses_client.request import decode as decode_responses
 from translators.wire import stream_failure
 
 DEFAULT = "responses"
@@ -98,7 +98,7 @@ def _messages_answer_status(body: dict[str, Any]) -> int:
 def _responses_answer_status(body: dict[str, Any]) -> int:
     """A Responses object is 200 even when it failed (the failure is in it), and so is the
     compaction object; a bare error body is what `/responses/compact` answers when no summary
-    came, a 500 (translators/responses/compaction.py)."""
+    came, a 500 (translators/responses_client/compaction.py)."""
     return 500 if "object" not in body and isinstance(body.get("error"), dict) else 200
 
 

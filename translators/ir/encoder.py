@@ -1,6 +1,6 @@
 """What every client dialect's event encoder shares: IR events in, the client's wire bytes out.
 
-An encoder (translators/responses/stream.py for Responses clients, translators/messages_client/
+An encoder (translators/responses_client/stream.py for Responses clients, translators/messages_client/
 stream.py for Messages clients) answers one method per IR item event; `_item` is the one place that
 maps an event to its method, so a new IR event kind is added here once and every client dialect
 must answer it; so must `_keep_alive` (an upstream keep-alive, `ev.KeepAlive`, which each encoder

@@ -26,7 +26,7 @@ from translators.ir import events as ev
 from translators.ir.encoder import EventEncoder
 from translators.ir.request import VendorState
 from translators.messages_client import errors, signature
-from translators.responses.stream import MAX_OUTPUT_CHARS
+from translators.responses_client.stream import MAX_OUTPUT_CHARS
 from translators.wire.sse import encode_event
 
 STOP_REASONS = {

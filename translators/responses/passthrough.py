@@ -16,7 +16,7 @@ from translators.core.report import Report
 from translators.core.translation import Encoded, Translation
 from translators.features import compaction, vendor_state
 from translators.ir import events as ev
-from translators.responses.stream import response_object
+from translators.responses_client.stream import response_object
 from translators.wire import wirejson
 from translators.wire.sse import SSEDecoder, SSEEvent, encode_event
 

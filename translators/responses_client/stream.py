@@ -21,8 +21,8 @@ from translators.features import freeform, vendor_state
 from translators.features.naming import ToolIndex, ToolRef
 from translators.ir import events as ev
 from translators.ir.encoder import EventEncoder
-from translators.responses.echo import NOTHING_KNOWN
-from translators.responses.echo import response_fields as echo_fields
+from translators.responses_client.echo import NOTHING_KNOWN
+from translators.responses_client.echo import response_fields as echo_fields
 from translators.wire.sse import LongStrings, encode_event
 
 # Upstream finish reasons, already normalised by the decoders, -> how the response ends.
@@ -93,7 +93,7 @@ class ResponsesEncoder(EventEncoder):
         self.model = model
         self.echo = echo or {}
         """What the request set of the fields every Responses object repeats
-        (translators/responses/echo.py)."""
+        (translators/responses_client/echo.py)."""
         self.tools = tools
         self.report = report
         self.new_id = new_id
@@ -470,7 +470,7 @@ def response_object(response_id: str, created_at: float, status: str, model: str
                     completed_at: float | None = None) -> dict[str, Any]:
     """A whole Responses object: every field of the `openai` SDK's `Response` and every field the
     Open Responses `ResponseResource` requires (docs/responses.md "The Response object"). `echo`:
-    what the request set of the fields the object repeats (translators/responses/echo.py), the
+    what the request set of the fields the object repeats (translators/responses_client/echo.py), the
     Responses API's defaults for the rest."""
     fields = echo_fields(echo)
     return {
