@@ -16,7 +16,7 @@ from typing import Any
 from addon import stored_items
 from addon.answers import error_body
 from addon.store import Conversation, Store
-from translators.responses_client.stream import with_every_field
+from translators.wire.response_object import with_every_field
 
 Result = tuple[int, dict[str, Any]] | None
 _MAX_LIMIT = 100

@@ -15,6 +15,12 @@ from typing import Any
 
 from translators.ir import events as ev
 
+MAX_OUTPUT_CHARS = 16 * 1024 * 1024
+"""One answer's bound, for every client dialect's encoder (docs/design.md "Limits"): 30 times the
+longest a model writes (128k output tokens, about 500 KB of text), and the size of the largest
+single upstream event (translators/wire/sse.py). An answer is held until its items' done events,
+which repeat it four times: an upstream that never ends must not be followed forever."""
+
 
 class EventEncoder:
     """The shared half of a client dialect's encoder; subclasses define `encode_parts`,
@@ -24,6 +30,10 @@ class EventEncoder:
     _out: list[bytes]
 
     def encode_parts(self, events: list[ev.Event]) -> list[bytes]:
+        raise NotImplementedError
+
+    def response(self) -> dict[str, Any]:
+        """The whole answer as it stands: the body of a non-streamed call."""
         raise NotImplementedError
 
     def encode(self, events: list[ev.Event]) -> bytes:
