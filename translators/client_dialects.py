@@ -112,7 +112,9 @@ class ClientDialect:
     """The one event that ends the client's stream when the gateway fails inside it
     (translators/wire/stream_failure.py; docs/design.md "Errors")."""
     stream_terminals: tuple[str, ...] = ()
-    """The `event:` names that end the client's stream: after one, nothing more is written."""
+    """The `event:` names that end the client's SSE stream: after one, nothing more is written. A
+    stream that is not SSE names none: its `stream_error` is written whenever the gateway fails
+    inside it."""
     stream_content_type: str = "text/event-stream"
     """The content type of the client's stream (what its encoder writes)."""
     error_status: Callable[[int, dict[str, Any]], int] = _same_status
