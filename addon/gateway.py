@@ -196,7 +196,7 @@ class Gateway:
             if self.clients.identify(flow) is None:
                 return  # answered 401 (addon/team/keys.py)
             if refused := bodies.declared_too_large(flow.request.headers, self.max_request()):
-                flow.response = error_response(413, "request_too_large", refused)
+                flow.response = error_response(speaks_of(flow.metadata), 413, "request_too_large", refused)
                 return
         # the window Codex compacts at comes from the vendor's own figure once it is known
         windows = catalog.windows_from(self.capabilities.best)
@@ -209,7 +209,8 @@ class Gateway:
             # same HTTP path (docs/websocket.md)
             websocket.ENDPOINT.take(flow, self.router.routes)
         elif refused := bodies.declared_too_large(flow.request.headers, self.max_request()):
-            flow.response = error_response(413, "request_too_large", refused)  # the body is never read
+            # the body is never read
+            flow.response = error_response(speaks_of(flow.metadata), 413, "request_too_large", refused)
 
     def _ours(self, flow: http.HTTPFlow) -> bool:
         """The gateway answers or translates this request: an intercepted path, a store endpoint,
@@ -280,7 +281,7 @@ class Gateway:
             # where it ends and keeps the connection (h2 clients never see this header)
             flow.response.headers["transfer-encoding"] = "chunked"
         flow.response.headers.pop("content-encoding", None)
-        flow.response.headers["content-type"] = "text/event-stream"
+        flow.response.headers["content-type"] = fc.speaks.stream_content_type
         fc.hook = StreamHook(translator, secrets=credentials.secrets_of(flow),
                              max_kept=ctx.options.gateway_max_kept_bytes, speaks=fc.speaks)
         flow.response.stream = fc.hook
@@ -320,9 +321,7 @@ class Gateway:
             self._over(fc)
 
     def _over(self, fc: FlowCtx) -> None:
-        """The flow's last step: the proxy's own answers said in its client's shape, its context
-        let go of."""
-        client_dialects.restyle(fc.flow, fc.speaks)
+        """The flow's last step: its context let go of."""
         self.flows.drop(fc.flow)
 
     def error(self, flow: http.HTTPFlow) -> None:
@@ -342,7 +341,7 @@ def _fail_closed(flow: http.HTTPFlow, exc: Exception) -> None:
     message = f"gateway could not handle the request: {exc!r}"[:500]
     info = flow.metadata.setdefault(flowinfo.KEY, flowinfo.record("-"))
     info["error"] = message
-    answer(flow, error_response(500, "server_error", message))
+    answer(flow, error_response(speaks_of(flow.metadata), 500, "server_error", message))
 
 
 def _seconds(text: str) -> float | None:

@@ -15,10 +15,7 @@ from translators.core.report import Report
 from translators.core.translation import Translation, UpstreamError
 from translators.features import compaction, websearch
 from translators.ir import events as ev
-from translators.messages_client import MessagesEncoder, shows_thinking
-from translators.responses import echo
-from translators.responses.compaction import CompactionEncoder, kept_messages
-from translators.responses.stream import ResponsesEncoder
+from translators.ir.encoder import EventEncoder
 from translators.wire import response_headers, whole_body, wirejson
 from translators.wire.upstream_errors import client_status, clip, code_for, text_of
 
@@ -57,7 +54,7 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
     dialect = _dialect(target)
     speaks = clients.get(client)
     part = _serving(dialect, client)
-    if kind == "compaction_endpoint" and not speaks.stores_state:
+    if kind == "compaction_endpoint" and speaks.compaction_kept is None:
         raise UnsupportedFeature(f"/responses/compact is a {clients.DEFAULT} endpoint; a {client} client "
                                  "has none")
     if kind == "compaction_endpoint" and isinstance(part, dialects.Passthrough):
@@ -75,7 +72,7 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
         request = speaks.decode(body, report)
         if kind == "compaction_endpoint":  # answered whole, never streamed
             request = request.model_copy(update={"kind": "compaction", "stream": False})
-            kept = kept_messages(body.get("input"))
+            kept = speaks.compaction_kept(body.get("input"))
         summarize = request.kind == "compaction"
         if summarize:
             request = compaction.summarizer_request(request, report)
@@ -88,7 +85,7 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
         if note := caps.lifecycle_note():
             report.note(note)
         encoded = part.encode_request(request, upstream_model, report, caps)
-    echoed = speaks.echo(body) if speaks.echo is not None else _echo({**body, **(resolved or {})})
+    echoed = speaks.echo({**body, **resolved} if resolved else body)
     return Translation(target=target, client=client, model=encoded.body.get("model") or model or client_model,
                        client_model=client_model, path=encoded.path, body=encoded.body,
                        headers=encoded.headers, stream=stream, dropped=report.dropped,
@@ -100,12 +97,6 @@ def _serving(dialect: dialects.Dialect, client: str) -> dialects.Codec | dialect
     """The upstream's passthrough serves this client (its own wire); else the IR's codecs do
     (docs/responses.md "As an upstream of other clients")."""
     return dialects.serving(dialect, clients.get(client).takes_passthrough)
-
-
-def _echo(body: dict[str, Any]) -> dict[str, Any]:
-    """The request fields a Responses object repeats, computed once per request
-    (translators/responses/echo.py, docs/responses.md "The Response object")."""
-    return echo.from_request(body)
 
 
 NOTHING_SENT = ("the upstream answered 200 but its stream ended having sent nothing: the request likely "
@@ -123,7 +114,7 @@ class StreamTranslator:
     client's stream with one terminal failure, `response.failed` or an `error` event (the proxy
     boundary, docs/design.md "Errors")."""
 
-    def __init__(self, decoder: dialects.StreamDecoder, encoder: ResponsesEncoder | MessagesEncoder,
+    def __init__(self, decoder: dialects.StreamDecoder, encoder: EventEncoder,
                  report: Report,
                  whole: Callable[[], dialects.StreamDecoder] | None = None) -> None:
         self._decoder = decoder
@@ -281,23 +272,9 @@ def stream_translator(source: str, translation: Translation, *, new_id: IdFactor
 
 
 def _encoder(translation: Translation, report: Report, new_id: IdFactory | None,
-             clock: Callable[[], float]) -> ResponsesEncoder | MessagesEncoder:
-    """The client dialect's writer of the answer (translators/client_dialects.py)."""
-    speaks = clients.get(translation.client)
-    if speaks.encoder is not None:  # a client dialect defined outside the package
-        return speaks.encoder(translation, report, new_id or random_ids(), clock)
-    if translation.client == "messages":
-        # the model the client named; thinking text only when the request did not omit it
-        # (docs/claude-code.md "Events out")
-        return MessagesEncoder(model=translation.client_model, report=report, new_id=new_id or random_ids(),
-                               tools=translation.tools, show_thinking=shows_thinking(translation.echo))
-    if translation.compaction:
-        return CompactionEncoder(dialect=translation.target, upstream_model=translation.model,
-                                 model=translation.client_model, report=report,
-                                 new_id=new_id or random_ids(), clock=clock, echo=translation.echo,
-                                 kept=translation.compaction_kept)
-    return ResponsesEncoder(model=translation.client_model, tools=translation.tools, report=report,
-                            new_id=new_id or random_ids(), clock=clock, echo=translation.echo)
+             clock: Callable[[], float]) -> EventEncoder:
+    """The client dialect's writer of the answer (`ClientDialect.encoder`)."""
+    return clients.get(translation.client).encoder(translation, report, new_id or random_ids(), clock)
 
 
 def translate_response(source: str, translation: Translation, body: bytes, *,

@@ -23,7 +23,7 @@ from translators import (
 from translators.core.ids import sequential_ids
 from translators.core.report import Report
 from translators.ir import events as ev
-from translators.responses.stream import ResponsesEncoder
+from translators.responses_client.stream import ResponsesEncoder
 
 
 def test_translate_request_returns_path_body_dropped_and_notes():

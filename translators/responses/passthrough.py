@@ -16,8 +16,8 @@ from translators.core.report import Report
 from translators.core.translation import Encoded, Translation
 from translators.features import compaction, vendor_state
 from translators.ir import events as ev
-from translators.responses.stream import response_object
 from translators.wire import wirejson
+from translators.wire.response_object import response_object
 from translators.wire.sse import SSEDecoder, SSEEvent, encode_event
 
 _TERMINAL = {"response.completed", "response.failed", "response.incomplete"}

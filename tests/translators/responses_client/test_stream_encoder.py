@@ -1,5 +1,6 @@
-"""translators/responses/stream.py: IR stream events -> the Responses SSE Codex and the openai SDK accept
-(issue 2, Build 5; docs/codex.md "What Codex needs back", docs/responses.md "Event order")."""
+"""translators/responses_client/stream.py: IR stream events -> the Responses SSE Codex and the
+openai SDK accept (issue 2, Build 5; docs/codex.md "What Codex needs back", docs/responses.md
+"Event order")."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from translators.features import vendor_state
 from translators.features.naming import ToolIndex, ToolRef
 from translators.ir import events as ev
 from translators.ir.request import VendorState
-from translators.responses.stream import MAX_OUTPUT_CHARS, ResponsesEncoder
+from translators.responses_client.stream import MAX_OUTPUT_CHARS, ResponsesEncoder
 from translators.wire.sse import encode_event
 
 
