@@ -14,7 +14,7 @@ from translators import translate_request
 from translators.core.report import Report
 from translators.families.claude.models import lookup
 from translators.ir.size import estimate_tokens
-from translators.responses.request import decode
+from translators.responses_client.request import decode
 
 
 def test_claude_codes_128000_goes_as_the_models_own_limit() -> None:

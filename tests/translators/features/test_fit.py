@@ -16,7 +16,7 @@ from translators.core.report import Report
 from translators.features import fit
 from translators.ir.request import Message, Request, Text
 from translators.ir.size import estimate_tokens
-from translators.responses.request import decode
+from translators.responses_client.request import decode
 
 
 def _request(limit: int | None, text: str = "hi") -> Request:
