@@ -92,7 +92,7 @@ class Health:
         return self.failures == 0 or (now >= self.cool_until and not self.probing)
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, weakref_slot=True)
 class Balancer:
     deployments: tuple[Deployment, ...]
     fallbacks: tuple[Deployment, ...] = ()
@@ -117,14 +117,16 @@ class Balancer:
 
     # -- choosing ------------------------------------------------------------------------------
     def pick(self, now: float, *, affinity: Sequence[str] = (), failed: Iterable[str] = (),
-             needs: int | None = None) -> Choice | None:
+             excluded: Iterable[str] = (), needs: int | None = None) -> Choice | None:
         """The deployment for the next attempt, counted in flight until `done`; None when none is
         usable now (`ready_at` says when one may be). `failed`: deployments that failed this
-        turn; `needs`: the request's input estimate in tokens."""
+        turn (tried again once nothing else is left and their cooldown is over); `excluded`:
+        never this turn; `needs`: the request's input estimate in tokens."""
         failed = set(failed)
-        if needs is not None and not any(_fits(d, needs) for d in (*self.deployments, *self.fallbacks)):
-            needs = None  # nothing fits by its stated window: let the upstreams say
-        fresh = [d for d in self.deployments if d.name not in failed and self._open(d, now, needs)]
+        out = set(excluded)
+        needs = self._needs(needs, out)
+        fresh = [d for d in self.deployments
+                 if d.name not in failed and d.name not in out and self._open(d, now, needs)]
         if fresh:
             for key in affinity:
                 name = self._affinity.get(key)
@@ -136,22 +138,30 @@ class Balancer:
                         return self._begin(deployment, now, fallback=False, why="sticky")
             return self._begin(self._least_busy(fresh), now, fallback=False, why="spread")
         for deployment in self.fallbacks:
-            if deployment.name not in failed and self._open(deployment, now, needs):
+            if deployment.name not in failed and deployment.name not in out \
+                    and self._open(deployment, now, needs):
                 return self._begin(deployment, now, fallback=True, why="fallback")
         for deployment in (*self.deployments, *self.fallbacks):
-            if self._open(deployment, now, needs):
+            if deployment.name not in out and self._open(deployment, now, needs):
                 return self._begin(deployment, now, fallback=deployment in self.fallbacks, why="again")
         return None
 
-    def ready_at(self, now: float, needs: int | None = None) -> float | None:
+    def ready_at(self, now: float, *, excluded: Iterable[str] = (), needs: int | None = None) -> float | None:
         """When a deployment that fits stops cooling down (the soonest); None when none is
         cooling (all usable, or each waiting for a probe's answer)."""
-        if needs is not None and not any(_fits(d, needs) for d in (*self.deployments, *self.fallbacks)):
-            needs = None
+        out = set(excluded)
+        needs = self._needs(needs, out)
         times = [self._health[d.name].cool_until for d in (*self.deployments, *self.fallbacks)
-                 if _fits(d, needs) and self._health[d.name].cooling(now)
+                 if d.name not in out and _fits(d, needs) and self._health[d.name].cooling(now)
                  and not self._health[d.name].probing]
         return min(times) if times else None
+
+    def _needs(self, needs: int | None, excluded: set[str]) -> int | None:
+        """`needs`, or None when nothing left fits it by its stated window: the upstreams say."""
+        if needs is None:
+            return None
+        left = [d for d in (*self.deployments, *self.fallbacks) if d.name not in excluded]
+        return needs if any(_fits(d, needs) for d in left) else None
 
     def probing(self) -> bool:
         """A probe is out: its answer may make a deployment usable."""

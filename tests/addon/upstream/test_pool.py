@@ -209,6 +209,7 @@ def test_nothing_usable_says_when_the_soonest_deployment_is_ready() -> None:
     assert balancer.ready_at(1) == 2
     again = served(balancer, 2)
     assert again.probe and balancer.ready_at(2) == 5
+    assert balancer.ready_at(2, excluded={"a", "b"}) is None
 
 
 def test_a_pool_waiting_only_on_a_probe_is_ready_at_no_time_but_probing() -> None:
@@ -276,7 +277,20 @@ def test_a_context_overflow_asks_for_more_than_the_deployment_had() -> None:
     balancer = pool(small, fallbacks=(large,))
     first = served(balancer, needs=20_000)
     balancer.done(first, 0, "answered")  # it said: context_length_exceeded
-    assert served(balancer, needs=32_001, failed={"small"}).name == "large"
+    assert served(balancer, needs=32_001, excluded={"small"}).name == "large"
+
+
+def test_an_excluded_deployment_is_never_picked_this_turn_even_after_its_cooldown() -> None:
+    balancer = pool(A, fallbacks=(FALLBACK,))
+    fail(balancer, served(balancer, 0), 0)
+    assert served(balancer, 100, excluded={"a"}).name == "fb"
+    assert balancer.pick(100, excluded={"a", "fb"}) is None
+
+
+def test_when_nothing_left_fits_the_window_the_upstreams_say() -> None:
+    small = deployment("small", window=8_000)
+    balancer = pool(small, fallbacks=(deployment("large", window=100_000),))
+    assert served(balancer, needs=500_000, excluded={"large"}).name == "small"
 
 
 # -- the table of pools --------------------------------------------------------------------------
