@@ -4,13 +4,17 @@ tickets, streamed and whole answers, kept connections, and a client that leaves.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import h11
 
-from addon.upstream.runner import Reply
+from addon.upstream.client import Client
+from addon.upstream.runner import Reply, Runner
 from addon.upstream.server import LoopbackServer, Tickets
+from tests.addon.upstream.test_runner import deployment, leg_for
+from tests.support.fake_upstream import FakeUpstream, anthropic_text, json_reply
 
 
 class Plain:
@@ -243,3 +247,28 @@ def test_the_port_is_loopback_and_ephemeral() -> None:
 
     url = served(scenario)
     assert url.startswith("http://127.0.0.1:") and int(url.rsplit(":", 1)[1]) > 0
+
+
+def test_a_leg_answered_through_the_server_end_to_end() -> None:
+    """What mitmproxy will do: ask the loopback server for a ticket whose answer is a leg's
+    (runner.py), here with a local upstream that answers 529 first and then a stream."""
+    answers = [json_reply(529, {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}),
+               anthropic_text("through the loopback")]
+    with FakeUpstream(lambda _b, _h, _p: answers.pop(0) if len(answers) > 1 else answers[0]) as up:
+        leg = leg_for([deployment("a", up.url)])
+
+        async def scenario(server: LoopbackServer) -> tuple[int, bytes]:
+            client = Client()
+            runner = Runner(client)
+            try:
+                plain = await Plain.to(server)
+                status, _, chunks = await plain.request(server.issue(lambda: runner.answer(leg)))
+                plain.close()
+                return status, b"".join(chunks)
+            finally:
+                await client.close()
+
+        status, body = served(scenario)
+    assert status == 200 and b"through the loopback" in body
+    assert [a.outcome for a in leg.attempts] == ["retried", "answered"]
+    assert json.loads(body.split(b"data: ")[-1])["type"] == "response.completed"
