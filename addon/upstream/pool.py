@@ -198,11 +198,12 @@ class Balancer:
         """The attempt of `choice` ended: its deployment's health follows from `outcome`."""
         health = self._health[choice.name]
         health.in_flight = max(0, health.in_flight - 1)
+        probing = choice.probe and health.probing  # not yet said back by `alive`
         if choice.probe:
             health.probing = False
-        if outcome == "ok" or (outcome == "answered" and choice.probe):
+        if outcome == "ok" or (outcome == "answered" and probing):
             health.failures, health.cool_until = 0, 0.0
-        elif outcome == "failed" and (health.failures == 0 or choice.probe):
+        elif outcome == "failed" and (health.failures == 0 or probing):
             # a failure while healthy starts a cooldown, a failed probe the next one; other
             # attempts that fail meanwhile started before it was known: the same outage
             health.failures += 1
@@ -211,6 +212,15 @@ class Balancer:
             health.cool_until = now + min(wait, self.cap)
         if self.on_change is not None:
             self.on_change()
+
+    def alive(self, choice: Choice) -> None:
+        """The attempt's deployment answered a success head: it is back, before its answer ends
+        (a long stream holds no waiting turn behind its probe)."""
+        health = self._health[choice.name]
+        if choice.probe and health.probing:
+            health.failures, health.cool_until, health.probing = 0, 0.0, False
+            if self.on_change is not None:
+                self.on_change()
 
     def remember(self, keys: Iterable[str], name: str) -> None:
         """These conversations go to `name` while it is usable (the deployment that answered)."""

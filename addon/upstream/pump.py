@@ -127,6 +127,8 @@ class Pump:
         except ClientError as exc:
             return self._failed(leg, choice, record, "retry", str(exc))
         record.status = response.status
+        if 200 <= response.status < 300:
+            leg.balancer.alive(choice)
         try:
             if response.status >= 300 or response.status < 200:
                 return await self._error(leg, choice, record, prepared, response, put)

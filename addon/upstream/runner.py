@@ -112,9 +112,12 @@ class Runner:
                 ready = balancer.ready_at(now, excluded=excluded, needs=needs)
                 if ready is None and not balancer.probing():
                     break  # nothing this turn may use becomes usable by waiting
-                until = ready if ready is not None else start + limits.retry_seconds
-                if until - start >= limits.retry_seconds:
+                if ready is not None and ready - start >= limits.retry_seconds:
                     break  # the soonest cooldown ends past the time limit
+                if now - start >= limits.retry_seconds:
+                    break
+                # until a cooldown ends, or a probe's answer (or any attempt's end) changes the pool
+                until = ready if ready is not None else start + limits.retry_seconds
                 await signal.wait(until - now)
                 continue
             failure = await self.pump.attempt(leg, choice, queue.put)

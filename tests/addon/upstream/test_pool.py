@@ -184,6 +184,21 @@ def test_while_a_probe_is_out_no_other_attempt_goes_to_that_deployment() -> None
     assert balancer.health("a").failures == 0 and not balancer.health("a").probing
 
 
+def test_a_probe_answered_with_a_success_head_frees_the_deployment_before_its_answer_ends() -> None:
+    seen = []
+    balancer = pool(A)
+    fail(balancer, served(balancer, 0), 0)
+    probe = served(balancer, 1)
+    assert balancer.pick(1) is None
+    balancer.on_change = lambda: seen.append("changed")
+    balancer.alive(probe)
+    assert seen == ["changed"]
+    other = served(balancer, 1)  # while the probe's stream still runs
+    assert (other.name, other.probe) == ("a", False)
+    balancer.done(probe, 2, "failed")  # failed after its head: a new outage, from the start
+    assert balancer.health("a").cool_until == 3
+
+
 def test_a_probe_that_fails_starts_the_next_longer_cooldown() -> None:
     balancer = pool(A)
     fail(balancer, served(balancer, 0), 0)

@@ -532,3 +532,81 @@ def test_a_request_a_deployment_refuses_to_translate_is_answered_in_the_clients_
     reply, body = run(leg)
     assert (reply.status, reply.kind) == (400, "refusal")
     assert json.loads(body)["error"]["message"] == "no images here"
+
+
+# -- several turns on one pool ---------------------------------------------------------------------
+def test_a_turn_waiting_on_a_probe_goes_once_the_probe_s_answer_begins(stack: ExitStack) -> None:
+    second_arrived = threading.Event()
+    answers = iter([True, False])
+
+    def answer() -> Answer:
+        first = next(answers, False)
+        if not first:
+            second_arrived.set()
+            return anthropic_text("second")
+        *_, chunks = anthropic_text("probe")
+        return 200, SSE_HEADERS, _after_first(chunks, second_arrived)
+
+    up = Upstreams(stack, a=[answer])
+    balancer = Balancer((deployment("a", up.url("a")),), backoff=0.01)
+    balancer.done(balancer.pick(0) or pytest.fail("no pick"), 0, "failed")  # a was down: cooling
+    legs = [leg_for([], balancer=balancer) for _ in range(2)]
+
+    async def scenario(runner: Runner, _leg: Leg) -> list[bytes]:
+        async def one(leg: Leg) -> bytes:
+            return await collect(await runner.answer(leg))
+
+        return list(await asyncio.gather(*(one(leg) for leg in legs)))
+
+    try:
+        bodies = run(legs[0], scenario)
+    finally:
+        second_arrived.set()
+    assert sorted(b"probe" in body for body in bodies) == [False, True]
+    assert all(events(body)[-1] == "response.completed" for body in bodies)
+    assert up.hits("a") == 2 and balancer.health("a").failures == 0
+
+
+def _after_first(chunks: list[bytes], gate: threading.Event) -> Iterator[bytes]:
+    yield chunks[0]
+    gate.wait(20)  # the probe's stream runs on until the waiting turn's request arrived
+    yield from chunks[1:]
+
+
+def test_200_concurrent_turns_over_a_pool_with_a_dead_deployment_all_succeed(
+        stack: ExitStack, dead_url: str) -> None:
+    """The dead deployment is tried once, then cooling; once its cooldown ends (the clock moved
+    mid-way), by one probe, however many turns are in flight."""
+    up = Upstreams(stack, ok=[lambda: anthropic_text("fine")])
+    dead, healthy = deployment("dead", dead_url), deployment("ok", up.url("ok"))
+    balancer = Balancer((dead, healthy), backoff=1.0)
+    now = [0.0]
+
+    legs: list[Leg] = []
+
+    async def scenario(runner: Runner, _leg: Leg) -> list[Reply]:
+        runner.clock = runner.pump.clock = lambda: now[0]
+        warm = leg_for([], balancer=balancer, affinity=("k",))
+        balancer.remember(["k"], "dead")
+        await collect(await runner.answer(warm))  # the dead one fails, the turn moves
+        legs.append(warm)
+        replies: list[Reply] = []
+
+        async def turn(n: int) -> None:
+            if n == 100:
+                now[0] = 1.5  # past the first cooldown: the next pick may probe it
+            leg = leg_for([], balancer=balancer)
+            legs.append(leg)
+            reply = await runner.answer(leg)
+            await collect(reply)
+            replies.append(reply)
+
+        await asyncio.gather(*(turn(n) for n in range(200)))
+        return replies
+
+    replies = run(leg_for([], balancer=balancer), scenario)
+    assert len(replies) == 200 and all(r.kind == "stream" and r.status == 200 for r in replies)
+    tries_of_dead = [a for leg in legs for a in leg.attempts if a.deployment == "dead"]
+    assert len(tries_of_dead) == 2  # the warm-up's, and one probe once its cooldown was over
+    assert balancer.health("dead").in_flight == 0
+    assert up.hits("ok") == 201
