@@ -81,8 +81,10 @@ class Runner:
         side = _Client(self, leg, queue, task)
         try:
             return await side.head()
-        except BaseException:
+        except BaseException:  # the client left before the head: the attempt in flight goes too
             task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
             raise
 
     async def _run(self, leg: Leg, queue: asyncio.Queue[Message | _GiveUp | None]) -> None:

@@ -610,3 +610,58 @@ def test_200_concurrent_turns_over_a_pool_with_a_dead_deployment_all_succeed(
     assert len(tries_of_dead) == 2  # the warm-up's, and one probe once its cooldown was over
     assert balancer.health("dead").in_flight == 0
     assert up.hits("ok") == 201
+
+
+def test_after_pings_an_upstream_error_the_client_must_see_is_said_in_its_stream(
+        stack: ExitStack, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast_pings(monkeypatch)
+    release = threading.Event()
+
+    def late_refusal() -> Answer:
+        release.wait(20)
+        return error(400, "invalid_request_error", "tools.0.name: bad name")
+
+    up = Upstreams(stack, a=[late_refusal])
+    leg = leg_for([deployment("a", up.url("a"))], client="messages")
+
+    async def scenario(runner: Runner, leg: Leg) -> bytes:
+        reply = await runner.answer(leg)
+        assert reply.status == 200 and not isinstance(reply.body, bytes)
+        got = b""
+        async for chunk in reply.body:
+            got += chunk
+            release.set()
+        return got
+
+    try:
+        body = run(leg, scenario)
+    finally:
+        release.set()
+    assert events(body)[0] == "ping" and events(body)[-1] == "error"
+    assert b"bad name" in body and b"invalid_request_error" in body
+    assert outcomes(leg) == [("a", "passed on")]
+
+
+def test_a_client_that_leaves_before_the_head_abandons_the_attempt(stack: ExitStack) -> None:
+    release = threading.Event()
+
+    def slow_head() -> Answer:
+        release.wait(20)
+        return anthropic_text("too late")
+
+    up = Upstreams(stack, a=[slow_head])
+    leg = leg_for([deployment("a", up.url("a"))])
+
+    async def scenario(runner: Runner, leg: Leg) -> tuple[int, str]:
+        task = asyncio.create_task(runner.answer(leg))
+        while not up.servers["a"].requests:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return leg.balancer.health("a").in_flight, leg.attempts[0].outcome
+
+    try:
+        assert run(leg, scenario) == (0, "dropped")
+    finally:
+        release.set()
