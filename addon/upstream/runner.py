@@ -19,6 +19,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from addon.upstream import policy
 from addon.upstream.client import Client
@@ -82,9 +83,7 @@ class Runner:
         try:
             return await side.head()
         except BaseException:  # the client left before the head: the attempt in flight goes too
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await reap(task)
             raise
 
     async def _run(self, leg: Leg, queue: asyncio.Queue[Message | _GiveUp | None]) -> None:
@@ -271,13 +270,26 @@ class _Client:
         """The attempts' task, awaited: an answer's rest is still drained there (pump.py), so a
         finished answer lets it run on; an abandoned one was cancelled."""
         if quietly:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self.task
+            await reap(self.task)
             return
         if not self.task.done():
             self.task.add_done_callback(_retrieve)
             return
         _retrieve(self.task)
+
+
+async def reap(task: asyncio.Task[Any]) -> None:
+    """`task` cancelled and waited for, whatever it raised; a cancellation of the caller itself
+    still goes on (swallowing it would leave the caller running, e.g. a connection serving on)."""
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise
+    except Exception:
+        pass
 
 
 def _retrieve(task: asyncio.Task[None]) -> None:

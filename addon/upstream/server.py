@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import h11
 
-from addon.upstream.runner import Reply
+from addon.upstream.runner import Reply, reap
 
 Answer = Callable[[], Awaitable[Reply]]
 
@@ -112,10 +111,7 @@ class LoopbackServer:
             return
         server.close()
         for task in list(self._connections):
-            task.cancel()
-        for task in list(self._connections):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await reap(task)
         await server.wait_closed()
 
     # -- one connection --------------------------------------------------------------------------
@@ -187,9 +183,7 @@ class LoopbackServer:
             await asyncio.wait({work, watch}, return_when=asyncio.FIRST_COMPLETED)
             if watch.done() and not work.done():
                 if not watch.result():  # the client closed its side
-                    work.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, Exception):
-                        await work
+                    await reap(work)
                     return False
                 conn.receive_data(watch.result())  # a next request already (kept for its turn)
                 await work
@@ -204,9 +198,7 @@ class LoopbackServer:
         finally:
             for task in (work, watch):
                 if not task.done():
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, Exception):
-                        await task
+                    await reap(task)
 
     async def _send(self, writer: asyncio.StreamWriter, conn: h11.Connection, reply: Reply) -> None:
         """The head, then the body: whole with its length, or chunked as it comes."""

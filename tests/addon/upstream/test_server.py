@@ -231,14 +231,17 @@ def test_a_connection_that_sends_nothing_is_closed() -> None:
     assert served(scenario, head_seconds=0.2) == b""
 
 
-def test_closing_the_server_ends_its_connections() -> None:
+def test_closing_the_server_ends_its_connections_at_once() -> None:
     async def scenario(server: LoopbackServer) -> None:
         client = await Plain.to(server)
         await client.request(server.issue(whole(b"x")))
-        await server.close()
+        closing = asyncio.create_task(server.close())
+        # its kept connection waits for a next request for an hour: only the cancellation ends it
+        done, _ = await asyncio.wait({closing}, timeout=10)
+        assert closing in done, "a cancelled connection went on serving"
         assert await client.reader.read() == b""
 
-    served(scenario)
+    served(scenario, head_seconds=3600)
 
 
 def test_the_port_is_loopback_and_ephemeral() -> None:
