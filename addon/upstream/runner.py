@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,16 @@ class Reply:
     """`stream` (the client's stream, translated), `upstream` (an upstream's answer or error as
     it came, for the pipeline to translate), `refusal` (in the client's shape), `gave_up` (the
     client's retryable error, policy.GIVE_UP)."""
+    closer: Callable[[], Awaitable[None]] | None = None
+
+    async def aclose(self) -> None:
+        """Whoever sends the reply calls this once it is done with it, sent or not: an attempt
+        still running for a body never read is abandoned."""
+        close = getattr(self.body, "aclose", None)
+        if close is not None:
+            await close()
+        if self.closer is not None:
+            await self.closer()
 
 
 @dataclass(slots=True)
@@ -166,6 +176,8 @@ class _Client:
         self.quiet_since = asyncio.get_running_loop().time()
         self.sent: list[bytes] = []
         """What the client's stream holds so far (for a failure written after it)."""
+        self.ended = False
+        """The client's answer is complete: the attempts' task may run on (draining)."""
 
     async def _next(self) -> Message | _GiveUp | bool | None:
         """The next message; False when a keep-alive is due first."""
@@ -182,9 +194,9 @@ class _Client:
         while True:
             message = await self._next()
             if message is False:  # the keep-alive interval passed before the answer's head
-                return Reply(200, list(SSE_HEAD), self._body([self._ping()]), "stream")
+                return Reply(200, list(SSE_HEAD), self._body([self._ping()]), "stream", self.close)
             if isinstance(message, StreamHead):
-                return Reply(200, message.headers, self._body([]), "stream")
+                return Reply(200, message.headers, self._body([]), "stream", self.close)
             if isinstance(message, Whole):
                 await self._finish()
                 headers = [(k, v) for k, v in message.headers if k != "content-length"]
@@ -218,8 +230,11 @@ class _Client:
             self.sent.append(data)
         return data
 
+    async def close(self) -> None:
+        """The stream is over for the client: an attempt that did not end it is abandoned."""
+        await self._finish(quietly=not self.ended)
+
     async def _body(self, first: list[bytes]) -> AsyncIterator[bytes]:
-        ended = False
         try:
             for data in first:
                 yield data
@@ -231,25 +246,23 @@ class _Client:
                     if message.data:
                         yield self._wrote(message.data)
                 elif isinstance(message, Ended) or message is None:
-                    ended = True
+                    self.ended = True
                     return
                 elif isinstance(message, Whole):
+                    self.ended = True
                     yield self._wrote(self._in_stream(message))
-                    ended = True
                     return
                 elif isinstance(message, _GiveUp):
+                    self.ended = True
                     table = policy.give_up_for(self.leg.speaks.name)
                     wait = policy.client_wait(message.wait)
                     yield self._wrote(table.in_stream(b"".join(self.sent),
                                                       f"{message.message} Please try again in {wait}s.",
                                                       self.runner.wall()))
-                    ended = True
                     return
                 # a StreamHead after the head went out (with a keep-alive): nothing to send
         finally:
-            if not ended:
-                self.task.cancel()  # the client left: the attempt in flight is abandoned
-            await self._finish(quietly=not ended)
+            await self.close()  # the client left, or its answer ended
 
     def _in_stream(self, whole: Whole) -> bytes:
         """An answer that came whole (an upstream error, a refusal) after the stream's head went

@@ -201,28 +201,27 @@ class LoopbackServer:
                     await reap(task)
 
     async def _send(self, writer: asyncio.StreamWriter, conn: h11.Connection, reply: Reply) -> None:
-        """The head, then the body: whole with its length, or chunked as it comes."""
-        body = reply.body
-        headers = reply.headers
-        if isinstance(body, bytes) and not any(name.lower() == "content-length" for name, _ in headers):
-            headers = [*headers, ("content-length", str(len(body)))]
-        writer.write(conn.send(h11.Response(status_code=reply.status, headers=headers)) or b"")
-        if isinstance(body, bytes):
-            if body:
-                writer.write(conn.send(h11.Data(data=body)) or b"")
-        else:
-            await self._stream(writer, conn, body)
-        writer.write(conn.send(h11.EndOfMessage()) or b"")
-        await writer.drain()
+        """The head, then the body: whole with its length, or chunked as it comes. The reply is
+        closed however this ends (its attempt abandoned if the body was not read to its end)."""
+        try:
+            body = reply.body
+            headers = reply.headers
+            if isinstance(body, bytes) and not any(name.lower() == "content-length" for name, _ in headers):
+                headers = [*headers, ("content-length", str(len(body)))]
+            writer.write(conn.send(h11.Response(status_code=reply.status, headers=headers)) or b"")
+            if isinstance(body, bytes):
+                if body:
+                    writer.write(conn.send(h11.Data(data=body)) or b"")
+            else:
+                await self._stream(writer, conn, body)
+            writer.write(conn.send(h11.EndOfMessage()) or b"")
+            await writer.drain()
+        finally:
+            await reply.aclose()
 
     async def _stream(self, writer: asyncio.StreamWriter, conn: h11.Connection,
                       body: AsyncIterator[bytes]) -> None:
-        try:
-            async for chunk in body:
-                if chunk:
-                    writer.write(conn.send(h11.Data(data=chunk)) or b"")
-                    await writer.drain()
-        finally:
-            close = getattr(body, "aclose", None)
-            if close is not None:
-                await close()
+        async for chunk in body:
+            if chunk:
+                writer.write(conn.send(h11.Data(data=chunk)) or b"")
+                await writer.drain()

@@ -665,3 +665,27 @@ def test_a_client_that_leaves_before_the_head_abandons_the_attempt(stack: ExitSt
         assert run(leg, scenario) == (0, "dropped")
     finally:
         release.set()
+
+
+def test_a_reply_whose_body_is_never_read_abandons_its_attempt_when_closed(stack: ExitStack) -> None:
+    release = threading.Event()
+
+    def long() -> Answer:
+        def body() -> Iterator[bytes]:
+            yield START + TEXT_OPEN + TEXT
+            release.wait(20)
+
+        return 200, SSE_HEADERS, body()
+
+    up = Upstreams(stack, a=[long])
+    leg = leg_for([deployment("a", up.url("a"))])
+
+    async def scenario(runner: Runner, leg: Leg) -> tuple[int, str]:
+        reply = await runner.answer(leg)
+        await reply.aclose()  # e.g. the head could not be written: the body was never started
+        return leg.balancer.health("a").in_flight, leg.attempts[0].outcome
+
+    try:
+        assert run(leg, scenario) == (0, "dropped")
+    finally:
+        release.set()
