@@ -107,6 +107,10 @@ class Leg:
     """The deployment whose answer the client got (a fallback says so: `answered.fallback`)."""
     used: Hook | None = None
     """The hook of the answer the client got (its kept copies are the saved flow's)."""
+    kind: str | None = None
+    """What the client got (`runner.Reply.kind`): `stream` (translated: pass it through),
+    `upstream` (an upstream's answer as it came: translate it, as `answered`'s dialect),
+    `refusal` or `gave_up` (already in the client's shape); None until the head is decided."""
     gave_up: str | None = None
     """Why the leg gave up (every attempt failed, or the gateway failed), else None."""
     secrets: set[str] = field(default_factory=set)

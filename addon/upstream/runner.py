@@ -91,10 +91,12 @@ class Runner:
         task = asyncio.create_task(self._run(leg, queue))
         side = _Client(self, leg, queue, task)
         try:
-            return await side.head()
+            reply = await side.head()
         except BaseException:  # the client left before the head: the attempt in flight goes too
             await reap(task)
             raise
+        leg.kind = reply.kind
+        return reply
 
     async def _run(self, leg: Leg, queue: asyncio.Queue[Message | _GiveUp | None]) -> None:
         try:

@@ -166,7 +166,7 @@ def test_a_healthy_deployment_streams_the_translated_answer(stack: ExitStack) ->
     assert dict(reply.headers)["content-type"] == "text/event-stream"
     assert events(body)[0] == "response.created" and events(body)[-1] == "response.completed"
     assert b"hello there" in body
-    assert outcomes(leg) == [("a", "answered")]
+    assert outcomes(leg) == [("a", "answered")] and leg.kind == "stream"
     assert leg.answered is not None and leg.answered.name == "a" and leg.used is not None
     request = up.servers["a"].requests[0]
     assert request.header("x-api-key") == KEY and request.header("accept-encoding") == "identity"
