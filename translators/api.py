@@ -106,6 +106,10 @@ NOTHING_SENT_CODE = "invalid_prompt"
 (docs/codex.md "Errors and retries")."""
 _NOT_SAID = (ev.Note, ev.KeepAlive)
 """Events that are no part of an answer: a decoder's remark about the bytes, an upstream's keep-alive."""
+CONTENT = frozenset({ev.TextDelta, ev.TextDone, ev.ReasoningDelta, ev.ReasoningDone, ev.ToolCallStarted,
+                     ev.ToolCallDelta, ev.ToolCallDone, ev.WebSearch, ev.Citation, ev.Finished})
+"""The events of the answer itself: once one has passed, the client has something it acts on, and
+the request can no longer be sent elsewhere unseen (docs/pools.md "Before the first content")."""
 
 
 class StreamTranslator:
@@ -126,6 +130,15 @@ class StreamTranslator:
         """The first bytes, until they tell a stream from a whole body (wire/whole_body.py)."""
         self._said = False
         """The upstream has sent something of an answer (`_nothing_said`)."""
+        self.content_started = False
+        """An event of the answer itself (`CONTENT`) has passed: what a proxy that holds back the
+        client's opening events waits for."""
+        self.early_failure: ev.Failed | None = None
+        """The failure that came before any content (an upstream error event, an answer that said
+        nothing): the request failed before the client saw anything of it."""
+        self.progress = 0
+        """Events decoded so far, keep-alives not counted: what an idle timer watches (an upstream
+        that only pings has gone quiet)."""
 
     @property
     def finished(self) -> bool:
@@ -150,6 +163,8 @@ class StreamTranslator:
                 events = self._nothing_said(events, closing=False)
         except Exception as exc:
             events = self._read_failure(exc)
+        if events:
+            self._observe(events)
         try:
             return self._encoder.encode_parts(events)
         except Exception as exc:
@@ -183,6 +198,7 @@ class StreamTranslator:
                 events = self._nothing_said(events, closing=True)
         except Exception as exc:
             events = self._read_failure(exc)
+        self._observe(events)
         try:
             out = self._encoder.encode_parts(events)
         except Exception as exc:
@@ -191,6 +207,20 @@ class StreamTranslator:
 
     def response(self) -> dict[str, Any]:
         return self._encoder.response()
+
+    def _observe(self, events: list[ev.Event]) -> None:
+        """`progress`, `content_started` and `early_failure` from the events about to be written."""
+        for event in events:
+            kind = type(event)
+            if kind is ev.KeepAlive:
+                continue
+            self.progress += 1
+            if self.content_started:
+                continue
+            if kind in CONTENT:
+                self.content_started = True
+            elif isinstance(event, ev.Failed) and self.early_failure is None:
+                self.early_failure = event
 
     def _nothing_said(self, events: list[ev.Event], *, closing: bool) -> list[ev.Event]:
         """A 200 stream that ends having sent nothing of an answer (no bytes, keep-alives, a bare
@@ -237,6 +267,20 @@ class PassthroughTranslator:
     @property
     def finished(self) -> bool:
         return self._inner.finished
+
+    @property
+    def content_started(self) -> bool:
+        """As `StreamTranslator`'s, when the passthrough observes it; else from its first bytes on
+        (nothing is held back for a stream the gateway cannot read)."""
+        return bool(getattr(self._inner, "content_started", True))
+
+    @property
+    def early_failure(self) -> ev.Failed | None:
+        return getattr(self._inner, "early_failure", None)
+
+    @property
+    def progress(self) -> int:
+        return int(getattr(self._inner, "progress", 0))
 
     def feed(self, data: bytes) -> bytes:
         return self._inner.feed(data) if not self._closed else b""

@@ -21,7 +21,7 @@ DIALECT = Dialect(
     vendor=Vendor(
         display_name="Responses",
         base_url="https://api.openai.com/v1",
-        key_env=None,  # to OpenAI: the client's own credentials go along (addon/auth.py)
+        key_env=None,  # to OpenAI: the client's own credentials go along (addon/upstream/auth.py)
         client_credentials_hosts=("api.openai.com", "chatgpt.com"),
         # what OpenAI tells Codex about its own service: its model, plan usage, turn state
         client_headers=("openai-model",),

@@ -30,11 +30,12 @@ _USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_to
                  "web_searches")
 _FAILED_FINISH = {"context_length_exceeded": "Your input exceeds the context window of this model."}
 # `response.failed` codes the client understands: the ones Codex acts on (docs/codex.md "Errors and retries")
-# and the
-# general ones of the SDK's `ResponseError.code`. Codex retries any other code like server_error, and
+# and the general ones of the SDK's `ResponseError.code`. Codex retries any other code like server_error, and
 # the SDK's type rejects it, so other codes are sent as server_error with the code kept in the message.
+# `server_is_overloaded` is one of them: Codex 0.169 ends the turn on it at once ("Selected model is at
+# capacity"), where an upstream's overload is worth the retries it gives server_error.
 _CLIENT_CODES = frozenset({"server_error", "rate_limit_exceeded", "invalid_prompt", "context_length_exceeded",
-                           "insufficient_quota", "usage_not_included", "server_is_overloaded"})
+                           "insufficient_quota", "usage_not_included"})
 
 
 _DELTAS = {

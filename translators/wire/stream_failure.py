@@ -1,7 +1,7 @@
 """What ends a client's stream when the gateway itself fails inside it (docs/design.md "Errors").
 
 The stream translator never raises, but the proxy's stream callable around it can still break
-(addon/streaming.py): it then writes one event after what the client already got, unless that
+(addon/serve/streaming.py): it then writes one event after what the client already got, unless that
 already holds a terminal event. Each client dialect brings its writer (a `StreamError`) and names
 its terminal events (`ClientDialect.stream_error`, `stream_terminals`, in its own folder); this
 module holds the writer's signature and the scans of written SSE both need.

@@ -412,7 +412,7 @@ def test_stop_reason_pause_turn_completes_with_a_note():
 @pytest.mark.parametrize(
     ("error_type", "code"),
     [
-        ("overloaded_error", "server_is_overloaded"),
+        ("overloaded_error", "server_error"),  # not server_is_overloaded, which Codex never retries
         ("rate_limit_error", "rate_limit_exceeded"),
         ("api_error", "server_error"),
     ],

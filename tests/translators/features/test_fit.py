@@ -70,7 +70,7 @@ def test_nothing_known_of_the_model_leaves_the_limit_as_asked() -> None:
 
 def test_the_route_figure_is_what_the_capabilities_carry() -> None:
     """The route's `max_output_tokens` reaches the encoder as the capabilities' own figure
-    (addon/routing.py `stated`), so it wins over the table's."""
+    (addon/routes/routing.py `stated`), so it wins over the table's."""
     codec = dialects.get("chat").codec
     assert codec is not None and codec.capabilities is not None
     caps = codec.capabilities("deepseek-chat")
