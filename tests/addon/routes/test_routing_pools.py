@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from addon.routes.routing import Route, RouteError, from_options, from_toml, pool_of
 
 HEAD = '[[route]]\nmodel = "gpt-5*"\nupstream = "anthropic"\ntarget_model = "claude-sonnet-4-6"\n'

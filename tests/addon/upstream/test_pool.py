@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from addon.routes.routing import Route
 
+from addon.routes.routing import Route
 from addon.upstream.pool import CAP, Balancer, Choice, Deployment, Pools
 from translators import dialect as dialects
 

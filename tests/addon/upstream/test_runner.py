@@ -13,9 +13,9 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+
 from addon.routes.routing import Route
 from addon.serve.streaming import StreamHook
-
 from addon.upstream import policy
 from addon.upstream.client import Client
 from addon.upstream.leg import Leg, Prepared
