@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from translators import client_dialects
 from translators.core.ids import random_ids
 from translators.messages_client import errors as messages_errors
-from translators.wire import stream_failure, wirejson
+from translators.wire import wirejson
 from translators.wire.sse import encode_event
 from translators.wire.upstream_errors import code_for, text_of
 
@@ -199,7 +200,9 @@ class GiveUp:
 
 
 def _responses_failed(sent: bytes, message: str, now: float) -> bytes:
-    return stream_failure.responses_failed(sent, message, also_sent=0, now=now, new_id=random_ids())
+    # interim: the give-up table moves into each client dialect when the leg is wired (issue 33)
+    speaks = client_dialects.get(client_dialects.DEFAULT)
+    return speaks.stream_error(sent, message, also_sent=0, now=now, new_id=random_ids())
 
 
 def _messages_overloaded(_sent: bytes, message: str, _now: float) -> bytes:
