@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
@@ -108,6 +109,26 @@ def test_prometheus_reads_the_turns_tokens_and_cost_the_usage_report_shows(
         assert prometheus.value('sum(gateway_upstream_attempts_total{outcome="answered"})') == 3
         assert prometheus.value("sum(gateway_time_to_first_token_seconds_count)") == 3
         assert prometheus.value("sum(gateway_turn_duration_seconds_count)") == 3
+        _dashboard_queries_run(prometheus, port)
+
+
+def _dashboard_queries_run(prometheus: Any, port: int) -> None:
+    """Every query of docs/grafana-dashboard.json, its variables filled as Grafana fills them, is
+    one the real Prometheus runs, over families the gateway exports (some without samples yet)."""
+    dashboard = json.loads((ROOT / "docs" / "grafana-dashboard.json").read_text())
+    exprs = [t["expr"] for panel in dashboard["panels"] for t in panel["targets"]]
+    assert exprs
+    used = set()
+    for expr in exprs:
+        filled = (expr.replace("$route", ".*").replace("$client", ".*")
+                  .replace("$__rate_interval", "1m").replace("$__range", "5m"))
+        prometheus.query(filled)  # a query Prometheus cannot parse is an error status
+        used |= set(re.findall(r"gateway_[a-z_]+", expr))
+    families = re.findall(r"^# TYPE (gateway_\w+) (\w+)$", httpx.get(f"http://127.0.0.1:{port}/metrics").text,
+                          re.MULTILINE)
+    suffixes = {"histogram": ("_bucket", "_count", "_sum")}  # a counter's TYPE line names it with _total
+    exported = {name + suffix for name, kind in families for suffix in suffixes.get(kind, ("",))}
+    assert used <= exported, used - exported
 
 
 def test_each_turn_is_one_trace_with_its_attempt_as_a_child_and_the_clients_traceparent_continued(
