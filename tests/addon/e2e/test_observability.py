@@ -1,12 +1,13 @@
-"""Metrics and traces with real components (docs/metrics.md): turns through real mitmdump to the
-Anthropic fake (tests/support/fake_upstream.py) with client keys on; a real Prometheus server
-(Debian's package, tests/support/prometheus.py) scrapes the gateway's metrics port and its query
-API gives the turn count, tokens and cost the usage report shows for the same turns; an OTLP/HTTP
-receiver (tests/support/otlp_receiver.py) gets one trace per turn, its upstream attempt as a child
-span, the client's `traceparent` continued."""
+"""Metrics and traces with real components (docs/metrics.md): turns through real mitmdump (over
+HTTP and the Responses WebSocket) to the Anthropic fake (tests/support/fake_upstream.py) with
+client keys on; a real Prometheus server (Debian's package, tests/support/prometheus.py) scrapes
+the gateway's metrics port and its query API gives the turn count, tokens and cost the usage
+report shows for the same turns; an OTLP/HTTP receiver (tests/support/otlp_receiver.py) gets one
+trace per turn, its upstream attempt as a child span, the client's `traceparent` continued."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
@@ -18,6 +19,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from websockets.asyncio.client import connect
 
 from addon.team import keys as clients
 from tests.support import fake_upstream
@@ -71,10 +73,24 @@ def _ask(proxy: MitmDump, key: str, text: str, headers: dict[str, str] | None = 
         return events.get_final_response()
 
 
+async def _ask_over_a_socket(proxy: MitmDump, key: str, text: str) -> dict[str, Any]:
+    """One turn over the Responses WebSocket (docs/websocket.md): a flow of its own."""
+    headers = {"authorization": f"Bearer {key}", "openai-beta": "responses_websockets=2026-02-06"}
+    async with connect(proxy.url.replace("http://", "ws://") + "/v1/responses", additional_headers=headers,
+                       proxy=None) as ws:
+        await ws.send(json.dumps({"type": "response.create", "model": "gpt-5.5", "input": text,
+                                  "store": False, "stream": True}))
+        while (event := json.loads(await ws.recv()))["type"] not in ("response.completed", "error"):
+            pass
+        return event
+
+
 def _turns(proxy: MitmDump) -> None:
     _ask(proxy, ANA, "one")
     _ask(proxy, ANA, "two", {"traceparent": f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01", "tracestate": "team=ana"})
     _ask(proxy, BOB, "three")
+    ended = asyncio.run(asyncio.wait_for(_ask_over_a_socket(proxy, BOB, "four"), 60))
+    assert ended["type"] == "response.completed", ended
 
 
 def _report(proxy: MitmDump) -> dict[str, Any]:
@@ -89,7 +105,7 @@ def test_prometheus_reads_the_turns_tokens_and_cost_the_usage_report_shows(
     proxy, port = gateway
     report = _report(proxy)
     totals = report["totals"]
-    assert totals["requests"] == 3 and totals["cost_usd"] > 0
+    assert totals["requests"] == 4 and totals["cost_usd"] > 0  # 3 over HTTP, 1 over the WebSocket
     assert "| 1200 in, 7 out | $0.003705" in proxy.log  # the console line: 1200 x $3 + 7 x $15 per million
     with running_prometheus([f"127.0.0.1:{port}"]) as prometheus:
         turns = prometheus.wait_for('sum(gateway_turns_total{outcome="ok"})', totals["requests"])
@@ -106,9 +122,9 @@ def test_prometheus_reads_the_turns_tokens_and_cost_the_usage_report_shows(
         assert per_client == pytest.approx(by_report, rel=1e-9)
         labels = prometheus.query("gateway_turns_total")[0]["metric"]
         assert (labels["route"], labels["model"], labels["upstream"]) == ("*", CLAUDE, "anthropic")
-        assert prometheus.value('sum(gateway_upstream_attempts_total{outcome="answered"})') == 3
-        assert prometheus.value("sum(gateway_time_to_first_token_seconds_count)") == 3
-        assert prometheus.value("sum(gateway_turn_duration_seconds_count)") == 3
+        assert prometheus.value('sum(gateway_upstream_attempts_total{outcome="answered"})') == 4
+        assert prometheus.value("sum(gateway_time_to_first_token_seconds_count)") == 4
+        assert prometheus.value("sum(gateway_turn_duration_seconds_count)") == 4
         _dashboard_queries_run(prometheus, port)
 
 
@@ -134,11 +150,11 @@ def _dashboard_queries_run(prometheus: Any, port: int) -> None:
 def test_each_turn_is_one_trace_with_its_attempt_as_a_child_and_the_clients_traceparent_continued(
         gateway: tuple[MitmDump, int], otlp: OtlpReceiver) -> None:
     proxy, _ = gateway
-    spans = otlp.wait_for(6)
+    spans = otlp.wait_for(8)
     turns = [s for s in spans if s.name.startswith("chat ")]
     attempts = [s for s in spans if s.name.startswith("attempt ")]
-    assert len(turns) == 3 and len(attempts) == 3, (spans, proxy.log[-3000:])
-    assert len({s.trace_id for s in turns}) == 3  # one trace per turn
+    assert len(turns) == 4 and len(attempts) == 4, (spans, proxy.log[-3000:])
+    assert len({s.trace_id for s in turns}) == 4  # one trace per turn, the socket's too
     for attempt in attempts:
         [parent] = [t for t in turns if t.span_id == attempt.parent_span_id]
         assert attempt.trace_id == parent.trace_id
