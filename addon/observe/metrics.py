@@ -152,11 +152,11 @@ class Metrics:
         from a file is no new turn."""
         if not flow.live or flow.metadata.get(OBSERVED):
             return
-        turn = facts.read(flow, self.clock())
-        if turn is None:
-            return
-        flow.metadata[OBSERVED] = True
         try:
+            turn = facts.read(flow, self.clock())
+            if turn is None:
+                return
+            flow.metadata[OBSERVED] = True
             self._count(turn)
         except Exception as exc:  # a metric must never fail the flow
             log.warning(f"metrics: turn not counted: {exc!r}")

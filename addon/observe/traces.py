@@ -133,16 +133,12 @@ class Traces:
     def trace(self, flow: http.HTTPFlow) -> None:
         if self.tracer is None or not flow.live or flow.metadata.get(TRACED):
             return
-        turn = facts.read(flow, time.time())
-        if turn is None:
-            return
-        flow.metadata[TRACED] = True
         try:
-            content = bool(getattr(ctx.options, CONTENT_OPTION, False))
-        except AttributeError:
-            content = False
-        try:
-            self._spans(flow, turn, content)
+            turn = facts.read(flow, time.time())
+            if turn is None:
+                return
+            flow.metadata[TRACED] = True
+            self._spans(flow, turn, bool(getattr(ctx.options, CONTENT_OPTION, False)))
         except Exception as exc:  # a trace must never fail the flow
             log.warning(f"traces: turn not traced: {exc!r}")
 
