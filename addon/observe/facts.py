@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from addon.observe import flowinfo
+from translators import client_dialects
 from translators.core import pricing
 
 NOT_TURNS = (flowinfo.COUNT_KIND, "state", "usage")
@@ -110,7 +111,7 @@ def read(flow: Any, now: float) -> Turn | None:
         error=_text(info.get("refused") or info.get("error")),
         finish_reason=_text(info.get("finish_reason")),
         stream=_streamed(response),
-        client_dialect=str(info.get("client_dialect") or "responses"),
+        client_dialect=str(info.get("client_dialect") or client_dialects.DEFAULT),
         trace_context=dict(flow.metadata.get(TRACE_CONTEXT) or {}),
     )
 
