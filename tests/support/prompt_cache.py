@@ -41,6 +41,7 @@ TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 """anthropic SDK `CacheControlEphemeralParam.ttl` (`5m` | `1h`, default `5m`); Converse `CacheTTL`."""
 CHARS_PER_TOKEN = 4
 UNCACHEABLE = frozenset({"thinking", "redacted_thinking"})
+_POINT_KEYS = frozenset({"type", "ttl"})
 """Blocks that cannot carry `cache_control` (the SDK's thinking params have no such field)."""
 
 _MINIMUM = (
@@ -96,7 +97,8 @@ class CacheUsage:
         out: dict[str, Any] = {"inputTokens": self.uncached, "outputTokens": output_tokens,
                                "totalTokens": self.total + output_tokens,
                                "cacheReadInputTokens": self.read, "cacheWriteInputTokens": self.written}
-        details = [{"ttl": ttl, "inputTokens": n} for ttl, n in (("1h", self.write_1h), ("5m", self.write_5m)) if n]
+        written = (("1h", self.write_1h), ("5m", self.write_5m))
+        details = [{"ttl": ttl, "inputTokens": n} for ttl, n in written if n]
         if details:
             out["cacheDetails"] = details
         return out
@@ -210,7 +212,7 @@ def _canonical(value: Any) -> str:
 def _ttl(mark: Any, path: str) -> str:
     """A `cache_control` object's TTL; anything else the API refuses."""
     if not isinstance(mark, dict) or mark.get("type") != "ephemeral" or not set(mark) <= {"type", "ttl"}:
-        raise CacheRefused(f"{path}: cache_control must be {{\"type\": \"ephemeral\", \"ttl\"?: \"5m\" | \"1h\"}}")
+        raise CacheRefused(f'{path}: cache_control must be {{"type": "ephemeral", "ttl"?: "5m" | "1h"}}')
     ttl = mark.get("ttl", "5m")
     if ttl not in TTL_SECONDS:
         raise CacheRefused(f"{path}.ttl: Input should be '5m' or '1h'")
@@ -269,8 +271,8 @@ def _with_points(where: str, entries: list[dict[str, Any]], path: str,
         if point is not None:
             if held is None:
                 raise CacheRefused(f"{path}.{i}: a cachePoint must follow a content block")
-            if not isinstance(point, dict) or point.get("type") != "default" or not set(point) <= {"type", "ttl"}:
-                raise CacheRefused(f"{path}.{i}.cachePoint: expected {{\"type\": \"default\", \"ttl\"?}}")
+            if not isinstance(point, dict) or point.get("type") != "default" or not set(point) <= _POINT_KEYS:
+                raise CacheRefused(f'{path}.{i}.cachePoint: expected {{"type": "default", "ttl"?}}')
             ttl = point.get("ttl", "5m")
             if ttl not in TTL_SECONDS or held.ttl is not None:
                 raise CacheRefused(f"{path}.{i}.cachePoint: a bad ttl, or two cache points in a row")

@@ -109,9 +109,10 @@ def test_a_changed_block_invalidates_every_entry_after_it(cache: PromptCache) ->
 
 def test_tools_come_before_the_system_prompt(cache: PromptCache) -> None:
     tools = [{"name": "a", "input_schema": {"type": "object"}, "description": BIG}]
-    cache.messages(body(turns(1, mark_last=None), system=[text("s", EPHEMERAL)], tools=tools))
+    system = [text("s", EPHEMERAL)]
+    cache.messages(body(turns(1, mark_last=None), system=system, tools=tools))
     other = [{**tools[0], "description": BIG + "!"}]
-    assert cache.messages(body(turns(1, mark_last=None), system=[text("s", EPHEMERAL)], tools=other)).read == 0
+    assert cache.messages(body(turns(1, mark_last=None), system=system, tools=other)).read == 0
 
 
 def test_moving_a_breakpoint_does_not_change_the_prefix(cache: PromptCache) -> None:
