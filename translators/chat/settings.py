@@ -41,6 +41,14 @@ the field: `drop` makes its report true (docs/chat.md "Sampling")."""
 TOP_K_MODES = ("auto", "send", "drop")
 
 
+CACHE_CONTROL = "cache_control"
+"""The route's server takes Anthropic's `cache_control` on message text parts (OpenRouter, for
+Claude and the other models it caches for): the gateway then places prompt-cache breakpoints
+there (translators/chat/caching.py, docs/chat.md "Prompt caching"). Off by default: another
+server may refuse the field, or a list where it wants a string."""
+_TRUE = ("true", "True", True)
+_FALSE = ("false", "False", False)
+
 _CHOICES = {STRUCTURED_OUTPUT: STRUCTURED_MODES, MESSAGE_PARTS: PARTS_MODES, FILE_PARTS: FILE_MODES,
             TOP_K: TOP_K_MODES}
 _HELP = {
@@ -69,7 +77,23 @@ def _option(key: str) -> Option:
                   help=f"{_HELP[key]} ({' | '.join(_CHOICES[key])}; per route in gateway_config: {key}).")
 
 
-OPTIONS = (_option(STRUCTURED_OUTPUT), _option(MESSAGE_PARTS), _option(FILE_PARTS), _option(TOP_K))
+def _cache_problem(value: object, label: str) -> str | None:
+    return None if value in _TRUE or value in _FALSE else f"{label} {value!r}: write true or false"
+
+
+_CACHE_NAME = f"gateway_chat_{CACHE_CONTROL}"
+_CACHE_OPTION = Option(name=_CACHE_NAME, type=bool, default=False, route_key=CACHE_CONTROL,
+                       check=lambda value: _cache_problem(value, _CACHE_NAME),
+                       help="Chat: the route's server takes Anthropic's cache_control on message text parts "
+                            "(OpenRouter): place prompt-cache breakpoints there (per route in "
+                            "gateway_config: cache_control = true).")
+
+OPTIONS = (_option(STRUCTURED_OUTPUT), _option(MESSAGE_PARTS), _option(FILE_PARTS), _option(TOP_K),
+           _CACHE_OPTION)
+
+
+def takes_cache_control(caps: ModelCapabilities) -> bool:
+    return caps.extra.get(CACHE_CONTROL) in _TRUE
 
 
 def chosen(caps: ModelCapabilities, key: str) -> str:

@@ -88,3 +88,12 @@ def test_another_upstream_reports_the_clients_breakpoints_dropped():
     request = mc.body(mc.user(mc.text("a", cache_control=FIVE)), system=[mc.text("s", cache_control=HOUR)])
     translation = translate_request(request, "gemini", "gemini-3-flash-preview", client="messages")
     assert sorted(translation.cosmetic) == ["messages[0].content[0].cache_control", "system[0].cache_control"]
+
+
+def test_the_writes_for_an_hour_are_read_apart():
+    from translators.anthropic.stream import usage_event
+    by_ttl = {"ephemeral_5m_input_tokens": 100, "ephemeral_1h_input_tokens": 200}
+    usage = usage_event({"input_tokens": 10, "cache_read_input_tokens": 500,
+                         "cache_creation_input_tokens": 300, "cache_creation": by_ttl, "output_tokens": 7})
+    read = (usage.input_tokens, usage.cached_tokens, usage.cache_write_tokens, usage.cache_write_1h_tokens)
+    assert read == (810, 500, 300, 200)

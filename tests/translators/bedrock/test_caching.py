@@ -84,3 +84,12 @@ def test_no_tag_is_ever_sent() -> None:
     for model in (CLAUDE, NOVA, LLAMA):
         body = translate_request(request_, "bedrock", model, client="messages").body
         assert "\x00" not in str(body)
+
+
+def test_the_writes_for_an_hour_are_read_apart() -> None:
+    from translators.bedrock.wire import usage_event
+    details = [{"ttl": "1h", "inputTokens": 200}, {"ttl": "5m", "inputTokens": 100}]
+    usage = usage_event({"inputTokens": 10, "outputTokens": 7, "totalTokens": 817,
+                         "cacheReadInputTokens": 500, "cacheWriteInputTokens": 300, "cacheDetails": details})
+    read = (usage.input_tokens, usage.cached_tokens, usage.cache_write_tokens, usage.cache_write_1h_tokens)
+    assert read == (810, 500, 300, 200)
