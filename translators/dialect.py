@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from translators.core.capabilities import ModelCapabilities
+from translators.core.pricing import Price
 from translators.core.report import Report
 from translators.core.translation import Encoded, Translation
 from translators.ir.events import Event
@@ -279,10 +280,19 @@ class Dialect:
     environ: tuple[str, ...] = ()
     """Environment variables the dialect's settings read (besides its key), passed in `Settings`."""
     view: View | None = None
+    prices: Callable[[str], Price | None] | None = None
+    """The vendor's list price for a model id in the dialect's own form (its `prices.toml`,
+    translators/core/pricing.py); None: the dialect ships no prices."""
 
     def __post_init__(self) -> None:
         if self.codec is None and self.passthrough is None:
             raise TypeError(f"dialect {self.name!r} has neither a codec nor a passthrough")
+
+
+def list_price(dialect: Dialect, model: str) -> Price | None:
+    """The shipped list price of `model` on this dialect's vendor; None when it ships none for
+    it (docs/prices.md: a route's own `prices` then say it)."""
+    return dialect.prices(model) if dialect.prices is not None else None
 
 
 def serving(dialect: Dialect, takes_passthrough: bool) -> Codec | Passthrough:
