@@ -49,8 +49,14 @@ server may refuse the field, or a list where it wants a string."""
 _TRUE = ("true", "True", True)
 _FALSE = ("false", "False", False)
 
+TOKENIZER = "tokenizer"
+"""The route's server counts tokens with the model's own tokenizer at `POST /tokenize`: `none`
+(the count is estimated), `llamacpp` (llama.cpp's server) or `vllm` (translators/chat/count.py,
+docs/chat.md "Token counts")."""
+TOKENIZERS = ("none", "llamacpp", "vllm")
+
 _CHOICES = {STRUCTURED_OUTPUT: STRUCTURED_MODES, MESSAGE_PARTS: PARTS_MODES, FILE_PARTS: FILE_MODES,
-            TOP_K: TOP_K_MODES}
+            TOP_K: TOP_K_MODES, TOKENIZER: TOKENIZERS}
 _HELP = {
     STRUCTURED_OUTPUT: "How a Chat route writes text.format: auto (json_schema; the schema in the "
                        "prompt for DeepSeek; json_object for a .gguf model), json_schema, json_object "
@@ -61,6 +67,8 @@ _HELP = {
                 "OpenAI's file content part)",
     TOP_K: "Chat top_k (a Messages client's): auto (sent unless the model is OpenAI's or DeepSeek's), "
            "send, or drop (reported; for a server that ignores it, as Ollama does)",
+    TOKENIZER: "Chat token counts: none (estimated), or the route's server's own POST /tokenize: "
+               "llamacpp (llama.cpp's server) or vllm",
 }
 
 
@@ -89,7 +97,7 @@ _CACHE_OPTION = Option(name=_CACHE_NAME, type=bool, default=False, route_key=CAC
                             "gateway_config: cache_control = true).")
 
 OPTIONS = (_option(STRUCTURED_OUTPUT), _option(MESSAGE_PARTS), _option(FILE_PARTS), _option(TOP_K),
-           _CACHE_OPTION)
+           _CACHE_OPTION, _option(TOKENIZER))
 
 
 def takes_cache_control(caps: ModelCapabilities) -> bool:
