@@ -15,26 +15,36 @@ Another server (the route states `none`) gets no count request: the addon estima
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from translators.chat.settings import TOKENIZER
-from translators.core.capabilities import ModelCapabilities
+from translators.dialect import CountEndpoint
 from translators.wire import wirejson
 
 PATH = "/tokenize"
 Server = Literal["llamacpp", "vllm"]
 
 
-def server_of(caps: ModelCapabilities) -> Server | None:
-    """The tokenizer the route's server has, or None."""
-    value = caps.extra.get(TOKENIZER)
+def server_of(server: Mapping[str, str]) -> Server | None:
+    """The tokenizer the route states its server has (`tokenizer`), or None."""
+    value = server.get(TOKENIZER)
     return value if value in ("llamacpp", "vllm") else None  # type: ignore[return-value]
 
 
-def url(base_url: str) -> str:
-    """Where `/tokenize` is: the server's root, the Chat base URL without its `/v1`."""
-    root = base_url.rstrip("/")
-    return (root[: -len("/v1")] if root.endswith("/v1") else root) + PATH
+def endpoint(server: Mapping[str, str]) -> CountEndpoint | None:
+    """The route's count endpoint (`Codec.count_for`): its server's `/tokenize`, else None."""
+    kind = server_of(server)
+    if kind is None:
+        return None
+    return CountEndpoint(encode=lambda body, model: (PATH, encode(body, model, kind)),
+                         parse=lambda answer: parse(kind, answer), base=root)
+
+
+def root(base_url: str) -> str:
+    """The server's root: the Chat base URL without its `/v1` (where `/tokenize` is)."""
+    url = base_url.rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url
 
 
 def encode(body: dict[str, Any], model: str, server: Server) -> dict[str, Any]:
