@@ -14,23 +14,30 @@ from collections.abc import Iterator
 from typing import Any
 
 from translators.core.errors import MalformedRequest
+from translators.core.report import Report
 from translators.features.caching import LIMIT
 from translators.ir.request import CacheMark
 
 _KEYS = frozenset({"type", "ttl"})
 
 
-def read(block: dict[str, Any], path: str) -> CacheMark | None:
-    """The breakpoint on `block` (at `path`), or None; a malformed one is refused."""
+def read(block: dict[str, Any], path: str, report: Report) -> CacheMark | None:
+    """The breakpoint on `block` (at `path`), or None; a malformed one is refused. Keys of later
+    betas beside `type` and `ttl` (Claude Code 2.1.328 may send `scope: "global"` on its system
+    prompt, and `evict_on_complete` on the top-level one) are Anthropic's own cache bookkeeping:
+    reported, cosmetic."""
     value = block.get("cache_control")
     if value is None:
         return None
     where = f"{path}.cache_control" if path else "cache_control"
-    if not isinstance(value, dict) or value.get("type") != "ephemeral" or not value.keys() <= _KEYS:
+    if not isinstance(value, dict) or value.get("type") != "ephemeral":
         raise MalformedRequest(f'{where} must be {{"type": "ephemeral", "ttl"?: "5m" | "1h"}}', param=where)
     ttl = value.get("ttl", "5m")
     if ttl not in ("5m", "1h"):
         raise MalformedRequest(f"{where}.ttl must be 5m or 1h", param=f"{where}.ttl")
+    for key in value:
+        if key not in _KEYS:
+            report.drop(f"{where}.{key}", kind="cosmetic")
     return CacheMark(ttl=ttl, origin=where)
 
 

@@ -161,11 +161,11 @@ class Messages:
         if block.get("citations"):
             self.report.drop(f"{path}.citations")
         self.report.drop_unread(block, _TEXT_KEYS | {"citations"}, path, skip_empty=True)
-        return Text(text=text, cache=cache.read(block, path))
+        return Text(text=text, cache=cache.read(block, path, self.report))
 
     def _image(self, block: dict[str, Any], path: str) -> Image | None:
         source = block.get("source")
-        mark = cache.read(block, path)
+        mark = cache.read(block, path, self.report)
         self.report.drop_unread(block, _IMAGE_KEYS, path, skip_empty=True)
         if not isinstance(source, dict):
             raise MalformedRequest(f"{path}.source must be an object", param=f"{path}.source")
@@ -180,7 +180,7 @@ class Messages:
 
     def _document(self, block: dict[str, Any], path: str) -> Document | Text | None:
         source = block.get("source")
-        mark = cache.read(block, path)
+        mark = cache.read(block, path, self.report)
         for key in ("context", "citations"):
             if block.get(key):
                 self.report.drop(f"{path}.{key}")
@@ -216,7 +216,7 @@ class Messages:
 
     def _tool_result(self, block: dict[str, Any], path: str) -> list[Item]:
         call_id = _string(block, "tool_use_id", path)
-        mark = cache.read(block, path)
+        mark = cache.read(block, path, self.report)
         self.report.drop_unread(block, _TOOL_RESULT_KEYS, path, skip_empty=True)
         parts: list[Part] = []
         content = block.get("content")
@@ -242,7 +242,7 @@ class Messages:
         """Tool search's answer (advanced-tool-use beta): the named deferred tool is loaded, as the
         API expands a reference into the tool's definition."""
         name = _string(block, "tool_name", path)
-        mark = cache.read(block, path)
+        mark = cache.read(block, path, self.report)
         if not self.tools.load(name):
             self.report.note(f"{path}: tool_reference to {name!r}, which no tool declares")
         return Text(text=f"Tool loaded: {name}", cache=mark)
@@ -307,7 +307,7 @@ class Messages:
             self.report.drop(f"{path}.caller")
         self.report.drop_unread(block, _TOOL_USE_KEYS, path, skip_empty=True)
         return ToolCall(kind="function", call_id=call_id, name=name, arguments=wirejson.text(arguments),
-                        origin=path, cache=cache.read(block, path))
+                        origin=path, cache=cache.read(block, path, self.report))
 
     def _search_result(self, block: dict[str, Any], path: str) -> list[Item]:
         """A web search Anthropic (or the gateway, for another upstream's search) ran: its query,

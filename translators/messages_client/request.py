@@ -82,7 +82,7 @@ def decode(body: Any, report: Report) -> Request:
         output_schema=_output_schema(output, report),
         stream=body.get("stream") is True,
         user=_user(body.get("metadata"), report),
-        cache=CacheHints(present=marked, system=system_marks, auto=cache.read(body, "")),
+        cache=CacheHints(present=marked, system=system_marks, auto=cache.read(body, "", report)),
     )
     _report_top_level(body, report)
     # from here on, what an encoder drops is named by the Messages field it came from
@@ -129,7 +129,7 @@ def _system(value: Any, report: Report) -> tuple[list[str], dict[int, CacheMark]
         text = block.get("text")
         if block["type"] != "text" or not isinstance(text, str):
             raise MalformedRequest(f"{path} must be a text block", param=path)
-        mark = cache.read(block, path)
+        mark = cache.read(block, path, report)
         report.drop_unread(block, frozenset({"type", "text", "cache_control"}), path, skip_empty=True)
         if text.startswith(BILLING_HEADER) or not text:
             if text:

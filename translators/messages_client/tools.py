@@ -73,7 +73,7 @@ class Tools:
         tool = FunctionTool(name=name, description=description if isinstance(description, str) else "",
                             parameters=schema, strict=strict if isinstance(strict, bool) else None,
                             input_examples=_examples(raw.get("input_examples"), f"{path}.input_examples"),
-                            origin=path, cache=cache.read(raw, path))
+                            origin=path, cache=cache.read(raw, path, self.report))
         if raw.get("defer_loading") is True:
             self.deferred[name] = tool
         else:

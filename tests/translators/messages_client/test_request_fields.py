@@ -578,7 +578,6 @@ def test_the_top_level_cache_control_is_the_automatic_breakpoint() -> None:
 @pytest.mark.parametrize("mark, message", [
     ({"type": "persistent"}, "must be"),
     ({"type": "ephemeral", "ttl": "2h"}, "5m or 1h"),
-    ({"type": "ephemeral", "scope": "global"}, "must be"),
     ("ephemeral", "must be"),
 ])
 def test_a_malformed_cache_control_is_refused(mark: object, message: str) -> None:
@@ -597,3 +596,15 @@ def test_an_hour_breakpoint_after_a_five_minute_one_is_refused() -> None:
     decoded(body(user(text("q", cache_control=five)), system=[text("s", cache_control=hour)]))  # in order
     with pytest.raises(MalformedRequest, match=r"messages\[0\]\.content\[0\]\.cache_control: .*not follow"):
         decoded(body(user(text("q", cache_control=hour)), system=[text("s", cache_control=five)]))
+
+
+def test_keys_of_later_betas_beside_the_ttl_are_reported_and_the_breakpoint_kept() -> None:
+    # Claude Code 2.1.328 writes `scope: "global"` on its system prompt's breakpoint and
+    # `evict_on_complete` on a top-level one (its bundle's cache_control builders)
+    scoped = {"type": "ephemeral", "scope": "global"}
+    request, report = decoded(body(system=[text("s", cache_control=scoped)],
+                                   cache_control={"type": "ephemeral", "evict_on_complete": True}))
+    assert request.cache.system == {0: CacheMark(origin="system[0].cache_control")}
+    assert request.cache.auto == CacheMark(origin="cache_control")
+    assert report.dropped == report.cosmetic == ["system[0].cache_control.scope",
+                                                 "cache_control.evict_on_complete"]
