@@ -7,8 +7,9 @@ caching", docs/bedrock.md "Prompt caching"):
 - entries are written only at a breakpoint (`cache_control` on a block, the top-level
   `cache_control` on the last cacheable block, a Converse `cachePoint` after a block), and only
   when the prefix holds at least the model's minimum of tokens;
-- a breakpoint reads the longest entry among its own position and the blocks before it, up to
-  `LOOKBACK` blocks in all: an entry further back is not found;
+- each breakpoint looks for the nearest entry at its own position and the blocks before it, up to
+  `LOOKBACK` blocks in all (an entry further back is not found), and refreshes what it finds; the
+  request reads the longest prefix found;
 - at most `LIMIT` breakpoints; a TTL of `1h` may not come after one of `5m`; an entry lives its
   TTL from its last read or write (the clock is injected);
 - `cache_control` itself is no part of what is hashed (moving a breakpoint keeps the prefix).
@@ -168,14 +169,13 @@ class PromptCache:
         hashes, prefix = _chain(model, blocks)
         live = {h for h, entry in self.entries.items() if entry.expires > now}
         hit = -1
-        for point in points:
+        for point in points:  # each breakpoint looks for its own entry; what it finds is refreshed
             for i in range(point, max(point - self.lookback, -1), -1):
                 if hashes[i] in live:
                     hit = max(hit, i)
+                    entry = self.entries[hashes[i]]
+                    entry.expires = now + TTL_SECONDS[entry.ttl]
                     break
-        if hit >= 0:  # a read refreshes what it read
-            entry = self.entries[hashes[hit]]
-            entry.expires = now + TTL_SECONDS[entry.ttl]
         covered = prefix[hit] if hit >= 0 else 0
         written = {"5m": 0, "1h": 0}
         floor = minimum_tokens(model)

@@ -209,3 +209,16 @@ def test_a_model_without_lookback_reads_only_at_its_checkpoints(cache: PromptCac
                           {"role": "user", "content": [{"text": "c"}, {"cachePoint": {"type": "default"}}]}]}
     assert cache.converse(grown, "amazon.nova-pro-v1:0", lookback=1).read == 0
     assert cache.converse(grown, "amazon.nova-pro-v1:0").read > 0  # with the lookback it would read
+
+
+def test_every_breakpoint_refreshes_the_entry_it_finds(cache: PromptCache, clock: Clock) -> None:
+    """The system prompt's own breakpoint keeps its entry alive while longer prefixes are read."""
+    system = [text(BIG, EPHEMERAL)]
+    for n in range(2, 40, 2):  # a conversation growing two blocks a turn, 60 s apart
+        clock.now += 60
+        cache.messages(body(turns(n), system=system))
+    changed = turns(40)
+    changed[0]["content"][0]["text"] = "the history was compacted"
+    clock.now += 60
+    usage = cache.messages(body(changed, system=system))
+    assert usage.read > 0  # the system prompt's entry, written 19 minutes ago, was kept fresh

@@ -51,6 +51,8 @@ def place(body: dict[str, Any], auto: CacheMark | None = None) -> None:
         if last is not None and slots[last].ttl is None:
             blocks[last]["cache_control"] = control(auto.ttl)
             slots[last].ttl = auto.ttl
+    for source, target in caching.relocate(slots):
+        blocks[target]["cache_control"] = blocks[source].pop("cache_control")
     for i, ttl in caching.place(slots, stable).items():
         blocks[i]["cache_control"] = control(ttl)
 

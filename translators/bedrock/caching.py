@@ -81,6 +81,7 @@ def place(body: dict[str, Any], policy: CachePoints | None, auto: CacheMark | No
         last = next((i for i in range(len(slots) - 1, -1, -1) if slots[i].cacheable), None)
         if last is not None and slots[last].ttl is None:
             slots[last].ttl = auto.ttl if policy.ttl else "5m"
+    caching.relocate(slots)  # the points are written from the slots below
     added = caching.place(slots, stable)
     wanted = {id(refs[i][1]): ttl for i, ttl in added.items()}
     wanted.update({id(refs[i][1]): slot.ttl for i, slot in enumerate(slots) if slot.ttl is not None})

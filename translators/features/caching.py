@@ -17,6 +17,8 @@ turn's read), the end of the previous request (the last block of the user turn t
 assistant turn answered: read exactly there, however many blocks the turn added), the end of the
 stable prefix (tools and system: still read when the history changes), then the ends of earlier
 requests. A mark the gateway adds before a client's `1h` mark is `1h` too; any other is `5m`.
+When the client's marks take every breakpoint, one of them that can read nothing (inside the
+newest turn, out of reach of the previous request's end) moves there (`relocate`).
 Nothing here depends on time or on an earlier request: the same conversation gives the same marks.
 """
 
@@ -66,6 +68,38 @@ def place(slots: Sequence[Slot], stable: int | None, limit: int = LIMIT) -> dict
         free -= 1
     hours = [i for i, ttl in taken.items() if ttl == "1h"]
     return {i: "1h" if any(h > i for h in hours) else "5m" for i in sorted(chosen)}
+
+
+def relocate(slots: list[Slot], limit: int = LIMIT) -> list[tuple[int, int]]:
+    """Moves the client's breakpoints that the translation displaced or that can read nothing;
+    -> the moves, (from, to), in the order made.
+
+    - The newest block unmarked but a client mark inside the newest turn: the client marked its
+      newest block, and the translation moved it (results put back in call order: Claude Code
+      lists parallel results as they finish): the last such mark goes back to the newest block.
+    - Every breakpoint taken by the client, and one inside the newest turn too far from where the
+      previous request ended for its lookback to find that request's entry: it reads nothing,
+      and writes nothing the newest block's does not; it moves to that end, with its TTL.
+    """
+    moves: list[tuple[int, int]] = []
+    last = _cacheable_at_or_before(slots, len(slots) - 1)
+    if last is None:
+        return moves
+    end = next((i for i in range(len(slots) - 1, -1, -1) if slots[i].turn_end and slots[i].cacheable), None)
+    floor = end if end is not None else -1
+    inside = [i for i, s in enumerate(slots) if s.ttl is not None and floor < i < last]
+    if slots[last].ttl is None and inside:
+        moves.append(_move(slots, inside.pop(), last))
+    taken = sum(1 for s in slots if s.ttl is not None)
+    if (taken >= limit and end is not None and slots[end].ttl is None and inside
+            and inside[0] - end >= LOOKBACK):
+        moves.append(_move(slots, inside[0], end))
+    return moves
+
+
+def _move(slots: list[Slot], source: int, target: int) -> tuple[int, int]:
+    slots[target].ttl, slots[source].ttl = slots[source].ttl, None
+    return source, target
 
 
 def _cacheable_at_or_before(slots: Sequence[Slot], index: int) -> int | None:

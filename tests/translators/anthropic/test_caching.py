@@ -97,3 +97,21 @@ def test_the_writes_for_an_hour_are_read_apart():
                          "cache_creation_input_tokens": 300, "cache_creation": by_ttl, "output_tokens": 7})
     read = (usage.input_tokens, usage.cached_tokens, usage.cache_write_tokens, usage.cache_write_1h_tokens)
     assert read == (810, 500, 300, 200)
+
+
+def test_parallel_results_sent_as_they_finished_keep_the_clients_newest_mark_on_the_newest_block():
+    """Claude Code lists parallel tool results as they finish and marks the last one; the results
+    go upstream in call order, and its mark with the newest block, so the breakpoint left reads
+    where the last request ended, 24 blocks back (docs/claude-code.md "Prompt caching")."""
+    history = [mc.user(mc.text("go")), mc.assistant(mc.tool_use("t0", "Bash")),
+               mc.user(mc.tool_result("t0", "out"))]
+    calls = [mc.tool_use(f"c{i}", "Bash") for i in range(12)]
+    finished = [3, 0, 11, 7, 4, 2, 1, 10, 9, 5, 6, 8]
+    results = [mc.tool_result(f"c{i}", f"out {i}") for i in finished]
+    results[-1]["cache_control"] = FIVE
+    request = mc.body(*history, mc.assistant(*calls), mc.user(*results),
+                      system=[mc.text("a", cache_control=FIVE), mc.text("b", cache_control=FIVE)])
+    body_ = translate_request(request, "anthropic", client="messages").body
+    assert [b["tool_use_id"] for b in body_["messages"][-1]["content"]] == [f"c{i}" for i in range(12)]
+    assert marked(body_) == [("system[0]", FIVE), ("system[1]", FIVE), ("messages[2].content[0]", FIVE),
+                             ("messages[4].content[11]", FIVE)]

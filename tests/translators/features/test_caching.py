@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from translators.features.caching import LIMIT, Slot, place
+from translators.features.caching import LIMIT, Slot, place, relocate
 
 
 def slots(n: int, *, ends: tuple[int, ...] = (), marks: dict[int, str] | None = None,
@@ -52,3 +52,26 @@ def test_a_first_turn_has_no_earlier_request_end():
 
 def test_the_same_slot_is_never_counted_twice():
     assert place(slots(3, ends=(2,)), stable=2) == {2: "5m"}
+
+
+def test_a_client_mark_out_of_reach_inside_the_newest_turn_moves_to_the_last_request_end():
+    # Claude Code after twelve parallel calls: system x2, the 10th of 12 results, the newest block
+    marks = {0: "1h", 1: "1h", 30: "1h", 33: "5m"}
+    moved = slots(34, ends=(7,), marks=marks)
+    assert relocate(moved) == [(30, 7)]  # with its TTL
+    assert [(i, s.ttl) for i, s in enumerate(moved) if s.ttl] == [(0, "1h"), (1, "1h"), (7, "1h"), (33, "5m")]
+
+
+def test_a_client_mark_within_reach_or_with_a_slot_free_stays():
+    four = {0: "5m", 1: "5m", 30: "5m", 33: "5m"}
+    assert relocate(slots(34, ends=(20,), marks=four)) == []  # ten blocks back: the lookback reads it
+    assert relocate(slots(34, ends=(7,), marks={0: "5m", 30: "5m", 33: "5m"})) == []  # a slot is free
+    there = {0: "5m", 1: "5m", 7: "5m", 33: "5m"}
+    assert relocate(slots(34, ends=(7,), marks=there)) == []  # there already
+
+
+def test_a_client_mark_the_translation_moved_off_the_newest_block_goes_back_to_it():
+    # Claude Code marks its last result; results put back in call order moved it to the 9th of 12
+    moved = slots(34, ends=(9,), marks={0: "5m", 1: "5m", 30: "5m"})
+    assert relocate(moved) == [(30, 33)]
+    assert place(moved, stable=1) == {9: "5m"}  # the slot left reads where the last request ended
