@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from translators.messages_client.context import CHARS_PER_TOKEN
+from translators.ir.size import CHARS_PER_TOKEN
 from translators.wire import wirejson
 
 LOWEST, HIGHEST = 0.25, 4.0
