@@ -34,6 +34,10 @@ _FAILED_FINISH = {"context_length_exceeded": "Your input exceeds the context win
 # and the
 # general ones of the SDK's `ResponseError.code`. Codex retries any other code like server_error, and
 # the SDK's type rejects it, so other codes are sent as server_error with the code kept in the message.
+PAUSE_NOTE = ("the upstream paused a long server-tool turn (Anthropic's pause_turn); a Responses answer "
+              "has no such end, so it completed with what was written (docs/responses.md \"Terminal events\")")
+"""A Responses object's statuses are completed, incomplete and failed: none says "send me again to
+go on", which is what Anthropic's `pause_turn` asks of a Messages client."""
 _CLIENT_CODES = frozenset({"server_error", "rate_limit_exceeded", "invalid_prompt", "context_length_exceeded",
                            "insufficient_quota", "usage_not_included", "server_is_overloaded"})
 
@@ -426,6 +430,8 @@ class ResponsesEncoder(EventEncoder):
             self.incomplete = {"reason": reason}
             self._emit("response.incomplete", {"response": self.response()})
         else:
+            if reason == "pause_turn":
+                self.report.note(PAUSE_NOTE)
             self.status = "completed"
             self.completed_at = int(self._clock())
             self._emit("response.completed", {"response": self.response()})
