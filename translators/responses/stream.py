@@ -30,14 +30,15 @@ _INCOMPLETE = {"max_output_tokens", "content_filter"}
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens", "cache_write_tokens",
                  "web_searches")
 _FAILED_FINISH = {"context_length_exceeded": "Your input exceeds the context window of this model."}
+PAUSE_NOTE = ("the upstream paused a long server-tool turn (Anthropic's pause_turn); a Responses "
+              "answer has no such end, so it completed with what was written "
+              "(docs/responses.md \"Terminal events\")")
+"""A Responses object's statuses are completed, incomplete and failed: none says "send me again to
+go on", which is what Anthropic's `pause_turn` asks of a Messages client."""
 # `response.failed` codes the client understands: the ones Codex acts on (docs/codex.md "Errors and retries")
 # and the
 # general ones of the SDK's `ResponseError.code`. Codex retries any other code like server_error, and
 # the SDK's type rejects it, so other codes are sent as server_error with the code kept in the message.
-PAUSE_NOTE = ("the upstream paused a long server-tool turn (Anthropic's pause_turn); a Responses answer "
-              "has no such end, so it completed with what was written (docs/responses.md \"Terminal events\")")
-"""A Responses object's statuses are completed, incomplete and failed: none says "send me again to
-go on", which is what Anthropic's `pause_turn` asks of a Messages client."""
 _CLIENT_CODES = frozenset({"server_error", "rate_limit_exceeded", "invalid_prompt", "context_length_exceeded",
                            "insufficient_quota", "usage_not_included", "server_is_overloaded"})
 

@@ -162,7 +162,8 @@ def test_a_whole_answer_keeps_pause_turn_too() -> None:
     answer = {"id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
               "content": [{"type": "text", "text": "searching"}], "stop_reason": "pause_turn",
               "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 3}}
-    message = translate_response("anthropic", translation, json.dumps(answer).encode(), new_id=sequential_ids())
+    raw = json.dumps(answer).encode()
+    message = translate_response("anthropic", translation, raw, new_id=sequential_ids())
     assert message["stop_reason"] == "pause_turn"
 
 
