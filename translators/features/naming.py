@@ -67,7 +67,7 @@ class ToolRef:
     name: str
     namespace: str | None = None
     kind: str = "function"
-    """function | custom | tool_search | local_shell"""
+    """function | custom | tool_search | local_shell | shell | apply_patch"""
     syntax: str | None = None
     definition: str | None = None
 

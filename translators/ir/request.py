@@ -128,7 +128,7 @@ class Reasoning(_Model):
     origin: str = ""
 
 
-ToolKind = Literal["function", "custom", "tool_search", "local_shell"]
+ToolKind = Literal["function", "custom", "tool_search", "local_shell", "shell", "apply_patch"]
 
 
 class ToolCall(_Model):
@@ -138,7 +138,8 @@ class ToolCall(_Model):
     name: str
     namespace: str | None = None
     arguments: str
-    """JSON text for function/tool_search/local_shell calls; the raw input for custom calls."""
+    """JSON text for function, tool_search, local_shell, shell and apply_patch calls; the raw input
+    for custom calls."""
     origin: str = ""
 
 
@@ -213,6 +214,19 @@ class LocalShellTool(_Model):
     origin: str = ""
 
 
+class ClientTool(_Model):
+    """A tool of the Responses API's own that the client runs (`shell` in a local environment,
+    `apply_patch`): another upstream gets a function of this name and schema, and its calls go back
+    as the API's own call items (translators/responses/client_tools.py)."""
+
+    kind: Literal["shell", "apply_patch"]
+    name: str
+    namespace: None = None
+    description: str
+    parameters: dict[str, Any]
+    origin: str = ""
+
+
 class HostedTool(_Model):
     """A tool the OpenAI platform runs itself (web_search, image_generation...)."""
 
@@ -241,7 +255,7 @@ class WebSearchTool(_Model):
 
 
 Tool = Annotated[
-    FunctionTool | CustomTool | ToolSearchTool | LocalShellTool | HostedTool | WebSearchTool,
+    FunctionTool | CustomTool | ToolSearchTool | LocalShellTool | ClientTool | HostedTool | WebSearchTool,
     Field(discriminator="kind"),
 ]
 

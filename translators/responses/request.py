@@ -23,7 +23,7 @@ from translators.ir.request import (
     ToolResult,
     WebSearchCall,
 )
-from translators.responses import files
+from translators.responses import client_tools, files
 from translators.responses.tools import ToolCollector, listing
 from translators.wire import wirejson
 
@@ -200,6 +200,10 @@ def _tool_choice(value: Any, report: Report) -> ToolChoice:
     if named and value.get("type") in ("function", "custom"):
         namespace = value.get("namespace") if isinstance(value.get("namespace"), str) else None
         return ToolChoice(mode="tool", name=value["name"], namespace=namespace)
+    if isinstance(value, dict) and value.get("type") in client_tools.KINDS:
+        # `{"type": "shell"}` / `{"type": "apply_patch"}` (openai `ToolChoiceShellParam`,
+        # `ToolChoiceApplyPatchParam`): the function of that name on another upstream
+        return ToolChoice(mode="tool", name=value["type"])
     if isinstance(value, dict) and value.get("type") == "allowed_tools":
         report.drop("tool_choice.tools")
         return ToolChoice(mode="required" if value.get("mode") == "required" else "auto")
@@ -436,6 +440,31 @@ class _ItemState:
         state = vendor_state.from_id(item_id if isinstance(item_id, str) else None)
         return [WebSearchCall(query=query, state=state, origin=path)]
 
+    def _client_call(self, raw: dict[str, Any], path: str) -> list[Item]:
+        """A `shell_call` / `apply_patch_call` the client ran: the function call it stands for on
+        another upstream (translators/responses/client_tools.py)."""
+        item_type = raw["type"]
+        call_id = raw.get("call_id")
+        arguments = client_tools.call_arguments(item_type, raw)
+        if not isinstance(call_id, str) or not call_id or arguments is None:
+            self.report.drop(path)
+            return []
+        self._unknown_keys(raw, path, _known_keys(*client_tools.CALL_KEYS[item_type]))
+        kind = "shell" if item_type == "shell_call" else "apply_patch"
+        return [ToolCall(kind=kind, call_id=call_id, name=kind, arguments=arguments, origin=path)]
+
+    def _client_output(self, raw: dict[str, Any], path: str) -> list[Item]:
+        """A `shell_call_output` / `apply_patch_call_output`: the function's result, as text."""
+        item_type = raw["type"]
+        call_id = raw.get("call_id")
+        if not isinstance(call_id, str) or not call_id:
+            self.report.drop(path)
+            return []
+        self._unknown_keys(raw, path, _known_keys(*client_tools.OUTPUT_KEYS[item_type]))
+        text, failed = client_tools.output_text(item_type, raw)
+        kind = "shell" if item_type == "shell_call_output" else "apply_patch"
+        return [ToolResult(kind=kind, call_id=call_id, parts=[Text(text=text)], is_error=failed, origin=path)]
+
     _HANDLERS: ClassVar[dict[str, Callable[[_ItemState, dict[str, Any], str], list[Item]]]] = {
         "message": _item_message,
         "agent_message": _item_agent_message,
@@ -454,6 +483,10 @@ class _ItemState:
         "local_shell_call_output": _item_local_shell_call_output,
         "tool_search_output": _item_tool_search_output,
         "web_search_call": _item_web_search_call,
+        "shell_call": _client_call,
+        "apply_patch_call": _client_call,
+        "shell_call_output": _client_output,
+        "apply_patch_call_output": _client_output,
     }
     """Input item type -> its handler."""
 

@@ -21,6 +21,7 @@ from translators.features import freeform, vendor_state
 from translators.features.naming import ToolIndex, ToolRef
 from translators.ir import events as ev
 from translators.ir.encoder import EventEncoder
+from translators.responses import client_tools
 from translators.responses.echo import NOTHING_KNOWN
 from translators.responses.echo import response_fields as echo_fields
 from translators.wire.sse import LongStrings, encode_event
@@ -301,7 +302,8 @@ class ResponsesEncoder(EventEncoder):
     # -- tool calls -------------------------------------------------------------------------
     def _call_started(self, key: object, call_id: str, name: str) -> None:
         ref = self.tools.lookup(name)
-        prefix = {"custom": "ctc", "tool_search": "tsc", "local_shell": "lsh"}.get(ref.kind, "fc")
+        prefix = {"custom": "ctc", "tool_search": "tsc", "local_shell": "lsh", "shell": "sh",
+                  "apply_patch": "apc"}.get(ref.kind, "fc")
         item = self._new(key, ref.kind, prefix)
         item.ref, item.call_id, item.name = ref, call_id or self.new_id("call"), name
         if ref.kind == "function":
@@ -365,6 +367,11 @@ class ResponsesEncoder(EventEncoder):
         elif item.kind == "tool_search":
             body = {"type": "tool_search_call", "id": item.item_id, "call_id": item.call_id,
                     "execution": "client", "arguments": _object(args, self.report), "status": "completed"}
+            self._emit("response.output_item.added", {"output_index": item.index, "item": body})
+            self._done(item, body)
+        elif item.kind in client_tools.KINDS:
+            body = client_tools.call_item(item.kind, item.item_id, item.call_id, _object(args, self.report),
+                                          self.report)
             self._emit("response.output_item.added", {"output_index": item.index, "item": body})
             self._done(item, body)
         else:  # local_shell

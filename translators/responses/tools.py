@@ -19,6 +19,7 @@ from translators.ir.request import (
     ToolSearchTool,
     WebSearchTool,
 )
+from translators.responses import client_tools
 
 _HOSTED = "\x00hosted"
 """The key space of hosted tools in the collector (no namespace can be named so)."""
@@ -99,9 +100,12 @@ class ToolCollector:
             self._put(self._web_search(decl, path))
         elif kind == "local_shell":
             self._put(LocalShellTool(parameters=LOCAL_SHELL_SCHEMA, origin=path))
+        elif kind in client_tools.KINDS and (kind != "shell" or client_tools.runs_locally(decl)):
+            self._put(client_tools.declared(kind, decl, path, self.report))
         else:
-            # every other type is a tool OpenAI runs itself (web_search, file_search,
-            # image_generation, code_interpreter, computer_use, mcp, shell, apply_patch...)
+            # every other type is a tool OpenAI runs itself (file_search, image_generation,
+            # code_interpreter, mcp, a shell in a hosted container...) or whose model is OpenAI's
+            # (computer use): docs/agents-sdk.md "Client-run tools"
             self._put(HostedTool(name=kind, raw=decl, origin=path))
 
     def _put(self, tool: Tool) -> None:
