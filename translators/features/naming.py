@@ -70,6 +70,9 @@ class ToolRef:
     """function | custom | tool_search | local_shell | shell | apply_patch"""
     syntax: str | None = None
     definition: str | None = None
+    plaintext: bool = False
+    """The client's schema marks some arguments `encrypted`: a call says they are plain
+    (`encrypted_function_args: []`, docs/codex.md "Multi-agent")."""
 
 
 @dataclass(slots=True)

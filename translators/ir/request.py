@@ -177,6 +177,10 @@ class FunctionTool(_Model):
     input_examples: list[dict[str, Any]] = Field(default_factory=list)
     """Example inputs that show the model how to call the tool (a Messages tool's
     `input_examples`, advanced-tool-use beta); only an Anthropic upstream takes them."""
+    encrypted_args: list[str] = Field(default_factory=list)
+    """Parameters the client's schema marks `encrypted` (Codex's multi-agent messages): it asked
+    OpenAI's backend to encrypt them, which no other upstream does, so its calls must say their
+    arguments are plain (translators/responses/tools.py, docs/codex.md "Multi-agent")."""
     origin: str = ""
 
 

@@ -60,7 +60,9 @@ def _known_keys(*known: str) -> frozenset[str]:
 
 
 _MESSAGE_KEYS = _known_keys("role", "content", "phase")
-_AGENT_MESSAGE_KEYS = _known_keys("content")
+# `author` and `recipient` are named again in the message's own text ("Task name: ...",
+# "Sender: ..."), which is what the model reads (recorded with Codex 0.169, docs/codex.md "Multi-agent")
+_AGENT_MESSAGE_KEYS = _known_keys("content", "author", "recipient")
 _REASONING_KEYS = _known_keys("summary", "content", "encrypted_content")
 _CONFIGURATION_KEYS = _known_keys("reasoning")
 _COMPACTION_KEYS = _known_keys("encrypted_content", "created_by")
@@ -272,8 +274,15 @@ class _ItemState:
         return [Message(role=ir_role, parts=parts, phase=phase, origin=path)] if parts else []
 
     def _item_agent_message(self, raw: dict[str, Any], path: str) -> list[Item]:
+        """A message between Codex's agents (multi_agent_v2). Its `encrypted_content` parts hold
+        the `message` argument exactly as the calling model wrote it whenever the call did not say
+        its arguments were plain (a nested call from code mode): on a route through this gateway
+        that model was not OpenAI's, so it is text (docs/codex.md "Multi-agent")."""
         self._unknown_keys(raw, path, _AGENT_MESSAGE_KEYS)
-        parts = self._parts(raw.get("content"), f"{path}.content")
+        content = raw.get("content")
+        if isinstance(content, list):
+            content = [_read_sealed(part, self.report) for part in content]
+        parts = self._parts(content, f"{path}.content")
         return [Message(role="user", parts=parts, origin=path)] if parts else []
 
     def _parts(self, content: Any, path: str) -> list[Part]:
@@ -489,6 +498,16 @@ class _ItemState:
         "apply_patch_call_output": _client_output,
     }
     """Input item type -> its handler."""
+
+
+def _read_sealed(part: Any, report: Report) -> Any:
+    """An agent message's `encrypted_content` part as the text it holds (`_item_agent_message`)."""
+    if not (isinstance(part, dict) and part.get("type") == "encrypted_content"
+            and isinstance(part.get("encrypted_content"), str)):
+        return part
+    report.note("an agent message's encrypted_content was read as the text the calling model wrote "
+                "(a multi-agent call that did not say its arguments were plain)")
+    return {"type": "input_text", "text": part["encrypted_content"]}
 
 
 def _array(raw: dict[str, Any], key: str, path: str) -> list[Any]:

@@ -319,6 +319,10 @@ class ResponsesEncoder(EventEncoder):
                                 "name": item.ref.name if item.ref else item.name}
         if item.ref and item.ref.namespace:
             head["namespace"] = item.ref.namespace
+        if item.ref and item.ref.plaintext and item_type == "function_call":
+            # the arguments are as the model wrote them: Codex then hands a multi-agent message on
+            # as text, not as ciphertext only OpenAI could read (docs/codex.md "Multi-agent")
+            head["encrypted_function_args"] = []
         return head
 
     def _call_delta(self, key: object, fragment: str) -> None:

@@ -142,9 +142,10 @@ class ToolCollector:
                                    param=f"{path}.parameters")
         self.report.drop_unread(decl, _READ_FUNCTION_KEYS, path)
         strict = decl.get("strict")
+        parameters, sealed = _unsealed(parameters)
         return FunctionTool(name=name, namespace=namespace, description=_text(decl.get("description")),
                             parameters=parameters, strict=strict if isinstance(strict, bool) else None,
-                            origin=path)
+                            encrypted_args=sealed, origin=path)
 
     def _custom(self, decl: dict[str, Any], path: str, namespace: str | None) -> CustomTool:
         name = _name(decl, path)
@@ -191,6 +192,23 @@ class ToolCollector:
                              if isinstance(domains, list) else [],
                              user_location=location if isinstance(location, dict) else None,
                              context_size=size if isinstance(size, str) else None, origin=path)
+
+
+def _unsealed(parameters: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The schema without the `encrypted: true` marks on its properties, and the properties that
+    had one. Codex 0.169 marks the `message` of multi_agent_v2's `spawn_agent`, `send_message` and
+    `followup_task` so (recorded: tests/data/codex/request_multi_agent_v2.json): a request to
+    OpenAI's backend to encrypt that argument, which means nothing to another model."""
+    properties = parameters.get("properties")
+    if not isinstance(properties, dict):
+        return parameters, []
+    sealed = [name for name, schema in properties.items()
+              if isinstance(schema, dict) and schema.get("encrypted")]
+    if not sealed:
+        return parameters, []
+    plain = {name: ({k: v for k, v in schema.items() if k != "encrypted"} if name in sealed else schema)
+             for name, schema in properties.items()}
+    return {**parameters, "properties": plain}, sealed
 
 
 def _name(decl: dict[str, Any], path: str) -> str:
