@@ -29,7 +29,7 @@ from openai.types.chat import completion_create_params
 from openai.types.responses import Response
 from pydantic import TypeAdapter
 
-from addon import flowinfo
+from addon.observe import flowinfo
 from tests.support.chat_server import ChatServer
 from tests.support.codex_cli import codex_mitmdump, openai_provider_setup, run_codex_exec
 from tests.support.fake_upstream import FakeUpstream, refuse_everything

@@ -1,4 +1,4 @@
-"""Resource bounds through real mitmdump (addon/limits.py): a compression bomb, an endless
+"""Resource bounds through real mitmdump (addon/work/limits.py): a compression bomb, an endless
 stream, one giant event and a huge request, each while the proxy keeps serving, in bounded
 memory, without stalling the other streams.
 

@@ -170,7 +170,7 @@ def test_the_clients_key_never_reaches_another_vendor(world: dict[str, Any], tar
 
 def test_a_model_without_a_route_goes_on_untouched_but_for_the_clients_key(world: dict[str, Any]) -> None:
     """The reverse target here is a loopback stand-in, not Anthropic's own host: the request goes
-    there as sent, without the key, which belongs to Anthropic alone (tests/addon/test_client_dialects.py
+    there as sent, without the key, which belongs to Anthropic alone (tests/addon/serve/test_client_side.py
     shows it kept for api.anthropic.com)."""
     answer = raw_post(world, ask("claude-opus-5-5"))
     assert answer.status_code == 200

@@ -147,7 +147,7 @@ def test_the_deprecated_generate_summary_is_echoed_as_summary() -> None:
 def test_the_state_the_addon_resolved_into_the_input_is_still_echoed(
         resolved: dict[str, Any], previous: str | None, conversation: dict[str, str] | None) -> None:
     """The addon puts the history `previous_response_id` / `conversation` name into `input`
-    before translating (addon/stored_items.py `expand`); the objects still say which they continue."""
+    before translating (addon/state/stored_items.py `expand`); the objects still say which they continue."""
     for response in _objects(_body(), resolved):
         assert response["previous_response_id"] == previous
         assert response["conversation"] == conversation
