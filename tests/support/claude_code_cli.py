@@ -15,7 +15,7 @@ import fcntl
 import json
 import os
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,16 +109,23 @@ class ClaudeRun:
                f"--- stderr ---\n{self.stderr[-4000:]}"
 
 
+ALLOWED_TOOLS = "Bash Edit Write Read"
+"""The tools a test's `claude -p` may run without asking (docs/claude-code.md "Set-up": in `-p`
+nobody answers a permission prompt, so a tool that asks is refused)."""
+
+
 def run_claude(prompt: str, *, base_url: str | None, home: Path, work: Path, model: str | None = None,
                args: Sequence[str] = (), timeout: float = 180.0, key: str = CLIENT_KEY,
                stream_json: bool = True, proxy_url: str | None = None,
-               ca_cert: Path | None = None) -> ClaudeRun:
+               ca_cert: Path | None = None, allowed_tools: str | None = ALLOWED_TOOLS,
+               env_extra: Mapping[str, str] | None = None) -> ClaudeRun:
     """`claude -p PROMPT` in `work`, every request to `base_url`, with the tools a test needs allowed.
     `stream_json`: print its events (`--output-format stream-json --verbose`; Claude Code then asks
     for thinking updates, `display: "updates"`), else only its answer, as a user's `claude -p`
     does (`display: "omitted"`: thinking blocks come back as their signature alone). Regular
     mode: no `base_url`, the gateway as `proxy_url` (HTTPS_PROXY) and its CA in
-    NODE_EXTRA_CA_CERTS."""
+    NODE_EXTRA_CA_CERTS. `allowed_tools`: its `--allowedTools` (None: none given); `env_extra`:
+    more variables."""
     home.mkdir(parents=True, exist_ok=True)
     env = {name: os.environ[name] for name in _ENV_KEEP if name in os.environ}
     if base_url is not None:
@@ -130,7 +137,10 @@ def run_claude(prompt: str, *, base_url: str | None, home: Path, work: Path, mod
     env.update(HOME=str(home), ANTHROPIC_API_KEY=key,
                CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1",
                DISABLE_AUTOUPDATER="1", DISABLE_ERROR_REPORTING="1", NO_PROXY="127.0.0.1,localhost")
-    command = [str(claude_binary()), "-p", prompt, "--allowedTools", "Bash Edit Write Read", *args]
+    env.update(env_extra or {})
+    command = [str(claude_binary()), "-p", prompt, *args]
+    if allowed_tools is not None:
+        command += ["--allowedTools", allowed_tools]
     if stream_json:
         command += ["--output-format", "stream-json", "--verbose"]
     if model:
