@@ -39,6 +39,8 @@ _REFUSED_TOP = {
 _REFUSED_ITEMS = {
     # a final trigger makes the request a compaction (`decode`); anywhere else it means nothing
     "compaction_trigger": "compaction_trigger must be the last input item",
+    # the addon replaces every reference to an item it stored (docs/agents-sdk.md "Item
+    # references"); one left here names nothing the gateway holds
     "item_reference": "item references point into OpenAI's storage, which the gateway cannot read",
 }
 _DROPPED_ITEMS = {"image_generation_call", "file_search_call", "computer_call",
