@@ -67,7 +67,7 @@ class ToolRef:
     name: str
     namespace: str | None = None
     kind: str = "function"
-    """function | custom | tool_search | local_shell | shell | apply_patch"""
+    """function | custom | tool_search | local_shell | shell | apply_patch | computer"""
     syntax: str | None = None
     definition: str | None = None
     plaintext: bool = False

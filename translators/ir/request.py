@@ -128,7 +128,7 @@ class Reasoning(_Model):
     origin: str = ""
 
 
-ToolKind = Literal["function", "custom", "tool_search", "local_shell", "shell", "apply_patch"]
+ToolKind = Literal["function", "custom", "tool_search", "local_shell", "shell", "apply_patch", "computer"]
 
 
 class ToolCall(_Model):
@@ -138,8 +138,8 @@ class ToolCall(_Model):
     name: str
     namespace: str | None = None
     arguments: str
-    """JSON text for function, tool_search, local_shell, shell and apply_patch calls; the raw input
-    for custom calls."""
+    """JSON text for function, tool_search, local_shell, shell, apply_patch and computer calls; the
+    raw input for custom calls."""
     origin: str = ""
 
 
@@ -220,10 +220,10 @@ class LocalShellTool(_Model):
 
 class ClientTool(_Model):
     """A tool of the Responses API's own that the client runs (`shell` in a local environment,
-    `apply_patch`): another upstream gets a function of this name and schema, and its calls go back
-    as the API's own call items (translators/responses/client_tools.py)."""
+    `apply_patch`, computer use): another upstream gets a function of this name and schema, and its
+    calls go back as the API's own call items (translators/responses/client_tools.py)."""
 
-    kind: Literal["shell", "apply_patch"]
+    kind: Literal["shell", "apply_patch", "computer"]
     name: str
     namespace: None = None
     description: str

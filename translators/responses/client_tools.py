@@ -1,17 +1,21 @@
-"""The Responses API's own tools that the client runs: `shell` (a local environment) and
-`apply_patch` (docs/agents-sdk.md "Client-run tools").
+"""The Responses API's own tools that the client runs: `shell` (a local environment),
+`apply_patch` and computer use (docs/agents-sdk.md "Client-run tools").
 
-OpenAI's model writes `shell_call` / `apply_patch_call` items; the client (the Agents SDK's
-`ShellTool` and `ApplyPatchTool`) runs them and answers with `shell_call_output` /
-`apply_patch_call_output`. Every other upstream gets an ordinary function of the same name whose
-schema is the call's own fields, and its calls come back as those items, exactly as the openai SDK
-types them (`ResponseFunctionShellToolCall`, `ResponseApplyPatchToolCall`). The outputs of the next
-turn are read back as that function's result. A `shell` whose environment is a hosted container
-runs on OpenAI's side: the collector keeps it as a hosted tool.
+OpenAI's model writes `shell_call` / `apply_patch_call` / `computer_call` items; the client (the
+Agents SDK's `ShellTool`, `ApplyPatchTool` and `ComputerTool`) runs them and answers with
+`shell_call_output` / `apply_patch_call_output` / `computer_call_output` (a screenshot). Every
+other upstream gets an ordinary function of the same name whose schema is the call's own fields,
+and its calls come back as those items, exactly as the openai SDK types them
+(`ResponseFunctionShellToolCall`, `ResponseApplyPatchToolCall`, `ResponseComputerToolCall`). The
+outputs of the next turn are read back as that function's result (a screenshot as an image). A
+`shell` whose environment is a hosted container runs on OpenAI's side: the collector keeps it as a
+hosted tool.
 
 Shapes: openai 3.63 `types/responses/function_shell_tool_param.py`, `apply_patch_tool_param.py`,
-`response_input_item_param.py` (`ShellCall`, `ShellCallOutput`, `ApplyPatchCall`,
-`ApplyPatchCallOutput`), `response_function_shell_tool_call.py`, `response_apply_patch_tool_call.py`.
+`computer_use_preview_tool_param.py`, `computer_tool_param.py`, `response_input_item_param.py`
+(`ShellCall`, `ShellCallOutput`, `ApplyPatchCall`, `ApplyPatchCallOutput`, `ComputerCallOutput`),
+`response_function_shell_tool_call.py`, `response_apply_patch_tool_call.py`,
+`response_computer_tool_call.py`.
 """
 
 from __future__ import annotations
@@ -22,8 +26,14 @@ from typing import Any
 from translators.core.report import Report
 from translators.ir.request import ClientTool
 
-KINDS = ("shell", "apply_patch")
-"""The tool types (and IR tool kinds) of this module, which are also the upstream function names."""
+KINDS = ("shell", "apply_patch", "computer")
+"""The IR tool kinds of this module, which are also the upstream function names."""
+DECLARED = {"shell": "shell", "apply_patch": "apply_patch", "computer_use_preview": "computer",
+            "computer": "computer"}
+"""Tool type as declared -> its kind (computer use has a preview and a GA type)."""
+TOOL_CHOICES = {"shell": "shell", "apply_patch": "apply_patch", "computer_use_preview": "computer",
+                "computer": "computer", "computer_use": "computer"}
+"""`tool_choice` types that force one of them (openai `ToolChoiceShellParam`, ...)."""
 
 SHELL_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -59,9 +69,47 @@ APPLY_PATCH_DESCRIPTION = """Create, update or delete one file on the user's mac
 # what the Agents SDK's editor applies (agents/apply_diff.py, the V4A diff: `+` lines for a new
 # file; `@@` anchors, ` `/`-`/`+` lines for an update)
 
+_POINT = {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+          "required": ["x", "y"]}
+COMPUTER_ACTION: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "type": {"type": "string", "enum": ["click", "double_click", "drag", "keypress", "move", "screenshot",
+                                            "scroll", "type", "wait"]},
+        "x": {"type": "integer"}, "y": {"type": "integer"},
+        "button": {"type": "string", "enum": ["left", "right", "wheel", "back", "forward"]},
+        "keys": {"type": "array", "items": {"type": "string"}},
+        "path": {"type": "array", "items": _POINT},
+        "scroll_x": {"type": "integer"}, "scroll_y": {"type": "integer"},
+        "text": {"type": "string"},
+    },
+    "required": ["type"],
+}
+"""One action of a computer call (openai `ComputerActionParam`), its fields flat under one object."""
+COMPUTER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"actions": {"type": "array", "items": COMPUTER_ACTION,
+                               "description": "The actions to perform, in order."}},
+    "required": ["actions"],
+}
+COMPUTER_DESCRIPTION = """Operate the user's computer{screen}. Each call performs its actions in order, then
+returns a screenshot of the screen. Coordinates are screen pixels. Actions: click {{x, y, button}},
+double_click {{x, y}}, drag {{path: [{{x, y}}, ...]}}, keypress {{keys}}, move {{x, y}}, screenshot,
+scroll {{x, y, scroll_x, scroll_y}}, type {{text}}, wait; click, double_click, drag, move and scroll
+may hold modifier keys ({{keys}})."""
+
 
 def declared(kind: str, decl: dict[str, Any], path: str, report: Report) -> ClientTool:
-    """A `shell` (local environment) or `apply_patch` declaration -> the IR's client tool."""
+    """A `shell` (local environment), `apply_patch` or computer-use declaration -> the IR's
+    client tool (`kind` its IR kind)."""
+    if kind == "computer":
+        report.drop_unread(decl, {"type", "environment", "display_width", "display_height"}, path)
+        width, height, environment = (decl.get(k) for k in ("display_width", "display_height", "environment"))
+        screen = f", a {environment} screen" if isinstance(environment, str) else ""
+        if isinstance(width, int) and isinstance(height, int):
+            screen += f" of {width}x{height} pixels"
+        return ClientTool(kind="computer", name="computer", parameters=COMPUTER_SCHEMA, origin=path,
+                          description=COMPUTER_DESCRIPTION.format(screen=screen))
     report.drop_unread(decl, {"type", "environment", "allowed_callers"}, path)
     callers = decl.get("allowed_callers")
     if isinstance(callers, list) and any(c != "direct" for c in callers):
@@ -95,18 +143,38 @@ def _skills(environment: dict[str, Any]) -> str:
 
 # -- calls and outputs in the input (the client sends back what it got, and what it ran) -------
 CALL_KEYS = {"shell_call": ("call_id", "action", "environment", "caller", "created_by"),
-             "apply_patch_call": ("call_id", "operation", "caller", "created_by")}
+             "apply_patch_call": ("call_id", "operation", "caller", "created_by"),
+             "computer_call": ("call_id", "action", "actions", "pending_safety_checks")}
 OUTPUT_KEYS = {"shell_call_output": ("call_id", "output", "max_output_length", "caller", "created_by"),
-               "apply_patch_call_output": ("call_id", "output", "caller", "created_by")}
+               "apply_patch_call_output": ("call_id", "output", "caller", "created_by"),
+               "computer_call_output": ("call_id", "output", "acknowledged_safety_checks")}
+CALL_KIND = {"shell_call": "shell", "apply_patch_call": "apply_patch", "computer_call": "computer"}
+OUTPUT_KIND = {"shell_call_output": "shell", "apply_patch_call_output": "apply_patch",
+               "computer_call_output": "computer"}
+# `pending_safety_checks` / `acknowledged_safety_checks` are OpenAI's computer-use safety checks:
+# only its model raises them, so a call another upstream wrote has none and its output none to say
 
 
 def call_arguments(item_type: str, raw: dict[str, Any]) -> str | None:
     """The function arguments an earlier call stands for (what the upstream's model wrote), or
     None when the item has no action / operation to carry."""
+    if item_type == "computer_call":
+        actions = raw.get("actions")
+        if not isinstance(actions, list):
+            actions = [raw["action"]] if isinstance(raw.get("action"), dict) else None
+        return None if actions is None else json.dumps({"actions": actions}, ensure_ascii=False)
     value = raw.get("action" if item_type == "shell_call" else "operation")
     if not isinstance(value, dict):
         return None
     return json.dumps({k: v for k, v in value.items() if v is not None}, ensure_ascii=False)
+
+
+def screenshot(raw: dict[str, Any]) -> str | None:
+    """A `computer_call_output`'s screenshot as an image URL (a data URL as the SDK sends it);
+    None for a `file_id` (OpenAI's file store) or none."""
+    output = raw.get("output") if isinstance(raw.get("output"), dict) else {}
+    url = output.get("image_url")
+    return url if isinstance(url, str) and url else None
 
 
 def output_text(item_type: str, raw: dict[str, Any]) -> tuple[str, bool]:
@@ -151,6 +219,14 @@ def call_item(kind: str, item_id: str, call_id: str, arguments: dict[str, Any],
             action[key] = value if isinstance(value, int) and not isinstance(value, bool) else None
         return {"type": "shell_call", "id": item_id, "call_id": call_id, "action": action,
                 "status": "completed", "environment": {"type": "local"}}
+    if kind == "computer":
+        actions = arguments.get("actions")
+        listed = [a for a in actions if isinstance(a, dict)] if isinstance(actions, list) else []
+        body: dict[str, Any] = {"type": "computer_call", "id": item_id, "call_id": call_id, "actions": listed,
+                                "pending_safety_checks": [], "status": "completed"}
+        if len(listed) == 1:  # the preview model's one `action`, which older clients read
+            body["action"] = listed[0]
+        return body
     operation = {k: arguments[k] for k in ("type", "path", "diff") if isinstance(arguments.get(k), str)}
     if operation.get("type") == "delete_file":
         operation.pop("diff", None)

@@ -43,9 +43,8 @@ _REFUSED_ITEMS = {
     # references"); one left here names nothing the gateway holds
     "item_reference": "item references point into OpenAI's storage, which the gateway cannot read",
 }
-_DROPPED_ITEMS = {"image_generation_call", "file_search_call", "computer_call",
-                  "computer_call_output", "code_interpreter_call", "mcp_list_tools", "mcp_call",
-                  "mcp_approval_request", "mcp_approval_response"}
+_DROPPED_ITEMS = {"image_generation_call", "file_search_call", "code_interpreter_call", "mcp_list_tools",
+                  "mcp_call", "mcp_approval_request", "mcp_approval_response"}
 # Echo bookkeeping: ids and status of earlier output, and Codex's own turn metadata, which the
 # built-in provider leaves on replayed items (seen with Codex 0.169 through the proxy).
 _ITEM_BOOKKEEPING = frozenset({"type", "id", "status", "internal_chat_message_metadata_passthrough"})
@@ -204,10 +203,10 @@ def _tool_choice(value: Any, report: Report) -> ToolChoice:
     if named and value.get("type") in ("function", "custom"):
         namespace = value.get("namespace") if isinstance(value.get("namespace"), str) else None
         return ToolChoice(mode="tool", name=value["name"], namespace=namespace)
-    if isinstance(value, dict) and value.get("type") in client_tools.KINDS:
-        # `{"type": "shell"}` / `{"type": "apply_patch"}` (openai `ToolChoiceShellParam`,
-        # `ToolChoiceApplyPatchParam`): the function of that name on another upstream
-        return ToolChoice(mode="tool", name=value["type"])
+    if isinstance(value, dict) and value.get("type") in client_tools.TOOL_CHOICES:
+        # `{"type": "shell"}`, `{"type": "apply_patch"}`, `{"type": "computer_use_preview"}`
+        # (openai `ToolChoiceShellParam`, ...): the function of that name on another upstream
+        return ToolChoice(mode="tool", name=client_tools.TOOL_CHOICES[value["type"]])
     if isinstance(value, dict) and value.get("type") == "allowed_tools":
         report.drop("tool_choice.tools")
         return ToolChoice(mode="required" if value.get("mode") == "required" else "auto")
@@ -461,8 +460,8 @@ class _ItemState:
             self.report.drop(path)
             return []
         self._unknown_keys(raw, path, _known_keys(*client_tools.CALL_KEYS[item_type]))
-        kind = "shell" if item_type == "shell_call" else "apply_patch"
-        return [ToolCall(kind=kind, call_id=call_id, name=kind, arguments=arguments, origin=path)]
+        kind = client_tools.CALL_KIND[item_type]
+        return [ToolCall(kind=kind, call_id=call_id, name=kind, arguments=arguments, origin=path)]  # type: ignore[arg-type]
 
     def _client_output(self, raw: dict[str, Any], path: str) -> list[Item]:
         """A `shell_call_output` / `apply_patch_call_output`: the function's result, as text."""
@@ -472,9 +471,18 @@ class _ItemState:
             self.report.drop(path)
             return []
         self._unknown_keys(raw, path, _known_keys(*client_tools.OUTPUT_KEYS[item_type]))
+        kind = client_tools.OUTPUT_KIND[item_type]
+        if item_type == "computer_call_output":
+            url = client_tools.screenshot(raw)
+            if url is None:  # a file in OpenAI's file store, or nothing
+                self.report.drop(f"{path}.output")
+                parts: list[Part] = [Text(text="(no screenshot)")]
+            else:
+                parts = [Image(url=url, origin=f"{path}.output")]
+            return [ToolResult(kind=kind, call_id=call_id, parts=parts, origin=path)]  # type: ignore[arg-type]
         text, failed = client_tools.output_text(item_type, raw)
-        kind = "shell" if item_type == "shell_call_output" else "apply_patch"
-        return [ToolResult(kind=kind, call_id=call_id, parts=[Text(text=text)], is_error=failed, origin=path)]
+        return [ToolResult(kind=kind, call_id=call_id, parts=[Text(text=text)], is_error=failed,  # type: ignore[arg-type]
+                           origin=path)]
 
     _HANDLERS: ClassVar[dict[str, Callable[[_ItemState, dict[str, Any], str], list[Item]]]] = {
         "message": _item_message,
@@ -498,6 +506,8 @@ class _ItemState:
         "apply_patch_call": _client_call,
         "shell_call_output": _client_output,
         "apply_patch_call_output": _client_output,
+        "computer_call": _client_call,
+        "computer_call_output": _client_output,
     }
     """Input item type -> its handler."""
 

@@ -303,7 +303,7 @@ class ResponsesEncoder(EventEncoder):
     def _call_started(self, key: object, call_id: str, name: str) -> None:
         ref = self.tools.lookup(name)
         prefix = {"custom": "ctc", "tool_search": "tsc", "local_shell": "lsh", "shell": "sh",
-                  "apply_patch": "apc"}.get(ref.kind, "fc")
+                  "apply_patch": "apc", "computer": "cu"}.get(ref.kind, "fc")
         item = self._new(key, ref.kind, prefix)
         item.ref, item.call_id, item.name = ref, call_id or self.new_id("call"), name
         if ref.kind == "function":

@@ -100,12 +100,12 @@ class ToolCollector:
             self._put(self._web_search(decl, path))
         elif kind == "local_shell":
             self._put(LocalShellTool(parameters=LOCAL_SHELL_SCHEMA, origin=path))
-        elif kind in client_tools.KINDS and (kind != "shell" or client_tools.runs_locally(decl)):
-            self._put(client_tools.declared(kind, decl, path, self.report))
+        elif kind in client_tools.DECLARED and (kind != "shell" or client_tools.runs_locally(decl)):
+            self._put(client_tools.declared(client_tools.DECLARED[kind], decl, path, self.report))
         else:
             # every other type is a tool OpenAI runs itself (file_search, image_generation,
-            # code_interpreter, mcp, a shell in a hosted container...) or whose model is OpenAI's
-            # (computer use): docs/agents-sdk.md "Client-run tools"
+            # code_interpreter, mcp, a shell in a hosted container...): docs/agents-sdk.md
+            # "Client-run tools"
             self._put(HostedTool(name=kind, raw=decl, origin=path))
 
     def _put(self, tool: Tool) -> None:

@@ -1,6 +1,6 @@
-"""The OpenAI Agents SDK's client-run tools, `ShellTool` and `ApplyPatchTool`, through real mitmdump
-+ the addon (reverse mode) to a local upstream of each dialect (docs/agents-sdk.md "Client-run
-tools").
+"""The OpenAI Agents SDK's client-run tools, `ShellTool`, `ApplyPatchTool` and `ComputerTool`, through
+real mitmdump + the addon (reverse mode) to a local upstream of each dialect (docs/agents-sdk.md
+"Client-run tools").
 
 The SDK declares them as `{"type": "shell", "environment": {"type": "local"}}` and
 `{"type": "apply_patch"}` and runs their calls itself. Each upstream gets two ordinary functions;
@@ -21,12 +21,14 @@ import pytest
 from agents import (
     Agent,
     ApplyPatchTool,
+    ComputerTool,
     OpenAIResponsesModel,
     Runner,
     ShellTool,
     set_tracing_disabled,
 )
 from agents.apply_diff import apply_diff
+from agents.computer import Computer
 from agents.editor import ApplyPatchOperation, ApplyPatchResult
 from agents.tool import ShellCallOutcome, ShellCommandOutput, ShellCommandRequest, ShellResult
 from openai import AsyncOpenAI
@@ -35,6 +37,7 @@ from tests.addon.e2e import sdk_targets, sdk_turns
 from tests.addon.e2e.conftest import CLIENT_KEY, StartProxy
 from tests.addon.e2e.sdk_targets import BEDROCK_CLAUDE, CLAUDE, GEMINI, QWEN
 from tests.addon.e2e.upstream import Upstream
+from tests.e2e.tool_images import is_image, png, tool_images
 from tests.support.fake_upstream import Reply
 from tests.support.mitmdump import MitmDump
 
@@ -148,3 +151,76 @@ def test_shell_and_apply_patch_complete_a_tool_loop(proxy: MitmDump, upstream: U
     assert items["shell_call"]["action"]["commands"] == [COMMAND]
     assert items["apply_patch_call"]["operation"] == PATCH
     assert items["apply_patch_call_output"]["status"] == "completed"
+
+
+# -- computer use ------------------------------------------------------------------------------------
+
+class Screen(Computer):
+    """A computer that records what it is asked and shows a small picture."""
+
+    def __init__(self) -> None:
+        self.done: list[tuple[Any, ...]] = []
+
+    @property
+    def environment(self) -> Any:
+        return "browser"
+
+    @property
+    def dimensions(self) -> tuple[int, int]:
+        return (1024, 768)
+
+    def screenshot(self) -> str:
+        import base64
+        return base64.b64encode(png()).decode()
+
+    def click(self, x: int, y: int, button: Any) -> None:
+        self.done.append(("click", x, y, button))
+
+    def double_click(self, x: int, y: int) -> None:
+        self.done.append(("double_click", x, y))
+
+    def scroll(self, x: int, y: int, scroll_x: int, scroll_y: int) -> None:
+        self.done.append(("scroll", x, y, scroll_x, scroll_y))
+
+    def type(self, text: str) -> None:
+        self.done.append(("type", text))
+
+    def wait(self) -> None:
+        self.done.append(("wait",))
+
+    def move(self, x: int, y: int) -> None:
+        self.done.append(("move", x, y))
+
+    def keypress(self, keys: list[str]) -> None:
+        self.done.append(("keypress", *keys))
+
+    def drag(self, path: list[tuple[int, int]]) -> None:
+        self.done.append(("drag", *path))
+
+
+@pytest.mark.parametrize("client_model", list(ROUTES))
+def test_computer_use_clicks_types_and_shows_the_upstream_its_screenshot(
+        proxy: MitmDump, upstream: Upstream, client_model: str) -> None:
+    dialect = ROUTES[client_model][0]
+    actions = [{"type": "click", "x": 120, "y": 40, "button": "left"}, {"type": "type", "text": "gateway"}]
+    upstream.plan(sdk_targets.planned(sdk_turns.tool_call(dialect, "computer", {"actions": actions}, "cu1",
+                                                          stream=False)))
+    upstream.plan(sdk_targets.planned(sdk_turns.text(dialect, "typed it", stream=False)))
+    screen = Screen()
+
+    async def run() -> Any:
+        client = AsyncOpenAI(base_url=f"{proxy.url}/v1", api_key=CLIENT_KEY, max_retries=0, timeout=15)
+        agent = Agent(name="operator", instructions="Use the computer.",
+                      model=OpenAIResponsesModel(model=client_model, openai_client=client),
+                      tools=[ComputerTool(computer=screen)])
+        result = await Runner.run(agent, "type gateway into the search box")
+        await client.close()
+        return result
+
+    result = asyncio.run(run())
+    assert result.final_output == "typed it"
+    assert screen.done == [("click", 120, 40, "left"), ("type", "gateway")]
+    first, second = (r.json for r in upstream.received)
+    assert "computer" in sdk_turns.declared(first)
+    (image,) = tool_images(dialect, second)
+    assert image[0] == "image/png" and is_image(image[1])

@@ -7,7 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from openai.types.responses import ResponseApplyPatchToolCall, ResponseFunctionShellToolCall
+from openai.types.responses import (
+    ResponseApplyPatchToolCall,
+    ResponseComputerToolCall,
+    ResponseFunctionShellToolCall,
+)
 
 from tests.translators.bodies import body, decoded, user
 from tests.translators.streamcheck import assert_valid_responses_stream, done_items
@@ -59,8 +63,8 @@ def test_a_shell_in_openais_container_stays_openai_only(environment: dict) -> No
     assert translation.dropped == ["tools[0]"]
 
 
-@pytest.mark.parametrize("kind", ["computer_use_preview", "computer", "code_interpreter", "image_generation",
-                                  "file_search", "mcp", "programmatic_tool_calling"])
+@pytest.mark.parametrize("kind", ["code_interpreter", "image_generation", "file_search", "mcp",
+                                  "programmatic_tool_calling"])
 def test_the_tools_openai_runs_or_trained_for_are_reported(kind: str) -> None:
     translation = translate_request(body(user("hi"), tools=[{"type": kind}]), "anthropic", "m")
     assert translation.dropped == ["tools[0]"]
@@ -180,3 +184,72 @@ def test_commands_given_as_one_string_become_a_list_with_a_note() -> None:
                               ev.Finished("tool_calls"))
     assert done_items(payloads)[0]["action"]["commands"] == ["pwd"]
     assert any("one string" in note for note in report.notes)
+
+
+# -- computer use -----------------------------------------------------------------------------------
+
+PREVIEW = {"type": "computer_use_preview", "environment": "browser", "display_width": 1024,
+           "display_height": 768}
+SCREENSHOT = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHg"
+              "gJ/PchI7wAAAABJRU5ErkJggg==")
+
+
+@pytest.mark.parametrize("declaration", [PREVIEW, {"type": "computer"}], ids=["preview", "ga"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_computer_use_is_a_function_with_the_screen_in_its_description(target: str,
+                                                                      declaration: dict) -> None:
+    translation = translate_request(body(user("hi"), tools=[declaration]), target, "m")
+    assert set(functions(translation)) == {"computer"}
+    assert translation.dropped == []
+    request, _ = decoded(body(user("hi"), tools=[PREVIEW]))
+    assert "a browser screen of 1024x768 pixels" in request.tools[0].description
+
+
+def test_a_call_to_computer_is_a_computer_call_item() -> None:
+    index = ToolIndex()
+    index.add("computer", ToolRef(name="computer", kind="computer"))
+    encoder = ResponsesEncoder(model="gpt-5.5", tools=index, report=Report(), new_id=sequential_ids(),
+                               clock=lambda: 0)
+    actions = [{"type": "click", "x": 10, "y": 20, "button": "left"}, {"type": "type", "text": "hello"}]
+    out = encoder.encode([ev.Started(), ev.ToolCallStarted(0, "toolu_c", "computer"),
+                          ev.ToolCallDone(0, json.dumps({"actions": actions})), ev.Finished("tool_calls")])
+    (item,) = done_items(assert_valid_responses_stream(out + encoder.finish()))
+    call = ResponseComputerToolCall.model_validate(item)
+    assert [a.type for a in call.actions or []] == ["click", "type"]
+    assert call.pending_safety_checks == [] and "action" not in item
+
+
+def test_one_action_is_also_the_preview_models_action() -> None:
+    index = ToolIndex()
+    index.add("computer", ToolRef(name="computer", kind="computer"))
+    encoder = ResponsesEncoder(model="gpt-5.5", tools=index, report=Report(), new_id=sequential_ids(),
+                               clock=lambda: 0)
+    out = encoder.encode([ev.Started(), ev.ToolCallStarted(0, "t", "computer"),
+                          ev.ToolCallDone(0, '{"actions": [{"type": "screenshot"}]}'),
+                          ev.Finished("tool_calls")])
+    (item,) = done_items(assert_valid_responses_stream(out + encoder.finish()))
+    assert item["action"] == {"type": "screenshot"} and item["actions"] == [{"type": "screenshot"}]
+
+
+def test_a_screenshot_goes_back_as_the_upstreams_image() -> None:
+    call = {"type": "computer_call", "id": "cu_1", "call_id": "call_cu", "status": "completed",
+            "action": {"type": "screenshot"}, "pending_safety_checks": []}
+    output = {"type": "computer_call_output", "call_id": "call_cu", "acknowledged_safety_checks": [],
+              "output": {"type": "computer_screenshot", "image_url": SCREENSHOT}}
+    request, report = decoded(body(user("look"), call, output, tools=[PREVIEW]))
+    _, tool_call, result = request.items
+    assert json.loads(tool_call.arguments) == {"actions": [{"type": "screenshot"}]}
+    assert result.parts[0].url == SCREENSHOT and report.dropped == []
+    messages = translate_request(body(user("look"), call, output, tools=[PREVIEW]), "anthropic",
+                                 "claude-sonnet-4-6").body["messages"]
+    image = messages[2]["content"][0]["content"][0]
+    assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
+
+
+def test_a_screenshot_in_openais_file_store_is_reported() -> None:
+    output = {"type": "computer_call_output", "call_id": "call_cu",
+              "output": {"type": "computer_screenshot", "file_id": "file_1"}}
+    call = {"type": "computer_call", "id": "cu_1", "call_id": "call_cu", "status": "completed",
+            "action": {"type": "screenshot"}, "pending_safety_checks": []}
+    _, report = decoded(body(user("look"), call, output, tools=[PREVIEW]))
+    assert report.dropped == ["input[2].output"]
