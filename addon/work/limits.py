@@ -24,7 +24,7 @@ MAX_KEPT_BYTES = 8 * MiB
 SOCKET_BACKLOG_BYTES = 64 * MiB
 """Answer frames a WebSocket client may leave unread before the gateway closes its connection and
 ends its upstream call (addon/serve/websocket/endpoint.py): four times the longest answer
-(translators/responses/stream.py MAX_OUTPUT_CHARS), whose done events repeat it; a client that
+(translators/ir/encoder.py MAX_OUTPUT_CHARS), whose done events repeat it; a client that
 reads keeps its backlog near one frame (docs/websocket.md "Limits")."""
 
 

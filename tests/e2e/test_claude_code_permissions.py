@@ -68,7 +68,7 @@ def claude(gateway: MitmDump, tmp_path: Path, *args: str, sandbox: bool = False)
     work.mkdir()
     extra = {"IS_SANDBOX": "1"} if sandbox else None
     run = run_claude("mark the folder", base_url=gateway.url, home=tmp_path / "home", work=work,
-                     args=args, allowed_tools=None, stream_json=False, env_extra=extra)
+                     args=args, allowed_tools=None, stream_json=False, env=extra)
     return run, (work / "marker.txt").exists()
 
 

@@ -180,7 +180,7 @@ class FunctionTool(_Model):
     encrypted_args: list[str] = Field(default_factory=list)
     """Parameters the client's schema marks `encrypted` (Codex's multi-agent messages): it asked
     OpenAI's backend to encrypt them, which no other upstream does, so its calls must say their
-    arguments are plain (translators/responses/tools.py, docs/codex.md "Multi-agent")."""
+    arguments are plain (translators/responses_client/tools.py, docs/codex.md "Multi-agent")."""
     origin: str = ""
 
 
@@ -221,7 +221,7 @@ class LocalShellTool(_Model):
 class ClientTool(_Model):
     """A tool of the Responses API's own that the client runs (`shell` in a local environment,
     `apply_patch`, computer use): another upstream gets a function of this name and schema, and its
-    calls go back as the API's own call items (translators/responses/client_tools.py)."""
+    calls go back as the API's own call items (translators/responses_client/client_tools.py)."""
 
     kind: Literal["shell", "apply_patch", "computer"]
     name: str

@@ -1,5 +1,5 @@
 """The Responses API's client-run tools, `shell` (local environment) and `apply_patch`, on other
-upstreams (translators/responses/client_tools.py; docs/agents-sdk.md "Client-run tools"): declared
+upstreams (translators/responses_client/client_tools.py; docs/agents-sdk.md "Client-run tools"): declared
 as functions, their calls written as the openai SDK's own items, their outputs read back."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from translators.core.ids import sequential_ids
 from translators.core.report import Report
 from translators.features.naming import ToolIndex, ToolRef
 from translators.ir import events as ev
-from translators.responses import client_tools
-from translators.responses.stream import ResponsesEncoder
+from translators.responses_client import client_tools
+from translators.responses_client.stream import ResponsesEncoder
 
 SHELL = {"type": "shell", "environment": {"type": "local"}}
 APPLY_PATCH = {"type": "apply_patch"}

@@ -19,7 +19,7 @@ from translators.ir.request import (
     ToolSearchTool,
     WebSearchTool,
 )
-from translators.responses import client_tools
+from translators.responses_client import client_tools
 
 _HOSTED = "\x00hosted"
 """The key space of hosted tools in the collector (no namespace can be named so)."""

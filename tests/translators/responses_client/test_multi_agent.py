@@ -17,7 +17,7 @@ from translators import translate_request
 from translators.core.ids import sequential_ids
 from translators.core.report import Report
 from translators.ir import events as ev
-from translators.responses.stream import ResponsesEncoder
+from translators.responses_client.stream import ResponsesEncoder
 
 PARENT = json.loads((CODEX / "request_multi_agent_v2.json").read_text())
 CHILD = json.loads((CODEX / "request_multi_agent_v2_child.json").read_text())

@@ -23,8 +23,8 @@ from translators.ir.request import (
     ToolResult,
     WebSearchCall,
 )
-from translators.responses import client_tools, files
-from translators.responses.tools import ToolCollector, listing
+from translators.responses_client import client_tools, files
+from translators.responses_client.tools import ToolCollector, listing
 from translators.wire import wirejson
 
 # Fields that only steer OpenAI's own storage, caching or client bookkeeping: meaningless to any
@@ -452,7 +452,7 @@ class _ItemState:
 
     def _client_call(self, raw: dict[str, Any], path: str) -> list[Item]:
         """A `shell_call` / `apply_patch_call` the client ran: the function call it stands for on
-        another upstream (translators/responses/client_tools.py)."""
+        another upstream (translators/responses_client/client_tools.py)."""
         item_type = raw["type"]
         call_id = raw.get("call_id")
         arguments = client_tools.call_arguments(item_type, raw)
