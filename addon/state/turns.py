@@ -324,8 +324,8 @@ class State:
         missing = [ref for ref in refs if ref not in named]
         if missing and not own_state:  # on a route to OpenAI an id the store lacks is OpenAI's
             # as the Responses API words it (docs/agents-sdk.md "Item references")
-            _refuse(flow, fields, error_response(400, "invalid_request_error",
-                                                 f"Item with id '{missing[0]}' not found.", "input"))
+            _refuse(flow, fields, _error(flow, 400, "invalid_request_error",
+                                         f"Item with id '{missing[0]}' not found.", "input"))
             return None
         if not previous and not conversation_id and not compact and not store and not named:
             return AS_SENT  # OpenAI's own references, nothing stored to write
