@@ -25,7 +25,7 @@ if _ROOT not in sys.path:
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
 from addon.observe import console, flowinfo, views  # noqa: E402
-from addon.patches import cutoff  # noqa: E402
+from addon.patches import cutoff, wire_credentials  # noqa: E402
 from addon.routes import catalog, plugins  # noqa: E402
 from addon.routes.capabilities import MODES, Capabilities  # noqa: E402
 from addon.routes.routing import DEFAULT_MATCH, RouteError, Router, from_options, from_toml  # noqa: E402
@@ -52,13 +52,14 @@ def _start() -> None:
     """Once per process, from the first `Gateway.load`: the dialects `$GATEWAY_DIALECTS` names
     (before `load` declares their options), and the two patches of mitmproxy's HTTP layer (an
     upstream failure answered in the client's dialect, addon/patches/cutoff.py; credentials put on the
-    wire only, addon/upstream/credentials.py). Each is idempotent; a reload of the script runs none again."""
+    wire only, addon/patches/wire_credentials.py). Each is idempotent; a reload of the script runs
+    none again."""
     global _started
     if _started:
         return
     plugins.load_extra()
     cutoff.install()
-    credentials.install()
+    wire_credentials.install()
     _started = True
 
 

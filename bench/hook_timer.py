@@ -43,7 +43,7 @@ ABLATE = frozenset(filter(None, os.environ.get("BENCH_HOOKS_ABLATE", "").split("
 """What the bench asks to leave out, to weigh it by its absence (bench/hooks.py `--ablate`):
 `steps` (no clock around the gateway's steps and stream callable: the timer's own share),
 `credentials` (mitmproxy's `HttpStream._handle_event` without the gateway's wrapper,
-addon/upstream/credentials.py `install`; the loopback upstream reads no key), `credentials-lean` (that
+addon/patches/wire_credentials.py `install`; the loopback upstream reads no key), `credentials-lean` (that
 wrapper entered only for a flow that carries credentials, `_lean_credentials`)."""
 _now = time.perf_counter_ns
 _cpu = time.thread_time_ns
@@ -271,8 +271,14 @@ def _patch_steps() -> list[str]:
     return wrapped
 
 
+def _wire_patch() -> Any:
+    """The module of the credentials wrapper: addon/patches/wire_credentials.py, or before it moved
+    there addon/upstream/credentials.py (so the gateway of before and after are both timed)."""
+    return sys.modules.get("addon.patches.wire_credentials") or sys.modules.get("addon.upstream.credentials")
+
+
 def _unwrap_credentials() -> None:
-    credentials = sys.modules.get("addon.upstream.credentials")
+    credentials = _wire_patch()
     if credentials is not None:
         from mitmproxy.proxy.layers import http as http_layer
 
@@ -283,12 +289,13 @@ def _lean_credentials() -> None:
     """The change weighed: every event of every HTTP stream goes through the gateway's wrapper, a
     Python loop around mitmproxy's generator; delegated with `yield from` (in C) unless the
     stream's flow carries credentials (attached in the `request` hook, before the head is sent)."""
-    credentials = sys.modules.get("addon.upstream.credentials")
-    if credentials is None:
+    wire = _wire_patch()
+    keeper = sys.modules.get("addon.upstream.credentials")
+    if wire is None or keeper is None:
         return
     from mitmproxy.proxy.layers import http as http_layer
 
-    original, wrapped, sent = credentials._ORIGINAL, credentials._handle_event, credentials._SENT
+    original, wrapped, sent = wire._ORIGINAL, wire._handle_event, keeper._SENT
 
     def lean(self: Any, event: Any) -> Any:
         flow = getattr(self, "flow", None)
