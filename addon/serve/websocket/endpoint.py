@@ -4,9 +4,9 @@ An addon with its own WebSocket server on a loopback port, on mitmproxy's event 
 `running`, closed in `done`). The gateway's `requestheaders` hands it a matched upgrade (`take`):
 the upgrade is re-targeted to this server under a one-time path, so mitmproxy relays the socket
 between two real ends and mitmweb shows it. Each connection then turns each `response.create` into
-an ordinary POST through the gateway's own HTTP path (addon/serve/websocket/turn.py), its answer's SSE
-events into text frames (addon/serve/websocket/relay.py), with the history rules of
-addon/serve/websocket/session.py.
+an ordinary POST through the gateway's own HTTP path (addon/serve/websocket/turn.py, run by
+addon/patches/replay_client.py), its answer's SSE events into text frames
+(addon/serve/websocket/relay.py), with the history rules of addon/serve/websocket/session.py.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from addon.patches import replay_client
 from addon.routes import plugins
 from addon.serve.answers import error_response
 from addon.serve.websocket import turn as turns
@@ -236,9 +237,9 @@ class Connection:
         content = wirejson.dumps(plan.body)
         relay = Relay(self._put, int(ctx.options.gateway_max_request_bytes))
         self._relay = relay
-        turn = turns.Turn(turns.make_flow(self.upgrade, content, self.id), ctx.options, relay)
+        turn = replay_client.Turn(turns.make_flow(self.upgrade, content, self.id), ctx.options, relay)
         try:
-            await turns.run(turn)
+            await replay_client.run(turn)
         except asyncio.CancelledError:
             if not relay.interrupted:
                 raise  # the client left
@@ -258,7 +259,7 @@ class Connection:
         if isinstance(response_id, str) and relay.response_id not in (None, response_id):
             return  # another answer than the one in flight
         relay.interrupt(int(time.time()))
-        task.cancel()  # ends the upstream call (turn.run)
+        task.cancel()  # ends the upstream call (replay_client.run)
 
     def _refuse(self, refused: Refused) -> None:
         self._put(wirejson.dumps(refused.event()).decode())
