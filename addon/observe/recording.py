@@ -65,9 +65,9 @@ def save(root: Path, flow: http.HTTPFlow) -> Path | None:
 def write(root: Path, flow: http.HTTPFlow) -> Path | None:
     """Files 0600 in folders 0700: a capture holds the whole conversation."""
     info = flow.metadata.get(flowinfo.KEY)
-    translation = flow.metadata.get("gateway.translation")
-    raw = flow.metadata.get("gateway.upstream_response")
-    client = flow.metadata.get("gateway.client_request")
+    translation = flow.metadata.get(flowinfo.TRANSLATION)
+    raw = flow.metadata.get(flowinfo.UPSTREAM_RESPONSE)
+    client = flow.metadata.get(flowinfo.CLIENT_REQUEST)
     if not info or not translation or raw is None or not client or flow.response is None:
         return None
     secrets = [*credentials.secrets_of(flow), *known_secrets()]  # what was sent, exactly, first

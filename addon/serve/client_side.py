@@ -4,9 +4,10 @@ served through the same routes, reports, captures, limits and client keys as Cod
 
 What is particular to a client dialect comes from `translators/client_dialects.py` (its paths,
 its own vendor's hosts, its credential headers, its decoder, encoder and error shape); this module
-names no vendor. `addon/gateway.py` asks `claim` (is this request such a client's), the pipeline
-(addon/serve/pipeline.py) answers its models endpoints and token counts with the functions here, and
-`restyle` re-says the proxy's own answers, written in Responses' shape, in the client's.
+names no vendor. addon/serve/claim.py asks `claim` (is this request such a client's), the pipeline
+(addon/serve/pipeline.py) answers its models endpoints and estimated token counts with the
+functions here, and `restyle` re-says the proxy's own answers, written in Responses' shape, in the
+client's.
 
 Client dialects defined outside the package: a module `$GATEWAY_DIALECTS` names may define a
 `CLIENT_DIALECT` (addon/routes/plugins.py `load_extra`), registered as the shipped ones are.
@@ -24,10 +25,8 @@ from mitmproxy.proxy.mode_specs import ReverseMode
 from addon.observe import flowinfo
 from addon.routes.routing import Route, Router
 from addon.serve.answers import answer, json_response
-from addon.serve.flow import FlowCtx, speaks_of
-from addon.upstream import auth, credentials
+from addon.serve.flow import speaks_of
 from translators import client_dialects as registry
-from translators.api import translate_error
 from translators.client_dialects import ClientDialect
 from translators.messages_client.context import CHARS_PER_TOKEN
 from translators.wire import wirejson
@@ -99,40 +98,6 @@ def answer_count(flow: http.HTTPFlow, route: Route, translation: Any, info: dict
     answer(flow, json_response(200, {"input_tokens": max(1, math.ceil(chars / CHARS_PER_TOKEN))}))
 
 
-def read_count(fc: FlowCtx) -> None:
-    """The upstream's answer to a count sent to it: its tokens as `{"input_tokens": N}`, its
-    error in the client's error shape (status and retry headers kept)."""
-    flow, speaks = fc.flow, fc.speaks
-    assert flow.response is not None and fc.route is not None
-    target = fc.route.dialect.name
-    fc.mark_done()
-    info = fc.info
-    raw = credentials.scrub_bytes(flow.response.get_content(strict=False) or b"",
-                                  credentials.secrets_of(flow))
-    fc.keep_upstream_response(raw)
-    codec = fc.route.dialect.codec
-    counter = codec.count_tokens if codec is not None else None
-    status = flow.response.status_code
-    if status >= 400 or counter is None:
-        error = translate_error(target, status, raw, dict(flow.response.headers), client=speaks.name)
-        message = error.body["error"].get("message", "") if isinstance(error.body.get("error"), dict) else ""
-        info["error"] = f"upstream {error.status}: {message}"[:300]
-        flow.response = json_response(error.status, error.body, error.headers)
-    else:
-        try:
-            tokens = counter.parse(wirejson.loads(raw))
-        except (ValueError, RecursionError) as exc:
-            info["error"] = f"gateway could not read the upstream's count: {exc}"[:300]
-            body = speaks.error_body(502, "upstream_protocol_error", info["error"])
-            flow.response = json_response(speaks.error_status(502, body), body)
-        else:
-            info.setdefault("notes", []).append(f"count_tokens: counted by the {target} upstream")
-            flow.response = json_response(200, {"input_tokens": tokens})
-    auth.redact_request(flow.request.headers)
-    credentials.scrub_flow(flow)
-    flowinfo.describe(flow)
-
-
 def _listed(router: Router) -> list[dict[str, Any]]:
     """The routed model names a client can send: every route pattern with no wildcard."""
     out = []
@@ -148,8 +113,7 @@ def answer_models(flow: http.HTTPFlow, router: Router) -> None:
     data = _listed(router)
     page = {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
             "last_id": data[-1]["id"] if data else None}
-    flow.response = json_response(200, page)
-    flow.metadata[flowinfo.DONE] = True
+    answer(flow, json_response(200, page))
 
 
 def answer_model(flow: http.HTTPFlow, router: Router, speaks: ClientDialect, model: str) -> None:
@@ -159,9 +123,8 @@ def answer_model(flow: http.HTTPFlow, router: Router, speaks: ClientDialect, mod
         pass_on(flow, speaks, model)
         return
     shown = f"{model} ({route.dialect.name}: {route.model or model})"
-    flow.response = json_response(200, {"type": "model", "id": model, "created_at": CREATED_AT,
-                                        "display_name": shown})
-    flow.metadata[flowinfo.DONE] = True
+    answer(flow, json_response(200, {"type": "model", "id": model, "created_at": CREATED_AT,
+                                     "display_name": shown}))
 
 
 def restyle(flow: http.HTTPFlow, speaks: ClientDialect) -> None:

@@ -1,7 +1,9 @@
-"""Who is calling: the gateway's own client keys (docs/team.md).
+"""Who is calling: the gateway's own client keys, as a mitmproxy addon shaped like mitmproxy's
+`proxyauth` (`http_connect`, `requestheaders` -> 401; docs/team.md).
 
 With `gateway_clients=clients.toml`, every request the gateway takes on (a translated turn, a store
-endpoint, the model catalog, `/gateway/usage`) must carry one of the keys that file names: as
+endpoint, the model catalog, `/gateway/usage`: the flows addon/serve/claim.py claimed, which runs
+before this addon) must carry one of the keys that file names: as
 `Authorization: Bearer <key>` (what Codex's `env_key`, `CODEX_API_KEY` and the OpenAI SDKs' `api_key`
 send), or in regular proxy mode as the proxy password (`HTTPS_PROXY=http://NAME:KEY@host:port`). The
 file keeps each key's SHA-256 only, never the key; comparison is constant-time (`hmac.compare_digest`)
@@ -34,15 +36,13 @@ from typing import Any
 from mitmproxy import ctx, exceptions
 from mitmproxy.proxy.mode_specs import ProxyMode
 
-from addon.observe import flowinfo
+from addon.observe import console, flowinfo
 from addon.routes.routing import is_loopback
 from addon.serve.answers import answer, error_body, json_response
-from addon.team.budgets import RateWindow, retry_after
+from addon.serve.flow import Flows
 from addon.team.clients_file import Client, ClientsError, hash_key, load
 
 log = logging.getLogger(__name__)
-METADATA = "gateway.client"
-"""flow.metadata key: the name of the client a flow belongs to."""
 
 
 def match(clients: Sequence[Client], key: str) -> Client | None:
@@ -83,14 +83,19 @@ _RELOAD_EVERY = 1.0
 """Seconds between two looks at the clients file: a key removed is refused from then on."""
 
 
-class Gate:
-    """The addon's side: `gateway_clients`, who each request is (`identify`), what it may do
-    (`refusal`), and the start-up warning for a listener others can reach (`running`)."""
+class Keys:
+    """The addon: `gateway_clients`, who each claimed request is (`identify`, in
+    `requestheaders`), the client of a regular-mode tunnel (`http_connect`), and the start-up
+    warning for a listener others can reach (`running`). What a client may do: addon/team/budgets.py."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    name = "gateway-keys"
+    """mitmproxy names addons by class; this one must not meet another `keys`."""
+
+    def __init__(self, flows: Flows | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.flows = flows if flows is not None else Flows()
+        """The flows the gateway took on (addon/serve/claim.py): the ones whose client is asked."""
         self.clients: tuple[Client, ...] | None = None
         """None: client keys are off (every request is the one anonymous client "")."""
-        self.rate = RateWindow(clock)
         self.clock = clock
         self._path = ""
         self._stamp: tuple[int, int] | None = None
@@ -112,6 +117,10 @@ class Gate:
     def configure(self, updated: set[str]) -> None:
         if "gateway_clients" not in updated:
             return
+        with console.option_errors():
+            self._configure()
+
+    def _configure(self) -> None:
         path = ctx.options.gateway_clients.strip()
         if not path:
             self.clients, self._path, self._stamp = None, "", None
@@ -167,6 +176,12 @@ class Gate:
         if found is not None:
             self._connections[flow.client_conn] = found
 
+    def requestheaders(self, flow: Any) -> None:
+        """A claimed request's client, or 401 before anything is served or sent for it."""
+        if flow.response or flow.error or self.flows.live(flow) is None:
+            return
+        self.identify(flow)
+
     def identify(self, flow: Any) -> Client | None:
         """Who sent a request the gateway takes on: its client (named in the flow's metadata), or
         None after answering it `401 invalid_api_key`. The key never stays in the flow: the header
@@ -174,7 +189,7 @@ class Gate:
         anonymous client."""
         if not self.on:
             return ANONYMOUS
-        if flow.is_replay == "request" and flow.metadata.get(METADATA):
+        if flow.is_replay == "request" and flow.metadata.get(flowinfo.CLIENT):
             return self.client_of(flow)  # the operator's Replay of a client's saved flow: its client
         headers = flow.request.headers
         key, where = presented(headers)
@@ -195,12 +210,12 @@ class Gate:
                     "Missing gateway client key: send `Authorization: Bearer <key>` (the OpenAI SDKs' "
                     "api_key, Codex's env_key), or the proxy password in regular mode")
             return None
-        flow.metadata[METADATA] = found.name
+        flow.metadata[flowinfo.CLIENT] = found.name
         return found
 
     def client_of(self, flow: Any) -> Client:
         """The client `identify` found for the flow (the anonymous one when keys are off)."""
-        name = flow.metadata.get(METADATA, "")
+        name = flow.metadata.get(flowinfo.CLIENT, "")
         if not self.on or not name:
             return ANONYMOUS
         return next((c for c in self.clients or () if c.name == name), Client(name, "0" * 64))
@@ -208,21 +223,8 @@ class Gate:
     @staticmethod
     def named(flow: Any) -> dict[str, str]:
         """`{"client": name}` for the flow's metadata (`flowinfo`: its comment and log line), or {}."""
-        name = flow.metadata.get(METADATA)
+        name = flow.metadata.get(flowinfo.CLIENT)
         return {"client": name} if name else {}
-
-    def refusal(self, client: Client, model: str) -> tuple[int, str, str, dict[str, str]] | None:
-        """Status, code, message and headers refusing a turn for `model`, before the store or the
-        upstream is asked: a model outside the client's patterns, or its requests per minute."""
-        if not client.allows(model):
-            return (403, "model_not_allowed", f"client {client.name!r} may not use model {model!r} "
-                    f"(allowed: {', '.join(client.models)})", {})
-        wait = self.rate.take(client.name, client.requests_per_minute)
-        if wait:
-            return (429, "rate_limit_exceeded", f"client {client.name!r} is past its "
-                    f"{client.requests_per_minute} requests per minute; retry in {retry_after(wait)} s",
-                    {"retry-after": retry_after(wait)})
-        return None
 
 
 ANONYMOUS = Client("", "0" * 64)
@@ -249,7 +251,7 @@ def exposed_listeners(modes: Sequence[str], listen_host: str) -> list[str]:
 def _refuse(flow: Any, status: int, code: str, message: str,
             headers: Mapping[str, str] | None = None) -> None:
     flow.metadata[flowinfo.KEY] = {"upstream": "-", "model": None, "dropped": [], "notes": [],
-                                   "refused": message, **Gate.named(flow)}
+                                   "refused": message, **Keys.named(flow)}
     answer(flow, json_response(status, error_body(status, code, message), dict(headers or {})))
 
 

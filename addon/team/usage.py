@@ -1,6 +1,6 @@
 """Usage per client: what each answered turn cost upstream, kept in the store (addon/state/store/sql.py
 `gw_usage`, one row per client, UTC day, route and model) and read back three ways: the budgets
-(`tokens_per_day`, addon/state/turns.py), a client's own `GET /gateway/usage`, and the operator's
+(`tokens_per_day`, addon/team/budgets.py), a client's own `GET /gateway/usage`, and the operator's
 
     python -m addon usage STORE [--client NAME] [--day YYYY-MM-DD | --from DAY --to DAY] [--json]
 
@@ -25,6 +25,11 @@ PATH = "/gateway/usage"
 """Where a client reads its own usage, on any host the gateway serves."""
 FIELDS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens")
 _MAX_DAYS = 366
+
+
+def today() -> str:
+    """The UTC day usage is counted in (and `tokens_per_day` spent)."""
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
 
 
 def counts(usage: dict[str, Any] | None) -> dict[str, int]:

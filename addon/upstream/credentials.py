@@ -22,6 +22,8 @@ from typing import Any
 
 from mitmproxy import http
 
+from addon.observe import flowinfo
+
 PLACEHOLDER = "<redacted>"
 _MIN_SECRET = 6
 """Shorter values are not scrubbed out of text (they would cut ordinary words)."""
@@ -130,7 +132,7 @@ def scrub_flow(flow: http.HTTPFlow) -> None:
     if not secrets:
         return
     for key, value in list(flow.metadata.items()):
-        if key == "gateway" or key.startswith("gateway."):
+        if flowinfo.is_gateway_key(key):
             if isinstance(value, dict):  # in place: the hooks hold on to `metadata["gateway"]`
                 value.update(scrub_value(value, secrets))
             else:

@@ -25,6 +25,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from addon.observe import flowinfo
 from addon.patches import replay_client
 from addon.routes import plugins
 from addon.serve.answers import error_response
@@ -46,10 +47,6 @@ for as long is gone."""
 PENDING = 256
 """Re-targeted upgrades not yet connected that are remembered; an older one is forgotten (its
 client left before mitmproxy connected it)."""
-KEPT = "gateway.websocket.kept"
-"""Bytes of a served socket's messages its flow keeps."""
-DROPPED = "gateway.websocket.dropped"
-"""How many of its earliest messages the flow no longer keeps (`gateway_max_kept_bytes`)."""
 
 
 class Endpoint:
@@ -106,10 +103,10 @@ class Endpoint:
         latest: mitmproxy keeps every message of a flow for as long as the proxy runs, and one
         Codex connection carries every event of every request of a session (each request's events
         are in its own flow too) (docs/websocket.md "Limits")."""
-        if turns.METADATA not in flow.metadata or flow.websocket is None:
+        if flowinfo.WEBSOCKET not in flow.metadata or flow.websocket is None:
             return
         messages = flow.websocket.messages
-        kept = flow.metadata.get(KEPT, 0) + len(messages[-1].content)
+        kept = flow.metadata.get(flowinfo.WEBSOCKET_KEPT, 0) + len(messages[-1].content)
         limit = int(ctx.options.gateway_max_kept_bytes)
         if kept > limit:
             drop = 0
@@ -117,8 +114,9 @@ class Endpoint:
                 kept -= len(messages[drop].content)
                 drop += 1
             del messages[:drop]
-            flow.metadata[DROPPED] = flow.metadata.get(DROPPED, 0) + drop
-        flow.metadata[KEPT] = kept
+            dropped = flow.metadata.get(flowinfo.WEBSOCKET_DROPPED, 0) + drop
+            flow.metadata[flowinfo.WEBSOCKET_DROPPED] = dropped
+        flow.metadata[flowinfo.WEBSOCKET_KEPT] = kept
 
     # -- the upgrade --------------------------------------------------------------------------
     def take(self, flow: http.HTTPFlow, routes: Any) -> None:
@@ -137,7 +135,7 @@ class Endpoint:
         self._pending[token] = turns.Upgrade.of(flow)
         while len(self._pending) > PENDING:
             self._pending.popitem(last=False)
-        flow.metadata[turns.METADATA] = flow.request.url
+        flow.metadata[flowinfo.WEBSOCKET] = flow.request.url
         flow.request.scheme, flow.request.host, flow.request.port = "http", "127.0.0.1", port
         flow.request.path = f"/{token}"
 

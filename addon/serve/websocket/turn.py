@@ -13,14 +13,11 @@ from dataclasses import dataclass
 
 from mitmproxy import connection, http
 
-from addon.team import keys as clients
+from addon.observe import flowinfo
 
 _SOCKET_HEADERS = ("upgrade", "connection", "content-length", "transfer-encoding", "content-encoding",
                    "keep-alive", "proxy-authorization")
 """Upgrade headers that describe the handshake, never the POST made from it."""
-
-METADATA = "gateway.websocket"
-"""A flow's socket: on the upgrade, the URL the client asked for; on each request, its connection."""
 
 
 @dataclass(frozen=True)
@@ -37,7 +34,7 @@ class Upgrade:
     def of(cls, flow: http.HTTPFlow) -> Upgrade:
         headers = tuple((k, v) for k, v in flow.request.headers.items(multi=True)
                         if k.lower() not in _SOCKET_HEADERS and not k.lower().startswith("sec-websocket-"))
-        return cls(flow.request.url, headers, flow.metadata.get(clients.METADATA), flow.client_conn)
+        return cls(flow.request.url, headers, flow.metadata.get(flowinfo.CLIENT), flow.client_conn)
 
 
 def make_flow(upgrade: Upgrade, content: bytes, connection_id: str) -> http.HTTPFlow:
@@ -50,6 +47,6 @@ def make_flow(upgrade: Upgrade, content: bytes, connection_id: str) -> http.HTTP
     flow.request = request
     flow.is_replay = "request"  # made by the proxy: clients.identify takes the upgrade's client
     if upgrade.client:
-        flow.metadata[clients.METADATA] = upgrade.client
-    flow.metadata[METADATA] = connection_id
+        flow.metadata[flowinfo.CLIENT] = upgrade.client
+    flow.metadata[flowinfo.WEBSOCKET] = connection_id
     return flow

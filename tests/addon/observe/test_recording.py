@@ -8,12 +8,11 @@ from pathlib import Path
 import pytest
 from mitmproxy import http
 
-from addon.gateway import Gateway
 from addon.observe import recording
-from tests.addon.conftest import UPSTREAM_KEY, capture_messages_turn, client_flow, finish, run_request
+from tests.addon.conftest import UPSTREAM_KEY, Chain, capture_messages_turn, client_flow, finish, run_request
 from tests.data import DATA
 
-Ctx = tuple[Gateway, object]
+Ctx = tuple[Chain, object]
 RAW = ((DATA / "anthropic") / "text_after_tool_result.sse").read_bytes()
 BODY = {"model": "gpt-5.5", "input": "hi", "stream": True, "prompt_cache_key": "0198-thread-id",
         "client_metadata": {"installation_id": "inst-42"}, "user": "user-42"}

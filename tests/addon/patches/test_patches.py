@@ -69,7 +69,8 @@ def test_the_gateway_installs_both_patches_when_it_loads(monkeypatch: pytest.Mon
     monkeypatch.setattr(http_layer.HttpStream, "handle_protocol_error", cutoff._ORIGINAL)
     monkeypatch.setattr(http_layer.HttpStream, "_handle_event", wire_credentials._ORIGINAL)
     monkeypatch.setattr(script, "_started", False, raising=False)  # as in a fresh process
-    with taddons.context(script.Gateway()):
+    (gateway,) = [a for a in script.chain() if isinstance(a, script.Gateway)]
+    with taddons.context(gateway):
         assert http_layer.HttpStream.handle_protocol_error is cutoff._handle_protocol_error, (
             "loading the gateway did not install addon/patches/cutoff.py: an unreachable upstream would get "
             "mitmproxy's HTML page")

@@ -14,18 +14,17 @@ from mitmproxy import http
 from mitmproxy import io as mio
 from mitmproxy.test import taddons
 
-from addon.gateway import Gateway
 from addon.observe import flowinfo
 from addon.serve.flow import Flows
-from tests.addon.conftest import client_flow, finish, run_request
+from tests.addon.conftest import Chain, client_flow, finish, run_request
 from tests.data import DATA
 from tests.support.mitmdump import ROOT
 
-Ctx = tuple[Gateway, taddons.context]
+Ctx = tuple[Chain, taddons.context]
 UPSTREAM = (DATA / "anthropic" / "text_after_tool_result.sse").read_bytes()
 
 
-def _answered(addon: Gateway, flow: http.HTTPFlow) -> None:
+def _answered(addon: Chain, flow: http.HTTPFlow) -> None:
     flow.response = http.Response.make(200, UPSTREAM, {"content-type": "text/event-stream"})
     flow.is_replay = "response"  # the whole-body path: no stream callable needed
     addon.responseheaders(flow)
@@ -53,7 +52,7 @@ def test_a_compaction_request_is_a_kind_of_its_own(gateway: Ctx) -> None:
                                   {"type": "compaction_trigger"}]})
     run_request(addon, flow)
     fc = addon.flows.get(flow)
-    assert fc is not None and fc.kind == "compaction"
+    assert fc is not None and fc.kind == "compaction_trigger"
 
 
 def test_a_flow_that_fails_lets_go_of_its_context(gateway: Ctx) -> None:
@@ -105,7 +104,7 @@ def test_importing_the_addon_changes_nothing_until_it_is_loaded() -> None:
         "assert (h.HttpStream.handle_protocol_error, h.HttpStream._handle_event) == before, 'patched'\n"
         "assert 'toy' not in c.names(), 'registered at import'\n"
         "from mitmproxy.test import taddons\n"
-        "with taddons.context(g.Gateway()):\n"
+        "with taddons.context(g.gateway):\n"
         "    assert h.HttpStream.handle_protocol_error is not before[0]\n"
         "    assert h.HttpStream._handle_event is not before[1]\n"
         "    assert 'toy' in c.names()\n"
