@@ -240,6 +240,13 @@ class Vendor:
     client_header_prefixes: tuple[str, ...] = ()
     """Answer headers the client gets from this upstream besides the shared ones
     (translators/wire/response_headers.py)."""
+    key_shapes: tuple[str, ...] = ()
+    """Regular expressions of the vendor's key shapes (OpenAI's `sk-...`, Google's `AIza...`): any
+    string of one of these shapes is scrubbed from a capture, a key the gateway never sent too
+    (addon/observe/recording.py). Each starts at a word's start; none may hold a group."""
+    secret_env: tuple[str, ...] = ()
+    """Environment variables (fnmatch patterns) holding the vendor's credentials besides `key_env`
+    (AWS's secret access key): their values are scrubbed from a capture."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
