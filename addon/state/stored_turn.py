@@ -28,8 +28,8 @@ class StoredTurn:
     past: list[dict[str, Any]] | Stored
     """The stored history the turn continues, oldest first; a long one unread (a worker reads it)."""
     records: bool
-    """The answer is recorded. False: a compaction (its answer is final as written,
-    docs/compaction.md) or OpenAI's own answer, kept by OpenAI."""
+    """The answer is recorded. False: a `/responses/compact` compaction (its answer is final as
+    written, docs/compaction.md) or OpenAI's own answer, kept by OpenAI."""
     store: bool
     """`store` was not false: the response is kept (`GET /responses/{id}`, a next
     `previous_response_id`)."""
