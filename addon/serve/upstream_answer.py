@@ -44,9 +44,10 @@ def head_arrived(services: Services, fc: FlowCtx) -> None:
     """`responseheaders` of a flow sent upstream. Errors, refusals, whole answers and token counts
     are translated when they end (`ended`); a 200 stream goes through the stream hook from its
     first byte on."""
+    if fc.counting:
+        return  # read whole when it ends
     flow, translation = fc.flow, fc.translation
-    if translation is None or flow.response is None:
-        return  # a token count: read whole when it ends
+    assert translation is not None and flow.response is not None  # sent: translated; a head came
     limits.keep_sent_request(flow.request, mitm.options.gateway_max_kept_bytes)  # sent by now
     upstream_headers.screen(flow, translation.target)  # vendor headers stay behind; redirects refused
     if flow.response.status_code != 200 or not translation.stream or upstream_headers.refusal(flow):
