@@ -11,6 +11,7 @@ themselves: addon/state/endpoints.py).
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from mitmproxy import ctx, http
@@ -59,14 +60,15 @@ class StoreEndpoints:
     def __init__(self, services: Services) -> None:
         self.services = services
 
-    async def request(self, flow: http.HTTPFlow) -> None:
+    def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        """An awaitable for mitmproxy to await only for a flow of its own: every other flow passes
+        through this hook as a plain call."""
         fc = self.services.flows.live(flow)
         if fc is None or flow.response or flow.error or fc.kind not in ("store", "usage"):
-            return
+            return None
         if fc.kind == "usage":
-            await guarded(flow, self.usage(flow))
-        elif fc.endpoint is not None:
-            await guarded(flow, self.serve(flow, fc.endpoint))
+            return guarded(flow, self.usage(flow))
+        return guarded(flow, self.serve(flow, fc.endpoint)) if fc.endpoint is not None else None
 
     # -- the store's endpoints --------------------------------------------------------------
     async def serve(self, flow: http.HTTPFlow, rest: str) -> None:
