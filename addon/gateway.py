@@ -30,7 +30,8 @@ from addon.observe import console, flowinfo, metrics, traces, views  # noqa: E40
 from addon.patches import cutoff, wire_credentials  # noqa: E402
 from addon.routes import catalog, plugins  # noqa: E402
 from addon.routes.capabilities import MODES  # noqa: E402
-from addon.routes.routing import DEFAULT_MATCH, RouteError, Router, from_options, from_toml  # noqa: E402
+from addon.routes.route_file import from_toml  # noqa: E402
+from addon.routes.routing import DEFAULT_MATCH, RouteError, Router, from_options  # noqa: E402
 from addon.serve import pipeline, upstream_answer, websocket  # noqa: E402
 from addon.serve.claim import Claims  # noqa: E402
 from addon.serve.flow import SERVED, FlowCtx, Flows, Stage, speaks_of  # noqa: E402

@@ -35,7 +35,8 @@ from urllib.parse import parse_qs, urlsplit
 from mitmproxy import ctx, exceptions, http
 
 from addon.observe import console
-from addon.routes.routing import Route, RouteError, Router, from_options, from_toml
+from addon.routes.route_file import from_toml
+from addon.routes.routing import Route, RouteError, Router, from_options
 from addon.serve import client_facts
 from addon.serve.answers import answer as answer_flow
 from addon.serve.answers import json_response
