@@ -29,14 +29,14 @@ from addon.patches import cutoff  # noqa: E402
 from addon.routes import catalog, plugins  # noqa: E402
 from addon.routes.capabilities import MODES, Capabilities  # noqa: E402
 from addon.routes.routing import DEFAULT_MATCH, RouteError, Router, from_options, from_toml  # noqa: E402
-from addon.serve import bodies, pipeline, websocket  # noqa: E402
+from addon.serve import bodies, paths, pipeline, websocket  # noqa: E402
 from addon.serve import client_side as client_dialects  # noqa: E402
 from addon.serve.answers import answer, error_response  # noqa: E402
 from addon.serve.flow import FlowCtx, Flows, speaks_of  # noqa: E402
 from addon.serve.streaming import StreamHook  # noqa: E402
 from addon.state.turns import State  # noqa: E402
 from addon.team import keys as clients  # noqa: E402
-from addon.team import usage  # noqa: E402
+from addon.team import passing, usage  # noqa: E402
 from addon.upstream import credentials  # noqa: E402
 from addon.upstream import headers as upstream_headers  # noqa: E402
 from addon.work import limits, offload, workers  # noqa: E402
@@ -72,6 +72,8 @@ class Gateway:
         """What each route model accepts (the vendor's models endpoint, else the shipped table)."""
         self.clients = clients.Gate()
         """Who each request is (gateway_clients, addon/team/keys.py)."""
+        self.passing = passing.Passing(self.clients, lambda: passing.gateway_hosts(self.router.match))
+        """What passes without being taken on, with client keys on (addon/team/passing.py)."""
         self.state = State(self.clients)
         """previous_response_id, conversations, /responses/compact and the store (addon/state/turns.py)."""
         self.settings: dict[str, registry.Settings] = {}
@@ -123,12 +125,14 @@ class Gateway:
                 loader.add_option(option.name, option.type, option.default, option.help)
         self.state.load(loader)
         self.clients.load(loader)
+        self.passing.load(loader)
         limits.add_options(loader)
 
     def running(self) -> None:
         self._running = True
         offload.freeze_startup()
         self.clients.running()  # the warning for a listener others reach without client keys
+        self.passing.running()  # with them: what is open
 
     def configure(self, updated: set[str]) -> None:
         # a bad option at start-up is one line and exit 1, before the proxy listens (addon/observe/console.py)
@@ -145,6 +149,7 @@ class Gateway:
             o.update(connection_strategy="lazy")
         self.state.configure(updated)
         self.clients.configure(updated)
+        self.passing.configure(updated)
         if not any(name.startswith("gateway_") for name in updated):
             return
         for dialect in registry.every():
@@ -185,6 +190,9 @@ class Gateway:
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error:
             return
+        # a variant of a path the gateway serves (`//v1/responses`, `/v1/Responses`) is served as it
+        paths.settle(flow, self.router.match,
+                     lambda f: client_dialects.claim(f, self.router) is not None or self._ours(f))
         speaks = client_dialects.claim(flow, self.router)
         if speaks is not None:  # a client dialect's own path (e.g. Claude Code's): said its way
             self.flows.open(flow, speaks)
@@ -195,6 +203,8 @@ class Gateway:
             if refused := bodies.declared_too_large(flow.request.headers, self.max_request()):
                 flow.response = error_response(413, "request_too_large", refused)
                 return
+        elif self.passing.requestheaders(flow):
+            return  # with client keys: refused, or passed on without a key (addon/team/passing.py)
         # the window Codex compacts at comes from the vendor's own figure once it is known
         windows = catalog.windows_from(self.capabilities.best)
         if self.catalog.serve(flow, self.router, ctx.options.gateway_codex_catalog, windows):
@@ -218,6 +228,7 @@ class Gateway:
 
     def http_connect(self, flow: http.HTTPFlow) -> None:
         self.clients.http_connect(flow)  # regular mode: the proxy password names the tunnel's client
+        self.passing.http_connect(flow)  # with client keys, a tunnel needs one (or goes where listed)
 
     @staticmethod
     def max_request() -> int:

@@ -35,7 +35,7 @@ from urllib.parse import parse_qs, urlsplit
 from mitmproxy import http
 
 from addon.routes.routing import Route, RouteError, Router, from_options, from_toml
-from addon.serve import client_facts
+from addon.serve import client_facts, paths
 from addon.serve.answers import json_response
 from translators.core.capabilities import ModelCapabilities
 
@@ -187,7 +187,7 @@ def catalog_request(method: str, host: str, path: str) -> Where | None:
     bare = path.split("?", 1)[0]
     if bare == GATEWAY_PATH:
         return "gateway"
-    if host == CHATGPT_HOST and bare == CHATGPT_PATH:
+    if paths.host(host) == CHATGPT_HOST and bare == CHATGPT_PATH:
         return "chatgpt"
     return None
 
