@@ -25,7 +25,7 @@ if _ROOT not in sys.path:
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
 from addon.observe import console, flowinfo, views  # noqa: E402
-from addon.patches import cutoff  # noqa: E402
+from addon.patches import cutoff, early_answer  # noqa: E402
 from addon.routes import catalog, plugins  # noqa: E402
 from addon.routes.capabilities import MODES, Capabilities  # noqa: E402
 from addon.routes.routing import DEFAULT_MATCH, RouteError, Router, from_options, from_toml  # noqa: E402
@@ -58,6 +58,7 @@ def _start() -> None:
         return
     plugins.load_extra()
     cutoff.install()
+    early_answer.install()
     credentials.install()
     _started = True
 
@@ -199,10 +200,11 @@ class Gateway:
         if speaks is not None or self._ours(flow):
             # its client first: nothing is served or sent for an unknown one
             if self.clients.identify(flow) is None:
-                return  # answered 401 (addon/team/keys.py)
+                return  # answered 401 (addon/team/keys.py), its body never read (addon/patches/)
             if refused := bodies.declared_too_large(flow.request.headers, self.max_request()):
                 flow.response = error_response(413, "request_too_large", refused)
                 return
+            early_answer.bound(flow, self.max_request())  # a chunked body too, as it arrives
         elif self.passing.requestheaders(flow):
             return  # with client keys: refused, or passed on without a key (addon/team/passing.py)
         # the window Codex compacts at comes from the vendor's own figure once it is known

@@ -1,9 +1,8 @@
-"""The two patches of mitmproxy internals (addon/patches/cutoff.py, addon/upstream/credentials.py;
-docs/concurrency.md
-"Patches of mitmproxy"): installed from the addon, any number of times, by any copy of their
-module, always over mitmproxy's own method; and only on the mitmproxy versions pinned for them.
-What each wrapper relies on inside mitmproxy is checked, by name, in test_cutoff.py and
-test_credentials.py."""
+"""The patches of mitmproxy internals (addon/patches/, addon/upstream/credentials.py;
+docs/concurrency.md "Patches of mitmproxy"): installed from the addon, any number of times, by any
+copy of their module, always over mitmproxy's own method; and only on the mitmproxy versions pinned
+for them. What each wrapper relies on inside mitmproxy is checked, by name: here for every name a
+patch module lists in its `INTERNALS`, and by behaviour in test_cutoff.py and test_credentials.py."""
 
 from __future__ import annotations
 
@@ -20,12 +19,16 @@ from mitmproxy.proxy.layers import http as http_layer
 from mitmproxy.test import taddons
 from packaging.requirements import Requirement
 
-from addon.patches import cutoff
+from addon.patches import cutoff, early_answer
 from addon.upstream import credentials
 
 ROOT = pathlib.Path(__file__).parents[3]
 PATCHES = [(cutoff, "handle_protocol_error", "_handle_protocol_error"),
-           (credentials, "_handle_event", "_handle_event")]
+           (credentials, "_handle_event", "_handle_event"),
+           (early_answer, "state_wait_for_request_headers", "_wait_for_request_headers"),
+           (early_answer, "state_consume_request_body", "_consume_request_body")]
+LISTED = [early_answer]
+"""The patch modules that list the mitmproxy internals they use (`INTERNALS`)."""
 
 
 def _copy(module: ModuleType) -> ModuleType:
@@ -57,8 +60,9 @@ def test_another_copy_of_the_module_wraps_mitmproxys_method_never_the_first_wrap
     try:
         copy.install()
         assert getattr(http_layer.HttpStream, method) is getattr(copy, wrapper)
-        assert copy._ORIGINAL is module._ORIGINAL
-        assert module._ORIGINAL.__qualname__ == f"HttpStream.{method}"
+        original = getattr(module, wrapper)._gateway_wraps  # what a wrapper wraps
+        assert getattr(copy, wrapper)._gateway_wraps is original
+        assert original.__qualname__ == f"HttpStream.{method}"
     finally:
         module.install()
     assert getattr(http_layer.HttpStream, method) is getattr(module, wrapper)
@@ -70,6 +74,8 @@ def test_the_gateway_installs_both_patches_when_it_loads(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(http_layer.HttpStream, "handle_protocol_error", cutoff._ORIGINAL)
     monkeypatch.setattr(http_layer.HttpStream, "_handle_event", credentials._ORIGINAL)
+    for module, method, wrapper in PATCHES[2:]:
+        monkeypatch.setattr(http_layer.HttpStream, method, getattr(module, wrapper)._gateway_wraps)
     monkeypatch.setattr(script, "_started", False, raising=False)  # as in a fresh process
     with taddons.context(script.Gateway()):
         assert http_layer.HttpStream.handle_protocol_error is cutoff._handle_protocol_error, (
@@ -77,6 +83,9 @@ def test_the_gateway_installs_both_patches_when_it_loads(monkeypatch: pytest.Mon
             "mitmproxy's HTML page")
         assert http_layer.HttpStream._handle_event is credentials._handle_event, (
             "loading the gateway did not install addon/upstream/credentials.py: keys would not be sent")
+        for module, method, wrapper in PATCHES[2:]:
+            assert getattr(http_layer.HttpStream, method) is getattr(module, wrapper), (
+                f"loading the gateway did not install {module.__name__} ({method})")
 
 
 def _pinned() -> Requirement:
@@ -93,3 +102,33 @@ def test_the_installed_mitmproxy_is_the_range_the_patches_were_read_against() ->
         "addon/patches/cutoff.py and addon/upstream/credentials.py wrap (docs/mitmproxy.md "
         "\"Error hooks\", \"How a "
         "request head reaches the upstream\"), then move the pin")
+
+
+def _resolve(dotted: str) -> object:
+    """The object a dotted name names: a module's attribute, a class's attribute, or an attribute
+    a class's methods assign to `self` (`__static_attributes__`, Python 3.13)."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for i, name in enumerate(parts[cut:], start=cut):
+            if hasattr(found, name):
+                found = getattr(found, name)
+            elif isinstance(found, type) and i == len(parts) - 1 and any(
+                    name in getattr(k, "__static_attributes__", ()) for k in found.__mro__):
+                return name
+            else:
+                raise AttributeError(f"{'.'.join(parts[:i])} has no attribute {name!r}")
+        return found
+    raise AttributeError(f"no module in {dotted}")
+
+
+@pytest.mark.parametrize("dotted", [name for module in LISTED for name in module.INTERNALS])
+def test_every_internal_a_patch_uses_is_in_the_installed_mitmproxy(dotted: str) -> None:
+    try:
+        _resolve(dotted)
+    except AttributeError as exc:
+        pytest.fail(f"{dotted} is gone from mitmproxy {importlib.metadata.version('mitmproxy')} ({exc}): "
+                    "re-read the patch that lists it (addon/patches/) against the new internals")
