@@ -23,7 +23,7 @@ from mitmproxy import http
 
 from addon.observe import flowinfo, recording
 from addon.routes import plugins
-from addon.routes.routing import Route, serving
+from addon.routes.routing import Route, model_name_problem, serving
 from addon.serve import bodies
 from addon.serve import client_side as client_dialects
 from addon.serve.answers import answer as answer_now
@@ -180,6 +180,10 @@ def _read_inline(raw: bytes, encoding: str | None, kept: int, limit: int) -> tup
 async def _take(gw: Gateway, fc: FlowCtx, read: Read) -> None:
     flow, speaks = fc.flow, fc.speaks
     client_model = read.fields.get("model")
+    if isinstance(client_model, str) and (problem := model_name_problem(client_model)):
+        # one rule for every client dialect and endpoint: a name never becomes part of a URL
+        refuse(fc, 400, "invalid_model", problem)
+        return
     route = gw.router.route(client_model if isinstance(client_model, str) else "")
     if route is None:
         if fc.replay:
