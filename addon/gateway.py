@@ -24,7 +24,7 @@ if _ROOT not in sys.path:
 
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
-from addon.observe import console, flowinfo, views  # noqa: E402
+from addon.observe import console, escape, flowinfo, views  # noqa: E402
 from addon.patches import cutoff, early_answer  # noqa: E402
 from addon.routes import catalog, plugins  # noqa: E402
 from addon.routes.capabilities import MODES, Capabilities  # noqa: E402
@@ -57,6 +57,7 @@ def _start() -> None:
     if _started:
         return
     plugins.load_extra()
+    escape.install()  # a client's value on a log line writes only itself (addon/observe/escape.py)
     cutoff.install()
     early_answer.install()
     credentials.install()
