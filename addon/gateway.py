@@ -25,11 +25,11 @@ if _ROOT not in sys.path:
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
 from addon.observe import console, escape, flowinfo, views  # noqa: E402
-from addon.patches import cutoff, early_answer  # noqa: E402
+from addon.patches import admission, cutoff, early_answer, head_bound, websocket_bound  # noqa: E402
 from addon.routes import catalog, plugins  # noqa: E402
 from addon.routes.capabilities import MODES, Capabilities  # noqa: E402
 from addon.routes.routing import DEFAULT_MATCH, RouteError, Router, from_options, from_toml  # noqa: E402
-from addon.serve import bodies, paths, pipeline, websocket  # noqa: E402
+from addon.serve import bodies, connections, paths, pipeline, websocket  # noqa: E402
 from addon.serve import client_side as client_dialects  # noqa: E402
 from addon.serve.answers import answer, error_response  # noqa: E402
 from addon.serve.flow import FlowCtx, Flows, speaks_of  # noqa: E402
@@ -60,6 +60,9 @@ def _start() -> None:
     escape.install()  # a client's value on a log line writes only itself (addon/observe/escape.py)
     cutoff.install()
     early_answer.install()
+    admission.install()  # the bounds on client connections (addon/serve/connections.py)
+    head_bound.install()
+    websocket_bound.install()
     credentials.install()
     _started = True
 
@@ -366,4 +369,5 @@ def _seconds(text: str) -> float | None:
 
 
 gateway = Gateway()
-addons = [gateway, views.Views(), console.Console(lambda: gateway.router), websocket.ENDPOINT]
+addons = [gateway, views.Views(), console.Console(lambda: gateway.router), websocket.ENDPOINT,
+          connections.Connections()]

@@ -38,14 +38,16 @@ def target() -> Iterator[Upstream]:
 
 
 @pytest.fixture(scope="module")
-def proxy(tmp_path_factory: pytest.TempPathFactory, target: Upstream, upstream: Upstream) -> Iterator[MitmDump]:
+def proxy(tmp_path_factory: pytest.TempPathFactory, target: Upstream,
+          upstream: Upstream) -> Iterator[MitmDump]:
     tmp = tmp_path_factory.mktemp("bodies")
     with team(tmp, target, upstream, options={"gateway_max_request_bytes": str(BOUND)}) as proxy:
         yield proxy
 
 
 @pytest.mark.parametrize("path", ["/v1/responses", "/v1/messages", "//v1/Responses/", "/v1/conversations"])
-def test_a_keyless_body_is_answered_401_before_it_is_read(proxy: MitmDump, target: Upstream, path: str) -> None:
+def test_a_keyless_body_is_answered_401_before_it_is_read(proxy: MitmDump, target: Upstream,
+                                                          path: str) -> None:
     before = rss_mib(proxy.pid)
     answer, sent = post_until_answered(proxy.port, path, {}, SENT)
     assert answer.startswith(b"HTTP/1.1 401 "), answer[:200]
@@ -54,7 +56,8 @@ def test_a_keyless_body_is_answered_401_before_it_is_read(proxy: MitmDump, targe
     assert target.received == []
 
 
-def test_a_keyed_chunked_body_past_the_bound_is_413_as_it_arrives(proxy: MitmDump, upstream: Upstream) -> None:
+def test_a_keyed_chunked_body_past_the_bound_is_413_as_it_arrives(proxy: MitmDump,
+                                                                  upstream: Upstream) -> None:
     before = rss_mib(proxy.pid)
     answer, sent = post_until_answered(proxy.port, "/v1/responses", {"Authorization": f"Bearer {KEY}"}, SENT)
     assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]

@@ -15,19 +15,28 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from mitmproxy.proxy import server
 from mitmproxy.proxy.layers import http as http_layer
+from mitmproxy.proxy.layers import websocket as websocket_layer
+from mitmproxy.proxy.layers.http._http1 import Http1Server
 from mitmproxy.test import taddons
 from packaging.requirements import Requirement
 
-from addon.patches import cutoff, early_answer
+from addon.patches import admission, cutoff, early_answer, head_bound, websocket_bound
 from addon.upstream import credentials
 
 ROOT = pathlib.Path(__file__).parents[3]
-PATCHES = [(cutoff, "handle_protocol_error", "_handle_protocol_error"),
-           (credentials, "_handle_event", "_handle_event"),
-           (early_answer, "state_wait_for_request_headers", "_wait_for_request_headers"),
-           (early_answer, "state_consume_request_body", "_consume_request_body")]
-LISTED = [early_answer]
+STREAM = http_layer.HttpStream
+PATCHES = [(cutoff, STREAM, "handle_protocol_error", "_handle_protocol_error"),
+           (credentials, STREAM, "_handle_event", "_handle_event"),
+           (early_answer, STREAM, "state_wait_for_request_headers", "_wait_for_request_headers"),
+           (early_answer, STREAM, "state_consume_request_body", "_consume_request_body"),
+           (admission, server.ConnectionHandler, "handle_client", "_handle_client"),
+           (head_bound, Http1Server, "read_headers", "_read_headers"),
+           (head_bound, Http1Server, "wait", "_wait"),
+           (websocket_bound, websocket_layer.WebsocketLayer, "relay_messages", "_relay_messages")]
+"""(module, the mitmproxy class it patches, the method, the module's wrapper)."""
+LISTED = [early_answer, admission, head_bound, websocket_bound]
 """The patch modules that list the mitmproxy internals they use (`INTERNALS`)."""
 
 
@@ -45,47 +54,42 @@ def _copy(module: ModuleType) -> ModuleType:
     return copy
 
 
-@pytest.mark.parametrize(("module", "method", "wrapper"), PATCHES)
-def test_installing_again_keeps_the_one_wrapper(module: ModuleType, method: str, wrapper: str) -> None:
+@pytest.mark.parametrize(("module", "owner", "method", "wrapper"), PATCHES)
+def test_installing_again_keeps_the_one_wrapper(module: ModuleType, owner: type, method: str,
+                                                wrapper: str) -> None:
     module.install()
     module.install()
-    assert getattr(http_layer.HttpStream, method) is getattr(module, wrapper)
+    assert getattr(owner, method) is getattr(module, wrapper)
 
 
-@pytest.mark.parametrize(("module", "method", "wrapper"), PATCHES)
+@pytest.mark.parametrize(("module", "owner", "method", "wrapper"), PATCHES)
 def test_another_copy_of_the_module_wraps_mitmproxys_method_never_the_first_wrapper(
-        module: ModuleType, method: str, wrapper: str) -> None:
+        module: ModuleType, owner: type, method: str, wrapper: str) -> None:
     module.install()
     copy = _copy(module)
     try:
         copy.install()
-        assert getattr(http_layer.HttpStream, method) is getattr(copy, wrapper)
+        assert getattr(owner, method) is getattr(copy, wrapper)
         original = getattr(module, wrapper)._gateway_wraps  # what a wrapper wraps
         assert getattr(copy, wrapper)._gateway_wraps is original
-        assert original.__qualname__ == f"HttpStream.{method}"
+        assert original.__qualname__.endswith(f".{method}") and "gateway" not in original.__module__
     finally:
         module.install()
-    assert getattr(http_layer.HttpStream, method) is getattr(module, wrapper)
+    assert getattr(owner, method) is getattr(module, wrapper)
 
 
-def test_the_gateway_installs_both_patches_when_it_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_gateway_installs_every_patch_when_it_loads(monkeypatch: pytest.MonkeyPatch) -> None:
     """Installed by `load`, visibly, not by importing the script (docs/concurrency.md)."""
     from addon import gateway as script
 
-    monkeypatch.setattr(http_layer.HttpStream, "handle_protocol_error", cutoff._ORIGINAL)
-    monkeypatch.setattr(http_layer.HttpStream, "_handle_event", credentials._ORIGINAL)
-    for module, method, wrapper in PATCHES[2:]:
-        monkeypatch.setattr(http_layer.HttpStream, method, getattr(module, wrapper)._gateway_wraps)
+    for module, owner, method, wrapper in PATCHES:
+        monkeypatch.setattr(owner, method, getattr(module, wrapper)._gateway_wraps
+                            if hasattr(getattr(module, wrapper), "_gateway_wraps") else module._ORIGINAL)
     monkeypatch.setattr(script, "_started", False, raising=False)  # as in a fresh process
     with taddons.context(script.Gateway()):
-        assert http_layer.HttpStream.handle_protocol_error is cutoff._handle_protocol_error, (
-            "loading the gateway did not install addon/patches/cutoff.py: an unreachable upstream would get "
-            "mitmproxy's HTML page")
-        assert http_layer.HttpStream._handle_event is credentials._handle_event, (
-            "loading the gateway did not install addon/upstream/credentials.py: keys would not be sent")
-        for module, method, wrapper in PATCHES[2:]:
-            assert getattr(http_layer.HttpStream, method) is getattr(module, wrapper), (
-                f"loading the gateway did not install {module.__name__} ({method})")
+        for module, owner, method, wrapper in PATCHES:
+            assert getattr(owner, method) is getattr(module, wrapper), (
+                f"loading the gateway did not install {module.__name__} ({owner.__name__}.{method})")
 
 
 def _pinned() -> Requirement:
