@@ -25,7 +25,7 @@ MiB = 1024 * 1024
 KEY = keys.KEY_PREFIX + "ana-hostile-e2e-0123456789abcdef"
 """The one client's key."""
 UPSTREAM_KEY = "sk-ant-hostile-operator-0123456789"
-MATCH = ("/v1/responses", "/v1/messages")
+MATCH = ("/v1/responses", "/v1/messages", "/v1/messages/count_tokens")
 """gateway_match on any host: the reverse target is local, not api.openai.com."""
 
 
