@@ -50,9 +50,10 @@ _started = False
 
 def _start() -> None:
     """Once per process, from the first `Gateway.load`: the dialects `$GATEWAY_DIALECTS` names
-    (before `load` declares their options), and the two patches of mitmproxy's HTTP layer (an
-    upstream failure answered in the client's dialect, addon/patches/cutoff.py; credentials put on the
-    wire only, addon/upstream/credentials.py). Each is idempotent; a reload of the script runs none again."""
+    (before `load` declares their options), the escaping of the gateway's log records, and the
+    patches of mitmproxy's internals (docs/concurrency.md "Patches of mitmproxy": an upstream failure
+    answered in the client's dialect, credentials put on the wire only, and the bounds on hostile
+    clients). Each is idempotent; a reload of the script runs none again."""
     global _started
     if _started:
         return
