@@ -123,6 +123,23 @@ def test_a_variant_of_the_usage_path_is_the_gateways(proxy: MitmDump, target: Up
     assert target.received == []
 
 
+@pytest.mark.parametrize("path", ["//gateway/codex/models", "/Gateway/Codex/Models/"])
+def test_a_variant_of_the_catalog_path_is_the_gateways(proxy: MitmDump, target: Upstream, path: str) -> None:
+    status, data = _raw(proxy, "GET", path, {"authorization": f"Bearer {KEY}"})
+    assert status == 200 and b'"models"' in data
+    assert _raw(proxy, "GET", path, {})[0] == 401
+    assert target.received == []
+
+
+@pytest.mark.parametrize("path", ["//v1/responses/resp_AbC", "/V1/Responses/resp_AbC/",
+                                  "/x/../v1/conversations/conv_XyZ"])
+def test_a_variant_of_a_store_path_is_the_stores(proxy: MitmDump, target: Upstream, path: str) -> None:
+    status, data = _raw(proxy, "GET", path, {"authorization": f"Bearer {KEY}"})
+    assert status == 404 and b"not found" in data  # the store's own answer: no such id of this client
+    assert b"_AbC" in data or b"_XyZ" in data  # the id's case kept
+    assert target.received == []
+
+
 def test_a_path_the_gateway_does_not_serve_is_refused_and_its_key_goes_nowhere(
         proxy: MitmDump, target: Upstream) -> None:
     for path in ("/v1/files", "//v1/files", "/v1/embeddings"):
