@@ -19,9 +19,9 @@ the script's `addons`) keeps, for every client connection the listener accepts
   request in flight, a WebSocket or a TCP tunnel has none of these (mitmproxy's `tcp_timeout`
   still ends a silent one).
 - **How much at once**: each WebSocket message is bounded as it arrives (`gateway_max_request_bytes`
-  from a client on a socket the gateway serves, else `gateway_max_websocket_message_bytes`;
-  addon/patches/websocket_bound.py); an HTTP/1 request head by `gateway_max_head_bytes`
-  (addon/patches/head_bound.py).
+  from a client on a socket the gateway serves, `gateway_max_websocket_message_bytes` either way
+  on any other; addon/patches/websocket_bound.py); an HTTP/1 request head by
+  `gateway_max_head_bytes` (addon/patches/head_bound.py).
 
 What is refused or closed is said in one line per kind every `REPORT_SECONDS` at most, with counts
 and the addresses: an attack writes a few lines, never one (or a traceback) per connection; the
@@ -132,9 +132,11 @@ class Connections:
 
     @staticmethod
     def message_limit(flow: http.HTTPFlow, from_client: bool) -> int | None:
-        """The bound of one WebSocket message on `flow`'s socket, in one direction."""
-        if from_client and websocket_turn.METADATA in flow.metadata:
-            return int(ctx.options.gateway_max_request_bytes)  # a message is a request
+        """The bound of one WebSocket message on `flow`'s socket, in one direction. On a socket the
+        gateway serves, a client's message is a request; the server is the gateway's own endpoint,
+        whose events the translators bound (docs/design.md "Limits")."""
+        if websocket_turn.METADATA in flow.metadata:
+            return int(ctx.options.gateway_max_request_bytes) if from_client else None
         return int(ctx.options.gateway_max_websocket_message_bytes) or None
 
     def running(self) -> None:

@@ -36,8 +36,8 @@ MAX_HEAD_BYTES = 64 * 1024
 """An HTTP/1 request head (request line and header fields): nginx reads 32 KiB by default, Node 16
 KiB; a browser's cookies for one site stay within a few KiB."""
 MAX_WEBSOCKET_MESSAGE_BYTES = SOCKET_BACKLOG_BYTES
-"""One WebSocket message on a socket the gateway does not serve (and from the server of one it
-does: an answer's event, which repeats up to four times its longest text)."""
+"""One WebSocket message, either way, on a socket the gateway does not serve (on one it serves, a
+client's message is a request: `gateway_max_request_bytes`)."""
 MAX_CONNECTIONS_PER_ADDRESS = 128
 HEADER_TIMEOUT = 30
 IDLE_TIMEOUT = 120
@@ -74,9 +74,9 @@ def add_options(loader: Any) -> None:
     loader.add_option("gateway_max_head_bytes", int, MAX_HEAD_BYTES,
                       "Largest HTTP/1 request head (bytes); a bigger one gets 431.")
     loader.add_option("gateway_max_websocket_message_bytes", int, MAX_WEBSOCKET_MESSAGE_BYTES,
-                      "Largest WebSocket message (bytes) on a socket the gateway does not serve, and "
-                      "from the server of one it does; past it both ends are closed with 1009 (a "
-                      "client's message on a served socket: gateway_max_request_bytes).")
+                      "Largest WebSocket message (bytes), either way, on a socket the gateway does not "
+                      "serve; past it both ends are closed with 1009 (a client's message on a socket "
+                      "it serves: gateway_max_request_bytes).")
 
 
 def cut_note(dropped: int, kept: int, done: str) -> str:
