@@ -8,9 +8,10 @@ the script's `addons`) keeps, for every client connection the listener accepts
 
 - **How many**: at most `gateway_max_connections` in all (0: from the process's descriptor limit,
   `FDS_PER_CONNECTION` each, `RESERVED_FDS` kept for the rest) and
-  `gateway_max_connections_per_address` from one address (0: no bound; behind a load balancer every
-  client has the balancer's address). One more gets a `503` in Responses' shape with
-  `retry-after` and is closed at once: no hook, no layer, no log line of mitmproxy's.
+  `gateway_max_connections_per_address` from one address (0: half the total, so one address never
+  holds every place; behind a load balancer every client has the balancer's address: set it to the
+  total). One more gets a `503` in Responses' shape with `retry-after` and is closed at once: no
+  hook, no layer, no log line of mitmproxy's.
 - **How long**: a connection must send its first request's head (TLS handshake and CONNECT
   included) within `gateway_header_timeout` seconds of connecting, and the next within
   `gateway_idle_timeout` of the last answer; a request body may pause for at most
@@ -166,9 +167,10 @@ class Connections:
             self.refused[("gateway_max_connections", address)] += 1
             return refusal(503, "too_many_connections", f"the gateway serves {total} connections at "
                            "most (gateway_max_connections) and has no room now: retry in a second")
-        if self._per_address and self.per_address[address] >= self._per_address:
+        per_address = self._per_address or max(1, total // 2)
+        if self.per_address[address] >= per_address:
             self.refused[("gateway_max_connections_per_address", address)] += 1
-            return refusal(503, "too_many_connections", f"{address} has {self._per_address} connections "
+            return refusal(503, "too_many_connections", f"{address} has {per_address} connections "
                            "open, the most one address may (gateway_max_connections_per_address)")
         self.watches[handler.client] = Watch(handler, address, time.monotonic())
         self.per_address[address] += 1

@@ -38,7 +38,6 @@ KiB; a browser's cookies for one site stay within a few KiB."""
 MAX_WEBSOCKET_MESSAGE_BYTES = SOCKET_BACKLOG_BYTES
 """One WebSocket message, either way, on a socket the gateway does not serve (on one it serves, a
 client's message is a request: `gateway_max_request_bytes`)."""
-MAX_CONNECTIONS_PER_ADDRESS = 128
 HEADER_TIMEOUT = 30
 IDLE_TIMEOUT = 120
 """Longer than the clients' own idle time for a pooled connection (reqwest, under Codex: 90 s), so
@@ -60,9 +59,10 @@ def add_options(loader: Any) -> None:
     loader.add_option("gateway_max_connections", int, 0,
                       "Client connections served at once; one more gets 503 and is closed (0: what the "
                       "process's descriptor limit leaves room for).")
-    loader.add_option("gateway_max_connections_per_address", int, MAX_CONNECTIONS_PER_ADDRESS,
-                      "Client connections from one address at once; one more gets 503 (0: no bound; "
-                      "behind a load balancer every client has its address).")
+    loader.add_option("gateway_max_connections_per_address", int, 0,
+                      "Client connections from one address at once; one more gets 503 (0: half of "
+                      "gateway_max_connections; behind a load balancer every client has its address: "
+                      "set it to the total).")
     loader.add_option("gateway_header_timeout", int, HEADER_TIMEOUT,
                       "Seconds a new connection has to send its first request's head (TLS and "
                       "CONNECT included); then it is closed (0: no bound).")
