@@ -111,6 +111,9 @@ class Gateway:
         loader.add_option("gateway_context_window", int, 0,
                           "Upstream context window in tokens served to Codex with its model catalog "
                           "(0: the model's own figure; per route in gateway_config: context_window).")
+        loader.add_option("gateway_max_output_tokens", int, 0,
+                          "The most the upstream model writes: a larger client limit is lowered to it "
+                          "(0: the model's own figure; per route in gateway_config: max_output_tokens).")
         loader.add_option("gateway_codex_catalog", str, "",
                           "Codex's bundled catalog (`codex debug models --bundled > FILE`) for a Codex "
                           f"other than {catalog.BUNDLED_VERSION}; empty: the shipped one.")
@@ -170,7 +173,7 @@ class Gateway:
             routes = from_toml(o.gateway_config, settings=settings) if o.gateway_config else from_options(
                 o.gateway_upstream, o.gateway_base_url, o.gateway_model, o.gateway_key_env,
                 settings=settings, compaction_model=o.gateway_compaction_model,
-                context_window=o.gateway_context_window)
+                context_window=o.gateway_context_window, max_output_tokens=o.gateway_max_output_tokens)
             catalog.load_bundled(o.gateway_codex_catalog)
         except (RouteError, catalog.CatalogError) as exc:
             raise exceptions.OptionsError(str(exc)) from None
@@ -207,7 +210,7 @@ class Gateway:
             if self.clients.identify(flow) is None:
                 return  # answered 401 (addon/team/keys.py), its body never read (addon/patches/)
             if refused := bodies.declared_too_large(flow.request.headers, self.max_request()):
-                flow.response = error_response(413, "request_too_large", refused)
+                flow.response = error_response(speaks_of(flow.metadata), 413, "request_too_large", refused)
                 return
             early_answer.bound(flow, self.max_request())  # a chunked body too, as it arrives
         elif self.passing.requestheaders(flow):
@@ -223,7 +226,8 @@ class Gateway:
             # same HTTP path (docs/websocket.md)
             websocket.ENDPOINT.take(flow, self.router.routes)
         elif refused := bodies.declared_too_large(flow.request.headers, self.max_request()):
-            flow.response = error_response(413, "request_too_large", refused)  # the body is never read
+            # the body is never read
+            flow.response = error_response(speaks_of(flow.metadata), 413, "request_too_large", refused)
 
     def _ours(self, flow: http.HTTPFlow) -> bool:
         """The gateway answers or translates this request: an intercepted path, a store endpoint,
@@ -295,7 +299,7 @@ class Gateway:
             # where it ends and keeps the connection (h2 clients never see this header)
             flow.response.headers["transfer-encoding"] = "chunked"
         flow.response.headers.pop("content-encoding", None)
-        flow.response.headers["content-type"] = "text/event-stream"
+        flow.response.headers["content-type"] = fc.speaks.stream_content_type
         fc.hook = StreamHook(translator, secrets=credentials.secrets_of(flow),
                              max_kept=ctx.options.gateway_max_kept_bytes, speaks=fc.speaks)
         flow.response.stream = fc.hook
@@ -335,9 +339,7 @@ class Gateway:
             self._over(fc)
 
     def _over(self, fc: FlowCtx) -> None:
-        """The flow's last step: the proxy's own answers said in its client's shape, its context
-        let go of."""
-        client_dialects.restyle(fc.flow, fc.speaks)
+        """The flow's last step: its context let go of."""
         self.flows.drop(fc.flow)
 
     def error(self, flow: http.HTTPFlow) -> None:
@@ -357,7 +359,7 @@ def _fail_closed(flow: http.HTTPFlow, exc: Exception) -> None:
     message = f"gateway could not handle the request: {exc!r}"[:500]
     info = flow.metadata.setdefault(flowinfo.KEY, flowinfo.record("-"))
     info["error"] = message
-    answer(flow, error_response(500, "server_error", message))
+    answer(flow, error_response(speaks_of(flow.metadata), 500, "server_error", message))
 
 
 def _seconds(text: str) -> float | None:

@@ -39,7 +39,7 @@ from mitmproxy.proxy.layers.http._base import HttpEvent
 from mitmproxy.proxy.layers.http._events import ErrorCode, ResponseData, ResponseProtocolError
 
 from addon.observe import flowinfo
-from addon.serve.answers import answer, json_response
+from addon.serve.answers import answer, error_response
 from addon.serve.flow import speaks_of
 from addon.serve.streaming import StreamHook
 
@@ -97,9 +97,7 @@ def _answer_failure(stream: Any, flow: http.HTTPFlow,
             flow.metadata[flowinfo.UPSTREAM_RESPONSE] = bytes(stream.response_body_buf)
             stream.response_body_buf.clear()
     info["error"] = message
-    speaks = speaks_of(flow.metadata)
-    body = speaks.error_body(502, code, message)
-    answer(flow, json_response(speaks.error_status(502, body), body))
+    answer(flow, error_response(speaks_of(flow.metadata), 502, code, message))
     assert flow.response is not None
     flow.response.timestamp_start = time.time()
     if not had_headers:  # as for a response an addon set in `request` (state_consume_request_body)

@@ -42,6 +42,7 @@ from mitmproxy.proxy.layers.http._http2 import Http2Server
 from addon.observe import flowinfo
 from addon.serve import bodies
 from addon.serve.answers import answer, error_response
+from addon.serve.flow import speaks_of
 
 _WRAPS = "_gateway_wraps"
 _STREAM = http_layer.HttpStream
@@ -81,8 +82,7 @@ lingering: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
 
 def bound(flow: http.HTTPFlow, limit: int) -> None:
     """The flow's body, as sent, may not pass `limit` bytes (`gateway_max_request_bytes`): past it
-    the flow is answered 413 `request_too_large` at once (in its client's shape: the gateway's
-    `response` hook re-says it)."""
+    the flow is answered 413 `request_too_large` at once, in its client's shape."""
     _bounds[flow] = limit
 
 
@@ -112,7 +112,7 @@ def _consume_request_body(self: Any, event: Any) -> Generator[Any, Any, None]:
         self.request_body_buf.clear()
         message = str(bodies.TooLarge(limit, None))
         self.flow.metadata.setdefault(flowinfo.KEY, flowinfo.record("-", refused=message))
-        answer(self.flow, error_response(413, "request_too_large", message))
+        answer(self.flow, error_response(speaks_of(self.flow.metadata), 413, "request_too_large", message))
         yield from _answer_now(self)
 
 

@@ -26,7 +26,7 @@ from mitmproxy.proxy.layers.http._base import ReceiveHttp
 from mitmproxy.proxy.layers.http._events import ErrorCode, RequestProtocolError
 from mitmproxy.proxy.layers.http._http1 import Http1Server
 
-from addon.serve.answers import error_body
+from translators import client_dialects
 from translators.wire import wirejson
 
 INTERNALS = (
@@ -53,9 +53,10 @@ def _limit(layer: Any, name: str, default: int) -> int:
 
 def too_large_answer(limit: int) -> bytes:
     """A whole HTTP/1.1 431 in Responses' error shape, closing the connection."""
-    body = wirejson.dumps(error_body(431, "request_header_fields_too_large",
-                                     f"the request's head passed {limit} bytes without its end "
-                                     "(gateway_max_head_bytes)"))
+    speaks = client_dialects.get(client_dialects.DEFAULT)  # nothing is known of the client yet
+    body = wirejson.dumps(speaks.error_body(431, "request_header_fields_too_large",
+                                            f"the request's head passed {limit} bytes without its end "
+                                            "(gateway_max_head_bytes)"))
     head = (f"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
             f"content-length: {len(body)}\r\nconnection: close\r\n\r\n")
     return head.encode() + body

@@ -27,7 +27,7 @@ from typing import Any
 
 import certifi
 
-from addon.routes.routing import Route, model_name_problem, stated
+from addon.routes.routing import Route, model_name_problem, stated, states
 from addon.upstream import auth
 from addon.work import offload
 from translators import dialect as dialects
@@ -129,10 +129,13 @@ class Capabilities:
     async def resolve(self, route: Route, model: str) -> Resolved | None:
         """What to translate a request with: the vendor's answer, waiting for a fetch in flight
         at most `timeout` seconds, else the table with a note saying why; with what the route
-        states about its server on top (`routing.stated`). None for a dialect without
-        capabilities."""
+        states on top (`routing.stated`: its server, its model's window and output limit). None
+        for a dialect without capabilities (a Responses upstream), unless the route states a
+        figure: then that alone (docs/models.md "Output limits")."""
         found = await self._resolve(route, model)
-        if found is None or not route.server:
+        if found is None:
+            return Resolved(stated(ModelCapabilities(model=model), route)) if states(route) else None
+        if not states(route):
             return found
         return Resolved(stated(found.capabilities, route), found.note)
 

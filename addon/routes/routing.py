@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from addon.serve import client_facts, paths
+from addon.upstream.pool import Deployment
 from translators import dialect as dialects
 from translators.core.capabilities import ModelCapabilities
 from translators.dialect import Dialect, Settings
@@ -44,11 +45,28 @@ class Route:
     `gateway_compaction_model`); None: this route's own upstream and model."""
     context_window: int | None = None
     """The upstream model's context window as the user states it (`context_window` in TOML,
-    `gateway_context_window`); None: the model's capabilities say (addon/routes/catalog.py)."""
+    `gateway_context_window`); None: the model's capabilities say (addon/routes/catalog.py). It
+    also bounds the output limit a request is sent with (translators/features/fit.py)."""
+    max_output_tokens: int | None = None
+    """The most the upstream model writes as the user states it (`max_output_tokens` in TOML,
+    `gateway_max_output_tokens`); None: the model's capabilities say (docs/models.md "Output
+    limits")."""
     server: tuple[tuple[str, str], ...] = ()
     """What the user states about the route's server, as (key, value): the dialect's route
     options (`Option.route_key`: a `[[route]]` key, else the option's value). They reach the
     encoder in `ModelCapabilities.extra` (`stated`)."""
+    deployments: tuple[Deployment, ...] = ()
+    """The pool its requests are spread over (`deployments` in TOML, docs/pools.md); empty: the
+    route itself is the one deployment (`pool_of`)."""
+    fallbacks: tuple[Deployment, ...] = ()
+    """Tried in order once no deployment can serve (`fallbacks` in TOML)."""
+    retries: int | None = None
+    """Attempts after the first (`retries`); None: `gateway_retries`."""
+    retry_seconds: float | None = None
+    """Seconds in which a new attempt may start (`retry_seconds`); None: `gateway_retry_seconds`."""
+    idle_timeout: float | None = None
+    """Seconds without an upstream event, keep-alives not counted, that fail an attempt
+    (`idle_timeout`); None: `gateway_idle_timeout`."""
 
     def _key(self) -> tuple[Any, ...]:
         """Every field, the dialect as its name: a `Dialect` holds functions, and two routes to
@@ -67,11 +85,20 @@ class Route:
         return f"Route({', '.join(said)})"
 
 
+def states(route: Route) -> bool:
+    """Whether the route states anything the capabilities carry (`stated`)."""
+    return bool(route.server) or route.context_window is not None or route.max_output_tokens is not None
+
+
 def stated(caps: ModelCapabilities, route: Route) -> ModelCapabilities:
-    """The model's capabilities with what the route states about its server on top."""
-    if not route.server:
+    """The model's capabilities with what the route states on top: its server (the dialect's
+    route options, in `extra`), its model's window and output limit (over the vendor's and the
+    table's figures, docs/models.md "Output limits")."""
+    if not states(route):
         return caps
-    return replace(caps, extra={**caps.extra, **dict(route.server)})
+    return replace(caps, extra={**caps.extra, **dict(route.server)},
+                   context_window=route.context_window or caps.context_window,
+                   max_output_tokens=route.max_output_tokens or caps.max_output_tokens)
 
 
 def route_options(dialect: Dialect) -> dict[str, dialects.Option]:
@@ -93,6 +120,11 @@ def server_of(dialect: Dialect, settings: Mapping[str, Settings], table: Mapping
             raise RouteError(problem)
         out.append((key, str(value)))
     return tuple(out)
+
+
+def pool_of(route: Route) -> tuple[tuple[Deployment, ...], tuple[Deployment, ...]]:
+    """The route's deployments (itself alone when it names none) and its fallbacks."""
+    return route.deployments or (Deployment("#1", route),), route.fallbacks
 
 
 def serving(route: Route, compacting: bool) -> Route:
@@ -220,25 +252,31 @@ def default_base_url(dialect: Dialect, settings: Mapping[str, Settings] = NO_SET
 
 
 def check_context_window(value: object, where: str) -> int:
+    return check_tokens(value, where, "context_window = 200000")
+
+
+def check_tokens(value: object, where: str, example: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise RouteError(f"{where} must be a positive number of tokens, e.g. context_window = 200000")
+        raise RouteError(f"{where} must be a positive number of tokens, e.g. {example}")
     return value
 
 
 def from_options(upstream: str, base_url: str, model: str, key_env: str, *,
                  settings: Mapping[str, Settings] = NO_SETTINGS, compaction_model: str = "",
-                 context_window: int = 0) -> list[Route]:
+                 context_window: int = 0, max_output_tokens: int = 0) -> list[Route]:
     """Routes from the single-route options; `compaction_model` names the model of the same
     upstream that writes compaction summaries (empty: each route's own model);
-    `context_window` (0: unset) is every route's upstream window; `settings`: each dialect's
-    own options and environment (addon/routes/plugins.py)."""
+    `context_window` and `max_output_tokens` (0: unset) are every route's upstream window and
+    output limit; `settings`: each dialect's own options and environment (addon/routes/plugins.py)."""
     dialect = check_dialect(upstream)
     url = check_base_url(base_url or default_base_url(dialect, settings))
     env = key_env_for(dialect, url, key_env.strip() or None)
     window = check_context_window(context_window, "gateway_context_window") if context_window else None
+    limit = check_tokens(max_output_tokens, "gateway_max_output_tokens",
+                         "--set gateway_max_output_tokens=8192") if max_output_tokens else None
     server = server_of(dialect, settings)
-    routes = [check_transport(Route(pattern, dialect, url, target, env, context_window=window, server=server),
-                              "gateway_base_url")
+    routes = [check_transport(Route(pattern, dialect, url, target, env, context_window=window,
+                                    max_output_tokens=limit, server=server), "gateway_base_url")
               for pattern, target in parse_models(model)]
     if compaction_model.strip():
         routes = [replace(r, summarizer=replace(r, model=compaction_model.strip())) for r in routes]
@@ -249,14 +287,29 @@ _ROUTE_KEYS = {"model": "gpt-5*", "upstream": "anthropic", "base_url": "https://
                "target_model": "claude-sonnet-4-6", "key_env": "ANTHROPIC_API_KEY",
                "compaction_model": "claude-haiku-4-5", "compaction_upstream": "anthropic",
                "compaction_base_url": "https://api.anthropic.com", "compaction_key_env": "ANTHROPIC_API_KEY",
-               "context_window": 200000}
+               "context_window": 200000, "max_output_tokens": 8192,
+               "deployments": '[{ key_env = "KEY_A" }, { key_env = "KEY_B" }]',
+               "fallbacks": '[{ upstream = "bedrock", target_model = "us.anthropic.claude-sonnet-4-6" }]',
+               "retries": 3, "retry_seconds": 30, "idle_timeout": 120}
 """The keys of a `[[route]]` table, with an example value each (for error messages)."""
+_MEMBER_KEYS = {"name": "backup-key", "upstream": "anthropic", "base_url": "https://api.anthropic.com",
+                "target_model": "claude-sonnet-4-6", "key_env": "ANTHROPIC_KEY_2", "context_window": 200000,
+                "max_output_tokens": 8192, "weight": 2}
+"""The keys of a deployment or fallback (an inline table in `deployments` / `fallbacks`)."""
+_INHERITED = ("base_url", "key_env", "target_model", "context_window", "max_output_tokens")
+"""What a deployment of the table's own upstream takes from the table when it does not say (with
+that upstream's settings); a deployment of another upstream takes none of them."""
+_POOL_KEYS = ("deployments", "fallbacks")
+_NUMBERS = {"retries": "a whole number of at least 0", "retry_seconds": "a number of seconds of at least 0",
+            "idle_timeout": "a number of seconds above 0", "context_window": "a positive number of tokens",
+            "max_output_tokens": "a positive number of tokens", "weight": "a positive number"}
 
 
 def from_toml(path: str, *, settings: Mapping[str, Settings] = NO_SETTINGS) -> list[Route]:
     """Routes from a TOML file: `[[route]]` tables with `model` (a pattern, default `*`),
     `upstream`, optional `base_url`, `target_model`, `key_env`, `context_window` (the upstream
-    model's window in tokens, served to Codex; addon/routes/catalog.py), the upstream dialect's own route
+    model's window in tokens, served to Codex; addon/routes/catalog.py), `max_output_tokens` (the
+    most the model writes; docs/models.md "Output limits"), the upstream dialect's own route
     options (`Option.route_key`: what the route states about its server), and the summarizer of
     compaction requests: `compaction_model`, `compaction_upstream` (whose URL and key variable
     default to that dialect's), `compaction_base_url`, `compaction_key_env`; first match wins."""
@@ -274,34 +327,103 @@ def from_toml(path: str, *, settings: Mapping[str, Settings] = NO_SETTINGS) -> l
         if not isinstance(entry, dict) or "upstream" not in entry:
             raise RouteError(f"gateway_config route #{i + 1} needs "
                              '`upstream = "anthropic"` (or another dialect)')
+        where = f"gateway_config route #{i + 1}"
         dialect = check_dialect(entry["upstream"])
-        own = route_options(dialect)
-        # a misspelled key would otherwise be ignored and the route would silently use a default
-        for key, value in entry.items():
-            if key not in _ROUTE_KEYS and key not in own:
-                raise RouteError(f"gateway_config route #{i + 1} has an unknown key {key!r}: "
-                                 f"write one of {', '.join([*_ROUTE_KEYS, *own])}")
-            if key in own:
-                continue  # checked by server_of
-            if key == "context_window":
-                check_context_window(value, f"gateway_config route #{i + 1}: context_window")
-            elif not isinstance(value, str):
-                raise RouteError(f"gateway_config route #{i + 1}: {key} must be a string, "
-                                 f'e.g. {key} = "{_ROUTE_KEYS[key]}"')
-        url = check_base_url(entry.get("base_url") or default_base_url(dialect, settings))
-        route = check_transport(Route(
-            pattern=entry.get("model", "*"),
-            dialect=dialect,
-            base_url=url,
-            model=entry.get("target_model") or None,
-            key_env=key_env_for(dialect, url, entry.get("key_env") or None),
-            context_window=entry.get("context_window"),
-            server=server_of(dialect, settings, entry, f"gateway_config route #{i + 1}"),
-        ), f"gateway_config route #{i + 1}")
-        routes.append(replace(route, summarizer=_summarizer(route, entry, i, settings)))
+        _check_keys(entry, _ROUTE_KEYS, route_options(dialect), where)
+        route = _route(entry, entry.get("model", "*"), dialect, settings, where)
+        route = replace(route, summarizer=_summarizer(route, entry, i, settings),
+                        retries=entry.get("retries"), retry_seconds=_seconds(entry.get("retry_seconds")),
+                        idle_timeout=_seconds(entry.get("idle_timeout")))
+        route = replace(route, deployments=_members(entry, route, "deployments", settings, where),
+                        fallbacks=_members(entry, route, "fallbacks", settings, where))
+        names = [d.name for d in (*route.deployments, *route.fallbacks)]
+        if len(set(names)) != len(names):
+            raise RouteError(f"{where}: two deployments or fallbacks share a name ({', '.join(names)}): "
+                             'give each its own, e.g. name = "backup-key"')
+        routes.append(route)
     if not routes:
         raise RouteError(f"gateway_config {path!r} has no [[route]] table")
     return routes
+
+
+def _check_keys(table: Mapping[str, Any], keys: Mapping[str, Any], own: Mapping[str, dialects.Option],
+                where: str) -> None:
+    """Every key known (a misspelled one would be ignored and the route would silently use a
+    default), and each of its type: numbers in range, the rest strings."""
+    for key, value in table.items():
+        if key not in keys and key not in own:
+            raise RouteError(f"{where} has an unknown key {key!r}: write one of {', '.join([*keys, *own])}")
+        if key in own or key in _POOL_KEYS:
+            continue  # checked by server_of; by _members
+        if key in _NUMBERS:
+            _check_number(key, value, where)
+        elif not isinstance(value, str):
+            raise RouteError(f'{where}: {key} must be a string, e.g. {key} = "{keys[key]}"')
+
+
+def _check_number(key: str, value: object, where: str) -> None:
+    if key in ("context_window", "max_output_tokens"):
+        check_tokens(value, f"{where}: {key}", f"{key} = {_ROUTE_KEYS[key]}")
+        return
+    whole = key == "retries"
+    ok = not isinstance(value, bool) and isinstance(value, int if whole else int | float)
+    if ok and key in ("retries", "retry_seconds"):
+        ok = value >= 0  # type: ignore[operator]
+    elif ok:
+        ok = value > 0  # type: ignore[operator]
+    if not ok:
+        raise RouteError(f"{where}: {key} must be {_NUMBERS[key]}, e.g. {key} = {_ROUTE_KEYS.get(key, 2)}")
+
+
+def _seconds(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _route(table: Mapping[str, Any], pattern: str, dialect: Dialect, settings: Mapping[str, Settings],
+           where: str) -> Route:
+    """A route (or a deployment's) from a table's upstream keys: its URL, model, key variable,
+    window and settings, checked."""
+    url = check_base_url(table.get("base_url") or default_base_url(dialect, settings))
+    return check_transport(Route(
+        pattern=pattern,
+        dialect=dialect,
+        base_url=url,
+        model=table.get("target_model") or None,
+        key_env=key_env_for(dialect, url, table.get("key_env") or None),
+        context_window=table.get("context_window"),
+        max_output_tokens=table.get("max_output_tokens"),
+        server=server_of(dialect, settings, table, where),
+    ), where)
+
+
+def _members(entry: Mapping[str, Any], route: Route, key: str, settings: Mapping[str, Settings],
+             where: str) -> tuple[Deployment, ...]:
+    """A route table's `deployments` or `fallbacks`: inline tables with a route's upstream keys
+    (and `name`, `weight`); what one leaves out its table says (`_INHERITED`, and its upstream's
+    settings) when it keeps the table's upstream."""
+    tables = entry.get(key)
+    if tables is None:
+        return ()
+    example = _ROUTE_KEYS[key]
+    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
+        raise RouteError(f"{where}: {key} must be a list of inline tables, e.g. {key} = {example}")
+    label = "deployment" if key == "deployments" else "fallback"
+    out = []
+    for n, table in enumerate(tables, start=1):
+        at = f"{where} {label} #{n}"
+        dialect = check_dialect(table["upstream"]) if "upstream" in table else route.dialect
+        own = route_options(dialect)
+        _check_keys(table, _MEMBER_KEYS, own, at)
+        if key == "fallbacks" and "weight" in table:
+            raise RouteError(f"{at}: a fallback has no weight: fallbacks are tried in order, as listed")
+        merged = dict(table)
+        if dialect.name == route.dialect.name:
+            inherited = [*_INHERITED, *own]
+            merged = {k: entry[k] for k in inherited if k in entry and k not in table} | merged
+        member = _route(merged, route.pattern, dialect, settings, at)
+        name = table.get("name") or (f"#{n}" if key == "deployments" else f"fallback #{n}")
+        out.append(Deployment(name, member, float(table.get("weight", 1))))
+    return tuple(out)
 
 
 def _summarizer(route: Route, entry: dict[str, Any], i: int,

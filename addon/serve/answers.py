@@ -1,4 +1,7 @@
-"""Answers the proxy gives itself, always in the client's own dialect (Responses)."""
+"""Answers the proxy gives itself, written once in the client's own dialect: an error is its client
+dialect's `error_body` with the status its `error_status` says (docs/design.md "Errors"); the
+flow's client dialect is `addon/serve/flow.py` `speaks_of(flow.metadata)` where no `FlowCtx` is
+at hand."""
 
 from __future__ import annotations
 
@@ -8,13 +11,8 @@ from mitmproxy import http
 
 from addon.observe import flowinfo
 from addon.upstream import auth, credentials
-from translators.core.errors import error_type_for_status
+from translators.client_dialects import ClientDialect
 from translators.wire import wirejson
-
-
-def error_body(status: int, code: str, message: str, param: str | None = None) -> dict[str, Any]:
-    return {"error": {"type": error_type_for_status(status), "code": code, "message": message,
-                      "param": param}}
 
 
 def json_response(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> http.Response:
@@ -22,8 +20,12 @@ def json_response(status: int, body: dict[str, Any], headers: dict[str, str] | N
                               {"content-type": "application/json", **(headers or {})})
 
 
-def error_response(status: int, code: str, message: str, param: str | None = None) -> http.Response:
-    return json_response(status, error_body(status, code, message, param))
+def error_response(speaks: ClientDialect, status: int, code: str, message: str, param: str | None = None,
+                   headers: dict[str, str] | None = None) -> http.Response:
+    """An error the proxy writes itself (`code`: the gateway's own, e.g. `request_too_large`), in
+    the shape and with the status its client reads."""
+    body = speaks.error_body(status, code, message, param)
+    return json_response(speaks.error_status(status, body), body, headers)
 
 
 def answer(flow: http.HTTPFlow, response: http.Response) -> None:

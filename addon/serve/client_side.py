@@ -2,11 +2,11 @@
 served through the same routes, reports, captures, limits and client keys as Codex
 (docs/claude-code.md "Through the gateway").
 
-What is particular to a client dialect comes from `translators/client_dialects.py` (its paths,
-its own vendor's hosts, its credential headers, its decoder, encoder and error shape); this module
-names no vendor. `addon/gateway.py` asks `claim` (is this request such a client's), the pipeline
-(addon/serve/pipeline.py) answers its models endpoints and token counts with the functions here, and
-`restyle` re-says the proxy's own answers, written in Responses' shape, in the client's.
+What is particular to a client dialect comes from its entry in `translators/client_dialects.py`
+(its paths, its own vendor's hosts, its credential headers, its models page and entry, its count
+answer and estimate); this module names no client and no vendor. `addon/gateway.py` asks `claim`
+(is this request such a client's), the pipeline (addon/serve/pipeline.py) answers its models
+endpoints and token counts with the functions here, each in the client's own shape.
 
 Client dialects defined outside the package: a module `$GATEWAY_DIALECTS` names may define a
 `CLIENT_DIALECT` (addon/routes/plugins.py `load_extra`), registered as the shipped ones are.
@@ -15,7 +15,6 @@ Client dialects defined outside the package: a module `$GATEWAY_DIALECTS` names 
 from __future__ import annotations
 
 import fnmatch
-import math
 from typing import Any
 
 from mitmproxy import http
@@ -24,18 +23,16 @@ from mitmproxy.proxy.mode_specs import ReverseMode
 from addon.observe import flowinfo
 from addon.routes.routing import Route, Router
 from addon.serve import paths
-from addon.serve.answers import answer, json_response
+from addon.serve.answers import answer, error_response, json_response
 from addon.serve.flow import FlowCtx, speaks_of
 from addon.upstream import auth, credentials
 from translators import client_dialects as registry
+from translators import dialect as dialects
 from translators.api import translate_error
-from translators.client_dialects import ClientDialect
-from translators.messages_client.context import CHARS_PER_TOKEN
+from translators.client_dialects import ClientDialect, ListedModel, TokenCount
 from translators.wire import wirejson
 
 METADATA = flowinfo.CLIENT_DIALECT
-CREATED_AT = "1970-01-01T00:00:00Z"
-"""`created_at` of a listed model: a route has no release date (anthropic SDK `ModelInfo`)."""
 
 
 def path_of(flow: http.HTTPFlow) -> str:
@@ -90,29 +87,28 @@ def pass_on(flow: http.HTTPFlow, speaks: ClientDialect, model: object) -> None:
         flow.request.headers.pop(name, None)
 
 
-def answer_count(flow: http.HTTPFlow, route: Route, translation: Any, info: dict[str, Any]) -> None:
-    """An estimate of the input tokens: the upstream body's characters at CHARS_PER_TOKEN a token
-    (docs/claude-code.md "Token counts"); the flow's notes say so."""
-    chars = len(wirejson.dumps(translation.body))
+def answer_count(flow: http.HTTPFlow, counts: TokenCount, route: Route, translation: Any,
+                 info: dict[str, Any]) -> None:
+    """An estimate of the input tokens of the request the upstream would have been sent, by the
+    client dialect's own rule (docs/claude-code.md "Token counts"); the flow's notes say so."""
     flowinfo.merge(info, translation)
-    info["notes"].append(f"count_tokens: estimated at {CHARS_PER_TOKEN} characters a token of the "
-                         f"{route.dialect.name} request; the upstream was not asked")
-    answer(flow, json_response(200, {"input_tokens": max(1, math.ceil(chars / CHARS_PER_TOKEN))}))
+    info["notes"].append(f"count_tokens: estimated {counts.estimated} of the {route.dialect.name} "
+                         "request; the upstream was not asked")
+    answer(flow, json_response(200, counts.answer(counts.estimate(translation.body))))
 
 
 def read_count(fc: FlowCtx) -> None:
-    """The upstream's answer to a count sent to it: its tokens as `{"input_tokens": N}`, its
+    """The upstream's answer to a count sent to it: its tokens in the client's count answer, its
     error in the client's error shape (status and retry headers kept)."""
     flow, speaks = fc.flow, fc.speaks
-    assert flow.response is not None and fc.route is not None
+    assert flow.response is not None and fc.route is not None and speaks.count is not None
     target = fc.route.dialect.name
     fc.mark_done()
     info = fc.info
     raw = credentials.scrub_bytes(flow.response.get_content(strict=False) or b"",
                                   credentials.secrets_of(flow))
     fc.keep_upstream_response(raw)
-    codec = fc.route.dialect.codec
-    counter = codec.count_tokens if codec is not None else None
+    counter = dialects.counter(fc.route.dialect, dict(fc.route.server))
     status = flow.response.status_code
     if status >= 400 or counter is None:
         error = translate_error(target, status, raw, dict(flow.response.headers), client=speaks.name)
@@ -124,68 +120,44 @@ def read_count(fc: FlowCtx) -> None:
             tokens = counter.parse(wirejson.loads(raw))
         except (ValueError, RecursionError) as exc:
             info["error"] = f"gateway could not read the upstream's count: {exc}"[:300]
-            body = speaks.error_body(502, "upstream_protocol_error", info["error"])
-            flow.response = json_response(speaks.error_status(502, body), body)
+            flow.response = error_response(speaks, 502, "upstream_protocol_error", info["error"])
         else:
             info.setdefault("notes", []).append(f"count_tokens: counted by the {target} upstream")
-            flow.response = json_response(200, {"input_tokens": tokens})
+            flow.response = json_response(200, speaks.count.answer(tokens))
     auth.redact_request(flow.request.headers)
     credentials.scrub_flow(flow)
     flowinfo.describe(flow)
 
 
-def _listed(router: Router) -> list[dict[str, Any]]:
-    """The routed model names a client can send: every route pattern with no wildcard."""
-    out = []
+def listed(router: Router, names: tuple[str, ...]) -> list[ListedModel]:
+    """The model names a client can send that a route takes, in the order of the routes, each with
+    the route that takes it (the first whose pattern matches it, as `Router.route` picks): every
+    route pattern that is a plain name, and the names the client sends by default (`names`: for
+    Claude Code its default, small and fast models) that a pattern with a wildcard takes, so a
+    client that picks only from the list can pick them (docs/claude-code.md "Models")."""
+    out: dict[str, ListedModel] = {}
     for route in router.routes:
-        if any(c in route.pattern for c in "*?["):
-            continue
-        out.append({"type": "model", "id": route.pattern, "created_at": CREATED_AT, "display_name":
-                    f"{route.pattern} ({route.dialect.name}: {route.model or route.pattern})"})
-    return out
+        wild = any(c in route.pattern for c in "*?[")
+        for name in [n for n in names if fnmatch.fnmatchcase(n, route.pattern)] if wild else [route.pattern]:
+            taken = router.route(name)
+            if taken is not None and name not in out:
+                out[name] = ListedModel(name, taken.dialect.name, taken.model or name)
+    return list(out.values())
 
 
-def answer_models(flow: http.HTTPFlow, router: Router) -> None:
-    data = _listed(router)
-    page = {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
-            "last_id": data[-1]["id"] if data else None}
-    flow.response = json_response(200, page)
+def answer_models(flow: http.HTTPFlow, router: Router, speaks: ClientDialect) -> None:
+    assert speaks.models is not None
+    flow.response = json_response(200, speaks.models.page(listed(router, speaks.models.names)))
     flow.metadata[flowinfo.DONE] = True
 
 
 def answer_model(flow: http.HTTPFlow, router: Router, speaks: ClientDialect, model: str) -> None:
     """One routed model; a model no route takes goes on to the client's own vendor untouched."""
+    assert speaks.models is not None
     route = router.route(model)
     if route is None:
         pass_on(flow, speaks, model)
         return
-    shown = f"{model} ({route.dialect.name}: {route.model or model})"
-    flow.response = json_response(200, {"type": "model", "id": model, "created_at": CREATED_AT,
-                                        "display_name": shown})
+    flow.response = json_response(200, speaks.models.entry(ListedModel(model, route.dialect.name,
+                                                                       route.model or model)))
     flow.metadata[flowinfo.DONE] = True
-
-
-def restyle(flow: http.HTTPFlow, speaks: ClientDialect) -> None:
-    """The proxy's own answers to a claimed flow (a client key refused, a body too large, an
-    unreachable upstream, a gateway error), written in Responses' shape by the shared code, are
-    re-said in the client dialect's shape; a whole answer that failed gets the status of its
-    error. The last step of the gateway's `response` hook."""
-    if speaks.name == registry.DEFAULT or flow.response is None or flow.response.stream:
-        return
-    try:
-        body = wirejson.loads(flow.response.content or b"")
-    except (ValueError, RecursionError):
-        return
-    if not isinstance(body, dict) or not isinstance(body.get("error"), dict):
-        return
-    status = flow.response.status_code
-    if body.get("type") == "error":  # already the client's shape: a failed whole answer's status
-        if status == 200:
-            flow.response.status_code = speaks.answer_status(body)
-        return
-    error = body["error"]
-    restyled = speaks.error_body(status, str(error.get("code") or ""), str(error.get("message") or ""))
-    if restyled == body:
-        return
-    flow.response.status_code = speaks.error_status(status, restyled)
-    flow.response.content = wirejson.dumps(restyled)

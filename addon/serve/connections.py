@@ -14,7 +14,7 @@ the script's `addons`) keeps, for every client connection the listener accepts
   hook, no layer, no log line of mitmproxy's.
 - **How long**: a connection must send its first request's head (TLS handshake and CONNECT
   included) within `gateway_header_timeout` seconds of connecting, and the next within
-  `gateway_idle_timeout` of the last answer; a request body may pause for at most
+  `gateway_keepalive_timeout` of the last answer; a request body may pause for at most
   `gateway_body_timeout` seconds between two reads; a connection half-closed after an answer
   given before its body (addon/patches/early_answer.py) ends `limits.LINGER_SECONDS` later. A
   request in flight, a WebSocket or a TCP tunnel has none of these (mitmproxy's `tcp_timeout`
@@ -44,9 +44,9 @@ from typing import Any
 from mitmproxy import ctx, http
 
 from addon.patches import admission, early_answer, websocket_bound
-from addon.serve.answers import error_body
 from addon.serve.websocket import turn as websocket_turn
 from addon.work import limits
+from translators import client_dialects
 from translators.wire import wirejson
 
 log = logging.getLogger(__name__)
@@ -89,7 +89,8 @@ def address_of(peername: Any) -> str:
 
 def refusal(status: int, code: str, message: str) -> bytes:
     """A whole HTTP/1.1 answer, written before the client sent anything and then closed."""
-    body = wirejson.dumps(error_body(status, code, message))
+    # nothing was read yet: the default client dialect's shape (Codex's, the OpenAI SDKs')
+    body = wirejson.dumps(client_dialects.get(client_dialects.DEFAULT).error_body(status, code, message))
     reason = {503: "Service Unavailable"}.get(status, "Error")
     return (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: "
             f"{len(body)}\r\nretry-after: 1\r\nconnection: close\r\n\r\n").encode() + body
@@ -127,7 +128,7 @@ class Connections:
             return
         self._total = int(o.gateway_max_connections)
         self._per_address = int(o.gateway_max_connections_per_address)
-        self._timeouts = (float(o.gateway_header_timeout), float(o.gateway_idle_timeout),
+        self._timeouts = (float(o.gateway_header_timeout), float(o.gateway_keepalive_timeout),
                           float(o.gateway_body_timeout))
         websocket_bound.limits = self.message_limit
 
@@ -257,7 +258,7 @@ class Connections:
                     self._close(watch, f"paused its request body for {body:g} s (gateway_body_timeout)")
             elif watch.served:
                 if idle > 0 and now - watch.since > idle:
-                    self._close(watch, f"sent no request for {idle:g} s (gateway_idle_timeout)")
+                    self._close(watch, f"sent no request for {idle:g} s (gateway_keepalive_timeout)")
             elif header > 0 and now - watch.since > header:
                 self._close(watch, f"sent no whole request head within {header:g} s (gateway_header_timeout)")
 

@@ -112,9 +112,8 @@ class FlowCtx:
 def speaks_of(metadata: dict[str, Any]) -> ClientDialect:
     """The client dialect a flow was taken on with (saved in its metadata), else the default."""
     name = metadata.get(flowinfo.CLIENT_DIALECT)
-    if isinstance(name, str) and name in client_registry.TABLE:
-        return client_registry.TABLE[name]
-    return client_registry.TABLE[client_registry.DEFAULT]
+    known = isinstance(name, str) and name in client_registry.names()
+    return client_registry.get(name if known else client_registry.DEFAULT)
 
 
 class Flows:

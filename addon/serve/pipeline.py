@@ -46,6 +46,7 @@ from translators import (
     translate_response,
 )
 from translators import client_dialects as client_registry
+from translators import dialect as dialects
 from translators.core.report import Report
 from translators.features import compaction
 from translators.wire import wirejson
@@ -81,16 +82,16 @@ async def serve(gw: Gateway, fc: FlowCtx) -> None:
     a token count or a turn read and sent on through the steps below."""
     flow, speaks = fc.flow, fc.speaks
     path, method = client_dialects.path_of(flow), flow.request.method
-    if method == "GET" and _models_path(speaks, path):
+    if method == "GET" and speaks.models is not None and _models_path(speaks, path):
         fc.kind = "models"
         if path.endswith("/models"):
-            client_dialects.answer_models(flow, gw.router)
+            client_dialects.answer_models(flow, gw.router, speaks)
         else:
             client_dialects.answer_model(flow, gw.router, speaks, path.rsplit("/", 1)[1])
         return
     if method != "POST":
         return
-    if speaks.turn_paths and path not in speaks.turn_paths:
+    if speaks.count is not None and path not in speaks.turn_paths:
         fc.kind = "count"
     read = await _read(gw, fc)
     if read is None:
@@ -304,26 +305,28 @@ def _as_asked(fc: FlowCtx, body: Any) -> Any:
 
 
 # -- retarget --------------------------------------------------------------------------------------
-def _retarget_or_answer(gw: Gateway, fc: FlowCtx, translation: Translation, content: bytes | None) -> None:
+def _retarget_or_answer(gw: Gateway, fc: FlowCtx, translation: Translation, content: bytes | None,
+                        url: str | None = None) -> None:
     """A failure past this point would leave a half-rewritten request (new URL, client headers):
     it is answered here and never sent."""
     route = fc.route
     assert route is not None
     try:
-        retarget(gw, fc, route, translation, content)
+        retarget(gw, fc, route, translation, content, url)
     except TranslatorError as exc:  # e.g. no credentials for a signed dialect
         fc.info["error"] = exc.message
-        answer_now(fc.flow, json_response(exc.status, exc.to_body()))
+        answer_now(fc.flow, json_response(*fc.speaks.refusal(exc)))
     except Exception as exc:
         fc.info["error"] = f"gateway could not address the upstream: {exc!r}"
-        answer_now(fc.flow, error_response(500, "server_error", fc.info["error"]))
+        answer_now(fc.flow, error_response(fc.speaks, 500, "server_error", fc.info["error"]))
 
 
 def retarget(gw: Gateway, fc: FlowCtx, route: Route, translation: Translation,
-             content: bytes | None = None) -> None:
-    """The flow's request becomes the upstream's: the route's base URL + the translation's path,
-    the client's headers cut to what may go on, the dialect's content type and accept, the
-    route's credentials (on the wire only: the flow shows `<redacted>`)."""
+             content: bytes | None = None, url: str | None = None) -> None:
+    """The flow's request becomes the upstream's: the route's base URL + the translation's path
+    (or `url`: a count the route's server takes elsewhere, `dialects.count_url`), the client's
+    headers cut to what may go on, the dialect's content type and accept, the route's
+    credentials (on the wire only: the flow shows `<redacted>`)."""
     flow = fc.flow
     if content is None:
         content = wirejson.dumps(translation.body)
@@ -338,7 +341,7 @@ def retarget(gw: Gateway, fc: FlowCtx, route: Route, translation: Translation,
     headers["content-type"] = dialect.vendor.request_content_type
     headers["accept"] = dialect.vendor.stream_content_type if translation.stream else "application/json"
     headers["accept-encoding"] = "identity"  # the stream callable gets raw bytes
-    flow.request.url = route.base_url + translation.path
+    flow.request.url = url or route.base_url + translation.path
     secret, note = auth.upstream_credentials(route, headers, flow.request.url, content, gw.settings)
     if note:
         fc.info["notes"].append(note)
@@ -360,25 +363,25 @@ def _count(gw: Gateway, fc: FlowCtx, translation: Translation) -> None:
     `client_dialects.read_count`."""
     route = fc.route
     assert route is not None
-    codec = route.dialect.codec
-    counter = codec.count_tokens if codec is not None else None
+    counter = dialects.counter(route.dialect, dict(route.server))
     info = fc.info
     if counter is None:
-        client_dialects.answer_count(fc.flow, route, translation, info)
+        assert fc.speaks.count is not None  # a count is a client dialect's that has one
+        client_dialects.answer_count(fc.flow, fc.speaks.count, route, translation, info)
         return
     flowinfo.merge(info, translation)
     path, body = counter.encode(translation.body, translation.model)
     counted = translation.model_copy(update={"path": path, "body": body, "stream": False})
-    info.update(model=translation.model, url=route.base_url + path, kind=flowinfo.COUNT_KIND)
-    _retarget_or_answer(gw, fc, counted, None)
+    url = dialects.count_url(counter, route.base_url, path)
+    info.update(model=translation.model, url=url, kind=flowinfo.COUNT_KIND)
+    _retarget_or_answer(gw, fc, counted, None, url=url)
 
 
 # -- refusals --------------------------------------------------------------------------------------
 def refuse(fc: FlowCtx, status: int, code: str, message: str) -> None:
     """Answer a request the gateway will not take, in the client's error shape."""
     fc.flow.metadata[flowinfo.KEY] = flowinfo.record("-", refused=message)
-    error = fc.speaks.error_body(status, code, message)
-    answer_now(fc.flow, json_response(fc.speaks.error_status(status, error), error))
+    answer_now(fc.flow, error_response(fc.speaks, status, code, message))
 
 
 def _refuse_translation(fc: FlowCtx, exc: Exception) -> None:
@@ -388,13 +391,13 @@ def _refuse_translation(fc: FlowCtx, exc: Exception) -> None:
         answer_now(fc.flow, json_response(status, error))
     else:  # a translator bug must not let the flow go on as sent
         fc.info["error"] = f"gateway could not translate the request: {exc!r}"
-        answer_now(fc.flow, error_response(500, "server_error", fc.info["error"]))
+        answer_now(fc.flow, error_response(fc.speaks, 500, "server_error", fc.info["error"]))
 
 
 def _refuse_replay(fc: FlowCtx, client_model: object, message: str) -> None:
     fc.flow.metadata[flowinfo.KEY] = flowinfo.record("-", client_model, client_model=client_model,
                                                      error=f"replay: {message}")
-    answer_now(fc.flow, error_response(400, "replay_failed", message))
+    answer_now(fc.flow, error_response(fc.speaks, 400, "replay_failed", message))
 
 
 # -- answer ----------------------------------------------------------------------------------------
@@ -424,7 +427,7 @@ def answer(gw: Gateway, fc: FlowCtx) -> None:
             if refused := upstream_headers.refusal(flow):
                 fc.keep_upstream_response(flow.response.get_content(strict=False) or b"")
                 info["error"] = refused["message"]
-                flow.response = error_response(502, refused["code"], refused["message"])
+                flow.response = error_response(fc.speaks, 502, refused["code"], refused["message"])
             elif flow.response.status_code >= 400:
                 _translate_error(fc, translation, info)
             else:
@@ -432,7 +435,7 @@ def answer(gw: Gateway, fc: FlowCtx) -> None:
                 gw.state.finish(fc)
         except Exception as exc:  # the client still gets an answer in its own dialect
             info["error"] = f"gateway could not translate the upstream's answer: {exc!r}"[:500]
-            flow.response = error_response(502, "upstream_protocol_error", info["error"])
+            flow.response = error_response(fc.speaks, 502, "upstream_protocol_error", info["error"])
     if final is None:  # a whole answer, or a stream the proxy passes through
         final = flowinfo.final_response(flow.response.content or b"")
     if used := flowinfo.usage_of(final):
@@ -501,7 +504,7 @@ def _translate_whole(fc: FlowCtx, translation: Translation, info: dict[str, Any]
     if translation.stream:
         translator = stream_translator(translation.target, translation)
         out = translator.feed(raw) + translator.close()
-        flow.response.headers["content-type"] = "text/event-stream"
+        flow.response.headers["content-type"] = fc.speaks.stream_content_type
         flow.response.headers.pop("content-encoding", None)
         flow.response.content = out
         _collect(info, translator.report, None)

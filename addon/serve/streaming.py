@@ -25,9 +25,9 @@ Translator = StreamTranslator | PassthroughTranslator
 class StreamHook:
     def __init__(self, translator: Translator, on_end: Callable[[StreamHook], None] | None = None,
                  secrets: tuple[str, ...] = (), max_kept: int = MAX_KEPT_BYTES,
-                 speaks: ClientDialect = client_dialects.TABLE[client_dialects.DEFAULT]) -> None:
+                 speaks: ClientDialect | None = None) -> None:
         self.translator = translator
-        self.speaks = speaks
+        self.speaks = speaks or client_dialects.get(client_dialects.DEFAULT)
         """The client's dialect: how its stream ends when this hook fails (`_fail`)."""
         self.secrets = secrets
         """The credentials sent upstream: an event that repeats one (an error message) reaches

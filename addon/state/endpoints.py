@@ -13,12 +13,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from addon.serve.answers import error_body
 from addon.state import stored_items
 from addon.state.store import Conversation, Store
-from translators.responses.stream import with_every_field
+from translators import client_dialects
+from translators.wire.response_object import with_every_field
 
 Result = tuple[int, dict[str, Any]] | None
+error_body = client_dialects.get(client_dialects.DEFAULT).error_body
+"""The store's endpoints are the Responses API's own (docs/state.md): their errors are said in
+the Responses client dialect's shape."""
 _MAX_LIMIT = 100
 MAX_ITEMS = 20
 """Items per create / append request: "You may add up to 20 items at a time" (openai SDK,

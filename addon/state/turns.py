@@ -27,7 +27,8 @@ from addon.observe import flowinfo
 from addon.routes import plugins, routing
 from addon.routes.routing import Route, serving
 from addon.serve import bodies
-from addon.serve.answers import answer, error_body, error_response, json_response
+from addon.serve.answers import answer, error_response, json_response
+from addon.serve.flow import speaks_of
 from addon.state import endpoints, stored_items
 from addon.state.store import ItemsJSON, ResponseRecord, Store, StoreError, open_store
 from addon.team import keys as clients
@@ -149,7 +150,7 @@ class State:
         route goes to OpenAI itself, so an id the store does not know is OpenAI's: the request
         goes on untouched."""
         if not self.enabled:
-            flow.response = error_response(404, "not_found",
+            flow.response = _error(flow, 404, "not_found",
                                            "the gateway keeps no state (gateway_store=false)")
             return
         body = await self._read_body(flow)
@@ -160,11 +161,11 @@ class State:
         try:
             result = await self._call(endpoints.handle, flow.request.method, rest, query, body, client)
         except StoreError as exc:
-            _refuse(flow, {}, error_response(503, "store_unavailable", str(exc)))
+            _refuse(flow, {}, _error(flow, 503, "store_unavailable", str(exc)))
             return
         if result is None or (result[0] == 404 and passthrough):
             if not passthrough:
-                flow.response = error_response(404, "not_found", f"no such endpoint: {flow.request.method} "
+                flow.response = _error(flow, 404, "not_found", f"no such endpoint: {flow.request.method} "
                                                                    f"/{rest}")
             return
         status, payload = result
@@ -183,11 +184,11 @@ class State:
             _data, body, _text = await offload.in_thread(bodies.read, raw, flow.request.headers.get(
                 "content-encoding"), limit, 0)
         except bodies.TooLarge as exc:
-            _refuse(flow, {}, error_response(413, "request_too_large", str(exc)))
+            _refuse(flow, {}, _error(flow, 413, "request_too_large", str(exc)))
             return _ANSWERED
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             message = f"the request body is not JSON: {exc}"[:300]
-            _refuse(flow, {}, error_response(400, "invalid_json", message))
+            _refuse(flow, {}, _error(flow, 400, "invalid_json", message))
             return _ANSWERED
         return body
 
@@ -200,13 +201,13 @@ class State:
         query = dict(flow.request.query)
         days = usage.days(query.get("from"), query.get("to"), _today())
         if isinstance(days, str):
-            _refuse(flow, {}, error_response(400, "invalid_request_error", days))
+            _refuse(flow, {}, _error(flow, 400, "invalid_request_error", days))
             return True
         name = self.gate.client_of(flow).name
         try:
             rows = await self._call(lambda store: store.usage(*days, client=name))
         except StoreError as exc:
-            _refuse(flow, {}, error_response(503, "store_unavailable", str(exc)))
+            _refuse(flow, {}, _error(flow, 503, "store_unavailable", str(exc)))
             return True
         flow.metadata[flowinfo.KEY] = flowinfo.record("store", kind="usage", **_client_info(flow))
         answer(flow, json_response(200, usage.document(name, days, rows)))
@@ -248,7 +249,7 @@ class State:
             try:
                 used = await self._call(lambda store: store.tokens_on(client.name, _today()))
             except StoreError as exc:
-                _refuse(flow, fields, error_response(503, "store_unavailable", str(exc)))
+                _refuse(flow, fields, _error(flow, 503, "store_unavailable", str(exc)))
                 return False
             if used >= client.tokens_per_day:
                 wait = clients.retry_after(_seconds_to_midnight())
@@ -258,7 +259,7 @@ class State:
         if refused is None:
             return True
         status, code, message, headers = refused
-        _refuse(flow, fields, json_response(status, error_body(status, code, message), headers))
+        _refuse(flow, fields, _error(flow, status, code, message, headers=headers))
         return False
 
     # -- before translation -----------------------------------------------------------------
@@ -281,7 +282,7 @@ class State:
         for name in {model, serving(route, compact).model or model}:
             if isinstance(name, str) and (problem := routing.model_name_problem(name)):
                 # before the capabilities fetch and the translation: nothing is sent upstream
-                _refuse(flow, fields, error_response(400, "invalid_model", problem, "model"))
+                _refuse(flow, fields, _error(flow, 400, "invalid_model", problem, "model"))
                 return None
         own_state = plugins.passes_through(dialect)  # the upstream is a Responses server itself
         if compact and own_state:
@@ -289,7 +290,7 @@ class State:
         if not previous and not conversation_id and not compact and not store:
             return AS_SENT  # Codex: nothing to read, nothing to write
         if previous and conversation_id:
-            _refuse(flow, fields, error_response(400, "invalid_request_error", "previous_response_id and "
+            _refuse(flow, fields, _error(flow, 400, "invalid_request_error", "previous_response_id and "
                                                  "conversation cannot be used together.", "conversation"))
             return None
         past: list[dict[str, Any]] | stored_items.Stored = []
@@ -299,7 +300,7 @@ class State:
                 if found is None:
                     if own_state:
                         return AS_SENT  # OpenAI's own id
-                    _refuse(flow, fields, error_response(400, "previous_response_not_found",
+                    _refuse(flow, fields, _error(flow, 400, "previous_response_not_found",
                                                          f"Previous response with id '{previous}' not found.",
                                                          "previous_response_id"))
                     return None
@@ -310,12 +311,12 @@ class State:
                 if found is None:
                     if own_state:
                         return AS_SENT
-                    _refuse(flow, fields, error_response(404, "not_found", f"Conversation with id "
+                    _refuse(flow, fields, _error(flow, 404, "not_found", f"Conversation with id "
                                                          f"'{conversation_id}' not found.", "conversation"))
                     return None
                 past = found
         except StoreError as exc:
-            _refuse(flow, fields, error_response(503, "store_unavailable", str(exc)))
+            _refuse(flow, fields, _error(flow, 503, "store_unavailable", str(exc)))
             return None
         turn = {"kind": "response", "store": store, "previous_id": previous or None,
                 "conversation_id": conversation_id or None,
@@ -389,7 +390,7 @@ class State:
             return
         conversation_id = turn.get("conversation_id")
         # stored as the client got it: every field of it, the request's echo included
-        # (previous_response_id, conversation, store: translators/responses/echo.py)
+        # (previous_response_id, conversation, store: translators/responses_client/echo.py)
         stored = response
         output = [stored_items.stored_item(i) for i in response.get("output") or []]
         client = turn.get("client", "")
@@ -472,6 +473,12 @@ def _seconds_to_midnight() -> float:
 
 
 _client_info = clients.Gate.named
+
+
+def _error(flow: http.HTTPFlow, status: int, code: str, message: str, param: str | None = None,
+           headers: dict[str, str] | None = None) -> http.Response:
+    """The store's and the budgets' errors, in the shape of the flow's client."""
+    return error_response(speaks_of(flow.metadata), status, code, message, param, headers)
 
 
 def _refuse(flow: http.HTTPFlow, body: dict[str, Any], response: http.Response) -> None:

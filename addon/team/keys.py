@@ -47,7 +47,8 @@ from mitmproxy.proxy.mode_specs import ProxyMode
 
 from addon.observe import flowinfo
 from addon.routes.routing import is_loopback
-from addon.serve.answers import answer, error_body, json_response
+from addon.serve.answers import answer, error_response
+from addon.serve.flow import speaks_of
 
 KEY_PREFIX = "gwk-"
 """Gateway keys start with this, so a leaked one is recognised (and told apart from a vendor's)."""
@@ -389,11 +390,11 @@ def exposed_listeners(modes: Sequence[str], listen_host: str) -> list[str]:
 
 def refuse(flow: Any, status: int, code: str, message: str,
            headers: Mapping[str, str] | None = None) -> None:
-    """Answer a request the gateway will not serve, in Responses' shape (a client dialect's
-    `restyle` re-says it in its own); the flow's record says why."""
+    """Answer a request the gateway will not serve, in its client's shape; the flow's record says
+    why."""
     flow.metadata[flowinfo.KEY] = {"upstream": "-", "model": None, "dropped": [], "notes": [],
                                    "refused": message, **Gate.named(flow)}
-    answer(flow, json_response(status, error_body(status, code, message), dict(headers or {})))
+    answer(flow, error_response(speaks_of(flow.metadata), status, code, message, headers=dict(headers or {})))
 
 
 # -- the file, for the command ----------------------------------------------------------------

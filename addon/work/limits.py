@@ -28,7 +28,7 @@ MAX_KEPT_BYTES = 8 * MiB
 SOCKET_BACKLOG_BYTES = 64 * MiB
 """Answer frames a WebSocket client may leave unread before the gateway closes its connection and
 ends its upstream call (addon/serve/websocket/endpoint.py): four times the longest answer
-(translators/responses/stream.py MAX_OUTPUT_CHARS), whose done events repeat it; a client that
+(translators/ir/encoder.py MAX_OUTPUT_CHARS), whose done events repeat it; a client that
 reads keeps its backlog near one frame (docs/websocket.md "Limits")."""
 
 
@@ -39,7 +39,7 @@ MAX_WEBSOCKET_MESSAGE_BYTES = SOCKET_BACKLOG_BYTES
 """One WebSocket message, either way, on a socket the gateway does not serve (on one it serves, a
 client's message is a request: `gateway_max_request_bytes`)."""
 HEADER_TIMEOUT = 30
-IDLE_TIMEOUT = 120
+KEEPALIVE_TIMEOUT = 120
 """Longer than the clients' own idle time for a pooled connection (reqwest, under Codex: 90 s), so
 the client, not the gateway, ends an idle connection, and never as it sends a request on it."""
 BODY_TIMEOUT = 60
@@ -66,7 +66,7 @@ def add_options(loader: Any) -> None:
     loader.add_option("gateway_header_timeout", int, HEADER_TIMEOUT,
                       "Seconds a new connection has to send its first request's head (TLS and "
                       "CONNECT included); then it is closed (0: no bound).")
-    loader.add_option("gateway_idle_timeout", int, IDLE_TIMEOUT,
+    loader.add_option("gateway_keepalive_timeout", int, KEEPALIVE_TIMEOUT,
                       "Seconds a connection may stay idle between an answer and its next request (0: "
                       "no bound).")
     loader.add_option("gateway_body_timeout", int, BODY_TIMEOUT,

@@ -65,7 +65,7 @@ def proxy(tmp_path_factory: pytest.TempPathFactory, target: Upstream,
     """Short timeouts and a small per-address bound, so the test sees them act; per-address is
     off for 127.0.0.1, the well-behaved client's own address, by giving attackers others."""
     tmp = tmp_path_factory.mktemp("sockets")
-    options = {"gateway_header_timeout": "2", "gateway_idle_timeout": "2", "gateway_body_timeout": "2",
+    options = {"gateway_header_timeout": "2", "gateway_keepalive_timeout": "2", "gateway_body_timeout": "2",
                "gateway_max_connections_per_address": "600"}
     with team(tmp, target, upstream, options=options) as proxy:
         yield proxy

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators.chat import messages, settings, tools
+from translators.chat import caching, messages, settings, tools
 from translators.chat.models import Target, target_for
 from translators.core.capabilities import ModelCapabilities
 from translators.core.errors import UnsupportedFeature
 from translators.core.report import Report
 from translators.core.translation import Encoded
-from translators.features import toolset, websearch
+from translators.features import fit, toolset, websearch
 from translators.features.naming import NamePolicy
 from translators.ir.request import Request
 from translators.wire import wirejson
@@ -50,8 +50,9 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
             report.drop("tool_choice", "cosmetic")
         if request.parallel_tool_calls is not None:
             report.drop("parallel_tool_calls", "cosmetic")
-    if request.max_output_tokens is not None:
-        body[target.max_tokens_key] = request.max_output_tokens
+    limit = fit.output_limit(request, caps, report)
+    if limit is not None:
+        body[target.max_tokens_key] = limit
     body.update(_sampling(request, target, caps, report))
     body.update(_reasoning(request, target, report))
     if request.verbosity is not None:
@@ -68,6 +69,8 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
         # without it no chunk carries usage (docs/chat.md "Streaming"); DeepSeek puts usage on the finish
         # chunk anyway
         body["stream_options"] = {"include_usage": True}
+    if settings.takes_cache_control(caps):
+        caching.place(body["messages"])
     return Encoded(path=PATH, body=body, tools=names.index, headers={"content-type": "application/json"})
 
 

@@ -33,7 +33,7 @@ class Translation(BaseModel):
     tools: ToolIndex = Field(default_factory=ToolIndex)
     echo: dict[str, Any] = Field(default_factory=dict)
     """What the client's request set of the fields every Responses object sent back repeats
-    (`tools` in their full form), without the defaults (translators/responses/echo.py)."""
+    (`tools` in their full form), without the defaults (translators/responses_client/echo.py)."""
     compaction: bool = False
     """A compaction request (`Request.kind`) served by summarizing: the upstream's text comes back
     as one `compaction` item (translators/features/compaction.py)."""
@@ -50,6 +50,9 @@ class Encoded(BaseModel):
     body: dict[str, Any]
     headers: dict[str, str] = Field(default_factory=dict)
     tools: ToolIndex = Field(default_factory=ToolIndex)
+    cache_marks: bool = False
+    """The encoder carried the client's prompt-cache breakpoints (and reported any it could not);
+    False: `translate_request` reports each of them dropped (translators/features/caching.py)."""
 
 
 class UpstreamError(BaseModel):

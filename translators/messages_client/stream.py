@@ -23,10 +23,9 @@ from translators.core.report import Report
 from translators.features import vendor_state
 from translators.features.naming import ToolIndex
 from translators.ir import events as ev
-from translators.ir.encoder import EventEncoder
+from translators.ir.encoder import MAX_OUTPUT_CHARS, EventEncoder
 from translators.ir.request import VendorState
 from translators.messages_client import errors, signature
-from translators.responses.stream import MAX_OUTPUT_CHARS
 from translators.wire.sse import encode_event
 
 STOP_REASONS = {
@@ -150,7 +149,7 @@ class MessagesEncoder(EventEncoder):
             "stop_reason": None, "stop_sequence": None, "usage": self._usage_body(start=True)}})
 
     def _full(self, text: str) -> bool:
-        """Past MAX_OUTPUT_CHARS (the Responses encoder's bound, docs/design.md "Limits") the
+        """Past MAX_OUTPUT_CHARS (every client encoder's bound, docs/design.md "Limits") the
         answer fails, once; nothing more is held."""
         self._held += len(text)
         if self._held <= MAX_OUTPUT_CHARS:
@@ -339,7 +338,8 @@ class MessagesEncoder(EventEncoder):
 
     # -- usage --------------------------------------------------------------------------------
     def _add_usage(self, usage: ev.Usage) -> None:
-        for field in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens", "web_searches"):
+        for field in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens",
+                      "cache_write_1h_tokens", "web_searches"):
             value = getattr(usage, field)
             if isinstance(value, int) and not isinstance(value, bool):
                 self._usage[field] = value
@@ -357,6 +357,10 @@ class MessagesEncoder(EventEncoder):
             "cache_read_input_tokens": cached,
             "output_tokens": 0 if start else u.get("output_tokens", 0),
         }
+        if hour := u.get("cache_write_1h_tokens"):
+            # the writes by TTL (anthropic SDK `Usage.cache_creation`), said when an hour's were made
+            body["cache_creation"] = {"ephemeral_5m_input_tokens": max(written - hour, 0),
+                                      "ephemeral_1h_input_tokens": hour}
         if not start and u.get("web_searches"):
             body["server_tool_use"] = {"web_search_requests": u["web_searches"]}
         return body

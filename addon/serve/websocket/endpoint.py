@@ -27,6 +27,7 @@ from websockets.http11 import Request, Response
 
 from addon.routes import plugins
 from addon.serve.answers import error_response
+from addon.serve.flow import speaks_of
 from addon.serve.websocket import turn as turns
 from addon.serve.websocket.relay import Relay
 from addon.serve.websocket.session import Local, Refused, Send, Session
@@ -137,7 +138,7 @@ class Endpoint:
             return
         port = self.port
         if port is None:  # not running (yet, or any more): the client falls back to HTTP
-            flow.response = error_response(503, "websocket_unavailable",
+            flow.response = error_response(speaks_of(flow.metadata), 503, "websocket_unavailable",
                                            "the gateway's WebSocket endpoint is not running: use the "
                                            "HTTP transport (POST .../responses)")
             return
@@ -148,7 +149,7 @@ class Endpoint:
             every = self._waiting[owner] < PENDING_PER_CLIENT
             status, whose = (503, "all clients") if every else (429, "this client")
             limit = PENDING if every else PENDING_PER_CLIENT
-            flow.response = error_response(status, "too_many_websocket_upgrades",
+            flow.response = error_response(speaks_of(flow.metadata), status, "too_many_websocket_upgrades",
                                            f"{limit} WebSocket upgrades of {whose} are waiting to be "
                                            "connected: retry in a second")
             flow.response.headers["retry-after"] = "1"

@@ -25,7 +25,7 @@ from tests.addon.e2e.conftest import CLIENT_KEY, CODEX_HEADERS, StartProxy
 from tests.addon.e2e.upstream import Reply, Upstream, message, raw_stream
 from tests.support.mitmdump import MitmDump
 from tests.support.wait import until
-from translators.responses.stream import MAX_OUTPUT_CHARS
+from translators.ir.encoder import MAX_OUTPUT_CHARS
 
 if sys.version_info >= (3, 14):
     from compression import zstd

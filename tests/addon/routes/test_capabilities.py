@@ -16,7 +16,7 @@ from mitmproxy.test import taddons
 
 from addon.gateway import Gateway
 from addon.routes.capabilities import KEEP_FAILURE, MAX_ANSWER, Capabilities
-from addon.routes.routing import Route
+from addon.routes.routing import Route, from_options
 from tests.addon.conftest import UPSTREAM_KEY, client_flow, run_request
 from tests.support.models_endpoint import ModelsEndpoint, Reply, claude_model_info, gemini_model, json_reply
 from tests.support.wait import until
@@ -257,6 +257,28 @@ def test_dialect_without_models_endpoint_uses_its_table_without_asking(
     assert received == []
     assert flow.metadata["gateway"]["capabilities"] in ("table", "guess")
     assert capability_notes(flow) == []
+
+
+# -- what the route states (docs/models.md "Output limits") -----------------------------------
+
+def test_the_routes_stated_output_limit_wins_over_the_vendors(configure: Configure) -> None:
+    with ModelsEndpoint(json_reply(claude_model_info(MODEL, max_tokens=64_000))) as endpoint:
+        addon = configure(endpoint, gateway_max_output_tokens=4096)
+        flow = translated(addon, {**THINKING_REQUEST, "max_output_tokens": 20_000})
+    assert flow.metadata["gateway"]["capabilities"] == "vendor"
+    assert sent(flow)["max_tokens"] == 4096
+    assert f"output limit 20000 lowered to 4096: {MODEL}'s output limit" in flow.metadata["gateway"]["notes"]
+
+
+def test_a_responses_route_has_capabilities_only_when_it_states_a_figure() -> None:
+    """The Responses upstream has no table; for a Messages client its encoder fits the limit to
+    what the route states (translators/responses/upstream_request.py)."""
+    (stating,) = from_options("responses", "", "gpt-5.5", "", max_output_tokens=32_768)
+    resolved = asyncio.run(Capabilities().resolve(stating, "gpt-5.5"))
+    assert resolved is not None and resolved.capabilities.max_output_tokens == 32_768
+    assert resolved.note is None
+    (silent,) = from_options("responses", "", "gpt-5.5", "")
+    assert asyncio.run(Capabilities().resolve(silent, "gpt-5.5")) is None
 
 
 # -- start-up ---------------------------------------------------------------------------------

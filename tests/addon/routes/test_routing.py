@@ -251,6 +251,38 @@ def test_toml_context_window_must_be_a_positive_integer(tmp_path: Path, value: s
         from_toml(_toml(tmp_path, f'[[route]]\nupstream = "anthropic"\ncontext_window = {value}\n'))
 
 
+def test_toml_max_output_tokens_is_the_route_models_output_limit(tmp_path: Path) -> None:
+    routes = from_toml(_toml(tmp_path, '[[route]]\nupstream = "chat"\nmax_output_tokens = 8192\n'
+                                       '[[route]]\nupstream = "gemini"\n'))
+    assert [r.max_output_tokens for r in routes] == [8192, None]
+
+
+@pytest.mark.parametrize("value", ['"8k"', "0", "-5", "true", "8192.0"])
+def test_toml_max_output_tokens_must_be_a_positive_integer(tmp_path: Path, value: str) -> None:
+    with pytest.raises(RouteError, match=r"route #1: max_output_tokens must be a positive number of tokens, "
+                                         r"e\.g\. max_output_tokens = 8192"):
+        from_toml(_toml(tmp_path, f'[[route]]\nupstream = "chat"\nmax_output_tokens = {value}\n'))
+
+
+def test_gateway_max_output_tokens_applies_to_every_single_option_route() -> None:
+    routes = from_options("chat", "", "gpt-5*=deepseek-chat,*=deepseek-reasoner", "", max_output_tokens=4096)
+    assert [r.max_output_tokens for r in routes] == [4096, 4096]
+    assert from_options("chat", "", "", "")[0].max_output_tokens is None
+    with pytest.raises(RouteError, match="gateway_max_output_tokens must be a positive number"):
+        from_options("chat", "", "", "", max_output_tokens=-1)
+
+
+def test_the_routes_stated_window_and_output_limit_reach_the_encoder_over_the_models() -> None:
+    (route,) = from_options("chat", "http://127.0.0.1:8000/v1", "", "", context_window=32768,
+                            max_output_tokens=4096)
+    model = ModelCapabilities(model="deepseek-chat", context_window=128_000, max_output_tokens=8192)
+    caps = stated(model, route)
+    assert (caps.context_window, caps.max_output_tokens) == (32768, 4096)
+    (bare,) = from_options("chat", "http://127.0.0.1:8000/v1", "", "")
+    kept = stated(model, bare)
+    assert (kept.context_window, kept.max_output_tokens) == (128_000, 8192)
+
+
 def test_gateway_context_window_applies_to_every_single_option_route() -> None:
     routes = from_options("anthropic", "", "gpt-5*=claude-sonnet-4-6,*=claude-haiku-4-5", "",
                           context_window=64000)

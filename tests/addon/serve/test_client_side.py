@@ -1,6 +1,6 @@
 """addon/serve/client_side.py: which requests a client dialect other than Responses claims (Claude
-Code's), and the proxy's own answers re-said in its shape (docs/claude-code.md "Through the
-gateway")."""
+Code's), and its models endpoints answered from the routes (docs/claude-code.md "Through the
+gateway", "Models"); the proxy's own answers in its shape are tests/addon/serve/test_answers.py's."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from addon.gateway import Gateway
 from addon.observe import flowinfo, views
 from addon.routes.routing import DEFAULT_MATCH, Route, Router
 from addon.serve import client_side as client_dialects
-from addon.serve.answers import error_response
 from addon.team import keys as clients
 from tests.addon.conftest import client_flow, finish, run_request
 from tests.data import DATA
@@ -91,59 +90,47 @@ def _listed(f: http.HTTPFlow) -> dict:
     return json.loads(f.response.content or b"")
 
 
-def test_models_lists_the_routes_that_name_one_model() -> None:
+def test_models_lists_every_plain_route_and_the_clients_own_names_a_wildcard_takes() -> None:
+    """Claude Code picks from the list only (docs/claude-code.md "Models"): `claude-*` takes its
+    default, opus, sonnet, haiku and fable names, so they are listed, each saying where it goes."""
     f = flow("https://api.anthropic.com/v1/models", "GET")
-    client_dialects.answer_models(f, ROUTER)
+    client_dialects.answer_models(f, ROUTER, registry.get("messages"))
     page = _listed(f)
-    assert [m["id"] for m in page["data"]] == ["claude-via-chat"]  # `claude-*` names no model
+    assert [(m["id"], m["display_name"]) for m in page["data"]] == [
+        ("claude-via-chat", "claude-via-chat (chat: deepseek-chat)"),
+        *[(name, f"{name} (gemini: gemini-3-flash-preview)") for name in
+          ("claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "claude-fable-5-2")]]
+    assert all(m["type"] == "model" and m["created_at"] == "1970-01-01T00:00:00Z" for m in page["data"])
     assert page["has_more"] is False
-    assert page["first_id"] == page["last_id"] == "claude-via-chat"
+    assert (page["first_id"], page["last_id"]) == ("claude-via-chat", "claude-fable-5-2")
+
+
+def test_a_name_is_listed_with_the_route_that_takes_it() -> None:
+    """Routes are tried in order: a plain name after a wildcard that takes it goes where the
+    wildcard sends it, and a name two wildcards take is listed once, with the first."""
+    router = Router(routes=(Route("claude-opus-*", dialects.get("chat"), "http://127.0.0.1:9",
+                                  "deepseek-chat", None),
+                            Route("claude-opus-5-5", dialects.get("gemini"), "http://127.0.0.1:9",
+                                  "gemini-3-flash-preview", None),
+                            Route("*", dialects.get("bedrock"), "http://127.0.0.1:9", None, None)),
+                    match=DEFAULT_MATCH)
+    listed = client_dialects.listed(router, registry.get("messages").models.names)
+    assert [(m.id, m.upstream, m.model) for m in listed] == [
+        ("claude-opus-5-5", "chat", "deepseek-chat"),
+        ("claude-sonnet-5-5", "bedrock", "claude-sonnet-5-5"),  # no target model: the name itself
+        ("claude-haiku-5-5", "bedrock", "claude-haiku-5-5"),
+        ("claude-fable-5-2", "bedrock", "claude-fable-5-2")]
 
 
 def test_a_model_entry_is_answered_for_a_routed_name_and_passed_on_otherwise() -> None:
     routed = flow("https://api.anthropic.com/v1/models/claude-haiku-4-5", "GET")
     client_dialects.answer_model(routed, ROUTER, registry.get("messages"), "claude-haiku-4-5")
-    assert _listed(routed)["id"] == "claude-haiku-4-5"
+    assert _listed(routed) == {"type": "model", "id": "claude-haiku-4-5",
+                               "created_at": "1970-01-01T00:00:00Z",
+                               "display_name": "claude-haiku-4-5 (gemini: gemini-3-flash-preview)"}
     unrouted = flow("https://api.anthropic.com/v1/models/gpt-5", "GET")
     client_dialects.answer_model(unrouted, ROUTER, registry.get("messages"), "gpt-5")
     assert unrouted.response is None  # goes on to the client's own vendor
-
-
-def restyled(response: http.Response) -> http.Response:
-    f = flow("https://api.anthropic.com/v1/messages")
-    speaks = client_dialects.claim(f, ROUTER)
-    assert speaks is not None
-    f.response = response
-    client_dialects.restyle(f, speaks)
-    return f.response
-
-
-def test_the_proxys_own_errors_are_said_in_the_clients_shape() -> None:
-    answer = restyled(error_response(401, "invalid_api_key", "Missing gateway client key"))
-    assert answer.status_code == 401
-    assert json.loads(answer.content or b"") == {
-        "type": "error", "error": {"type": "authentication_error", "message": "Missing gateway client key"}}
-
-
-def test_an_overload_becomes_529() -> None:
-    answer = restyled(error_response(503, "store_unavailable", "busy"))
-    assert answer.status_code == 529
-    assert json.loads(answer.content or b"")["error"]["type"] == "overloaded_error"
-
-
-def test_a_failed_whole_answer_gets_its_errors_status() -> None:
-    body = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}}
-    answer = restyled(http.Response.make(200, json.dumps(body), {"content-type": "application/json"}))
-    assert answer.status_code == 429
-    assert json.loads(answer.content or b"") == body
-
-
-def test_a_responses_flow_is_left_as_it_is() -> None:
-    f = flow("https://api.openai.com/v1/responses")
-    f.response = error_response(401, "invalid_api_key", "no")
-    before = f.response.content
-    client_dialects.restyle(f, registry.get("responses"))
-    assert f.response.content == before and f.response.status_code == 401
 
 
 def test_a_client_key_may_come_as_x_api_key() -> None:

@@ -71,7 +71,7 @@ def test_a_connection_without_a_whole_head_is_closed_after_the_header_timeout(
     assert handler.client not in door.watches
 
 
-def test_an_idle_connection_after_an_answer_has_the_idle_timeout(door: connections.Connections) -> None:
+def test_an_idle_connection_after_an_answer_has_the_keepalive_timeout(door: connections.Connections) -> None:
     door.admit(handler := _handler())
     flow = tflow.tflow(resp=True)
     flow.client_conn = handler.client
@@ -81,7 +81,7 @@ def test_an_idle_connection_after_an_answer_has_the_idle_timeout(door: connectio
     door.response(flow)
     since = door.watches[handler.client].since
     assert _swept(door, handler, since + 100) is None
-    assert "gateway_idle_timeout" in (_swept(door, handler, since + 121) or "")
+    assert "gateway_keepalive_timeout" in (_swept(door, handler, since + 121) or "")
 
 
 def test_a_body_that_pauses_past_the_body_timeout_is_closed(door: connections.Connections) -> None:

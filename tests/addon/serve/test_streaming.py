@@ -260,10 +260,11 @@ def test_dropped_output_is_counted_by_its_event_lines_and_terminal_events() -> N
     written = (b"event: response.output_text.delta\ndata: {\"delta\":\"event: response.completed\"}\n\n"
                b"event: response.output_text.done\ndata: {}\n\n")
     assert events_in(written) == 2 and events_in(b"data: x\n\n") == 0
-    assert not has_terminal(written)  # the name inside a data line is no event line
-    assert has_terminal(written + b"event: response.completed\ndata: {}\n\n")
-    assert has_terminal(b"event: response.failed")
-    assert not has_terminal(b"event: response.completed_later\ndata: {}\n\n")
+    terminals = client_dialects.get("responses").stream_terminals
+    assert not has_terminal(written, terminals)  # the name inside a data line is no event line
+    assert has_terminal(written + b"event: response.completed\ndata: {}\n\n", terminals)
+    assert has_terminal(b"event: response.failed", terminals)
+    assert not has_terminal(b"event: response.completed_later\ndata: {}\n\n", terminals)
 
 
 # -- a long text goes out in pieces, never copied by the hook ---------------------------------------

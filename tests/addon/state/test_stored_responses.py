@@ -16,7 +16,7 @@ from addon.state.store import ResponseRecord
 from addon.work import offload
 from tests.addon.conftest import client_flow, finish, run_request, sse_events
 from tests.data import DATA
-from tests.translators.responses.openresponses_rules import assert_valid_response
+from tests.translators.responses_client.openresponses_rules import assert_valid_response
 
 UPSTREAM = (DATA / "anthropic" / "text_after_tool_result.sse").read_bytes()
 

@@ -1,5 +1,6 @@
-"""translators/responses/stream.py: IR stream events -> the Responses SSE Codex and the openai SDK accept
-(issue 2, Build 5; docs/codex.md "What Codex needs back", docs/responses.md "Event order")."""
+"""translators/responses_client/stream.py: IR stream events -> the Responses SSE Codex and the
+openai SDK accept (issue 2, Build 5; docs/codex.md "What Codex needs back", docs/responses.md
+"Event order")."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from translators.features import vendor_state
 from translators.features.naming import ToolIndex, ToolRef
 from translators.ir import events as ev
 from translators.ir.request import VendorState
-from translators.responses.stream import MAX_OUTPUT_CHARS, ResponsesEncoder
+from translators.responses_client.stream import MAX_OUTPUT_CHARS, ResponsesEncoder
 from translators.wire.sse import encode_event
 
 
@@ -300,9 +301,12 @@ def test_a_rate_limit_failure_reaches_codex_with_its_message_as_it_is():
     assert error == {"code": "rate_limit_exceeded", "message": "Slow down. Please try again in 1.5s."}
 
 
-def test_an_overload_failure_keeps_the_code_codex_acts_on():
+def test_an_overload_failure_reaches_codex_as_a_code_it_retries():
+    # Codex 0.169 ends a turn on `server_is_overloaded` at once and retries `server_error` five times
+    # (docs/codex.md "Errors and retries")
     payloads, _ = encode(ev.Failed("server_is_overloaded", "Overloaded"))
-    assert payloads[-1]["response"]["error"]["code"] == "server_is_overloaded"
+    error = payloads[-1]["response"]["error"]
+    assert error == {"code": "server_error", "message": "server_is_overloaded: Overloaded"}
 
 
 def test_a_code_neither_codex_nor_the_sdk_knows_is_sent_as_server_error_with_the_code_in_the_message():

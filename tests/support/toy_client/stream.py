@@ -1,60 +1,22 @@
-"""A toy client dialect, defined outside the package: what a second client takes to be served
-(docs/architecture.md "The client side").
-
-Its wire: `POST /toy/generate` with `{"model": ..., "prompt": "...", "stream": false}` answered
-`{"text": "..."}`; with `"stream": true`, one JSON line per text delta `{"delta": "..."}` and a
-last line `{"done": true, "text": "..."}`. Its errors: `{"problem": {"status": N, "code": ...,
-"why": ...}}`. Registered by naming this module in `$GATEWAY_DIALECTS`, which reads
-`CLIENT_DIALECT`.
-"""
+"""IR events -> the toy's JSON lines (streamed: `{"delta": ...}` per text delta, a last
+`{"done": true, "text": ...}`) or its one answer object (`response()`: `{"text": ...}`)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
-from translators.client_dialects import ClientDialect
-from translators.core.errors import MalformedRequest, TranslatorError
+from tests.support.toy_client.errors import line
 from translators.core.translation import Translation
 from translators.ir import events as ev
 from translators.ir.encoder import EventEncoder
-from translators.ir.request import Message, Request, Text
-from translators.report import Report  # the public plugin name (translators/report.py)
+from translators.report import Report
 
-NAME = "toy"
-PATH = "/toy/generate"
-_READ = frozenset({"model", "prompt", "stream"})
 _ITEM_EVENTS = (ev.TextDelta, ev.TextDone, ev.ReasoningDelta, ev.ReasoningDone, ev.ToolCallStarted,
                 ev.ToolCallDelta, ev.ToolCallDone, ev.WebSearch, ev.Citation, ev.Finished, ev.Failed)
 
 
-def decode(body: Any, report: Report) -> Request:
-    if not isinstance(body, dict):
-        raise MalformedRequest("the request body must be a JSON object")
-    model, prompt = body.get("model"), body.get("prompt")
-    if not isinstance(model, str) or not model:
-        raise MalformedRequest("model must be a non-empty string", param="model")
-    if not isinstance(prompt, str) or not prompt:
-        raise MalformedRequest("prompt must be a non-empty string", param="prompt")
-    for key in body:
-        if key not in _READ:
-            report.drop(key)  # every other field is reported, never dropped silently
-    return Request(model=model, items=[Message(role="user", parts=[Text(text=prompt)])],
-                   stream=bool(body.get("stream")))
-
-
-def problem(status: int, code: str, message: str) -> dict[str, Any]:
-    return {"problem": {"status": status, "code": code, "why": message}}
-
-
-def refusal(exc: TranslatorError) -> tuple[int, dict[str, Any]]:
-    return exc.status, problem(exc.status, exc.code, exc.message)
-
-
 class ToyEncoder(EventEncoder):
-    """IR events -> the toy's JSON lines (streamed) or its one answer object (`response`)."""
-
     def __init__(self, translation: Translation, report: Report, new_id: Callable[..., str],
                  clock: Callable[[], float]) -> None:
         self.finished = False
@@ -73,7 +35,7 @@ class ToyEncoder(EventEncoder):
 
     def _line(self, payload: dict[str, Any]) -> None:
         if self._stream:
-            self._out.append(json.dumps(payload).encode() + b"\n")
+            self._out.append(line(payload))
 
     def response(self) -> dict[str, Any]:
         if self._error is not None:
@@ -116,9 +78,3 @@ class ToyEncoder(EventEncoder):
 
     def _cite(self, citation: ev.Citation) -> None:
         pass
-
-
-CLIENT_DIALECT = ClientDialect(
-    name=NAME, decode=decode, error_body=problem, error_status=lambda status, _body: status,
-    refusal=refusal, echo=lambda _body: {}, answer_status=lambda body: 502 if "problem" in body else 200,
-    paths=(PATH,), turn_paths=(PATH,), label="Toy", encoder=ToyEncoder)

@@ -23,8 +23,8 @@ from translators.ir.request import (
     ToolResult,
     WebSearchCall,
 )
-from translators.responses import files
-from translators.responses.tools import ToolCollector, listing
+from translators.responses_client import files
+from translators.responses_client.tools import ToolCollector, listing
 from translators.wire import wirejson
 
 # Fields that only steer OpenAI's own storage, caching or client bookkeeping: meaningless to any

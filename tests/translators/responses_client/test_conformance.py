@@ -12,7 +12,7 @@ import pytest
 
 from tests.reliability.recorded import DECODER_DIALECTS, Recording, recordings_of, translation_for
 from tests.support import conformance
-from tests.translators.responses.openresponses_rules import (
+from tests.translators.responses_client.openresponses_rules import (
     assert_valid_response,
     assert_valid_stream,
     resource_problems,
@@ -22,7 +22,7 @@ from translators.core.ids import sequential_ids
 from translators.core.report import Report
 from translators.features.naming import ToolIndex, ToolRef
 from translators.ir import events as ev
-from translators.responses.stream import ResponsesEncoder
+from translators.responses_client.stream import ResponsesEncoder
 
 RECORDINGS = recordings_of(*DECODER_DIALECTS)
 CLOCK = 1_700_000_000

@@ -20,9 +20,8 @@ from translators.core.report import Report
 from translators.features import freeform, vendor_state
 from translators.features.naming import ToolIndex, ToolRef
 from translators.ir import events as ev
-from translators.ir.encoder import EventEncoder
-from translators.responses.echo import NOTHING_KNOWN
-from translators.responses.echo import response_fields as echo_fields
+from translators.ir.encoder import MAX_OUTPUT_CHARS, EventEncoder
+from translators.wire.response_object import response_object
 from translators.wire.sse import LongStrings, encode_event
 
 # Upstream finish reasons, already normalised by the decoders, -> how the response ends.
@@ -31,18 +30,13 @@ _USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_to
                  "web_searches")
 _FAILED_FINISH = {"context_length_exceeded": "Your input exceeds the context window of this model."}
 # `response.failed` codes the client understands: the ones Codex acts on (docs/codex.md "Errors and retries")
-# and the
-# general ones of the SDK's `ResponseError.code`. Codex retries any other code like server_error, and
+# and the general ones of the SDK's `ResponseError.code`. Codex retries any other code like server_error, and
 # the SDK's type rejects it, so other codes are sent as server_error with the code kept in the message.
+# `server_is_overloaded` is one of them: Codex 0.169 ends the turn on it at once ("Selected model is at
+# capacity"), where an upstream's overload is worth the retries it gives server_error.
 _CLIENT_CODES = frozenset({"server_error", "rate_limit_exceeded", "invalid_prompt", "context_length_exceeded",
-                           "insufficient_quota", "usage_not_included", "server_is_overloaded"})
+                           "insufficient_quota", "usage_not_included"})
 
-
-MAX_OUTPUT_CHARS = 16 * 1024 * 1024
-"""One answer's bound (docs/design.md "Limits"): 30 times the longest a model writes (128k output
-tokens, about 500 KB of text), and the size of the largest single upstream event (translators/wire/sse.py).
-An answer is held until its items' done events, which repeat it four times: an upstream that never
-ends must not be followed forever."""
 
 _DELTAS = {
     "message": ("response.output_text.delta", '"content_index":0,"delta":', ',"logprobs":[]'),
@@ -93,7 +87,7 @@ class ResponsesEncoder(EventEncoder):
         self.model = model
         self.echo = echo or {}
         """What the request set of the fields every Responses object repeats
-        (translators/responses/echo.py)."""
+        (translators/responses_client/echo.py)."""
         self.tools = tools
         self.report = report
         self.new_id = new_id
@@ -460,62 +454,6 @@ class ResponsesEncoder(EventEncoder):
             "output_tokens_details": {"reasoning_tokens": u.get("reasoning_tokens") or 0},
             "total_tokens": input_tokens + output_tokens,
         }
-
-
-def response_object(response_id: str, created_at: float, status: str, model: str,
-                    output: list[dict[str, Any]], *, error: dict[str, Any] | None = None,
-                    incomplete: dict[str, Any] | None = None,
-                    usage: dict[str, Any] | None = None,
-                    echo: dict[str, Any] | None = None,
-                    completed_at: float | None = None) -> dict[str, Any]:
-    """A whole Responses object: every field of the `openai` SDK's `Response` and every field the
-    Open Responses `ResponseResource` requires (docs/responses.md "The Response object"). `echo`:
-    what the request set of the fields the object repeats (translators/responses/echo.py), the
-    Responses API's defaults for the rest."""
-    fields = echo_fields(echo)
-    return {
-        "id": response_id,
-        "object": "response",
-        "created_at": created_at,
-        "status": status,
-        "background": fields["background"],
-        "completed_at": completed_at,
-        "error": error,
-        "incomplete_details": incomplete,
-        "instructions": fields["instructions"],
-        "max_output_tokens": fields["max_output_tokens"],
-        "max_tool_calls": fields["max_tool_calls"],
-        "model": model,
-        "output": output,
-        "parallel_tool_calls": fields["parallel_tool_calls"],
-        "previous_response_id": fields["previous_response_id"],
-        "prompt_cache_key": fields["prompt_cache_key"],
-        "reasoning": fields["reasoning"],
-        "safety_identifier": fields["safety_identifier"],
-        "service_tier": fields["service_tier"],
-        "store": fields["store"],
-        "temperature": fields["temperature"],
-        "text": fields["text"],
-        "tool_choice": fields["tool_choice"],
-        "tools": fields["tools"],
-        "top_logprobs": fields["top_logprobs"],
-        "top_p": fields["top_p"],
-        "truncation": fields["truncation"],
-        "usage": usage,
-        "user": fields["user"],
-        "metadata": fields["metadata"],
-        "presence_penalty": fields["presence_penalty"],
-        "frequency_penalty": fields["frequency_penalty"],
-        "conversation": fields["conversation"],
-        "prompt_cache_retention": fields["prompt_cache_retention"],
-        **dict.fromkeys(NOTHING_KNOWN),
-    }
-
-
-def with_every_field(response: dict[str, Any]) -> dict[str, Any]:
-    """A Responses object as kept by an earlier gateway, which wrote fewer fields: the ones it
-    lacks added at their defaults (what `response_object` writes when the request set none)."""
-    return {**response_object("", 0, "completed", "", []), **response}
 
 
 def _object(text: str, report: Report) -> dict[str, Any]:

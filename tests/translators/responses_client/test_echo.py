@@ -1,6 +1,6 @@
 """The request fields every Responses object repeats: the client's value when it set one, the
 Responses API's default when it did not, in whole answers and in every event that carries the
-object (translators/responses/echo.py; docs/responses.md "The Response object"; issue 24)."""
+object (translators/responses_client/echo.py; docs/responses.md "The Response object"; issue 24)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.support import conformance
-from tests.translators.responses.openresponses_rules import assert_valid_response
+from tests.translators.responses_client.openresponses_rules import assert_valid_response
 from translators import stream_translator, translate_request, translate_response
 from translators.core.ids import sequential_ids
 

@@ -23,7 +23,7 @@ from translators.core.report import Report
 from translators.features import compaction
 from translators.features.naming import ToolIndex
 from translators.ir import events as ev
-from translators.responses.stream import ResponsesEncoder
+from translators.responses_client.stream import ResponsesEncoder
 
 _ABSORBED = (ev.TextDone, ev.ReasoningDelta, ev.ReasoningDone, ev.ToolCallStarted, ev.ToolCallDelta,
              ev.ToolCallDone)

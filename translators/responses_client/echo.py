@@ -1,50 +1,15 @@
 """The request fields every Responses object repeats (docs/responses.md "The Response object").
 
-OpenAI's Responses objects echo the request's configuration, each field with the API's default
-where the client sent none (real answers: tests/data/openai_responses), and the Open Responses
-`ResponseResource` schema requires every one of them, some non-null. `from_request` computes the
-echo once per request (translators/api.py `Translation.echo`); `response_fields` fills in the
-defaults, so an echo saved by an older gateway (three keys) still gives a whole object.
+OpenAI's Responses objects echo the request's configuration. `from_request` computes the echo of
+one request once (`ClientDialect.echo`, kept in `Translation.echo`); the defaults of the fields
+the client did not set are added when an object is written (translators/wire/response_object.py).
 """
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-DEFAULTS: dict[str, Any] = {
-    "background": False,
-    "instructions": None,
-    "max_output_tokens": None,
-    "max_tool_calls": None,
-    "parallel_tool_calls": True,
-    "previous_response_id": None,
-    "prompt_cache_key": None,
-    "reasoning": {"effort": None, "summary": None},
-    "safety_identifier": None,
-    "service_tier": "default",
-    "store": True,
-    "temperature": 1.0,
-    "text": {"format": {"type": "text"}, "verbosity": "medium"},
-    "tool_choice": "auto",
-    "tools": [],
-    "top_logprobs": 0,
-    "top_p": 1.0,
-    "truncation": "disabled",
-    "user": None,
-    "metadata": {},
-    "presence_penalty": 0.0,
-    "frequency_penalty": 0.0,
-    "conversation": None,
-    "prompt_cache_retention": None,
-}
-"""Field -> the value a Responses object carries when the request did not set it: the Responses
-API's defaults, as OpenAI's answers show them (docs/responses.md)."""
-
-NOTHING_KNOWN = ("access_programs", "image", "input_transformations", "moderation", "prompt",
-                 "prompt_cache_diagnostics", "prompt_cache_options", "tool_usage")
-"""The openai SDK `Response` fields the gateway has nothing to say about (OpenAI's own programs,
-moderation, tool usage and cache diagnostics): written as null, so the object has every field."""
+from translators.wire.response_object import DEFAULTS
 
 _KINDS: dict[str, tuple[type, ...]] = {
     "background": (bool,), "instructions": (str, list), "max_output_tokens": (int,),
@@ -61,8 +26,8 @@ _NUMBERS = {"temperature", "top_p", "presence_penalty", "frequency_penalty"}
 
 
 def from_request(body: dict[str, Any]) -> dict[str, Any]:
-    """The echo of one client request body (only what the client set; `response_fields` adds
-    the defaults)."""
+    """The echo of one client request body (only what the client set; `response_fields` of
+    translators/wire/response_object.py adds the defaults)."""
     echo: dict[str, Any] = {}
     for key, kinds in _KINDS.items():
         value = body.get(key)
@@ -80,12 +45,6 @@ def from_request(body: dict[str, Any]) -> dict[str, Any]:
     elif isinstance(conversation, dict) and isinstance(conversation.get("id"), str):
         echo["conversation"] = {"id": conversation["id"]}
     return echo
-
-
-def response_fields(echo: dict[str, Any] | None) -> dict[str, Any]:
-    """Every echoed field of a Responses object: the echo over the defaults (copies of them: an
-    object is the caller's to change, `DEFAULTS` never)."""
-    return {**copy.deepcopy(DEFAULTS), **(echo or {})}
 
 
 def _tool(tool: Any) -> Any:
