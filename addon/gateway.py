@@ -25,7 +25,7 @@ if _ROOT not in sys.path:
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
 from addon.observe import console, escape, flowinfo, views  # noqa: E402
-from addon.patches import admission, cutoff, early_answer, head_bound, websocket_bound  # noqa: E402
+from addon.patches import admission, cutoff, early_answer, head_bound, trailers, websocket_bound  # noqa: E402
 from addon.routes import catalog, plugins  # noqa: E402
 from addon.routes.capabilities import MODES, Capabilities  # noqa: E402
 from addon.routes.routing import DEFAULT_MATCH, RouteError, Router, from_options, from_toml  # noqa: E402
@@ -63,6 +63,7 @@ def _start() -> None:
     early_answer.install()
     admission.install()  # the bounds on client connections (addon/serve/connections.py)
     head_bound.install()
+    trailers.install()
     websocket_bound.install()
     credentials.install()
     _started = True

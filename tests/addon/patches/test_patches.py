@@ -18,11 +18,11 @@ import pytest
 from mitmproxy.proxy import server
 from mitmproxy.proxy.layers import http as http_layer
 from mitmproxy.proxy.layers import websocket as websocket_layer
-from mitmproxy.proxy.layers.http._http1 import Http1Server
+from mitmproxy.proxy.layers.http._http1 import Http1Connection, Http1Server
 from mitmproxy.test import taddons
 from packaging.requirements import Requirement
 
-from addon.patches import admission, cutoff, early_answer, head_bound, websocket_bound
+from addon.patches import admission, cutoff, early_answer, head_bound, trailers, websocket_bound
 from addon.upstream import credentials
 
 ROOT = pathlib.Path(__file__).parents[3]
@@ -34,9 +34,10 @@ PATCHES = [(cutoff, STREAM, "handle_protocol_error", "_handle_protocol_error"),
            (admission, server.ConnectionHandler, "handle_client", "_handle_client"),
            (head_bound, Http1Server, "read_headers", "_read_headers"),
            (head_bound, Http1Server, "wait", "_wait"),
+           (trailers, Http1Connection, "read_body", "_read_body"),
            (websocket_bound, websocket_layer.WebsocketLayer, "relay_messages", "_relay_messages")]
 """(module, the mitmproxy class it patches, the method, the module's wrapper)."""
-LISTED = [early_answer, admission, head_bound, websocket_bound]
+LISTED = [early_answer, admission, head_bound, trailers, websocket_bound]
 """The patch modules that list the mitmproxy internals they use (`INTERNALS`)."""
 
 
