@@ -9,17 +9,20 @@ from mitmproxy import connection, exceptions, http
 from mitmproxy.proxy.mode_specs import ProxyMode
 from mitmproxy.test import taddons, tflow
 
-from addon.team import keys, passing
+from addon.serve.flow import Flows
+from addon.team import clients_file, keys, passing
 
-KEY = keys.KEY_PREFIX + "ana-passing-0123456789"
+KEY = clients_file.KEY_PREFIX + "ana-passing-0123456789"
 
 
 @pytest.fixture
 def door(tmp_path: Path) -> passing.Passing:
-    gate = keys.Gate()
-    door = passing.Passing(gate, lambda: ("api.openai.com",))
+    flows = Flows()
+    gate = keys.Keys(flows)
+    door = passing.Passing(gate, flows, lambda: ("api.openai.com",))
     with taddons.context(gate, door) as tctx:
-        (tmp_path / "clients.toml").write_text(keys.table(keys.Client("ana", keys.hash_key(KEY))))
+        (tmp_path / "clients.toml").write_text(
+            clients_file.table(clients_file.Client("ana", clients_file.hash_key(KEY))))
         tctx.configure(gate, gateway_clients=str(tmp_path / "clients.toml"))
         tctx.configure(door, gateway_pass=["pypi.org", "internal.example/health", "/status"])
         yield door
@@ -33,14 +36,14 @@ def _flow(url: str, mode: str, headers: dict[str, str] | None = None) -> http.HT
 
 def test_a_keyless_request_where_the_client_names_the_host_is_407(door: passing.Passing) -> None:
     flow = _flow("http://10.0.0.5/admin", "regular")
-    assert door.requestheaders(flow)
+    assert door.check(flow)
     assert flow.response is not None and flow.response.status_code == 407
     assert flow.response.headers["proxy-authenticate"].startswith("Basic")
 
 
 def test_a_keyed_request_passes_without_its_key(door: passing.Passing) -> None:
     flow = _flow("http://10.0.0.5/x", "regular", {"authorization": f"Bearer {KEY}", "x-api-key": "gwk-old"})
-    assert not door.requestheaders(flow)
+    assert not door.check(flow)
     assert flow.response is None
     assert "authorization" not in flow.request.headers and "x-api-key" not in flow.request.headers
 
@@ -49,7 +52,7 @@ def test_a_request_the_gateway_does_not_serve_is_refused_in_reverse_mode_key_or_
         door: passing.Passing) -> None:
     flow = _flow("https://api.openai.com//v1/files", "reverse:https://api.openai.com",
                  {"authorization": f"Bearer {KEY}"})
-    assert door.requestheaders(flow)
+    assert door.check(flow)
     assert flow.response is not None and flow.response.status_code == 404
     assert KEY not in str(flow.request.headers)
 
@@ -57,8 +60,8 @@ def test_a_request_the_gateway_does_not_serve_is_refused_in_reverse_mode_key_or_
 @pytest.mark.parametrize("url", ["https://pypi.org/simple/x", "http://internal.example/health",
                                  "https://api.openai.com/status"])
 def test_what_gateway_pass_lists_passes_without_a_key(door: passing.Passing, url: str) -> None:
-    assert not door.requestheaders(_flow(url, "reverse:https://api.openai.com"))
-    assert not door.requestheaders(_flow(url, "regular"))
+    assert not door.check(_flow(url, "reverse:https://api.openai.com"))
+    assert not door.check(_flow(url, "regular"))
 
 
 def _connect(door: passing.Passing, host: str, headers: dict[str, str] | None = None) -> http.HTTPFlow:
@@ -82,11 +85,12 @@ def test_a_keyless_connect_is_407_unless_the_gateway_serves_or_gateway_pass_list
 
 
 def test_nothing_changes_without_client_keys() -> None:
-    gate = keys.Gate()
-    door = passing.Passing(gate, lambda: ())
+    flows = Flows()
+    gate = keys.Keys(flows)
+    door = passing.Passing(gate, flows, lambda: ())
     with taddons.context(gate, door):
         flow = _flow("http://10.0.0.5/admin", "regular", {"authorization": "Bearer sk-own"})
-        assert not door.requestheaders(flow)
+        assert not door.check(flow)
         assert flow.request.headers["authorization"] == "Bearer sk-own"
 
 
