@@ -12,6 +12,7 @@ A request no one claims goes on untouched, with no hook of the gateway's doing a
 from __future__ import annotations
 
 import fnmatch
+import functools
 from typing import TYPE_CHECKING
 
 from mitmproxy import http
@@ -53,12 +54,21 @@ def claim(services: Services, flow: http.HTTPFlow) -> FlowCtx | None:
         return None
     # a variant of a path the gateway serves (`//v1/responses`, `/v1/Responses`) is served as it,
     # read as the upstream's server would read it (addon/serve/paths.py)
-    paths.settle(flow, services.router.match, lambda f: _claimed(services, f) is not None)
+    paths.settle(flow, gateway_literals(services.router.match), lambda f: _claimed(services, f) is not None)
     found = _claimed(services, flow)
     if found is None:
         return None
     speaks, kind, endpoint = found
     return flows.open(flow, speaks, kind=kind, endpoint=endpoint)
+
+
+@functools.lru_cache(maxsize=16)
+def gateway_literals(match: tuple[str, ...]) -> frozenset[str]:
+    """The route literals of every path the gateway serves under `gateway_match` (`match`): those
+    patterns, each client dialect's paths, the store's endpoints, the model catalog and
+    `/gateway/usage` (addon/serve/paths.py `literals`)."""
+    dialect_paths = [p for name in client_registry.names() for p in client_registry.get(name).paths]
+    return paths.literals((*match, *dialect_paths, *rest.PATHS, catalog.GATEWAY_PATH, catalog.CHATGPT_PATH))
 
 
 def _claimed(services: Services, flow: http.HTTPFlow) -> tuple[ClientDialect, Kind, str | None] | None:

@@ -43,8 +43,8 @@ from typing import Any
 
 from mitmproxy import ctx, http
 
+from addon.observe import flowinfo
 from addon.patches import admission, early_answer, websocket_bound
-from addon.serve.websocket import turn as websocket_turn
 from addon.work import limits
 from translators import client_dialects
 from translators.wire import wirejson
@@ -137,7 +137,7 @@ class Connections:
         """The bound of one WebSocket message on `flow`'s socket, in one direction. On a socket the
         gateway serves, a client's message is a request; the server is the gateway's own endpoint,
         whose events the translators bound (docs/design.md "Limits")."""
-        if websocket_turn.METADATA in flow.metadata:
+        if flowinfo.WEBSOCKET in flow.metadata:
             return int(ctx.options.gateway_max_request_bytes) if from_client else None
         return int(ctx.options.gateway_max_websocket_message_bytes) or None
 

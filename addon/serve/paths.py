@@ -15,7 +15,6 @@ Pure functions; `settle` is the one step that touches a flow.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -85,26 +84,13 @@ def literals(patterns: Iterable[str]) -> frozenset[str]:
     return frozenset(found)
 
 
-@functools.lru_cache(maxsize=16)
-def gateway_literals(match: tuple[str, ...]) -> frozenset[str]:
-    """The route literals of every path the gateway serves under `gateway_match` (`match`):
-    those patterns, each client dialect's paths, the store's endpoints, the model catalog and
-    `/gateway/usage`."""
-    from addon.routes import catalog  # imported here: routes and team import this module
-    from addon.team import usage
-    from translators import client_dialects
-
-    dialect_paths = [p for name in client_dialects.names() for p in client_dialects.get(name).paths]
-    store = ("/responses/input_items/compact", "/conversations/items")
-    return literals((*match, *dialect_paths, *store, usage.PATH, catalog.GATEWAY_PATH, catalog.CHATGPT_PATH))
-
-
-def settle(flow: Any, match: tuple[str, ...], takes: Callable[[Any], bool]) -> bool:
-    """The request's path in its normal form when that form is one the gateway takes on (`takes`,
-    asked with the normal form in place); otherwise the path stays as sent, and a request the
-    gateway does not take on goes on as the client wrote it. True when the path was changed."""
+def settle(flow: Any, route_literals: frozenset[str], takes: Callable[[Any], bool]) -> bool:
+    """The request's path in its normal form (`route_literals`: the gateway's route literals in
+    their case, `literals`) when that form is one the gateway takes on (`takes`, asked with the
+    normal form in place); otherwise the path stays as sent, and a request the gateway does not
+    take on goes on as the client wrote it. True when the path was changed."""
     sent = flow.request.path
-    normal = fold(canonical(sent), gateway_literals(match))
+    normal = fold(canonical(sent), route_literals)
     if normal == sent:
         return False
     flow.request.path = normal

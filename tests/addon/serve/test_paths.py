@@ -7,9 +7,10 @@ from mitmproxy import http
 from mitmproxy.test import tflow
 
 from addon.serve import paths
+from addon.serve.claim import gateway_literals
 
 MATCH = ("api.openai.com/v1/responses", "/v1/responses")
-LITERALS = paths.gateway_literals(MATCH)
+LITERALS = gateway_literals(MATCH)
 
 
 @pytest.mark.parametrize(("sent", "normal"), [
@@ -54,13 +55,13 @@ def _flow(path: str) -> http.HTTPFlow:
 
 def test_settle_serves_a_variant_of_the_gateways_path_under_its_normal_form() -> None:
     flow = _flow("//v1/Responses/?x=1")
-    assert paths.settle(flow, MATCH, lambda f: f.request.path.startswith("/v1/responses"))
+    assert paths.settle(flow, LITERALS, lambda f: f.request.path.startswith("/v1/responses"))
     assert flow.request.path == "/v1/responses?x=1"
     assert flow.metadata[paths.AS_SENT] == "//v1/Responses/?x=1"
 
 
 def test_settle_leaves_a_request_the_gateway_does_not_take_on_as_sent() -> None:
     flow = _flow("//v1/Files/")
-    assert not paths.settle(flow, MATCH, lambda f: False)
+    assert not paths.settle(flow, LITERALS, lambda f: False)
     assert flow.request.path == "//v1/Files/"
     assert paths.AS_SENT not in flow.metadata
