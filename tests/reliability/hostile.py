@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from addon.team import keys
+from addon.team import clients_file as keys
 from tests.addon.e2e.upstream import Upstream
 from tests.support.mitmdump import MitmDump
 
