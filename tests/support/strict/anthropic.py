@@ -98,6 +98,8 @@ def _check(path: str, headers: Mapping[str, str], raw: bytes, issued: Issued) ->
     if not messages:  # the API reference: "messages" holds at least one message
         raise Invalid("messages: at least one message is required")
     _tools(body.get("tools") or [])
+    _content(messages)
+    _cache_breakpoints(body)
     _pairing(messages)
     if counting:
         return
@@ -191,6 +193,39 @@ def _tools(tools: list[Any]) -> None:
             raise Invalid(f"tools.{n}.custom.input_schema: JSON schema is invalid. It must match JSON Schema "
                           "draft 2020-12 (https://json-schema.org/draft/2020-12). Learn more about tool use "
                           "at https://docs.claude.com/en/docs/tool-use.") from None
+
+
+# -- content ----------------------------------------------------------------------------------------
+def _content(messages: list[dict[str, Any]]) -> None:
+    """Empty text and empty messages (their wordings in docs/anthropic.md "Refusals")."""
+    last = len(messages) - 1
+    for i, message in enumerate(messages):
+        content = message.get("content")
+        if not content and not (i == last and message.get("role") == "assistant"):
+            raise Invalid(f"messages.{i}: all messages must have non-empty content except for the optional "
+                          "final assistant message")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "text" and block.get("text") == "":
+                raise Invalid("messages: text content blocks must be non-empty")
+
+
+def _marked(value: Any) -> int:
+    """Blocks that carry `cache_control`, at any depth (a tool result's own blocks count)."""
+    if isinstance(value, list):
+        return sum(_marked(item) for item in value)
+    if isinstance(value, dict):
+        own = 1 if value.get("cache_control") else 0
+        nested = ("content", "system", "tools", "messages")
+        return own + sum(_marked(value[key]) for key in nested if key in value)
+    return 0
+
+
+def _cache_breakpoints(body: dict[str, Any]) -> None:
+    """At most four cache breakpoints per request
+    (https://platform.claude.com/docs/en/build-with-claude/prompt-caching)."""
+    found = _marked(body.get("tools")) + _marked(body.get("system")) + _marked(body.get("messages"))
+    if found > 4:
+        raise Invalid(f"A maximum of 4 blocks with cache_control may be provided. Found {found}.")
 
 
 # -- tool_use / tool_result pairing ----------------------------------------------------------------

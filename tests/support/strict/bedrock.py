@@ -153,6 +153,11 @@ def _conversation(body: dict[str, Any], messages: list[dict[str, Any]], is_claud
         if previous.get("role") == message.get("role"):
             raise Invalid("A conversation must alternate between user and assistant roles. Make sure the "
                           "conversation alternates between user and assistant roles and try again.")
+    for i, message in enumerate(messages):
+        for j, block in enumerate(message.get("content") or []):
+            if isinstance(block, dict) and "text" in block and not str(block["text"]).strip():
+                raise Invalid(f"The text field in the ContentBlock object at messages.{i}.content.{j} is "
+                              "blank. Add text to the text field, and try again.")
     uses_tools = any(k in ("toolUse", "toolResult") for m in messages for k in _kinds(m))
     if uses_tools and not body.get("toolConfig"):
         raise Invalid("The toolConfig field must be defined when using toolUse and toolResult content "

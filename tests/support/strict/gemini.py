@@ -178,12 +178,22 @@ def _responses(content: dict[str, Any]) -> list[dict[str, Any]]:
     return [p for p in _parts(content) if "functionResponse" in p or "function_response" in p]
 
 
+_DATA = ("text", "inlineData", "inline_data", "fileData", "file_data", "functionCall", "function_call",
+         "functionResponse", "function_response", "executableCode", "executable_code", "codeExecutionResult",
+         "code_execution_result", "toolCall", "tool_call", "toolResponse", "tool_response")
+"""The members of `Part`'s `data` oneof: a part holds one of them (https://ai.google.dev/api/caching#Part)."""
+
+
 def _turns(contents: list[dict[str, Any]]) -> None:
     """Roles, and the function-call / function-response turn order Gemini enforces (its wordings
     recorded in docs/gemini.md "Refusals")."""
     for i, content in enumerate(contents):
         if content.get("role", "user") not in ("user", "model"):
             raise Invalid("Please use a valid role: user, model.")
+        for j, part in enumerate(_parts(content)):
+            if not any(key in part for key in _DATA):
+                raise Invalid(f"* GenerateContentRequest.contents[{i}].parts[{j}].data: required oneof field "
+                              "'data' must have one initialized field\n")
         if not content.get("parts"):
             raise Invalid(f"* GenerateContentRequest.contents[{i}].parts: contents.parts must not be "
                           "empty.\n")

@@ -272,3 +272,20 @@ def test_what_a_stream_hands_out_is_read_back() -> None:
     )
     found = anthropic.issued_in(stream)
     assert found.thinking == {SIG: "Run ls."} and found.redacted == {"RED"}
+
+
+def test_empty_content_and_too_many_cache_breakpoints_are_refused() -> None:
+    empty = edit(lambda b: b["messages"].insert(0, {"role": "user", "content": []}))
+    assert refused(empty) == (
+        "messages.0: all messages must have non-empty content except for the optional final assistant message"
+    )
+    blank = edit(lambda b: b["messages"][0].update(content=[{"type": "text", "text": ""}]))
+    assert refused(blank) == "messages: text content blocks must be non-empty"
+    marked = {"type": "ephemeral"}
+
+    def five(body: dict[str, Any]) -> None:
+        body["tools"][0]["cache_control"] = marked
+        body["system"] = [{"type": "text", "text": "s", "cache_control": marked}]
+        body["messages"][0]["content"] = [{"type": "text", "text": t, "cache_control": marked} for t in "abc"]
+
+    assert refused(edit(five)) == "A maximum of 4 blocks with cache_control may be provided. Found 5."

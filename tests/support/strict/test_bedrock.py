@@ -213,3 +213,11 @@ def test_what_a_stream_hands_out_is_read_back() -> None:
     ]
     found = bedrock.issued_in(b"".join(frames), "application/vnd.amazon.eventstream")
     assert found.thinking == {SIG: "Run ls."}
+
+
+def test_a_blank_text_block_is_refused() -> None:
+    body = edit(lambda b: b["messages"][0]["content"].append({"text": "  "}))
+    assert refused(body) == (
+        "The text field in the ContentBlock object at messages.0.content.1 is blank. Add text to the text "
+        "field, and try again."
+    )

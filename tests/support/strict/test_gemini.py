@@ -223,3 +223,11 @@ def test_what_an_answer_hands_out_is_read_back() -> None:
         ]
     }
     assert gemini.issued_in(b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n").thought_signatures == {SIG}
+
+
+def test_a_part_holding_nothing_is_refused() -> None:
+    body = edit(lambda b: b["contents"][0]["parts"].append({"thought": True}))
+    assert refused(body) == (
+        "* GenerateContentRequest.contents[0].parts[1].data: required oneof field 'data' must have one "
+        "initialized field\n"
+    )
