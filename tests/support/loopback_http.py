@@ -246,6 +246,7 @@ class Loopback[Plan]:
         self._thread = threading.Thread(target=self._server.serve_forever, name=self.thread_name, daemon=True)
 
     def __enter__(self) -> Self:
+        strict.warm()
         self._thread.start()
         return self
 

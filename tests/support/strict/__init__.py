@@ -77,6 +77,35 @@ class Strictness:
     (`chat.template_refuses_late_system`)."""
 
 
+_warm = False
+
+
+def warm() -> None:
+    """Import every validator and build its SDK types once per process, before a fake serves: the
+    vendors' SDKs take seconds to import, which a first request must not wait for (a load test's
+    first round, a client's timeout)."""
+    global _warm
+    if _warm:
+        return
+    from tests.support.strict import anthropic, bedrock, chat, gemini, responses
+    anthropic.warm()
+    hi = {"role": "user", "content": "hi"}
+    parts = {"parts": [{"text": "hi"}]}
+    gemini_body = {"contents": [{"role": "user", **parts}], "tools": [{"functionDeclarations": []}],
+                   "toolConfig": {}, "generationConfig": {}, "systemInstruction": parts}
+    headers = {"anthropic-version": "2023-06-01"}
+    anthropic.check("/v1/messages", headers, json.dumps(
+        {"model": "claude-sonnet-4-5", "max_tokens": 5, "messages": [hi]}).encode(), issued=Issued())
+    chat.check("/chat/completions", headers, json.dumps({"model": "qwen3", "messages": [hi]}).encode())
+    gemini.check("/v1beta/models/gemini-2.5-flash:generateContent", headers, json.dumps(gemini_body).encode(),
+                 issued=Issued())
+    bedrock.check("/model/amazon.nova-pro-v1:0/converse", headers, json.dumps(
+        {"messages": [{"role": "user", "content": [{"text": "hi"}]}]}).encode(), issued=Issued())
+    responses.check("/v1/responses", headers, json.dumps({"model": "gpt-5.5", "input": "hi"}).encode(),
+                    issued=Issued())
+    _warm = True
+
+
 def vendor_of(method: str, path: str) -> str | None:
     """The vendor whose model endpoint this request is for, by its path (None: not a model call,
     e.g. a models-endpoint GET or a CONNECT)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, get_args, get_origin, get_type_hints
 
 from anthropic.types import message_count_tokens_params, message_create_params
@@ -56,6 +56,13 @@ docs/anthropic.md "Tool names")."""
 
 THINKING_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 _PINNED_VERSION_KEYS = frozenset({"temperature", "top_p", "top_k"})
+
+
+def warm() -> None:
+    for counting in (False, True):
+        for beta in (False, True):
+            for stream in (False, True):
+                _adapter(_params(counting, beta, stream))
 
 
 def family(model: str) -> str | None:
@@ -170,6 +177,17 @@ def _shape(body: dict[str, Any], counting: bool, beta: bool, version: str) -> No
 
 
 # -- tools --------------------------------------------------------------------------------------
+@lru_cache(maxsize=1024)
+def _valid_schema(schema: str) -> bool:
+    """Checking a schema against the 2020-12 metaschema costs milliseconds; a session sends the
+    same tools on every turn."""
+    try:
+        Draft202012Validator.check_schema(json.loads(schema))
+    except SchemaError:
+        return False
+    return True
+
+
 def _tools(tools: list[Any]) -> None:
     seen: set[str] = set()
     for n, tool in enumerate(tools):
@@ -187,12 +205,10 @@ def _tools(tools: list[Any]) -> None:
         if not isinstance(schema, dict) or schema.get("type") != "object":
             raise Invalid(f"tools.{n}.custom.input_schema.type: Input should be 'object'")
         # the schema must be valid JSON Schema draft 2020-12 (`ToolParam.input_schema` doc)
-        try:
-            Draft202012Validator.check_schema(schema)
-        except SchemaError:
+        if not _valid_schema(json.dumps(schema, sort_keys=True)):
             raise Invalid(f"tools.{n}.custom.input_schema: JSON schema is invalid. It must match JSON Schema "
                           "draft 2020-12 (https://json-schema.org/draft/2020-12). Learn more about tool use "
-                          "at https://docs.claude.com/en/docs/tool-use.") from None
+                          "at https://docs.claude.com/en/docs/tool-use.")
 
 
 # -- content ----------------------------------------------------------------------------------------
