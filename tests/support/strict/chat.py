@@ -166,6 +166,15 @@ def _limits(body: dict[str, Any], model: str, server: str) -> None:
             raise Invalid(f"Unsupported value: 'temperature' does not support {body['temperature']} with "
                           "this model. Only the default (1) value is supported.", "temperature",
                           "unsupported_value")
+    stop = body.get("stop")
+    # `stop`: "Up to 4 sequences", "Not supported with reasoning models `o3` and `o4-mini`"
+    # (completion_create_params.py)
+    if stop is not None and model.startswith(("o3", "o4-mini")):
+        raise Invalid("Unsupported parameter: 'stop' is not supported with this model.", "stop",
+                      "unsupported_parameter")
+    if isinstance(stop, list) and len(stop) > 4:
+        raise Invalid("Invalid 'stop': array too long. Expected an array with maximum length 4, but got an "
+                      f"array with length {len(stop)} instead.", "stop", "array_above_max_length")
     limit = next((n for prefix, n in OPENAI_MAX if model.startswith(prefix)), None)
     if limit is not None and isinstance(value, int) and value > limit:
         raise Invalid(f"{key} is too large: {value}. This model supports at most {limit} completion tokens, "

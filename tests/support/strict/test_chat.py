@@ -210,3 +210,15 @@ def test_reasoning_content_passed_back_is_taken() -> None:
     body = edit(lambda b: b.update(model="deepseek-reasoner"))
     body["messages"][2]["reasoning_content"] = ""
     assert refused(body) is None
+
+
+def test_openai_takes_four_stop_sequences_and_none_on_o3() -> None:
+    five = refused(edit(lambda b: b.update(stop=list("abcde")), "gpt-4o"))
+    assert five is not None and five["message"] == (
+        "Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with "
+        "length 5 instead."
+    )
+    o3 = refused(edit(lambda b: (b.pop("max_tokens"), b.update(stop=["x"])), "o3"))
+    assert o3 is not None
+    assert o3["message"] == "Unsupported parameter: 'stop' is not supported with this model."
+    assert refused(edit(lambda b: b.update(stop=list("abcd")), "gpt-4o")) is None
