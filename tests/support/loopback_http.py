@@ -22,6 +22,7 @@ import struct
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Self
@@ -74,7 +75,7 @@ class RecordingHandler(BaseHTTPRequestHandler):
     def handle_request(self) -> None:
         received = self.read_request()
         owner = self.server.owner
-        self.tee.begin()
+        self.tee.begin(lambda written: owner.observe(received, written))
         try:
             try:
                 refusal = owner.refusal(received)
@@ -159,26 +160,36 @@ class RecordingHandler(BaseHTTPRequestHandler):
 
 class _Tee:
     """The handler's writer, keeping a copy of what one answer wrote (up to `LIMIT` bytes: the
-    start of a huge answer is where anything it hands out is)."""
+    start of a huge answer is where anything it hands out is). A write that may carry something the
+    vendor hands out (a signature, redacted or encrypted content), and the one after it (where the
+    rest of a value cut in two goes), is shown to `on_issue` before it goes out: the client cannot
+    send it back before the fake has kept it."""
 
     LIMIT = 4 << 20
+    MARKERS = (b"ignature", b"edacted", b"encrypted_content")
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
         self._kept: list[bytes] = []
         self._size = 0
+        self._marked = False
+        self._on_issue: Callable[[bytes], None] | None = None
 
-    def begin(self) -> None:
-        self._kept, self._size = [], 0
+    def begin(self, on_issue: Callable[[bytes], None] | None = None) -> None:
+        self._kept, self._size, self._marked, self._on_issue = [], 0, False, on_issue
 
     def take(self) -> bytes:
-        data, self._kept, self._size = b"".join(self._kept), [], 0
+        data, self._kept, self._size, self._on_issue = b"".join(self._kept), [], 0, None
         return data
 
     def write(self, data: bytes) -> int:
         if self._size < self.LIMIT:
             self._kept.append(bytes(data))
             self._size += len(data)
+        marked = any(marker in data for marker in self.MARKERS)
+        if (marked or self._marked) and self._on_issue is not None:
+            self._on_issue(b"".join(self._kept))
+        self._marked = marked
         written: int = self._inner.write(data)
         return written
 
