@@ -4,8 +4,8 @@ models that speak Anthropic Messages, Chat Completions, Gemini or Bedrock Conver
     mitmdump -s addon/gateway.py --set gateway_upstream=anthropic --set gateway_model=claude-sonnet-4-6
 
 All translation lives in `translators/`; this file is the addon's options and its hooks, each
-thin: a hook finds the flow's context (addon/flow.py) and hands the work to the pipeline
-(addon/pipeline.py, docs/architecture.md "The pipeline").
+thin: a hook finds the flow's context (addon/serve/flow.py) and hands the work to the pipeline
+(addon/serve/pipeline.py, docs/architecture.md "The pipeline").
 """
 
 from __future__ import annotations
@@ -24,31 +24,22 @@ if _ROOT not in sys.path:
 
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
-from addon import (  # noqa: E402
-    bodies,
-    catalog,
-    client_dialects,
-    clients,
-    console,
-    credentials,
-    cutoff,
-    flowinfo,
-    limits,
-    offload,
-    pipeline,
-    plugins,
-    usage,
-    views,
-    websocket,
-    workers,
-)
-from addon import headers as upstream_headers  # noqa: E402
-from addon.answers import answer, error_response  # noqa: E402
-from addon.capabilities import MODES, Capabilities  # noqa: E402
-from addon.flow import FlowCtx, Flows, speaks_of  # noqa: E402
-from addon.routing import DEFAULT_MATCH, RouteError, Router, from_options, from_toml  # noqa: E402
-from addon.state import State  # noqa: E402
-from addon.streaming import StreamHook  # noqa: E402
+from addon.observe import console, flowinfo, views  # noqa: E402
+from addon.patches import cutoff  # noqa: E402
+from addon.routes import catalog, plugins  # noqa: E402
+from addon.routes.capabilities import MODES, Capabilities  # noqa: E402
+from addon.routes.routing import DEFAULT_MATCH, RouteError, Router, from_options, from_toml  # noqa: E402
+from addon.serve import bodies, pipeline, websocket  # noqa: E402
+from addon.serve import client_side as client_dialects  # noqa: E402
+from addon.serve.answers import answer, error_response  # noqa: E402
+from addon.serve.flow import FlowCtx, Flows, speaks_of  # noqa: E402
+from addon.serve.streaming import StreamHook  # noqa: E402
+from addon.state.turns import State  # noqa: E402
+from addon.team import keys as clients  # noqa: E402
+from addon.team import usage  # noqa: E402
+from addon.upstream import credentials  # noqa: E402
+from addon.upstream import headers as upstream_headers  # noqa: E402
+from addon.work import limits, offload, workers  # noqa: E402
 from translators import client_dialects as client_registry  # noqa: E402
 from translators import dialect as registry  # noqa: E402
 from translators import stream_translator  # noqa: E402
@@ -60,8 +51,8 @@ _started = False
 def _start() -> None:
     """Once per process, from the first `Gateway.load`: the dialects `$GATEWAY_DIALECTS` names
     (before `load` declares their options), and the two patches of mitmproxy's HTTP layer (an
-    upstream failure answered in the client's dialect, addon/cutoff.py; credentials put on the
-    wire only, addon/credentials.py). Each is idempotent; a reload of the script runs none again."""
+    upstream failure answered in the client's dialect, addon/patches/cutoff.py; credentials put on the
+    wire only, addon/upstream/credentials.py). Each is idempotent; a reload of the script runs none again."""
     global _started
     if _started:
         return
@@ -76,15 +67,15 @@ class Gateway:
         self.router = Router(routes=())
         self.catalog = catalog.Server()
         self.flows = Flows()
-        """The context of each flow in flight (addon/flow.py)."""
+        """The context of each flow in flight (addon/serve/flow.py)."""
         self.capabilities = Capabilities()
         """What each route model accepts (the vendor's models endpoint, else the shipped table)."""
         self.clients = clients.Gate()
-        """Who each request is (gateway_clients, addon/clients.py)."""
+        """Who each request is (gateway_clients, addon/team/keys.py)."""
         self.state = State(self.clients)
-        """previous_response_id, conversations, /responses/compact and the store (addon/state.py)."""
+        """previous_response_id, conversations, /responses/compact and the store (addon/state/turns.py)."""
         self.settings: dict[str, registry.Settings] = {}
-        """Each dialect's own options and environment variables (addon/plugins.py)."""
+        """Each dialect's own options and environment variables (addon/routes/plugins.py)."""
         self._running = False
 
     # -- options ----------------------------------------------------------------------------
@@ -112,6 +103,9 @@ class Gateway:
         loader.add_option("gateway_context_window", int, 0,
                           "Upstream context window in tokens served to Codex with its model catalog "
                           "(0: the model's own figure; per route in gateway_config: context_window).")
+        loader.add_option("gateway_max_output_tokens", int, 0,
+                          "The most the upstream model writes: a larger client limit is lowered to it "
+                          "(0: the model's own figure; per route in gateway_config: max_output_tokens).")
         loader.add_option("gateway_codex_catalog", str, "",
                           "Codex's bundled catalog (`codex debug models --bundled > FILE`) for a Codex "
                           f"other than {catalog.BUNDLED_VERSION}; empty: the shipped one.")
@@ -140,7 +134,7 @@ class Gateway:
         self.clients.running()  # the warning for a listener others reach without client keys
 
     def configure(self, updated: set[str]) -> None:
-        # a bad option at start-up is one line and exit 1, before the proxy listens (addon/console.py)
+        # a bad option at start-up is one line and exit 1, before the proxy listens (addon/observe/console.py)
         with console.option_errors(starting=not self._running and console.in_real_master()):
             self._configure(updated)
 
@@ -168,7 +162,7 @@ class Gateway:
             routes = from_toml(o.gateway_config, settings=settings) if o.gateway_config else from_options(
                 o.gateway_upstream, o.gateway_base_url, o.gateway_model, o.gateway_key_env,
                 settings=settings, compaction_model=o.gateway_compaction_model,
-                context_window=o.gateway_context_window)
+                context_window=o.gateway_context_window, max_output_tokens=o.gateway_max_output_tokens)
             catalog.load_bundled(o.gateway_codex_catalog)
         except (RouteError, catalog.CatalogError) as exc:
             raise exceptions.OptionsError(str(exc)) from None
@@ -187,7 +181,7 @@ class Gateway:
         self.capabilities.configure(routes, mode=o.gateway_capabilities,
                                     timeout=timeout)
 
-    # -- hooks: each reads the flow's context and hands the work to addon/pipeline.py ---------
+    # -- hooks: each reads the flow's context and hands the work to addon/serve/pipeline.py ---------
     def _matched(self, flow: http.HTTPFlow) -> bool:
         return self.router.matches(flow.request.pretty_host, flow.request.path)
 
@@ -200,22 +194,23 @@ class Gateway:
         if speaks is not None or self._ours(flow):
             # its client first: nothing is served or sent for an unknown one
             if self.clients.identify(flow) is None:
-                return  # answered 401 (addon/clients.py)
+                return  # answered 401 (addon/team/keys.py)
             if refused := bodies.declared_too_large(flow.request.headers, self.max_request()):
-                flow.response = error_response(413, "request_too_large", refused)
+                flow.response = error_response(speaks_of(flow.metadata), 413, "request_too_large", refused)
                 return
         # the window Codex compacts at comes from the vendor's own figure once it is known
         windows = catalog.windows_from(self.capabilities.best)
         if self.catalog.serve(flow, self.router, ctx.options.gateway_codex_catalog, windows):
-            return  # Codex's model catalog, with the upstream windows (addon/catalog.py)
+            return  # Codex's model catalog, with the upstream windows (addon/routes/catalog.py)
         if not self._matched(flow):
             return
         if flow.request.headers.get("upgrade", "").lower() == "websocket":
-            # Codex tries the Responses WebSocket first: served by addon/websocket/ through the
+            # Codex tries the Responses WebSocket first: served by addon/serve/websocket/ through the
             # same HTTP path (docs/websocket.md)
             websocket.ENDPOINT.take(flow, self.router.routes)
         elif refused := bodies.declared_too_large(flow.request.headers, self.max_request()):
-            flow.response = error_response(413, "request_too_large", refused)  # the body is never read
+            # the body is never read
+            flow.response = error_response(speaks_of(flow.metadata), 413, "request_too_large", refused)
 
     def _ours(self, flow: http.HTTPFlow) -> bool:
         """The gateway answers or translates this request: an intercepted path, a store endpoint,
@@ -241,7 +236,7 @@ class Gateway:
                 await self._guarded(fc, pipeline.replay)
             return  # otherwise translated before (a loaded flow): never twice
         if await self.state.serve_usage(flow):
-            return  # GET /gateway/usage: the client's own (addon/usage.py)
+            return  # GET /gateway/usage: the client's own (addon/team/usage.py)
         fc = self.flows.get(flow)
         if fc is not None:  # claimed in `requestheaders` by a client dialect of its own paths
             await self._guarded(fc, pipeline.serve)
@@ -286,7 +281,7 @@ class Gateway:
             # where it ends and keeps the connection (h2 clients never see this header)
             flow.response.headers["transfer-encoding"] = "chunked"
         flow.response.headers.pop("content-encoding", None)
-        flow.response.headers["content-type"] = "text/event-stream"
+        flow.response.headers["content-type"] = fc.speaks.stream_content_type
         fc.hook = StreamHook(translator, secrets=credentials.secrets_of(flow),
                              max_kept=ctx.options.gateway_max_kept_bytes, speaks=fc.speaks)
         flow.response.stream = fc.hook
@@ -300,7 +295,7 @@ class Gateway:
                 client_dialects.read_count(fc)
             self._over(fc)
             return None
-        # a large whole answer is translated in a worker thread (addon/offload.py)
+        # a large whole answer is translated in a worker thread (addon/work/offload.py)
         size = len(flow.response.raw_content or b"") if flow.response is not None else 0
         try:
             answered = offload.off_loop(size, pipeline.answer, self, fc)
@@ -326,9 +321,7 @@ class Gateway:
             self._over(fc)
 
     def _over(self, fc: FlowCtx) -> None:
-        """The flow's last step: the proxy's own answers said in its client's shape, its context
-        let go of."""
-        client_dialects.restyle(fc.flow, fc.speaks)
+        """The flow's last step: its context let go of."""
         self.flows.drop(fc.flow)
 
     def error(self, flow: http.HTTPFlow) -> None:
@@ -348,7 +341,7 @@ def _fail_closed(flow: http.HTTPFlow, exc: Exception) -> None:
     message = f"gateway could not handle the request: {exc!r}"[:500]
     info = flow.metadata.setdefault(flowinfo.KEY, flowinfo.record("-"))
     info["error"] = message
-    answer(flow, error_response(500, "server_error", message))
+    answer(flow, error_response(speaks_of(flow.metadata), 500, "server_error", message))
 
 
 def _seconds(text: str) -> float | None:

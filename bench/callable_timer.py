@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from addon import streaming
+from addon.serve import streaming
 
 _calls: list[int] = []
 _untimed = streaming.StreamHook.__call__

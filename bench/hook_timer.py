@@ -8,7 +8,7 @@ What it stamps, without editing addon/:
 - the gateway's steps (STEPS): methods wrapped on their class, functions in their module and in
   every addon module (and the script module) that imported them by name; a step that is not there
   (the addon changed) is left out, never an error;
-- the stream callable, per call (`addon.streaming.StreamHook.__call__`);
+- the stream callable, per call (`addon.serve.streaming.StreamHook.__call__`);
 - each pass of the cyclic collector (`gc.callbacks`);
 - mitmproxy's own handling: every event a connection handler processes (`ConnectionHandler.
   server_event`: bytes from the client or the upstream, a hook or a connection completed), the task
@@ -43,7 +43,7 @@ ABLATE = frozenset(filter(None, os.environ.get("BENCH_HOOKS_ABLATE", "").split("
 """What the bench asks to leave out, to weigh it by its absence (bench/hooks.py `--ablate`):
 `steps` (no clock around the gateway's steps and stream callable: the timer's own share),
 `credentials` (mitmproxy's `HttpStream._handle_event` without the gateway's wrapper,
-addon/credentials.py `install`; the loopback upstream reads no key), `credentials-lean` (that
+addon/upstream/credentials.py `install`; the loopback upstream reads no key), `credentials-lean` (that
 wrapper entered only for a flow that carries credentials, `_lean_credentials`)."""
 _now = time.perf_counter_ns
 _cpu = time.thread_time_ns
@@ -170,36 +170,36 @@ STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Every place that exists is wrapped, so the gateway of before and after a refactor are both
     # timed; a function imported by name is wrapped wherever the addon's modules hold it. The
     # label's first word is the hook the step runs under.
-    ("requestheaders: identify the client", ("addon.clients:Gate.identify",)),
-    ("requestheaders: model catalog check", ("addon.catalog:Server.serve",)),
+    ("requestheaders: identify the client", ("addon.team.keys:Gate.identify",)),
+    ("requestheaders: model catalog check", ("addon.routes.catalog:Server.serve",)),
     ("request: read body (decode + parse + keep text)", ("gateway:Gateway._read_inline",
-                                                         "addon.pipeline:_read_inline")),
-    ("request: read: decode (zstd, gzip...)", ("addon.bodies:decoded",)),
-    ("request: read: text kept for the saved flow", ("addon.bodies:kept_text",)),
-    ("request: route", ("addon.routing:Router.route",)),
-    ("request: state lookup", ("addon.state:State.lookup",)),
-    ("request: capabilities resolve", ("addon.capabilities:Capabilities.resolve",)),
+                                                         "addon.serve.pipeline:_read_inline")),
+    ("request: read: decode (zstd, gzip...)", ("addon.serve.bodies:decoded",)),
+    ("request: read: text kept for the saved flow", ("addon.serve.bodies:kept_text",)),
+    ("request: route", ("addon.routes.routing:Router.route",)),
+    ("request: state lookup", ("addon.state.turns:State.lookup",)),
+    ("request: capabilities resolve", ("addon.routes.capabilities:Capabilities.resolve",)),
     ("request: translate", ("translators.api:translate_request",)),
     ("request: retarget (headers, URL, body bytes, credentials)", ("gateway:Gateway._retarget",
-                                                                   "addon.pipeline:retarget")),
-    ("request: credentials (key / signing)", ("addon.auth:upstream_credentials",)),
-    ("request: credentials attached", ("addon.credentials:attach",)),
-    ("any: report merged into flow info", ("addon.flowinfo:merge",)),
-    ("responseheaders: keep sent request", ("addon.limits:keep_sent_request",)),
-    ("responseheaders: screen headers", ("addon.headers:screen",)),
+                                                                   "addon.serve.pipeline:retarget")),
+    ("request: credentials (key / signing)", ("addon.upstream.auth:upstream_credentials",)),
+    ("request: credentials attached", ("addon.upstream.credentials:attach",)),
+    ("any: report merged into flow info", ("addon.observe.flowinfo:merge",)),
+    ("responseheaders: keep sent request", ("addon.work.limits:keep_sent_request",)),
+    ("responseheaders: screen headers", ("addon.upstream.headers:screen",)),
     ("responseheaders: stream translator built", ("translators.api:stream_translator",)),
-    ("responseheaders: state recorder", ("addon.state:State.recorder",)),
-    ("response: answer (the steps below)", ("gateway:Gateway._answer", "addon.pipeline:answer")),
-    ("response: stream end", ("addon.streaming:StreamHook.end",)),
-    ("response: saved client copy", ("addon.streaming:StreamHook.saved_client",)),
-    ("response: saved upstream copy", ("addon.streaming:StreamHook.saved_upstream",)),
-    ("response: final response read", ("addon.flowinfo:final_response",)),
-    ("response: usage count", ("addon.state:State.count",)),
-    ("response: redact request headers", ("addon.auth:redact_request",)),
-    ("response: scrub flow", ("addon.credentials:scrub_flow",)),
-    ("response: capture saved", ("addon.recording:save",)),
-    ("response: describe", ("addon.flowinfo:describe",)),
-    ("response: store write awaited", ("addon.state:State.written",)),
+    ("responseheaders: state recorder", ("addon.state.turns:State.recorder",)),
+    ("response: answer (the steps below)", ("gateway:Gateway._answer", "addon.serve.pipeline:answer")),
+    ("response: stream end", ("addon.serve.streaming:StreamHook.end",)),
+    ("response: saved client copy", ("addon.serve.streaming:StreamHook.saved_client",)),
+    ("response: saved upstream copy", ("addon.serve.streaming:StreamHook.saved_upstream",)),
+    ("response: final response read", ("addon.observe.flowinfo:final_response",)),
+    ("response: usage count", ("addon.state.turns:State.count",)),
+    ("response: redact request headers", ("addon.upstream.auth:redact_request",)),
+    ("response: scrub flow", ("addon.upstream.credentials:scrub_flow",)),
+    ("response: capture saved", ("addon.observe.recording:save",)),
+    ("response: describe", ("addon.observe.flowinfo:describe",)),
+    ("response: store write awaited", ("addon.state.turns:State.written",)),
 )
 
 
@@ -255,7 +255,7 @@ def _patch_steps() -> list[str]:
     spaces = _spaces(gateway)
     wrapped = [label for label, places in STEPS
                if [place for place in places if _wrap_place(place, label, gateway, spaces)]]
-    streaming = sys.modules.get("addon.streaming")
+    streaming = sys.modules.get("addon.serve.streaming")
     if streaming is not None and not getattr(streaming.StreamHook.__call__, "_bench_label", None):
         untimed = streaming.StreamHook.__call__
 
@@ -272,7 +272,7 @@ def _patch_steps() -> list[str]:
 
 
 def _unwrap_credentials() -> None:
-    credentials = sys.modules.get("addon.credentials")
+    credentials = sys.modules.get("addon.upstream.credentials")
     if credentials is not None:
         from mitmproxy.proxy.layers import http as http_layer
 
@@ -283,7 +283,7 @@ def _lean_credentials() -> None:
     """The change weighed: every event of every HTTP stream goes through the gateway's wrapper, a
     Python loop around mitmproxy's generator; delegated with `yield from` (in C) unless the
     stream's flow carries credentials (attached in the `request` hook, before the head is sent)."""
-    credentials = sys.modules.get("addon.credentials")
+    credentials = sys.modules.get("addon.upstream.credentials")
     if credentials is None:
         return
     from mitmproxy.proxy.layers import http as http_layer

@@ -378,7 +378,7 @@ def _zstd_compress(data: bytes) -> bytes:
     if sys.version_info >= (3, 14):
         from compression import zstd
     else:
-        from backports import zstd  # the one the gateway reads with (addon/bodies.py)
+        from backports import zstd  # the one the gateway reads with (addon/serve/bodies.py)
     return zstd.compress(data)
 
 

@@ -70,7 +70,7 @@ class RequestRow:
 
 
 def ours(raw: bytes, target: str) -> bytes:
-    """What the addon does per request (addon/pipeline.py `_take`, `retarget`)."""
+    """What the addon does per request (addon/serve/pipeline.py `_take`, `retarget`)."""
     translation = translate_request(wirejson.loads(raw), target, TARGET_MODELS[target])
     return wirejson.dumps(translation.body)
 

@@ -5,7 +5,7 @@ Real mitmdump with the addon, in front of the local upstream (bench/loopback.py)
 heavy request arrives on another connection, and the stream goes on a little after it. The heavy
 requests:
 - a 100k-item Responses request, 9.9 MB: read, translated and written by a worker process
-  (addon/workers.py); on its way from its first byte to its answer's status line;
+  (addon/work/workers.py); on its way from its first byte to its answer's status line;
 - a turn answered with one 16 MB text event: parsed once and written five times (the delta and the
   done events that repeat it) inside the stream callable, on mitmproxy's event loop; on its way
   from its first byte to the end of its 80 MB answer (read by curl, in a process of its own).

@@ -15,10 +15,7 @@ from translators.core.report import Report
 from translators.core.translation import Translation, UpstreamError
 from translators.features import compaction, websearch
 from translators.ir import events as ev
-from translators.messages_client import MessagesEncoder, shows_thinking
-from translators.responses import echo
-from translators.responses.compaction import CompactionEncoder, kept_messages
-from translators.responses.stream import ResponsesEncoder
+from translators.ir.encoder import EventEncoder
 from translators.wire import response_headers, whole_body, wirejson
 from translators.wire.upstream_errors import client_status, clip, code_for, text_of
 
@@ -57,7 +54,7 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
     dialect = _dialect(target)
     speaks = clients.get(client)
     part = _serving(dialect, client)
-    if kind == "compaction_endpoint" and not speaks.stores_state:
+    if kind == "compaction_endpoint" and speaks.compaction_kept is None:
         raise UnsupportedFeature(f"/responses/compact is a {clients.DEFAULT} endpoint; a {client} client "
                                  "has none")
     if kind == "compaction_endpoint" and isinstance(part, dialects.Passthrough):
@@ -75,7 +72,7 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
         request = speaks.decode(body, report)
         if kind == "compaction_endpoint":  # answered whole, never streamed
             request = request.model_copy(update={"kind": "compaction", "stream": False})
-            kept = kept_messages(body.get("input"))
+            kept = speaks.compaction_kept(body.get("input"))
         summarize = request.kind == "compaction"
         if summarize:
             request = compaction.summarizer_request(request, report)
@@ -88,7 +85,7 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
         if note := caps.lifecycle_note():
             report.note(note)
         encoded = part.encode_request(request, upstream_model, report, caps)
-    echoed = speaks.echo(body) if speaks.echo is not None else _echo({**body, **(resolved or {})})
+    echoed = speaks.echo({**body, **resolved} if resolved else body)
     return Translation(target=target, client=client, model=encoded.body.get("model") or model or client_model,
                        client_model=client_model, path=encoded.path, body=encoded.body,
                        headers=encoded.headers, stream=stream, dropped=report.dropped,
@@ -102,12 +99,6 @@ def _serving(dialect: dialects.Dialect, client: str) -> dialects.Codec | dialect
     return dialects.serving(dialect, clients.get(client).takes_passthrough)
 
 
-def _echo(body: dict[str, Any]) -> dict[str, Any]:
-    """The request fields a Responses object repeats, computed once per request
-    (translators/responses/echo.py, docs/responses.md "The Response object")."""
-    return echo.from_request(body)
-
-
 NOTHING_SENT = ("the upstream answered 200 but its stream ended having sent nothing: the request likely "
                 "exceeded the model's context, or the server failed (see its log)")
 NOTHING_SENT_CODE = "invalid_prompt"
@@ -115,6 +106,10 @@ NOTHING_SENT_CODE = "invalid_prompt"
 (docs/codex.md "Errors and retries")."""
 _NOT_SAID = (ev.Note, ev.KeepAlive)
 """Events that are no part of an answer: a decoder's remark about the bytes, an upstream's keep-alive."""
+CONTENT = frozenset({ev.TextDelta, ev.TextDone, ev.ReasoningDelta, ev.ReasoningDone, ev.ToolCallStarted,
+                     ev.ToolCallDelta, ev.ToolCallDone, ev.WebSearch, ev.Citation, ev.Finished})
+"""The events of the answer itself: once one has passed, the client has something it acts on, and
+the request can no longer be sent elsewhere unseen (docs/pools.md "Before the first content")."""
 
 
 class StreamTranslator:
@@ -123,7 +118,7 @@ class StreamTranslator:
     client's stream with one terminal failure, `response.failed` or an `error` event (the proxy
     boundary, docs/design.md "Errors")."""
 
-    def __init__(self, decoder: dialects.StreamDecoder, encoder: ResponsesEncoder | MessagesEncoder,
+    def __init__(self, decoder: dialects.StreamDecoder, encoder: EventEncoder,
                  report: Report,
                  whole: Callable[[], dialects.StreamDecoder] | None = None) -> None:
         self._decoder = decoder
@@ -135,6 +130,15 @@ class StreamTranslator:
         """The first bytes, until they tell a stream from a whole body (wire/whole_body.py)."""
         self._said = False
         """The upstream has sent something of an answer (`_nothing_said`)."""
+        self.content_started = False
+        """An event of the answer itself (`CONTENT`) has passed: what a proxy that holds back the
+        client's opening events waits for."""
+        self.early_failure: ev.Failed | None = None
+        """The failure that came before any content (an upstream error event, an answer that said
+        nothing): the request failed before the client saw anything of it."""
+        self.progress = 0
+        """Events decoded so far, keep-alives not counted: what an idle timer watches (an upstream
+        that only pings has gone quiet)."""
 
     @property
     def finished(self) -> bool:
@@ -159,6 +163,8 @@ class StreamTranslator:
                 events = self._nothing_said(events, closing=False)
         except Exception as exc:
             events = self._read_failure(exc)
+        if events:
+            self._observe(events)
         try:
             return self._encoder.encode_parts(events)
         except Exception as exc:
@@ -192,6 +198,7 @@ class StreamTranslator:
                 events = self._nothing_said(events, closing=True)
         except Exception as exc:
             events = self._read_failure(exc)
+        self._observe(events)
         try:
             out = self._encoder.encode_parts(events)
         except Exception as exc:
@@ -200,6 +207,20 @@ class StreamTranslator:
 
     def response(self) -> dict[str, Any]:
         return self._encoder.response()
+
+    def _observe(self, events: list[ev.Event]) -> None:
+        """`progress`, `content_started` and `early_failure` from the events about to be written."""
+        for event in events:
+            kind = type(event)
+            if kind is ev.KeepAlive:
+                continue
+            self.progress += 1
+            if self.content_started:
+                continue
+            if kind in CONTENT:
+                self.content_started = True
+            elif isinstance(event, ev.Failed) and self.early_failure is None:
+                self.early_failure = event
 
     def _nothing_said(self, events: list[ev.Event], *, closing: bool) -> list[ev.Event]:
         """A 200 stream that ends having sent nothing of an answer (no bytes, keep-alives, a bare
@@ -247,6 +268,20 @@ class PassthroughTranslator:
     def finished(self) -> bool:
         return self._inner.finished
 
+    @property
+    def content_started(self) -> bool:
+        """As `StreamTranslator`'s, when the passthrough observes it; else from its first bytes on
+        (nothing is held back for a stream the gateway cannot read)."""
+        return bool(getattr(self._inner, "content_started", True))
+
+    @property
+    def early_failure(self) -> ev.Failed | None:
+        return getattr(self._inner, "early_failure", None)
+
+    @property
+    def progress(self) -> int:
+        return int(getattr(self._inner, "progress", 0))
+
     def feed(self, data: bytes) -> bytes:
         return self._inner.feed(data) if not self._closed else b""
 
@@ -281,23 +316,9 @@ def stream_translator(source: str, translation: Translation, *, new_id: IdFactor
 
 
 def _encoder(translation: Translation, report: Report, new_id: IdFactory | None,
-             clock: Callable[[], float]) -> ResponsesEncoder | MessagesEncoder:
-    """The client dialect's writer of the answer (translators/client_dialects.py)."""
-    speaks = clients.get(translation.client)
-    if speaks.encoder is not None:  # a client dialect defined outside the package
-        return speaks.encoder(translation, report, new_id or random_ids(), clock)
-    if translation.client == "messages":
-        # the model the client named; thinking text only when the request did not omit it
-        # (docs/claude-code.md "Events out")
-        return MessagesEncoder(model=translation.client_model, report=report, new_id=new_id or random_ids(),
-                               tools=translation.tools, show_thinking=shows_thinking(translation.echo))
-    if translation.compaction:
-        return CompactionEncoder(dialect=translation.target, upstream_model=translation.model,
-                                 model=translation.client_model, report=report,
-                                 new_id=new_id or random_ids(), clock=clock, echo=translation.echo,
-                                 kept=translation.compaction_kept)
-    return ResponsesEncoder(model=translation.client_model, tools=translation.tools, report=report,
-                            new_id=new_id or random_ids(), clock=clock, echo=translation.echo)
+             clock: Callable[[], float]) -> EventEncoder:
+    """The client dialect's writer of the answer (`ClientDialect.encoder`)."""
+    return clients.get(translation.client).encoder(translation, report, new_id or random_ids(), clock)
 
 
 def translate_response(source: str, translation: Translation, body: bytes, *,

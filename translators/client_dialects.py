@@ -1,50 +1,136 @@
-"""The client dialects: what a client speaks to the gateway, whatever the upstream
-(docs/claude-code.md "Wiring", docs/architecture.md).
+"""The client dialects' registry: what a client speaks to the gateway, whatever the upstream
+(docs/architecture.md "The client side").
 
-`responses` (Codex, the openai SDK) is the default; `messages` (Claude Code, the anthropic SDK)
-decodes with `translators/messages_client/` and answers in Anthropic's events and error shapes.
-`translators/api.py` takes the client dialect as a parameter and asks this table for the decoder,
-the encoder and the error shape; the addon asks it for the paths, hosts and headers of each
-client (addon/client_dialects.py), so neither names a vendor.
+A client dialect is one folder, `translators/<name>_client/`, whose `__init__.py` builds its
+`CLIENT_DIALECT` from the parts below, as a vendor's folder builds its `DIALECT`
+(translators/dialect.py). The shipped ones are imported when first asked for; `register` adds one
+defined outside the package (the addon registers the `CLIENT_DIALECT` of each module
+`$GATEWAY_DIALECTS` names, addon/plugins.py). `translators/api.py` and the addon ask the entry for
+everything particular to a client (its decoder, its encoder, its error shape, its stream's content
+type and failure event, its models and count answers), so neither names a client.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from translators.core.errors import MalformedRequest, TranslatorError, error_type_for_status
+from translators.core.errors import MalformedRequest, TranslatorError
+from translators.core.ids import IdFactory
 from translators.core.report import Report
+from translators.core.translation import Translation
+from translators.ir.encoder import EventEncoder
 from translators.ir.request import Request
-from translators.messages_client import errors as messages_errors
-from translators.messages_client.request import decode as decode_messages
-from translators.responses.request import decode as decode_responses
-from translators.wire import stream_failure
+from translators.wire.stream_failure import StreamError
 
-DEFAULT = "responses"
+BUILTIN = ("responses", "messages")
+"""The shipped client dialects, each `translators/<name>_client/`; the first is the default."""
+DEFAULT = BUILTIN[0]
+"""The client dialect of a request no other claims (Codex, the openai SDK)."""
+
+
+class ErrorBody(Protocol):
+    def __call__(self, status: int, code: str, message: str, param: str | None = None) -> dict[str, Any]:
+        """(status, the gateway's error code, message, the request field at fault) -> the error
+        body the client reads."""
+        ...
+
+
+class Encoder(Protocol):
+    def __call__(self, translation: Translation, report: Report, new_id: IdFactory,
+                 clock: Callable[[], float]) -> EventEncoder:
+        """The writer of one answer in the client's wire (translators/ir/encoder.py)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ListedModel:
+    """One model a client may name, as the gateway's routes serve it."""
+
+    id: str
+    """The name the client sends."""
+    upstream: str
+    """The name of the route's dialect."""
+    model: str
+    """The model the upstream is asked for."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Models:
+    """The client's models endpoints (its `paths` holding `/models`), answered from the routes."""
+
+    page: Callable[[list[ListedModel]], dict[str, Any]]
+    """Every listed model -> the body of the list."""
+    entry: Callable[[ListedModel], dict[str, Any]]
+    """One model -> the body of its own endpoint."""
+    names: tuple[str, ...] = ()
+    """The names the client sends unless told otherwise (its default, small and fast models):
+    listed when a route with a wildcard takes them, so a client that picks only from the list
+    can pick them."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenCount:
+    """The client's token count endpoint (any of its `paths` that is not a turn)."""
+
+    answer: Callable[[int], dict[str, Any]]
+    """Input tokens -> the body the client reads."""
+    estimate: Callable[[dict[str, Any]], int]
+    """The upstream request body -> its input tokens, estimated, where the upstream counts none."""
+    estimated: str
+    """How `estimate` counts, for the flow's notes."""
+
+
+def _same_status(status: int, _body: dict[str, Any]) -> int:
+    return status
+
+
+def _always_200(_body: dict[str, Any]) -> int:
+    return 200
+
+
+def _nothing_echoed(_body: dict[str, Any]) -> dict[str, Any]:
+    return {}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClientDialect:
     name: str
+    label: str
+    """How mitmweb's views name what the client sent and got."""
     decode: Callable[[Any, Report], Request]
     """The client's body -> the IR; raises `MalformedRequest` / `UnsupportedFeature`."""
-    error_body: Callable[[int, str, str], dict[str, Any]]
-    """(status, gateway code, message) -> the error body the client reads."""
-    error_status: Callable[[int, dict[str, Any]], int]
-    """(status, the body `error_body` wrote) -> the status the client gets."""
+    encoder: Encoder
+    """IR events -> the client's bytes (a stream) or its whole answer (`response()`)."""
+    error_body: ErrorBody
+    """Every error the client reads is written by this, the proxy's own ones included."""
     refusal: Callable[[TranslatorError], tuple[int, dict[str, Any]]]
     """A request the gateway will not send -> status and body."""
-    answer_status: Callable[[dict[str, Any]], int] = lambda _body: 200
+    stream_error: StreamError
+    """The one event that ends the client's stream when the gateway fails inside it
+    (translators/wire/stream_failure.py; docs/design.md "Errors")."""
+    stream_terminals: tuple[str, ...] = ()
+    """The `event:` names that end the client's SSE stream: after one, nothing more is written. A
+    stream that is not SSE names none: its `stream_error` is written whenever the gateway fails
+    inside it."""
+    stream_content_type: str = "text/event-stream"
+    """The content type of the client's stream (what its encoder writes)."""
+    error_status: Callable[[int, dict[str, Any]], int] = _same_status
+    """(status, the body `error_body` wrote) -> the status the client gets."""
+    answer_status: Callable[[dict[str, Any]], int] = _always_200
     """The status of a whole answer (`translate_response`'s body): a Responses object is 200
     even when it failed; a Messages error body has its error type's status."""
-    echo: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    """The request fields the answer writer needs (`Translation.echo`); None: the Responses echo
-    `translators/api.py` computes."""
+    echo: Callable[[dict[str, Any]], dict[str, Any]] = _nothing_echoed
+    """The request fields the answer writer needs (`Translation.echo`), from the client's body
+    (with the stored history it named, for a client that `stores_state`)."""
     stores_state: bool = False
     """The client names stored history (`previous_response_id`) and asks for compactions (a
     trailing trigger, `/responses/compact`: docs/compaction.md)."""
+    compaction_kept: Callable[[Any], list[dict[str, Any]]] | None = None
+    """The client's compaction endpoint (`/responses/compact`, docs/compaction.md "Two forms"): its
+    body's `input` -> the items the compaction object keeps; None: the client has none."""
     takes_passthrough: bool = False
     """The client speaks the passthrough upstream's own wire (`Dialect.passthrough`)."""
     paths: tuple[str, ...] = ()
@@ -62,98 +148,50 @@ class ClientDialect:
     private: tuple[str, ...] = ()
     """Top-level request fields a capture leaves out: they name the user or the machine, not what
     the model reads (addon/recording.py)."""
-    label: str = "Responses"
-    """How mitmweb's views name what the client sent and got."""
-    view: str = "responses"
-    """The dialect whose `View` reads this client's bodies and events (the same wire)."""
-    stream_error: stream_failure.StreamError = stream_failure.responses_failed
-    """The one event that ends the client's stream when the gateway fails inside it
-    (translators/wire/stream_failure.py; docs/claude-code.md "Errors")."""
-    stream_terminals: tuple[str, ...] = stream_failure.RESPONSES_TERMINALS
-    """The events that end the client's stream: after one, nothing more is written."""
-    encoder: Callable[..., Any] | None = None
-    """`(translation, report, new_id, clock) -> EventEncoder` (translators/ir/encoder.py): the writer
-    of the client's answer, for a client dialect defined outside the package; None: the shipped
-    writers `translators/api.py` picks (Responses, Messages)."""
+    view: str = ""
+    """The dialect whose `View` reads this client's bodies and events (the same wire); none: shown
+    as they are."""
+    models: Models | None = None
+    """Its models endpoints; None: it has none the gateway answers."""
+    count: TokenCount | None = None
+    """Its token count; None: it has none."""
 
 
-def _responses_error(status: int, code: str, message: str) -> dict[str, Any]:
-    return {"error": {"type": error_type_for_status(status), "code": code, "message": message,
-                      "param": None}}
+# -- the registry --------------------------------------------------------------------------------
+
+_SHIPPED: dict[str, ClientDialect] = {}
+"""The shipped client dialects imported so far."""
+_REGISTERED: dict[str, ClientDialect] = {}
 
 
-def _messages_status(status: int, body: dict[str, Any]) -> int:
-    """Anthropic says `overloaded_error` with 529 (docs/claude-code.md "Errors"): the SDK and Claude
-    Code retry it as such; other types keep the upstream's status."""
-    kind = body.get("error", {}).get("type") if isinstance(body.get("error"), dict) else None
-    return messages_errors.STATUS_OF_TYPE["overloaded_error"] if kind == "overloaded_error" else status
-
-
-def _messages_answer_status(body: dict[str, Any]) -> int:
-    if body.get("type") != "error" or not isinstance(body.get("error"), dict):
-        return 200
-    return messages_errors.STATUS_OF_TYPE.get(str(body["error"].get("type")), 500)
-
-
-def _responses_answer_status(body: dict[str, Any]) -> int:
-    """A Responses object is 200 even when it failed (the failure is in it), and so is the
-    compaction object; a bare error body is what `/responses/compact` answers when no summary
-    came, a 500 (translators/responses/compaction.py)."""
-    return 500 if "object" not in body and isinstance(body.get("error"), dict) else 200
-
-
-def _responses_refusal(exc: TranslatorError) -> tuple[int, dict[str, Any]]:
-    return exc.status, exc.to_body()
-
-
-def _messages_echo(body: dict[str, Any]) -> dict[str, Any]:
-    """What the Messages encoder reads of the request: `thinking` (its `display`)."""
-    return {"thinking": body["thinking"]} if isinstance(body.get("thinking"), dict) else {}
-
-
-TABLE: dict[str, ClientDialect] = {
-    "responses": ClientDialect(
-        name="responses", decode=decode_responses, error_body=_responses_error,
-        error_status=lambda status, _body: status, refusal=_responses_refusal,
-        answer_status=_responses_answer_status, stores_state=True, takes_passthrough=True),
-    "messages": ClientDialect(
-        name="messages", decode=decode_messages,
-        error_body=lambda status, _code, message: messages_errors.for_status(status, message),
-        error_status=_messages_status, refusal=messages_errors.refusal, echo=_messages_echo,
-        answer_status=_messages_answer_status,
-        paths=("/v1/messages", "/v1/messages/count_tokens", "/v1/models", "/v1/models/*"),
-        turn_paths=("/v1/messages",), label="Messages", view="anthropic",
-        private=("metadata",),  # Claude Code's `user_id`: device, account and session ids
-        hosts=("api.anthropic.com",), credentials=("x-api-key", "authorization"),
-        marker_headers=("anthropic-version", "x-api-key"),
-        stream_error=stream_failure.messages_error, stream_terminals=stream_failure.MESSAGES_TERMINALS),
-}
-"""The client dialects by name; `responses` first (the default)."""
-_SHIPPED = frozenset(TABLE)
-
-
-def register(speaks: ClientDialect) -> None:
-    """A client dialect defined outside the package (the addon registers the `CLIENT_DIALECT` of
-    each module `$GATEWAY_DIALECTS` names, addon/plugins.py); it may not replace a shipped one."""
-    if speaks.name in _SHIPPED:
+def register(speaks: ClientDialect) -> ClientDialect:
+    """Add a client dialect defined outside the package; it may not replace a shipped one."""
+    if speaks.name in BUILTIN:
         raise ValueError(f"client dialect {speaks.name!r} is shipped; choose another name")
-    TABLE[speaks.name] = speaks
+    _REGISTERED[speaks.name] = speaks
+    return speaks
 
 
 def names() -> tuple[str, ...]:
-    return tuple(TABLE)
+    """Every client dialect's name: the shipped ones, then the registered ones."""
+    return (*BUILTIN, *_REGISTERED)
 
 
 def get(name: str) -> ClientDialect:
-    try:
-        return TABLE[name]
-    except KeyError:
-        raise MalformedRequest(f"unknown client dialect {name!r}; choose one of {', '.join(TABLE)}",
-                               code="unknown_dialect") from None
+    """The client dialect of this name; `MalformedRequest` for none."""
+    found = _SHIPPED.get(name) or _REGISTERED.get(name)
+    if found is not None:
+        return found
+    if name not in BUILTIN:
+        raise MalformedRequest(f"unknown client dialect {name!r}; choose one of {', '.join(names())}",
+                               code="unknown_dialect")
+    loaded: ClientDialect = importlib.import_module(f"translators.{name}_client").CLIENT_DIALECT
+    _SHIPPED[name] = loaded
+    return loaded
 
 
 def default_match() -> tuple[str, ...]:
     """`host/path` patterns of every client dialect but the default, on its own hosts (the
     addon's `gateway_match` defaults)."""
-    return tuple(host + path for name in TABLE if name != DEFAULT
-                 for host in TABLE[name].hosts for path in TABLE[name].paths)
+    others = [get(name) for name in names() if name != DEFAULT]
+    return tuple(host + path for speaks in others for host in speaks.hosts for path in speaks.paths)

@@ -102,7 +102,7 @@ class Option:
     check: Callable[[Any], str | None] | None = None
     """value -> what is wrong with it (the message the operator sees), or None."""
     route_key: str | None = None
-    """The `[[route]]` key that sets this option for one route (addon/routing.py); the option is
+    """The `[[route]]` key that sets this option for one route (addon/routes/routing.py); the option is
     then the default of every route of the dialect, and the route's value reaches the encoder in
     `ModelCapabilities.extra[route_key]` (a fact about the route's server, e.g. which
     `response_format` it takes)."""
@@ -219,7 +219,7 @@ class Vendor:
     """The vendor's public API, the route's base URL when none is given."""
     key_env: str | None = None
     """The environment variable of the vendor's own key, sent only to the vendor's own host
-    (addon/routing.py `key_env_for`)."""
+    (addon/routes/routing.py `key_env_for`)."""
     key_headers: Callable[[str], dict[str, str]] = bearer
     """key -> the headers that carry it."""
     secret_headers: tuple[str, ...] = ("authorization",)

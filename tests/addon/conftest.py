@@ -14,8 +14,8 @@ from mitmproxy import http
 from mitmproxy.addons import proxyserver, serverplayback
 from mitmproxy.test import taddons, tflow
 
-from addon import credentials
 from addon.gateway import Gateway
+from addon.upstream import credentials
 
 CLIENT_URL = "https://api.openai.com/v1/responses"
 UPSTREAM_KEY = "sk-ant-upstream-secret-0123456789"
@@ -79,7 +79,7 @@ def wire_headers(flow: http.HTTPFlow) -> dict[str, str]:
 
 def finish(result: Awaitable[None] | None) -> None:
     """Run to its end what a hook returned for mitmproxy to await (a large body's worker thread,
-    addon/offload.py)."""
+    addon/work/offload.py)."""
     if result is not None:
         asyncio.run(result)  # type: ignore[arg-type]
 

@@ -14,11 +14,11 @@ from mitmproxy import io as mio
 from mitmproxy.net import encoding
 from mitmproxy.test import taddons
 
-from addon import pipeline, websocket
 from addon.gateway import Gateway
-from addon.routing import Router
-from addon.streaming import StreamHook
-from addon.websocket.endpoint import Endpoint
+from addon.routes.routing import Router
+from addon.serve import pipeline, websocket
+from addon.serve.streaming import StreamHook
+from addon.serve.websocket.endpoint import Endpoint
 from tests.addon.conftest import (
     CLIENT_KEY,
     CLIENT_URL,
@@ -96,7 +96,7 @@ def test_request_for_a_model_without_route_is_left_as_sent(gateway: Ctx) -> None
     flow.request.raw_content = encoding.encode(json.dumps({"model": "o3", "input": "hi"}).encode(), "zstd")
     before = _snapshot(flow)
     run_request(addon, flow)
-    # untouched but for a note of the client's model for the console (addon/console.py)
+    # untouched but for a note of the client's model for the console (addon/observe/console.py)
     assert _snapshot(flow) == {**before, "metadata": {"gateway.unrouted": "o3"}}
 
 

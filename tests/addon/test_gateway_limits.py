@@ -1,4 +1,4 @@
-"""The gateway's hooks within their bounds (addon/limits.py): a request too large to read is a 413
+"""The gateway's hooks within their bounds (addon/work/limits.py): a request too large to read is a 413
 in the client's dialect, a large one is read and translated in a worker process, never parsed by
 the proxy, and comes out the same; the saved flow keeps what was sent within the kept bound."""
 
@@ -15,8 +15,9 @@ import pytest
 from mitmproxy.flow import Error
 from mitmproxy.test import taddons
 
-from addon import offload, pipeline
 from addon.gateway import Gateway
+from addon.serve import pipeline
+from addon.work import offload
 from tests.addon.conftest import client_flow, finish
 
 if sys.version_info >= (3, 14):

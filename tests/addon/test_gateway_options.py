@@ -20,6 +20,7 @@ from addon.gateway import Gateway
     ("gateway_match", ["/v1/responses"]),
     ("gateway_capture_dir", "/tmp/captures"),
     ("gateway_aws_region", "eu-west-1"),
+    ("gateway_max_output_tokens", 8192),
 ])
 def test_every_option_is_settable(name: str, value: object) -> None:
     gateway = Gateway()
@@ -38,6 +39,16 @@ def test_options_build_the_route() -> None:
             "chat", "http://127.0.0.1:8080", "deepseek-chat", "MY_UPSTREAM_KEY")
 
 
+def test_the_output_limit_option_is_every_routes_stated_limit() -> None:
+    gateway = Gateway()
+    with taddons.context(gateway) as tctx:
+        tctx.configure(gateway, gateway_upstream="chat", gateway_model="deepseek-chat",
+                       gateway_max_output_tokens=4096)
+        assert gateway.router.route("gpt-5.5").max_output_tokens == 4096
+        tctx.configure(gateway, gateway_max_output_tokens=0)
+        assert gateway.router.route("gpt-5.5").max_output_tokens is None
+
+
 def test_model_patterns_choose_the_upstream_model() -> None:
     gateway = Gateway()
     with taddons.context(gateway) as tctx:
@@ -52,6 +63,7 @@ def test_model_patterns_choose_the_upstream_model() -> None:
     ({"gateway_model": "gpt-5*=claude-sonnet-4-6,claude-haiku-4-5"}, "is not pattern=model: write e.g."),
     ({"gateway_match": [" "]}, "gateway_match is empty: write e.g. api.openai.com/v1/responses"),
     ({"gateway_aws_region": "Frankfurt"}, "is not an AWS region: write e.g. us-east-1, or leave it empty"),
+    ({"gateway_max_output_tokens": -1}, "gateway_max_output_tokens must be a positive number of tokens"),
 ])
 def test_bad_value_is_an_options_error_that_says_what_to_write(options: dict, says: str) -> None:
     gateway = Gateway()

@@ -12,7 +12,7 @@ from mitmproxy import io as mio
 from mitmproxy.test import taddons
 
 from addon.gateway import Gateway
-from addon.streaming import StreamHook
+from addon.serve.streaming import StreamHook
 from tests.addon.conftest import CLIENT_URL, client_flow, finish, run_request, sse_events, wire_headers
 from tests.data import DATA
 

@@ -1,6 +1,6 @@
 """Real mitmweb + the gateway addon + a translated Codex flow, looked at in headless Chromium.
 
-The flow comes from `addon.replay` (a recorded Codex turn replayed offline through mitmdump and the
+The flow comes from `addon.observe.replay` (a recorded Codex turn replayed offline through mitmdump and the
 addon); a plain flow is loaded next to it so the "dropped something" filter has something to hide.
 Chromium is Debian's (`apt-get install chromium` when /usr/bin/chromium is absent) and is driven by
 `playwright-core` (tests/browser/package.json; `npm ci` when missing), which downloads no browser.
@@ -30,7 +30,7 @@ import pytest
 from mitmproxy import http, io
 from mitmproxy.test import tflow
 
-from addon.replay import replay
+from addon.observe.replay import replay
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from addon.catalog import GATEWAY_PATH
+from addon.routes.catalog import GATEWAY_PATH
 from tests.support.codex_cli import (
     CLASSIC_MODEL,
     REPO_ROOT,

@@ -1,5 +1,5 @@
 """The real Codex CLI reads the gateway's model catalog and compacts at the upstream's window
-(addon/catalog.py, docs/codex.md "Model catalog").
+(addon/routes/catalog.py, docs/codex.md "Model catalog").
 
 The route states a small window (`context_window = 20000` in the TOML routes), so Codex should
 compact once the reported usage passes 90% of it (18,000 tokens). A fake upstream answers the first
@@ -10,7 +10,7 @@ gpt-5.5's own 272,000 tokens and compact in neither run.
 Setups: regular proxy mode (Codex fetches chatgpt.com's catalog URL through the proxy; remote
 compaction), through each of the four targets; a custom provider whose `model_catalog_url` is the
 gateway's own path (local compaction); and `openai_base_url`, where Codex fetches nothing and reads
-the file `python -m addon.catalog` wrote (`model_catalog_json`). A last test checks that the served
+the file `python -m addon catalog` wrote (`model_catalog_json`). A last test checks that the served
 entry changes nothing Codex sends but the window.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from addon.catalog import BUNDLED_PATH
+from addon.routes.catalog import BUNDLED_PATH
 from tests.e2e.targets import (
     PROMPT,
     TARGETS,
@@ -153,7 +153,7 @@ def test_openai_base_url_mode_compacts_at_the_window_of_the_written_catalog(tmp_
     with FakeUpstream(answer(ANTHROPIC, OVER)) as up:
         config = routes_file(tmp_path, ANTHROPIC, up, context_window=WINDOW)
         written = tmp_path / "catalog.json"
-        command = [sys.executable, "-m", "addon.catalog", "--config", str(config), "-o", str(written)]
+        command = [sys.executable, "-m", "addon", "catalog", "--config", str(config), "-o", str(written)]
         made = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False)
         assert made.returncode == 0, made.stderr
         with gateway(tmp_path, ANTHROPIC, config, "reverse:https://api.openai.com") as mitm:

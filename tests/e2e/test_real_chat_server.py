@@ -29,7 +29,7 @@ from openai.types.chat import completion_create_params
 from openai.types.responses import Response
 from pydantic import TypeAdapter
 
-from addon import flowinfo
+from addon.observe import flowinfo
 from tests.support.chat_server import ChatServer
 from tests.support.codex_cli import codex_mitmdump, openai_provider_setup, run_codex_exec
 from tests.support.fake_upstream import FakeUpstream, refuse_everything
@@ -356,8 +356,8 @@ def test_multi_part_tool_output_reaches_the_server_as_one_string(client: openai.
 
 def test_multi_part_developer_message_reaches_the_server_as_one_system_string(client: openai.OpenAI,
                                                                               gateway: Gateway) -> None:
-    """Mid-conversation, where it cannot join the system prompt (the first system message is the
-    instructions)."""
+    """Mid-conversation: joined into the one opening system message, after the instructions
+    (docs/chat.md "System first")."""
     developer = {"role": "developer", "content": [{"type": "input_text", "text": "Answer briefly."},
                                                   {"type": "input_text", "text": "Answer in English."}]}
     history = [{"role": "user", "content": "Hi"}, developer, {"role": "user", "content": "Hi again"}]
@@ -367,8 +367,8 @@ def test_multi_part_developer_message_reaches_the_server_as_one_system_string(cl
     assert_answered(response)
     body = upstream_body(flows[0])
     system = [m for m in body["messages"] if m["role"] == "system"]
-    assert all(isinstance(m["content"], str) for m in system), body["messages"]
-    said = "\n".join(m["content"] for m in system)
+    assert system == body["messages"][:1] and isinstance(system[0]["content"], str), body["messages"]
+    said = system[0]["content"]
     assert "Answer briefly." in said and "Answer in English." in said
     assert_clean(flows[0])
 

@@ -36,7 +36,7 @@ UPSTREAM_KEYS = {c.key_env: c.key for c in conformance.every()}
 DIALECTS = tuple(name for name in dialects.names() if dialects.get(name).passthrough is None)
 """Every translated dialect in the registry, the toy one included (tests/conftest.py)."""
 EXTRA_DIALECTS = {"GATEWAY_DIALECTS": toy_dialect.__name__}
-"""How the mitmdump subprocess gets the toy dialect (addon/plugins.py)."""
+"""How the mitmdump subprocess gets the toy dialect (addon/routes/plugins.py)."""
 
 
 def free_port() -> int:

@@ -15,7 +15,7 @@ import fcntl
 import json
 import os
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,29 +112,41 @@ class ClaudeRun:
 def run_claude(prompt: str, *, base_url: str | None, home: Path, work: Path, model: str | None = None,
                args: Sequence[str] = (), timeout: float = 180.0, key: str = CLIENT_KEY,
                stream_json: bool = True, proxy_url: str | None = None,
-               ca_cert: Path | None = None) -> ClaudeRun:
+               ca_cert: Path | None = None, env: Mapping[str, str] | None = None,
+               then: Sequence[str] = ()) -> ClaudeRun:
     """`claude -p PROMPT` in `work`, every request to `base_url`, with the tools a test needs allowed.
     `stream_json`: print its events (`--output-format stream-json --verbose`; Claude Code then asks
     for thinking updates, `display: "updates"`), else only its answer, as a user's `claude -p`
     does (`display: "omitted"`: thinking blocks come back as their signature alone). Regular
     mode: no `base_url`, the gateway as `proxy_url` (HTTPS_PROXY) and its CA in
-    NODE_EXTRA_CA_CERTS."""
+    NODE_EXTRA_CA_CERTS. `env`: more of its variables. `then`: more prompts of the same session,
+    each sent once the one before is answered (its stream-json input: a slash command such as
+    `/model NAME` and then a turn)."""
     home.mkdir(parents=True, exist_ok=True)
-    env = {name: os.environ[name] for name in _ENV_KEEP if name in os.environ}
+    environ = {name: os.environ[name] for name in _ENV_KEEP if name in os.environ}
     if base_url is not None:
-        env["ANTHROPIC_BASE_URL"] = base_url
+        environ["ANTHROPIC_BASE_URL"] = base_url
     if proxy_url is not None:
-        env["HTTPS_PROXY"] = proxy_url
+        environ["HTTPS_PROXY"] = proxy_url
     if ca_cert is not None:
-        env["NODE_EXTRA_CA_CERTS"] = str(ca_cert)
-    env.update(HOME=str(home), ANTHROPIC_API_KEY=key,
-               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1",
-               DISABLE_AUTOUPDATER="1", DISABLE_ERROR_REPORTING="1", NO_PROXY="127.0.0.1,localhost")
-    command = [str(claude_binary()), "-p", prompt, "--allowedTools", "Bash Edit Write Read", *args]
+        environ["NODE_EXTRA_CA_CERTS"] = str(ca_cert)
+    environ.update(HOME=str(home), ANTHROPIC_API_KEY=key,
+                   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1",
+                   DISABLE_AUTOUPDATER="1", DISABLE_ERROR_REPORTING="1", NO_PROXY="127.0.0.1,localhost")
+    environ.update(env or {})
+    command = [str(claude_binary()), "-p", "--allowedTools", "Bash Edit Write Read", *args]
     if stream_json:
         command += ["--output-format", "stream-json", "--verbose"]
     if model:
         command += ["--model", model]
-    done = subprocess.run(command, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+    stdin = None
+    if then:
+        command += ["--input-format", "stream-json"]
+        stdin = "".join(json.dumps({"type": "user", "message": {"role": "user", "content": said}}) + "\n"
+                        for said in (prompt, *then))
+    else:
+        command.insert(2, prompt)
+    done = subprocess.run(command, cwd=work, env=environ, input=stdin,
+                          stdin=subprocess.DEVNULL if stdin is None else None, capture_output=True,
                           text=True, timeout=timeout)
     return ClaudeRun(done.returncode, done.stdout, done.stderr)

@@ -10,7 +10,7 @@ an error body is `{"error": "..."}`. Only text goes upstream: every other item, 
 reported dropped.
 
 The registry entry is `DIALECT`; `register()` adds it in this process (tests/conftest.py), and a
-mitmdump started with `GATEWAY_DIALECTS=tests.support.toy_dialect` imports it (addon/plugins.py).
+mitmdump started with `GATEWAY_DIALECTS=tests.support.toy_dialect` imports it (addon/routes/plugins.py).
 `SAMPLE` is its conformance data: what the shared suites' local upstream answers for it, its
 route and key (tests/support/conformance/).
 """

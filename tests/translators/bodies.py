@@ -7,7 +7,7 @@ from typing import Any
 
 from translators.core.report import Report
 from translators.ir.request import Request
-from translators.responses.request import decode
+from translators.responses_client.request import decode
 
 APPLY_PATCH_GRAMMAR = """start: begin_patch hunk+ end_patch
 begin_patch: "*** Begin Patch" LF

@@ -23,7 +23,7 @@ from translators import (
 from translators.core.ids import sequential_ids
 from translators.core.report import Report
 from translators.ir import events as ev
-from translators.responses.stream import ResponsesEncoder
+from translators.responses_client.stream import ResponsesEncoder
 
 
 def test_translate_request_returns_path_body_dropped_and_notes():
@@ -240,3 +240,86 @@ def test_a_whole_answer_repeats_the_clients_tools_too() -> None:
                        "usage": {"input_tokens": 1, "output_tokens": 1}}).encode()
     response = translate_response("anthropic", translation, data, new_id=sequential_ids(), clock=lambda: 0)
     assert (response["tool_choice"], response["tools"]) == ("required", tools)
+
+
+# -- what a proxy holding back the opening events observes (docs/pools.md) ----------------------
+_START = {"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 1}}}
+_PING = {"type": "ping"}
+_TEXT_OPEN = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
+_TEXT = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}}
+_OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+
+
+def _anthropic_translator(client: str = "responses") -> StreamTranslator:
+    request = body(user("hi")) if client == "responses" else {
+        "model": "claude-sonnet-4-6", "max_tokens": 100, "stream": True,
+        "messages": [{"role": "user", "content": "hi"}]}
+    translation = translate_request(request, "anthropic", client=client)
+    translator = stream_translator("anthropic", translation, new_id=sequential_ids(), clock=lambda: 0)
+    assert isinstance(translator, StreamTranslator)
+    return translator
+
+
+@pytest.mark.parametrize("client", ["responses", "messages"])
+def test_content_starts_with_the_first_event_of_the_answer_not_with_the_opening_ones(client: str) -> None:
+    translator = _anthropic_translator(client)
+    translator.feed(sse(_START, _PING, _TEXT_OPEN))
+    assert not translator.content_started
+    translator.feed(sse(_TEXT))
+    assert translator.content_started and translator.early_failure is None
+
+
+def test_an_error_event_before_any_content_is_an_early_failure() -> None:
+    translator = _anthropic_translator()
+    translator.feed(sse(_START, _PING, _OVERLOADED))
+    assert not translator.content_started
+    assert translator.early_failure is not None
+    assert translator.early_failure.code == "server_is_overloaded"
+
+
+def test_an_error_event_after_content_is_no_early_failure() -> None:
+    translator = _anthropic_translator()
+    translator.feed(sse(_START, _TEXT_OPEN, _TEXT, _OVERLOADED))
+    assert translator.content_started and translator.early_failure is None
+
+
+def test_progress_counts_events_but_not_keep_alives() -> None:
+    translator = _anthropic_translator()
+    translator.feed(sse(_START))
+    before = translator.progress
+    translator.feed(sse(_PING, _PING, _PING) + b": keep-alive\n\n")
+    assert translator.progress == before > 0
+    translator.feed(sse(_TEXT_OPEN, _TEXT))
+    assert translator.progress > before
+
+
+def test_a_stream_that_says_nothing_fails_early_with_the_code_retrying_cannot_help() -> None:
+    translator = _anthropic_translator()
+    translator.feed(sse(_PING))
+    translator.close()
+    assert translator.early_failure is not None and translator.early_failure.code == "invalid_prompt"
+    assert not translator.content_started
+
+
+def test_the_responses_passthrough_observes_the_same() -> None:
+    translation = translate_request(body(user("hi")), "responses")
+    translator = stream_translator("responses", translation)
+    created = {"type": "response.created", "response": {"id": "r", "status": "in_progress"}}
+    failed = {"type": "response.failed", "response": {"id": "r", "status": "failed",
+                                                      "error": {"code": "server_error", "message": "boom"}}}
+    translator.feed(sse(created, {"type": "keepalive"}))
+    assert (translator.content_started, translator.progress) == (False, 1)
+    translator.feed(sse(failed))
+    assert translator.early_failure is not None
+    assert (translator.early_failure.code, translator.early_failure.message) == ("server_error", "boom")
+
+    answered = stream_translator("responses", translation)
+    answered.feed(sse(created, {"type": "response.output_item.added", "item": {"type": "message"}}))
+    assert answered.content_started and answered.early_failure is None
+
+
+def test_a_passthrough_cut_before_content_fails_early() -> None:
+    translator = stream_translator("responses", translate_request(body(user("hi")), "responses"))
+    translator.feed(sse({"type": "response.created", "response": {"id": "r"}}))
+    translator.close()
+    assert translator.early_failure is not None and not translator.content_started

@@ -5,10 +5,13 @@ Anthropic's shapes; the Responses client unchanged (docs/claude-code.md "Wiring"
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from anthropic.types import Message
 
+import translators
 from tests.translators.bodies import body, user
 from tests.translators.messages_client.sdk import validate_stream
 from translators import (
@@ -19,6 +22,7 @@ from translators import (
     translate_response,
 )
 from translators import client_dialects as clients
+from translators import dialect as dialects
 from translators.core.ids import sequential_ids
 
 MESSAGES = {"model": "claude-opus-5-5", "max_tokens": 1000, "stream": True,
@@ -154,7 +158,7 @@ def test_a_client_dialect_registered_from_outside_reads_its_requests_and_writes_
     `register` and `translate_request` / `translate_response` speak it."""
     from tests.support import toy_client
 
-    monkeypatch.setattr(clients, "TABLE", dict(clients.TABLE))  # registered for this test only
+    monkeypatch.setattr(clients, "_REGISTERED", {})  # registered for this test only
     clients.register(toy_client.CLIENT_DIALECT)
     translation = translate_request({"model": "toy-1", "prompt": "hi", "stream": False}, "anthropic",
                                     "claude-sonnet-4-6", client=toy_client.NAME)
@@ -167,4 +171,43 @@ def test_a_client_dialect_registered_from_outside_reads_its_requests_and_writes_
 
 def test_a_shipped_client_dialect_cannot_be_replaced() -> None:
     with pytest.raises(ValueError, match="shipped"):
-        clients.register(clients.TABLE["responses"])
+        clients.register(clients.get("responses"))
+
+
+ROOT = Path(translators.__file__).parent
+CLIENT_FOLDERS = frozenset(f"{name}_client" for name in clients.BUILTIN)
+VENDOR_FOLDERS = frozenset(dialects.BUILTIN)
+_IMPORT = re.compile(r"^\s*(?:from|import) translators\.(\w+)|^\s*from translators import \(?([\w ,]+)",
+                     re.MULTILINE)
+
+
+def _imported(source: str) -> set[str]:
+    """The top-level names of `translators` a module imports (`translators.X...`, `from translators
+    import X`)."""
+    found = set()
+    for dotted, listed in _IMPORT.findall(source):
+        found |= {dotted} if dotted else {name.split(" as ")[0].strip() for name in listed.split(",")}
+    return found
+
+
+def test_no_module_outside_a_client_folder_imports_one() -> None:
+    """A client dialect is one folder: the registry loads it by name, as translators/dialect.py
+    loads a vendor, and nothing else in the package names it (docs/architecture.md "The client
+    side"); what two sides of one wire share lives in wire/ (wire/response_object.py)."""
+    found = {str(path.relative_to(ROOT)): sorted(_imported(path.read_text()) & CLIENT_FOLDERS)
+             for path in ROOT.rglob("*.py") if path.relative_to(ROOT).parts[0] not in CLIENT_FOLDERS}
+    assert {path: names for path, names in found.items() if names} == {}
+
+
+@pytest.mark.parametrize("folder", sorted(CLIENT_FOLDERS))
+def test_no_client_folder_imports_another_nor_a_vendor(folder: str) -> None:
+    others = (CLIENT_FOLDERS | VENDOR_FOLDERS) - {folder}
+    found = {str(path.relative_to(ROOT)): sorted(_imported(path.read_text()) & others)
+             for path in (ROOT / folder).rglob("*.py")}
+    assert {path: names for path, names in found.items() if names} == {}
+
+
+def test_the_import_scan_sees_both_forms() -> None:
+    assert _imported("from translators.messages_client import errors") == {"messages_client"}
+    assert _imported("from translators import client_dialects, messages_client as m") == {
+        "client_dialects", "messages_client"}

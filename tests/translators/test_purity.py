@@ -78,7 +78,7 @@ def test_the_allowance_is_exactly_the_shipped_credential_sources() -> None:
 
 
 def test_no_translator_asks_a_credential_source() -> None:
-    """The source is asked by the addon only (addon/auth.py); a translator gets what it found
+    """The source is asked by the addon only (addon/upstream/auth.py); a translator gets what it found
     (`ToSign.identity`)."""
     asks = re.compile(r"\bsource\.find\(|\bidentity\(\)")
     callers = {str(path.relative_to(ROOT)) for path in ROOT.rglob("*.py")

@@ -19,7 +19,7 @@ from translators.core.report import Report
 from translators.core.translation import Encoded
 from translators.families.claude import structured
 from translators.families.claude import thinking as claude
-from translators.features import toolset, websearch
+from translators.features import fit, toolset, websearch
 from translators.features.naming import NamePolicy
 from translators.ir.request import Request
 from translators.wire import wirejson
@@ -39,8 +39,10 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     tools = toolset.build(request, NAMES, report)
     websearch.decline(request, report, "Converse offers no Anthropic server tools for Claude, and "
                       "no web search of its own (docs/bedrock.md \"Request\")")
-    # a Claude model must be given a limit (its own default is small); others keep Bedrock's
-    max_tokens = claude.max_tokens(request, caps, report) if claude_model else request.max_output_tokens
+    # a Claude model must be given a limit (its own default is small); others keep Bedrock's;
+    # either fits the model (translators/features/fit.py)
+    max_tokens = claude.max_tokens(request, caps, report) if claude_model else fit.output_limit(request, caps,
+                                                                                               report)
     plan = claude.plan(request, caps, max_tokens or claude.DEFAULT_MAX_TOKENS, report)
     messages, thinking = bedrock_messages.build(request, tools, plan.thinking, report,
                                                 reads_documents=caps.pdf_input,

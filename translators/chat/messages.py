@@ -61,12 +61,14 @@ class _Writer:
         self.tool_images: list[dict[str, Any]] = []
 
     def write(self) -> list[dict[str, Any]]:
-        system = toolset.system_texts(self.request, self.tools)
+        system = [*toolset.system_texts(self.request, self.tools), *self._later_system()]
         if system:
-            # one leading system message: chat templates of self-hosted models (vLLM, SGLang)
-            # often accept a system message only at index 0
+            # one leading system message and no other: chat templates of open models raise on a
+            # system message anywhere else (docs/chat.md "System first")
             self.messages.append({"role": "system", "content": "\n\n".join(system)})
         for item in self.request.items:
+            if item.type == "message" and item.role == "system":
+                continue  # in the opening message
             if item.type == "tool_result":
                 self._close_step()
                 self._result(item)
@@ -83,6 +85,29 @@ class _Writer:
         self._close_step()
         self._flush_tool_images()
         return self.messages
+
+    def _later_system(self) -> list[str]:
+        """The texts of the system messages in the history (a developer message in the middle of
+        Codex's input, Claude Code's `role: "system"` message after the user's turn), in order,
+        each one's text parts joined as vLLM joins them; a note names those that came after the
+        conversation began."""
+        texts: list[str] = []
+        moved: list[str] = []
+        began = False
+        for item in self.request.items:
+            if item.type != "message" or item.role != "system":
+                began = True
+                continue
+            text = "\n".join(p.text for p in self._texts(item.parts) if p.text)
+            if not text:
+                continue
+            texts.append(text)
+            if began:
+                moved.append(item.origin or "a system message")
+        if moved:
+            self.report.note(f"{', '.join(moved)}: system message moved into the opening system message "
+                             "(chat templates of open models take a system message only first)")
+        return texts
 
     # -- assistant steps --------------------------------------------------------------------
     def _open_step(self) -> _Step:

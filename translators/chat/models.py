@@ -70,15 +70,27 @@ def target_for(model: str, joins_parts: bool = True, file_parts: bool = False) -
     )
 
 
-# Context windows of models commonly served over Chat Completions, by name pattern, first match
-# wins (docs/models.md). Compatible servers publish no capabilities endpoint the gateway can rely
-# on (vLLM's /v1/models gives only `max_model_len`, and only on vLLM), so this table is all there is.
+# Context windows and output limits of models commonly served over Chat Completions, by name
+# pattern, first match wins (docs/models.md "Output limits"): (pattern, window, output limit or None
+# when it is the server's to say). Compatible servers publish no capabilities endpoint the gateway
+# can rely on (vLLM's /v1/models gives only `max_model_len`, and only on vLLM), so this table is
+# all there is; a route states what it lacks (`max_output_tokens`, `context_window`).
 _WINDOWS: tuple[tuple[re.Pattern[str], int, int | None], ...] = (
-    (re.compile(r"^deepseek-(chat|reasoner)$|deepseek-v3", re.IGNORECASE), 128_000, 64_000),
+    # DeepSeek's API (docs/chat.md "DeepSeek"): deepseek-chat writes at most 8K ("the valid range of
+    # max_tokens is [1, 8192]"), deepseek-reasoner 64K ([1, 65536]), in a 128K window; the V4
+    # models (deepseek-v4-flash, deepseek-v4-pro, deepseek-flash) 384K in a 1M window. API names are
+    # lower case: a Hugging Face id of the same weights (DeepSeek-V4-Flash) is served with the
+    # engine's own window and limit
+    (re.compile(r"^deepseek-chat$", re.IGNORECASE), 128_000, 8_192),
+    (re.compile(r"^deepseek-reasoner$", re.IGNORECASE), 128_000, 65_536),
+    (re.compile(r"^deepseek-(v4-flash|v4-pro|flash)$"), 1_000_000, 384_000),
+    # self-hosted DeepSeek weights: the window of the V3 line; the limit is the server's
     (re.compile(r"deepseek", re.IGNORECASE), 128_000, None),
+    # OpenAI's model pages (docs/models.md "Output limits")
     (re.compile(r"^gpt-4\.1", re.IGNORECASE), 1_047_576, 32_768),
     (re.compile(r"^gpt-4o", re.IGNORECASE), 128_000, 16_384),
     (re.compile(r"^(gpt-5|o[34])", re.IGNORECASE), 400_000, 128_000),
+    # open weights: the model's own window; its output limit is the serving engine's setting
     (re.compile(r"qwen3-coder", re.IGNORECASE), 262_144, None),
     (re.compile(r"qwen", re.IGNORECASE), 131_072, None),
     (re.compile(r"gpt-oss", re.IGNORECASE), 131_072, None),

@@ -10,7 +10,7 @@ from translators.core.capabilities import ModelCapabilities
 from translators.core.errors import UnsupportedFeature
 from translators.core.report import Report
 from translators.core.translation import Encoded
-from translators.features import toolset, websearch
+from translators.features import fit, toolset, websearch
 from translators.features.naming import NamePolicy
 from translators.ir.request import Request
 from translators.wire import wirejson
@@ -50,8 +50,9 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
             report.drop("tool_choice", "cosmetic")
         if request.parallel_tool_calls is not None:
             report.drop("parallel_tool_calls", "cosmetic")
-    if request.max_output_tokens is not None:
-        body[target.max_tokens_key] = request.max_output_tokens
+    limit = fit.output_limit(request, caps, report)
+    if limit is not None:
+        body[target.max_tokens_key] = limit
     body.update(_sampling(request, target, caps, report))
     body.update(_reasoning(request, target, report))
     if request.verbosity is not None:

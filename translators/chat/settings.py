@@ -23,8 +23,9 @@ json_schema, json_schema: {...}}`, OpenAI, vLLM, SGLang, Ollama, LM Studio, Open
 STRUCTURED_MODES = ("auto", "json_schema", "json_object", "prompt")
 
 MESSAGE_PARTS = "message_parts"
-"""`join`: `system` and `tool` messages carry one string, their text parts joined (what every
-server takes; llama-cpp-python refuses a list there); `list`: several text parts stay a list."""
+"""`join`: `tool` messages (and `user` messages of text alone) carry one string, their text parts
+joined (what every server takes; llama-cpp-python refuses a list there); `list`: several text
+parts stay a list. The one `system` message is a string either way (docs/chat.md "System first")."""
 PARTS_MODES = ("join", "list")
 
 FILE_PARTS = "file_parts"
@@ -47,8 +48,8 @@ _HELP = {
     STRUCTURED_OUTPUT: "How a Chat route writes text.format: auto (json_schema; the schema in the "
                        "prompt for DeepSeek; json_object for a .gguf model), json_schema, json_object "
                        "(with the schema, as llama-cpp-python takes it), prompt",
-    MESSAGE_PARTS: "Chat system and tool message content: join (one string) or list (the route's "
-                   "server takes lists of text parts there)",
+    MESSAGE_PARTS: "Chat tool message content: join (one string) or list (the route's server "
+                   "takes lists of text parts there; the system message is one string either way)",
     FILE_PARTS: "Chat user content files: drop (reported) or openai (the route's server takes "
                 "OpenAI's file content part)",
     TOP_K: "Chat top_k (a Messages client's): auto (sent unless the model is OpenAI's or DeepSeek's), "

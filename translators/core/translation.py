@@ -33,7 +33,7 @@ class Translation(BaseModel):
     tools: ToolIndex = Field(default_factory=ToolIndex)
     echo: dict[str, Any] = Field(default_factory=dict)
     """What the client's request set of the fields every Responses object sent back repeats
-    (`tools` in their full form), without the defaults (translators/responses/echo.py)."""
+    (`tools` in their full form), without the defaults (translators/responses_client/echo.py)."""
     compaction: bool = False
     """A compaction request (`Request.kind`) served by summarizing: the upstream's text comes back
     as one `compaction` item (translators/features/compaction.py)."""

@@ -13,7 +13,7 @@ trigger (`is_trigger`, which the addon also uses to route it to the summarizer b
 `translate_request` from its caller for a body posted to `/responses/compact`. Here: the trigger
 rule, the summarizer's request (the history as plain conversation, no tools, the gateway's
 instruction), the payload, and what a replayed compaction item becomes. The answer's shape is
-written once, by `translators/responses/compaction.py`.
+written once, by `translators/responses_client/compaction.py`.
 """
 
 from __future__ import annotations

@@ -114,6 +114,8 @@ def capabilities(model: str) -> ModelCapabilities:
     if v is None:
         return ModelCapabilities(model=model, source="guess", structured_output=True)
     thinks = uses_levels(model) or uses_budget(model)
+    # the model pages' "Output token limit": 65,536 for 2.5 and 3, 8,192 before (docs/models.md
+    # "Output limits"); models.get says it per model when it can be read
     return ModelCapabilities(
         model=model, source="table", context_window=1_048_576,
         max_output_tokens=65_536 if thinks else 8_192,

@@ -12,7 +12,7 @@ from urllib.parse import quote
 from translators.core.capabilities import ModelCapabilities
 from translators.core.report import Report
 from translators.core.translation import Encoded
-from translators.features import toolset, websearch
+from translators.features import fit, toolset, websearch
 from translators.features.naming import NamePolicy
 from translators.gemini import contents, models, schema
 from translators.ir.request import Request, WebSearchTool
@@ -58,7 +58,7 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     if request.parallel_tool_calls is False:
         # Gemini has no switch for parallel calls; without tools there is nothing to call at once
         report.drop("parallel_tool_calls", "lossy" if tools.tools else "cosmetic")
-    generation = _generation_config(request, model, report)
+    generation = _generation_config(request, model, fit.output_limit(request, caps, report), report)
     if generation:
         body["generationConfig"] = generation
     if request.user is not None:
@@ -118,10 +118,10 @@ def _tool_config(request: Request, tools: toolset.Toolset, report: Report) -> di
     return out
 
 
-def _generation_config(request: Request, model: str, report: Report) -> dict[str, Any]:
+def _generation_config(request: Request, model: str, limit: int | None, report: Report) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    if request.max_output_tokens is not None:
-        out["maxOutputTokens"] = request.max_output_tokens
+    if limit is not None:
+        out["maxOutputTokens"] = limit
     if request.temperature is not None:
         out["temperature"] = request.temperature
     if request.top_p is not None:

@@ -1,6 +1,6 @@
 """What every client dialect's event encoder shares: IR events in, the client's wire bytes out.
 
-An encoder (translators/responses/stream.py for Responses clients, translators/messages_client/
+An encoder (translators/responses_client/stream.py for Responses clients, translators/messages_client/
 stream.py for Messages clients) answers one method per IR item event; `_item` is the one place that
 maps an event to its method, so a new IR event kind is added here once and every client dialect
 must answer it; so must `_keep_alive` (an upstream keep-alive, `ev.KeepAlive`, which each encoder
@@ -15,6 +15,12 @@ from typing import Any
 
 from translators.ir import events as ev
 
+MAX_OUTPUT_CHARS = 16 * 1024 * 1024
+"""One answer's bound, for every client dialect's encoder (docs/design.md "Limits"): 30 times the
+longest a model writes (128k output tokens, about 500 KB of text), and the size of the largest
+single upstream event (translators/wire/sse.py). An answer is held until its items' done events,
+which repeat it four times: an upstream that never ends must not be followed forever."""
+
 
 class EventEncoder:
     """The shared half of a client dialect's encoder; subclasses define `encode_parts`,
@@ -24,6 +30,10 @@ class EventEncoder:
     _out: list[bytes]
 
     def encode_parts(self, events: list[ev.Event]) -> list[bytes]:
+        raise NotImplementedError
+
+    def response(self) -> dict[str, Any]:
+        """The whole answer as it stands: the body of a non-streamed call."""
         raise NotImplementedError
 
     def encode(self, events: list[ev.Event]) -> bytes:

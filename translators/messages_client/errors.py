@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from translators.core.errors import TranslatorError
+from translators.core.ids import IdFactory
+from translators.wire.sse import encode_event
 
 STATUS_OF_TYPE = {
     "invalid_request_error": 400,
@@ -75,3 +77,36 @@ def refusal(exc: TranslatorError) -> tuple[int, dict[str, Any]]:
     if exc.param and not message.startswith(exc.param):
         message = f"{exc.param}: {message}"
     return exc.status, body(type_for_status(exc.status), message)
+
+
+def error_body(status: int, code: str, message: str, param: str | None = None) -> dict[str, Any]:
+    """The proxy's own error or an upstream's, re-said: Anthropic's type for `status` (the gateway's
+    `code` and `param` have no place in Anthropic's shape)."""
+    del code, param
+    return for_status(status, message)
+
+
+def client_status(status: int, body: dict[str, Any]) -> int:
+    """Anthropic says `overloaded_error` with 529 (docs/claude-code.md "Errors"): the SDK and Claude
+    Code retry it as such; other types keep the status they were written for."""
+    kind = body.get("error", {}).get("type") if isinstance(body.get("error"), dict) else None
+    return STATUS_OF_TYPE["overloaded_error"] if kind == "overloaded_error" else status
+
+
+def answer_status(answer: dict[str, Any]) -> int:
+    """The status of a whole answer: a `Message` is 200, an error body its type's status."""
+    if answer.get("type") != "error" or not isinstance(answer.get("error"), dict):
+        return 200
+    return STATUS_OF_TYPE.get(str(answer["error"].get("type")), 500)
+
+
+TERMINALS = ("message_stop", "error")
+"""The events that end an Anthropic Messages stream: `message_stop`, or one `error` after which
+Anthropic sends nothing more (docs/claude-code.md "Events out")."""
+
+
+def stream_error(sent: bytes, message: str, *, also_sent: int, now: float, new_id: IdFactory) -> bytes:
+    """Anthropic's mid-stream failure: one `error` event, `api_error` (a gateway fault, which the
+    anthropic SDK raises as an `APIStatusError` and Claude Code reports), whatever came before."""
+    del sent, also_sent, now, new_id  # an `error` event carries no id, number or time
+    return encode_event("error", body("api_error", message))

@@ -23,10 +23,9 @@ from translators.core.report import Report
 from translators.features import vendor_state
 from translators.features.naming import ToolIndex
 from translators.ir import events as ev
-from translators.ir.encoder import EventEncoder
+from translators.ir.encoder import MAX_OUTPUT_CHARS, EventEncoder
 from translators.ir.request import VendorState
 from translators.messages_client import errors, signature
-from translators.responses.stream import MAX_OUTPUT_CHARS
 from translators.wire.sse import encode_event
 
 STOP_REASONS = {
@@ -150,7 +149,7 @@ class MessagesEncoder(EventEncoder):
             "stop_reason": None, "stop_sequence": None, "usage": self._usage_body(start=True)}})
 
     def _full(self, text: str) -> bool:
-        """Past MAX_OUTPUT_CHARS (the Responses encoder's bound, docs/design.md "Limits") the
+        """Past MAX_OUTPUT_CHARS (every client encoder's bound, docs/design.md "Limits") the
         answer fails, once; nothing more is held."""
         self._held += len(text)
         if self._held <= MAX_OUTPUT_CHARS:

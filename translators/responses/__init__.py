@@ -1,6 +1,7 @@
-"""OpenAI Responses: the client's dialect (decoded to the IR) and a passthrough target.
+"""OpenAI Responses as an upstream (the vendor); the Responses client dialect, which Codex speaks,
+is `translators/responses_client/`.
 
-As a target (`DIALECT`) it is the client's own dialect: the body goes upstream as the client
+To a Responses client it is the client's own wire: the body goes upstream as the client
 wrote it (`passthrough.encode`), the stream is re-framed as it comes (`passthrough.Passthrough`),
 whole answers and error bodies pass as they are, and the upstream keeps its own state. To
 OpenAI's own hosts the client's own credentials go along when the route names no key.
@@ -20,7 +21,7 @@ DIALECT = Dialect(
     vendor=Vendor(
         display_name="Responses",
         base_url="https://api.openai.com/v1",
-        key_env=None,  # to OpenAI: the client's own credentials go along (addon/auth.py)
+        key_env=None,  # to OpenAI: the client's own credentials go along (addon/upstream/auth.py)
         client_credentials_hosts=("api.openai.com", "chatgpt.com"),
         # what OpenAI tells Codex about its own service: its model, plan usage, turn state
         client_headers=("openai-model",),

@@ -16,11 +16,13 @@ from translators.core.report import Report
 from translators.core.translation import Encoded, Translation
 from translators.features import compaction, vendor_state
 from translators.ir import events as ev
-from translators.responses.stream import response_object
 from translators.wire import wirejson
+from translators.wire.response_object import response_object
 from translators.wire.sse import SSEDecoder, SSEEvent, encode_event
 
 _TERMINAL = {"response.completed", "response.failed", "response.incomplete"}
+_OPENING = {"response.created", "response.in_progress", "response.queued", "error"}
+"""Events before the answer itself (`error` precedes OpenAI's own `response.failed`)."""
 
 
 def encode(body: Any, model: str | None, report: Report) -> Encoded:
@@ -70,6 +72,13 @@ class Passthrough:
         self._created: dict[str, Any] = {}
         self._forwarded = 0
         self.finished = False
+        self.content_started = False
+        """An event of the answer itself has been forwarded (`_OPENING` are not), as
+        `StreamTranslator.content_started`."""
+        self.early_failure: ev.Failed | None = None
+        """The failure that ended the stream before any content."""
+        self.progress = 0
+        """Events forwarded, keep-alives not counted (`StreamTranslator.progress`)."""
 
     def feed(self, data: bytes) -> bytes:
         try:
@@ -105,6 +114,7 @@ class Passthrough:
                 continue
             # the payload's own type decides, not the `event:` line (a mangled event line must
             # not end the stream early)
+            self._observe(name, payload)
             if name in _TERMINAL:
                 self.finished = True
             elif name == "response.created" and isinstance(payload.get("response"), dict):
@@ -114,6 +124,22 @@ class Passthrough:
             lines = "".join(f"data: {line}\n" for line in event.data.split("\n"))
             out.append(f"event: {name}\n{lines}\n".encode())
         return b"".join(out)
+
+    def _observe(self, name: str, payload: dict[str, Any]) -> None:
+        if name == "keepalive":
+            return
+        self.progress += 1
+        if self.content_started or name in _OPENING:
+            return
+        if name == "response.failed":
+            response = payload.get("response")
+            error = response.get("error") if isinstance(response, dict) else None
+            error = error if isinstance(error, dict) else {}
+            code, message = error.get("code"), error.get("message")
+            self.early_failure = ev.Failed(code if isinstance(code, str) else "server_error",
+                                           message if isinstance(message, str) else name)
+            return
+        self.content_started = True
 
     def _fail(self, exc: UpstreamProtocolError) -> bytes:
         if self.finished:
@@ -125,6 +151,8 @@ class Passthrough:
     def _failed(self, message: str) -> bytes:
         """A `response.failed` the client can parse: a whole Response, numbered after the last
         forwarded event (OpenAI numbers events from 0, one by one)."""
+        if not self.content_started and self.early_failure is None:
+            self.early_failure = ev.Failed("server_error", message)
         created = self._created
         created_at = created.get("created_at")
         response = response_object(

@@ -16,7 +16,7 @@ from typing import Any
 from translators.core.capabilities import ModelCapabilities
 from translators.core.report import Report
 from translators.core.translation import Encoded
-from translators.features import toolset, vendor_state, websearch
+from translators.features import fit, toolset, vendor_state, websearch
 from translators.features.naming import NamePolicy
 from translators.ir.request import Document, Image, Part, Reasoning, Request, Text, ToolCall, ToolResult
 from translators.wire import wirejson
@@ -49,8 +49,9 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
             report.drop("tool_choice", "cosmetic")
         if request.parallel_tool_calls is not None:
             report.drop("parallel_tool_calls", "cosmetic")
-    if request.max_output_tokens is not None:
-        body["max_output_tokens"] = request.max_output_tokens
+    limit = fit.output_limit(request, caps, report)  # the route's stated limit, when it gave one
+    if limit is not None:
+        body["max_output_tokens"] = limit
     for key in ("temperature", "top_p"):
         if getattr(request, key) is not None:
             body[key] = getattr(request, key)

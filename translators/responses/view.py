@@ -47,7 +47,7 @@ def read_request(body: dict[str, Any]) -> RequestShape:
 
 
 def _tool_names(declarations: Any) -> list[str]:
-    """The names the IR gives them (translators/responses/tools.py): `namespace.name`, bare in
+    """The names the IR gives them (translators/responses_client/tools.py): `namespace.name`, bare in
     Codex's default namespace."""
     names: list[str] = []
     for tool in as_list(declarations):

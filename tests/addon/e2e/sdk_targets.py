@@ -1,6 +1,6 @@
 """What the OpenAI Agents SDK e2e modules share: the four local targets behind one mitmdump in
 reverse mode, each on a route that names its key variable (a local host gets no key otherwise:
-`addon/routing.py` `key_env_for`), and the fake answers as the local upstream's next replies."""
+`addon/routes/routing.py` `key_env_for`), and the fake answers as the local upstream's next replies."""
 
 from __future__ import annotations
 

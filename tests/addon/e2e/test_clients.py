@@ -19,7 +19,7 @@ import openai
 import pytest
 from mitmproxy import http, io
 
-from addon import clients
+from addon.team import keys as clients
 from tests.addon.e2e.conftest import StartProxy
 from tests.addon.e2e.upstream import Upstream, raw_stream
 from tests.support import fake_upstream
@@ -177,7 +177,7 @@ def test_usage_adds_up_to_the_upstreams_per_client(budget_proxy: MitmDump, upstr
     assert own.json()["totals"] == {"requests": 2, "input_tokens": 200, "cached_tokens": 0,
                                     "output_tokens": 14, "reasoning_tokens": 0}  # 7 each (fake_upstream)
     store = budget_proxy.confdir / "gateway-store.sqlite"
-    printed = subprocess.run([sys.executable, "-m", "addon.usage", str(store), "--json"], cwd=ROOT,
+    printed = subprocess.run([sys.executable, "-m", "addon", "usage", str(store), "--json"], cwd=ROOT,
                              capture_output=True, text=True, check=True)
     rows = json.loads(printed.stdout)["data"]
     per_client = {row["client"]: (row["requests"], row["input_tokens"], row["output_tokens"]) for row in rows}

@@ -3,7 +3,7 @@
 One reverse-mode proxy for the module, routed with a TOML file: `gpt-dead*` goes to a port
 nothing listens on, `gpt-later*` to a port a test brings up later, `gpt-tls*` to the local
 upstream over https (which it does not speak), everything else to the local upstream.
-The addon does not probe upstreams: these answers come from the HTTP layer (addon/cutoff.py).
+The addon does not probe upstreams: these answers come from the HTTP layer (addon/patches/cutoff.py).
 """
 
 from __future__ import annotations

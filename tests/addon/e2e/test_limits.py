@@ -1,4 +1,4 @@
-"""Resource bounds through real mitmdump (addon/limits.py): a compression bomb, an endless
+"""Resource bounds through real mitmdump (addon/work/limits.py): a compression bomb, an endless
 stream, one giant event and a huge request, each while the proxy keeps serving, in bounded
 memory, without stalling the other streams.
 
@@ -25,7 +25,7 @@ from tests.addon.e2e.conftest import CLIENT_KEY, CODEX_HEADERS, StartProxy
 from tests.addon.e2e.upstream import Reply, Upstream, message, raw_stream
 from tests.support.mitmdump import MitmDump
 from tests.support.wait import until
-from translators.responses.stream import MAX_OUTPUT_CHARS
+from translators.ir.encoder import MAX_OUTPUT_CHARS
 
 if sys.version_info >= (3, 14):
     from compression import zstd

@@ -13,6 +13,7 @@ import anthropic
 import httpx
 import pytest
 
+from tests.data import DATA
 from tests.e2e.targets import TARGETS, Target, has_tool_result, write_routes
 from tests.support.fake_upstream import (
     FakeUpstream,
@@ -170,7 +171,7 @@ def test_the_clients_key_never_reaches_another_vendor(world: dict[str, Any], tar
 
 def test_a_model_without_a_route_goes_on_untouched_but_for_the_clients_key(world: dict[str, Any]) -> None:
     """The reverse target here is a loopback stand-in, not Anthropic's own host: the request goes
-    there as sent, without the key, which belongs to Anthropic alone (tests/addon/test_client_dialects.py
+    there as sent, without the key, which belongs to Anthropic alone (tests/addon/serve/test_client_side.py
     shows it kept for api.anthropic.com)."""
     answer = raw_post(world, ask("claude-opus-5-5"))
     assert answer.status_code == 200
@@ -286,3 +287,21 @@ def test_a_capture_says_its_client_and_keeps_no_user_metadata(world: dict[str, A
     request = json.loads((folders[-1] / "request.json").read_text())
     assert "metadata" not in request
     assert request["messages"] == [{"role": "user", "content": "hi"}]
+
+
+@pytest.mark.parametrize(("dialect", "limit"), [("chat", 8192), ("gemini", 65_536)])
+def test_claude_codes_real_request_goes_out_fitted_to_the_model(world: dict[str, Any], dialect: str,
+                                                                 limit: int) -> None:
+    """Claude Code 2.1.328's `max_tokens: 128000` reaches deepseek-chat as 8192 and Gemini 3 as
+    65536, its system message after the user's turn first on Chat (docs/models.md "Output limits",
+    docs/chat.md "System first")."""
+    raw = json.loads((DATA / "claude_code" / "request_say_hi.json").read_bytes())
+    answer = raw_post(world, {**raw, "model": f"claude-via-{dialect}"})
+    assert answer.status_code == 200, answer.text
+    sent = json.loads(world["fakes"][dialect].requests[-1].body)
+    if dialect == "chat":
+        assert sent["max_tokens"] == limit
+        assert [m["role"] for m in sent["messages"]] == ["system", "user"]
+        assert "# Environment" in sent["messages"][0]["content"]
+    else:
+        assert sent["generationConfig"]["maxOutputTokens"] == limit

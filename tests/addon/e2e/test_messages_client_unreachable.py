@@ -2,7 +2,7 @@
 a turn and a token count get Anthropic's error shape, `api_error` with 502, which the SDK raises as
 `InternalServerError` and retries (docs/claude-code.md "Errors"); a Responses client's answer is
 unchanged. The addon does not probe upstreams: these answers come from the HTTP layer
-(addon/cutoff.py).
+(addon/patches/cutoff.py).
 
 One reverse-mode proxy for the module: `*-dead*` goes to a port nothing listens on, `*-tls*` to the
 local upstream over https, which it does not speak (a failed TLS handshake).

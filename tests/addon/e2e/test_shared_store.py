@@ -20,7 +20,7 @@ import pytest
 from mitmproxy import http, io
 from openai import AsyncOpenAI
 
-from addon import clients
+from addon.team import keys as clients
 from tests.addon.e2e.conftest import CLIENT_KEY, StartProxy
 from tests.addon.e2e.upstream import Upstream, raw_stream
 from tests.support import fake_upstream
@@ -205,7 +205,7 @@ def test_across_two_gateways_a_clients_state_is_its_own_and_usage_adds_up_per_cl
     asyncio.run(scenario())
     assert len(upstream.received) == 3  # none of bob's refused turns went upstream
     assert "Noted: Ibis." in str(upstream.received[1].json["messages"])
-    printed = subprocess.run([sys.executable, "-m", "addon.usage", postgres_url, "--json"], cwd=ROOT,
+    printed = subprocess.run([sys.executable, "-m", "addon", "usage", postgres_url, "--json"], cwd=ROOT,
                              capture_output=True, text=True, check=True)
     rows = json.loads(printed.stdout)["data"]
     per_client = {row["client"]: (row["requests"], row["input_tokens"], row["output_tokens"]) for row in rows}

@@ -1,7 +1,7 @@
 """A client side is a dialect too (docs/architecture.md "The client side"): the toy client of
-tests/support/toy_client.py (its own path, decoder into the IR, encoder from IR events and error
-shape), registered by `$GATEWAY_DIALECTS` and nothing else, is served through real mitmdump to
-the local Anthropic upstream: nothing in `addon/` names it."""
+tests/support/toy_client/ (one folder: its own path, decoder into the IR, encoder from IR events
+in its own content type, error shape), registered by `$GATEWAY_DIALECTS` and nothing else, is
+served through real mitmdump to the local Anthropic upstream: nothing in `addon/` names it."""
 
 from __future__ import annotations
 
@@ -47,6 +47,7 @@ def test_a_streamed_turn_is_decoded_sent_and_answered_in_the_toys_lines(proxy: M
                                                                          upstream: Upstream) -> None:
     answer = _post(proxy, {"model": "toy-1", "prompt": "name a pelican", "stream": True})
     assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"] == toy_client.CONTENT_TYPE  # what its encoder writes
     lines = [json.loads(line) for line in answer.text.splitlines()]
     assert lines[-1] == {"done": True, "text": _fixture_text()}
     assert "".join(line["delta"] for line in lines[:-1]) == _fixture_text()
@@ -60,6 +61,7 @@ def test_a_whole_turn_is_one_answer_object(proxy: MitmDump, upstream: Upstream) 
     upstream.plan(message("Hello, toy."))
     answer = _post(proxy, {"model": "toy-1", "prompt": "hi"})
     assert answer.status_code == 200 and answer.json() == {"text": "Hello, toy."}
+    assert answer.headers["content-type"] == "application/json"
 
 
 def test_a_request_its_decoder_refuses_is_answered_in_its_error_shape(proxy: MitmDump,

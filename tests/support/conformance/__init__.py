@@ -1,5 +1,5 @@
 """Each dialect's conformance data, for the shared suites that run every dialect the same way
-(tests/reliability/, tests/translators/responses/test_conformance.py): what its local upstream
+(tests/reliability/, tests/translators/responses_client/test_conformance.py): what its local upstream
 answers (recorded streams, a whole answer, its error shape, which paths are its own), the route
 and key the suites give it, where its key arrives, and where a stream says it finished.
 

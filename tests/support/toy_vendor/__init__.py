@@ -8,7 +8,7 @@ the vendor's own credential source reads from the file `$TOKENLINE_TOKEN_FILE` n
 (`credentials.py`), and `x-tokenline-token-id`, which token signed it (no secret). A route that
 names a key signs with that key instead.
 
-A mitmdump started with `GATEWAY_DIALECTS=tests.support.toy_vendor` imports it (addon/plugins.py);
+A mitmdump started with `GATEWAY_DIALECTS=tests.support.toy_vendor` imports it (addon/routes/plugins.py);
 the suite's own process never registers it.
 """
 

@@ -412,7 +412,7 @@ def test_stop_reason_pause_turn_completes_with_a_note():
 @pytest.mark.parametrize(
     ("error_type", "code"),
     [
-        ("overloaded_error", "server_is_overloaded"),
+        ("overloaded_error", "server_error"),  # not server_is_overloaded, which Codex never retries
         ("rate_limit_error", "rate_limit_exceeded"),
         ("api_error", "server_error"),
     ],
@@ -697,6 +697,6 @@ def test_an_event_past_the_bound_ends_the_stream_with_one_upstream_event_too_lar
     out += translator.feed(b'"}}\n\n' + sse(*end())) + translator.close()
     payloads = assert_valid_responses_stream(out)
     assert [p["type"] for p in payloads].count("response.failed") == 1
-    # a code the openai SDK does not know travels in the message (translators/responses/stream.py)
+    # a code the openai SDK does not know travels in the message (translators/responses_client/stream.py)
     assert terminal(payloads)["response"]["error"]["message"].startswith("upstream_event_too_large: ")
     assert [p["delta"] for p in payloads if p["type"] == "response.output_text.delta"] == ["kept"]

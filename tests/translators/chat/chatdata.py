@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
+
+from openai.types.chat import completion_create_params
+from pydantic import TypeAdapter
 
 from tests.data import DATA as SHARED_DATA
 from tests.translators.streamcheck import assert_valid_responses_stream, run, whole
@@ -31,6 +35,38 @@ def recorded_chunks(name: str) -> list[dict[str, Any]]:
         if payload and payload != "[DONE]":
             out.append(json.loads(payload))
     return out
+
+
+_CHAT_REQUEST = TypeAdapter(completion_create_params.CompletionCreateParamsStreaming)
+
+
+def assert_chat_request(body: dict[str, Any]) -> None:
+    """Valid for the openai SDK's `chat.completions.create` params, its one system message first
+    (docs/chat.md "System first"): every tool message answers a call of the assistant message
+    before it."""
+    _drain(_CHAT_REQUEST.validate_python(body))
+    roles = [m["role"] for m in body["messages"]]
+    assert "system" not in roles[1:] and "developer" not in roles, roles
+    called: set[str] = set()
+    for message in body["messages"]:
+        if message["role"] == "assistant":
+            called = {call["id"] for call in message.get("tool_calls", [])}
+        elif message["role"] == "tool":
+            assert message["tool_call_id"] in called, message
+        else:
+            called = set()
+
+
+def _drain(value: Any) -> None:
+    """Walk what a TypeAdapter gave back: an `Iterable` field is validated only as it is read."""
+    if isinstance(value, str | bytes):
+        return
+    if isinstance(value, dict):
+        for item in value.values():
+            _drain(item)
+    elif isinstance(value, list | tuple | Iterator) or hasattr(value, "__next__"):
+        for item in value:
+            _drain(item)
 
 
 def codex_request(name: str) -> dict[str, Any]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.translators.chat.chatdata import codex_request, function, responses_request
+from tests.translators.chat.chatdata import assert_chat_request, codex_request, function, responses_request
+from tests.translators.messages_client.messages import claude_code_request
 from translators import Translation, translate_request
 from translators.chat.messages import MAX_CALL_ID
 from translators.features import vendor_state
@@ -67,14 +68,69 @@ def test_namespace_descriptions_are_added_to_the_system_message() -> None:
     assert system["role"] == "system" and "Search the product docs." in system["content"]
 
 
-def test_developer_message_mid_conversation_becomes_a_system_message_in_place() -> None:
-    items = [
-        _user("a"),
-        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "rule"}]},
-        _user("b"),
-    ]
-    messages = _chat("qwen3", items).body["messages"]
-    assert [(m["role"], m["content"]) for m in messages] == [("user", "a"), ("system", "rule"), ("user", "b")]
+# -- system first (docs/chat.md "System first") ------------------------------------------------
+
+
+MOVED = ("system message moved into the opening system message (chat templates of open models take a "
+         "system message only first)")
+
+
+def _developer(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": text}]}
+
+
+def test_a_developer_message_mid_conversation_is_joined_into_the_opening_system_message() -> None:
+    translated = _chat("qwen3", [_user("a"), _developer("rule"), _user("b")])
+    assert [(m["role"], m["content"]) for m in translated.body["messages"]] == [
+        ("system", "rule"), ("user", "a"), ("user", "b")]
+    assert translated.notes == [f"input[1]: {MOVED}"]
+
+
+def test_every_system_text_is_in_the_one_opening_message_in_order_a_blank_line_apart() -> None:
+    items = [_developer("opening"), _user("a"), {"type": "message", "role": "assistant",
+                                                  "content": [{"type": "output_text", "text": "ok"}]},
+             _developer("later"), _user("b"), _developer("last")]
+    translated = _chat("qwen3", items, tools=[])
+    messages = translated.body["messages"]
+    assert messages[0] == {"role": "system", "content": "opening\n\nlater\n\nlast"}
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert translated.notes == [f"input[3], input[5]: {MOVED}"]
+
+
+def test_a_system_message_between_an_assistant_text_and_its_calls_leaves_one_assistant_message() -> None:
+    said = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "looking"}]}
+    items = [_user("a"), said, _developer("rule"), _call("c1"), _output("c1")]
+    body = _chat("qwen3", items).body
+    assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "tool"]
+    assert body["messages"][2]["content"] == "looking" and body["messages"][2]["tool_calls"][0]["id"] == "c1"
+    assert_chat_request(body)
+
+
+def test_codex_developer_message_mid_input_goes_first_and_the_request_stays_valid() -> None:
+    """Codex's real follow-up, with a developer message after the turn began (the recorded
+    requests open with theirs; any later one, as a client sends when its instructions change
+    mid-session, must go first too)."""
+    request = codex_request("request_followup_after_apply_patch.json")
+    rule = "<permissions instructions>approval: never</permissions instructions>"
+    request["input"].append(_developer(rule))
+    request["input"].append(_user("go on"))
+    translated = translate_request(request, "chat", "qwen3-coder")
+    messages = translated.body["messages"]
+    assert messages[0]["role"] == "system"
+    assert messages[0]["content"].endswith(rule)
+    assert [m["role"] for m in messages].count("system") == 1
+    assert_chat_request(translated.body)
+
+
+def test_claude_codes_system_message_after_the_users_turn_goes_first() -> None:
+    raw = claude_code_request()
+    translated = translate_request(raw, "chat", "deepseek-chat", client="messages")
+    messages = translated.body["messages"]
+    late = raw["messages"][1]["content"][0]["text"]
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert messages[0]["content"] == "\n\n".join([*(b["text"] for b in raw["system"][1:]), late])
+    assert f"messages[1]: {MOVED}" in translated.notes
+    assert_chat_request(translated.body)
 
 
 def test_user_images_become_image_url_parts() -> None:

@@ -79,15 +79,17 @@ def test_a_tool_output_of_several_text_parts_is_one_string() -> None:
 def test_a_developer_message_of_several_parts_mid_conversation_is_one_system_string() -> None:
     items = [_message("user", "a"), _message("developer", "rule one", "rule two"), _message("user", "b")]
     messages = _chat(responses_request("m", input=items)).body["messages"]
-    assert messages[1] == {"role": "system", "content": "rule one\nrule two"}
+    assert messages[0] == {"role": "system", "content": "rule one\nrule two"}  # moved first (docs/chat.md)
 
 
-def test_a_route_whose_server_takes_lists_keeps_system_and_tool_parts_as_lists() -> None:
+def test_a_route_whose_server_takes_lists_keeps_tool_parts_as_lists_the_system_text_a_string() -> None:
     items = [*ROUND_TRIP, _message("developer", "rule one", "rule two")]
     body = responses_request("m", [function("weather")], input=items)
     messages = _chat(body, message_parts="list").body["messages"]
-    parts = [[p["text"] for p in m["content"]] for m in messages if m["role"] in ("tool", "system")]
-    assert parts == [["sunny", "21 C"], ["rule one", "rule two"]]
+    assert [[p["text"] for p in m["content"]] for m in messages if m["role"] == "tool"] == [["sunny", "21 C"]]
+    # every system text is joined into the one opening message (docs/chat.md "System first")
+    assert [m for m in messages if m["role"] == "system"] == [
+        {"role": "system", "content": "rule one\nrule two"}]
 
 
 def test_user_text_parts_are_one_string_as_a_chat_template_may_join_them() -> None:
@@ -115,7 +117,7 @@ def test_an_image_in_a_system_message_is_reported_dropped() -> None:
     developer = {"type": "message", "role": "developer",
                  "content": [{"type": "input_text", "text": "r"}, image]}
     translated = _chat(responses_request("m", input=[_message("user", "a"), developer]))
-    assert translated.body["messages"][1] == {"role": "system", "content": "r"}
+    assert translated.body["messages"][0] == {"role": "system", "content": "r"}
     assert translated.dropped == ["input[1].content[1]"]
 
 

@@ -214,7 +214,8 @@ def test_finish_reason_decides_how_the_response_ends(
 
 def test_deepseek_insufficient_system_resource_fails_as_overloaded() -> None:
     end = terminal(client_stream(text_stream("x", finish="insufficient_system_resource")))
-    assert (end["type"], end["response"]["error"]["code"]) == ("response.failed", "server_is_overloaded")
+    assert (end["type"], end["response"]["error"]["code"]) == ("response.failed", "server_error")
+    assert end["response"]["error"]["message"].startswith("server_is_overloaded: ")
 
 
 def test_unknown_finish_reason_ends_the_turn_and_is_noted() -> None:

@@ -35,7 +35,7 @@ from translators.core.errors import UnsupportedFeature
 from translators.core.ids import sequential_ids
 from translators.core.report import Report
 from translators.features import compaction
-from translators.responses.request import decode
+from translators.responses_client.request import decode
 
 TRIGGER = {"type": "compaction_trigger"}
 TARGETS = {"anthropic": "claude-sonnet-4-6", "chat": "deepseek-chat", "gemini": "gemini-2.5-flash",

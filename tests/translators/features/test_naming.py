@@ -98,7 +98,7 @@ def test_an_unknown_wire_name_comes_back_as_a_plain_function_without_a_namespace
 
 def test_the_index_survives_the_flow_metadata_round_trip_of_a_translation():
     # the addon keeps `translation.model_dump(mode="json")` in the flow and rebuilds the
-    # Translation from it for loaded and replayed flows (addon/flow.py `_restored`)
+    # Translation from it for loaded and replayed flows (addon/serve/flow.py `_restored`)
     index = ToolIndex()
     index.add("clock__sleep", ToolRef(name="sleep", namespace="clock"))
     index.add("apply_patch", ToolRef(name="apply_patch", kind="custom", syntax="lark", definition="start: x"))

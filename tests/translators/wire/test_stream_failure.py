@@ -1,61 +1,25 @@
-"""translators/wire/stream_failure.py: the event that ends a client's stream when the gateway fails
-inside it, in each client dialect, judged by that client's SDK types."""
+"""translators/wire/stream_failure.py: the scans of written SSE a client's failure event needs (its
+terminal events, the events already sent); the writers are each client dialect's own
+(tests/translators/responses_client/test_errors.py, tests/translators/messages_client/test_errors.py)."""
 
 from __future__ import annotations
 
-import json
+from translators.wire.stream_failure import events_in, has_terminal
 
-from anthropic.types.shared import ErrorResponse
-from openai.types.responses import ResponseFailedEvent
-
-from translators import client_dialects
-from translators.core.ids import sequential_ids
-from translators.wire.stream_failure import MESSAGES_TERMINALS, has_terminal
-
-SENT = (b'event: response.created\ndata: {"type":"response.created","response":{"id":"resp_abc",'
-        b'"model":"gpt-5.5"},"sequence_number":0}\n\n'
-        b'event: response.in_progress\ndata: {"type":"response.in_progress"}\n\n')
+TERMINALS = ("message_stop", "error")
 
 
-def _payload(event: bytes) -> tuple[str, dict]:
-    head, data = event.decode().split("\n", 1)
-    assert event.endswith(b"\n\n") and data.startswith("data: ")
-    return head.removeprefix("event: "), json.loads(data.removeprefix("data: "))
-
-
-def test_a_responses_client_gets_a_failed_event_continuing_its_response() -> None:
-    speaks = client_dialects.get("responses")
-    event = speaks.stream_error(SENT, "boom", also_sent=3, now=1_700_000_000.5, new_id=sequential_ids())
-    name, payload = _payload(event)
-    failed = ResponseFailedEvent.model_validate(payload)
-    assert name == failed.type == "response.failed"
-    assert (failed.response.id, failed.response.model) == ("resp_abc", "gpt-5.5")
-    assert failed.sequence_number == 2 + 3  # two events in `sent`, three more sent but not kept
-    assert failed.response.created_at == 1_700_000_000
-    assert failed.response.error is not None and failed.response.error.message == "boom"
-
-
-def test_a_responses_client_with_nothing_yet_gets_a_fresh_response_id() -> None:
-    speaks = client_dialects.get("responses")
-    _, payload = _payload(speaks.stream_error(b"", "boom", also_sent=0, now=0, new_id=sequential_ids()))
-    assert ResponseFailedEvent.model_validate(payload).response.id == "resp_1"
-
-
-def test_a_messages_client_gets_one_anthropic_error_event_of_type_api_error() -> None:
-    speaks = client_dialects.get("messages")
-    event = speaks.stream_error(b"event: message_start\ndata: {}\n\n", "boom", also_sent=4, now=0,
-                                new_id=sequential_ids())
-    name, payload = _payload(event)
-    assert name == "error"
-    error = ErrorResponse.model_validate(payload)
-    assert (error.type, error.error.type, error.error.message) == ("error", "api_error", "boom")
-
-
-def test_each_client_dialect_names_the_events_that_end_its_stream() -> None:
+def test_a_terminal_is_an_event_line_of_one_of_the_names_given() -> None:
     stop = b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
-    assert client_dialects.get("messages").stream_terminals == MESSAGES_TERMINALS
-    assert has_terminal(stop, MESSAGES_TERMINALS)
-    assert has_terminal(b"event: error\ndata: {}\n\n", MESSAGES_TERMINALS)
-    assert not has_terminal(stop)  # a Responses stream does not end there
+    assert has_terminal(stop, TERMINALS)
+    assert has_terminal(b"event: error\ndata: {}\n\n", TERMINALS)
+    assert not has_terminal(stop, ("response.completed", "response.failed"))  # another client's names
     quoted = b'event: content_block_stop\ndata: {"note":"event: error"}\n\n'
-    assert not has_terminal(quoted, MESSAGES_TERMINALS)  # only an `event:` line counts
+    assert not has_terminal(quoted, TERMINALS)  # only an `event:` line counts
+    assert not has_terminal(b"event: message_stop_soon\ndata: {}\n\n", TERMINALS)
+
+
+def test_events_are_counted_by_their_event_lines() -> None:
+    sent = b"event: a\ndata: {}\n\nevent: b\ndata: {\"x\": \"event: c\"}\n\n"
+    assert events_in(sent) == 2
+    assert events_in(b"") == 0

@@ -15,6 +15,7 @@ from typing import Any
 
 from translators.core.capabilities import ModelCapabilities
 from translators.core.report import Report
+from translators.features import fit
 from translators.ir.request import Request
 
 DEFAULT_MAX_TOKENS = 32000
@@ -39,16 +40,10 @@ class Plan:
 
 
 def max_tokens(request: Request, caps: ModelCapabilities, report: Report) -> int:
-    """`max_tokens` is required by Claude: the client's limit, at most the model's; else 32k (or
-    the model's limit if lower)."""
-    limit = caps.max_output_tokens
-    if request.max_output_tokens is None:
-        return min(DEFAULT_MAX_TOKENS, limit) if limit else DEFAULT_MAX_TOKENS
-    if limit and request.max_output_tokens > limit:
-        report.note(f"max_output_tokens {request.max_output_tokens} lowered to {limit}, "
-                    f"the most {caps.model} writes")
-        return limit
-    return request.max_output_tokens
+    """`max_tokens` is required by Claude: the client's limit, else 32k; either at most what the
+    model writes and what its context window leaves (translators/features/fit.py)."""
+    limit = fit.output_limit(request, caps, report, default=DEFAULT_MAX_TOKENS)
+    return DEFAULT_MAX_TOKENS if limit is None else limit
 
 
 def plan(request: Request, caps: ModelCapabilities, max_tokens: int, report: Report) -> Plan:

@@ -1,0 +1,1 @@
+"""Routes: which upstream serves a model, the dialects' settings, model capabilities, Codex's catalog."""

@@ -1,0 +1,1 @@
+"""Responses state: stored turns and conversations, their endpoints, the store backends."""

@@ -1,0 +1,384 @@
+"""The queries both backends run: one schema, plain SQL that SQLite 3.35+ and PostgreSQL 12+ read
+alike (`WITH RECURSIVE`, `UPDATE ... RETURNING`, `ON CONFLICT`). A backend supplies a connection
+and its transactions; placeholders are written `?` and rewritten for drivers that want `%s`.
+
+Every row records its client (`client`, the name from addon/team/keys.py; `''` without client
+keys): a read, a chain, a list or a delete of another client's id finds nothing, as an unknown id.
+
+Retention (`ttl`, seconds, 0 = forever) counts from the last use: a response read to rebuild a
+history, or a conversation read or written, is kept as long as it is in use. Size (`max_bytes`, 0 =
+no limit) is per client, in bytes of the stored JSON of its responses and conversation items, held
+by every write in its own transaction: past it that client's least recently used responses and
+conversations go first, never another client's.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+from addon.state.store.records import Conversation, ItemsJSON, ResponseRecord, StoreError
+from translators.wire import wirejson
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS gw_responses (
+        id TEXT PRIMARY KEY, previous_id TEXT, conversation_id TEXT, data TEXT NOT NULL,
+        size BIGINT NOT NULL, created_at DOUBLE PRECISION NOT NULL, used_at DOUBLE PRECISION NOT NULL,
+        client TEXT NOT NULL DEFAULT '')""",
+    "CREATE INDEX IF NOT EXISTS gw_responses_used ON gw_responses (used_at)",
+    """CREATE TABLE IF NOT EXISTS gw_conversations (
+        id TEXT PRIMARY KEY, metadata TEXT NOT NULL, size BIGINT NOT NULL, next_seq BIGINT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL, used_at DOUBLE PRECISION NOT NULL,
+        client TEXT NOT NULL DEFAULT '')""",
+    "CREATE INDEX IF NOT EXISTS gw_conversations_used ON gw_conversations (used_at)",
+    """CREATE TABLE IF NOT EXISTS gw_items (
+        conversation_id TEXT NOT NULL, seq BIGINT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL,
+        size BIGINT NOT NULL, client TEXT NOT NULL DEFAULT '', PRIMARY KEY (conversation_id, seq))""",
+    "CREATE INDEX IF NOT EXISTS gw_items_id ON gw_items (conversation_id, id)",
+    """CREATE TABLE IF NOT EXISTS gw_usage (
+        client TEXT NOT NULL, day TEXT NOT NULL, route TEXT NOT NULL, model TEXT NOT NULL,
+        requests BIGINT NOT NULL, input_tokens BIGINT NOT NULL, cached_tokens BIGINT NOT NULL,
+        output_tokens BIGINT NOT NULL, reasoning_tokens BIGINT NOT NULL,
+        PRIMARY KEY (client, day, route, model))""",
+)
+MIGRATIONS = (("gw_responses", "client"), ("gw_conversations", "client"), ("gw_items", "client"))
+"""Columns a store written by an earlier version lacks, added with their default (`''`: the
+anonymous client, what every row was before client keys)."""
+INDEXES = (
+    # the size check's SUM(size) per client from the index alone: from the table, it reads past
+    # every row's `data` (a 100k-item turn is 10 MB)
+    "CREATE INDEX IF NOT EXISTS gw_responses_client ON gw_responses (client, used_at, size)",
+    "CREATE INDEX IF NOT EXISTS gw_conversations_client ON gw_conversations (client, used_at, size)",
+)
+BATCH = 100
+"""Rows per INSERT statement: a long list of items is written in a few statements, not one per row."""
+USAGE_FIELDS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens")
+
+Query = Callable[..., Any]
+"""`q(sql, *params)` -> a cursor (`fetchone`, `fetchall`, `rowcount`)."""
+
+_PURGE_EVERY = 60.0
+"""Seconds between two purges triggered by writes."""
+
+
+def _dump(value: Any) -> str:
+    return wirejson.dumps(value).decode()
+
+
+def _size(text: str) -> int:
+    """Bytes of a stored text, as the limit counts them (UTF-8, what both backends store)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+class SqlStore:
+    def __init__(self, *, ttl: float, max_bytes: int, clock: Callable[[], float] = time.time) -> None:
+        self.ttl = ttl
+        self.max_bytes = max_bytes
+        self.clock = clock
+        self._lock = threading.RLock()
+        self._last_purge = 0.0
+
+    # -- what a backend supplies ------------------------------------------------------------
+    def _transaction(self) -> AbstractContextManager[Query]:
+        """One transaction; every error of the backend leaves it as `StoreError`."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _since(self) -> float:
+        """Rows last used before this are expired."""
+        return self.clock() - self.ttl if self.ttl > 0 else float("-inf")
+
+    def _create_schema(self) -> None:
+        with self._lock, self._transaction() as q:
+            for statement in SCHEMA:
+                q(statement)
+            for table, column in MIGRATIONS:
+                names = [d[0] for d in q(f"SELECT * FROM {table} LIMIT 0").description]
+                if column not in names:
+                    q(f"ALTER TABLE {table} ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
+            for statement in INDEXES:
+                q(statement)
+
+    def _after_write(self) -> None:
+        now = self.clock()
+        if now - self._last_purge >= _PURGE_EVERY:
+            self._last_purge = now
+            self.purge()
+
+    @staticmethod
+    def _record(row: Any) -> ResponseRecord:
+        data = wirejson.loads(row[1])
+        return ResponseRecord(id=row[0], response=data["response"], input=data["input"],
+                              route=data["route"], previous_id=data.get("previous_id"),
+                              conversation_id=data.get("conversation_id"),
+                              created_at=data.get("created_at", 0.0), client=row[2] if len(row) > 2 else "")
+
+    def _fit(self, q: Query, client: str, kind: str, key: str, *, strict: bool = True) -> None:
+        """Hold `client`'s stored JSON within `max_bytes`, in the write's own transaction: its least
+        recently used responses and conversations go first, never another client's, never the
+        row just written (`kind`, `key`). A row that cannot fit alone fails the write (rolled back)."""
+        if self.max_bytes <= 0:
+            return
+        total = q("SELECT (SELECT COALESCE(SUM(size), 0) FROM gw_responses WHERE client = ?) + "
+                  "(SELECT COALESCE(SUM(size), 0) FROM gw_conversations WHERE client = ?)",
+                  client, client).fetchone()[0]
+        excess = int(total) - self.max_bytes
+        if excess <= 0:
+            return
+        rows = q("SELECT used_at, 'r', id, size FROM gw_responses WHERE client = ? UNION ALL "
+                 "SELECT used_at, 'c', id, size FROM gw_conversations WHERE client = ? ORDER BY 1",
+                 client, client).fetchall()
+        for _used, what, row_key, size in rows:
+            if excess <= 0:
+                return
+            if (what, row_key) == (kind, key):
+                continue
+            self._drop(q, what, row_key)
+            excess -= int(size)
+        if excess > 0 and strict:
+            raise StoreError(f"the write would hold {self.max_bytes + excess} bytes of stored state for "
+                             f"this client, past gateway_store_max_bytes ({self.max_bytes})")
+
+    @staticmethod
+    def _drop(q: Query, kind: str, key: str) -> None:
+        if kind == "r":
+            q("DELETE FROM gw_responses WHERE id = ?", key)
+        else:
+            q("DELETE FROM gw_items WHERE conversation_id = ?", key)
+            q("DELETE FROM gw_conversations WHERE id = ?", key)
+
+    # -- responses --------------------------------------------------------------------------
+    def put_response(self, record: ResponseRecord) -> None:
+        now = self.clock()
+        record.created_at = record.created_at or now
+        data = _dump({"response": record.response, "route": record.route, "previous_id": record.previous_id,
+                      "conversation_id": record.conversation_id, "created_at": record.created_at})
+        # the input last, spliced in when a worker wrote it already (a long one, records.ItemsJSON)
+        written = record.input.text.decode() if isinstance(record.input, ItemsJSON) else _dump(record.input)
+        data = f'{data[:-1]},"input":{written}}}'
+        with self._lock, self._transaction() as q:
+            # an id is the client's own: another client's row of the same id is never replaced
+            row = q("INSERT INTO gw_responses (id, previous_id, conversation_id, data, size, created_at, "
+                    "used_at, client) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                    "data = excluded.data, size = excluded.size, used_at = excluded.used_at "
+                    "WHERE gw_responses.client = excluded.client RETURNING id",
+                    record.id, record.previous_id, record.conversation_id, data, _size(data),
+                    record.created_at, now, record.client).fetchone()
+            if row is None:
+                raise StoreError(f"response id {record.id!r} is taken")
+            self._fit(q, record.client, "r", record.id)
+        self._after_write()
+
+    def get_response(self, response_id: str, client: str = "") -> ResponseRecord | None:
+        with self._lock, self._transaction() as q:
+            row = q("SELECT id, data, client FROM gw_responses WHERE id = ? AND client = ? AND used_at >= ?",
+                    response_id, client, self._since()).fetchone()
+        return self._record(row) if row else None
+
+    def chain(self, response_id: str, client: str = "") -> list[ResponseRecord] | None:
+        rows = self._chain_rows(response_id, client)
+        return None if rows is None else [self._record((row[0], row[1], client)) for row in rows]
+
+    def chain_texts(self, response_id: str, client: str = "") -> list[str] | None:
+        rows = self._chain_rows(response_id, client)
+        return None if rows is None else [row[1] for row in rows]
+
+    def _chain_rows(self, response_id: str, client: str) -> list[Any] | None:
+        since = self._since()
+        with self._lock, self._transaction() as q:
+            rows = q("WITH RECURSIVE chain (id, previous_id, data, depth) AS ("
+                     " SELECT id, previous_id, data, 0 FROM gw_responses"
+                     " WHERE id = ? AND client = ? AND used_at >= ?"
+                     " UNION ALL"
+                     " SELECT r.id, r.previous_id, r.data, c.depth + 1 FROM gw_responses r"
+                     " JOIN chain c ON r.id = c.previous_id WHERE r.client = ? AND r.used_at >= ?)"
+                     " SELECT id, data, previous_id FROM chain ORDER BY depth DESC",
+                     response_id, client, since, client, since).fetchall()
+            if not rows or rows[0][2] is not None:  # unknown, or an ancestor is gone (or not its)
+                return None
+            now = self.clock()
+            for row in rows:
+                q("UPDATE gw_responses SET used_at = ? WHERE id = ?", now, row[0])
+        return rows
+
+    def delete_response(self, response_id: str, client: str = "") -> bool:
+        with self._lock, self._transaction() as q:
+            return q("DELETE FROM gw_responses WHERE id = ? AND client = ? AND used_at >= ?",
+                     response_id, client, self._since()).rowcount > 0
+
+    # -- conversations ----------------------------------------------------------------------
+    def create_conversation(self, conversation: Conversation, items: list[dict[str, Any]]) -> None:
+        metadata = _dump(conversation.metadata)
+        with self._lock, self._transaction() as q:
+            q("INSERT INTO gw_conversations (id, metadata, size, next_seq, created_at, used_at, client) "
+              "VALUES (?, ?, ?, 0, ?, ?, ?)", conversation.id, metadata, _size(metadata),
+              conversation.created_at, self.clock(), conversation.client)
+            self._append(q, conversation.id, items, conversation.client)
+        self._after_write()
+
+    def get_conversation(self, conversation_id: str, client: str = "") -> Conversation | None:
+        with self._lock, self._transaction() as q:
+            row = q("UPDATE gw_conversations SET used_at = ? WHERE id = ? AND client = ? AND used_at >= ? "
+                    "RETURNING id, created_at, metadata", self.clock(), conversation_id, client,
+                    self._since()).fetchone()
+        return Conversation(id=row[0], created_at=row[1], metadata=wirejson.loads(row[2]),
+                            client=client) if row else None
+
+    def update_conversation(self, conversation_id: str, metadata: dict[str, Any],
+                            client: str = "") -> Conversation | None:
+        text = _dump(metadata)
+        with self._lock, self._transaction() as q:
+            old = q("SELECT metadata FROM gw_conversations WHERE id = ? AND client = ? AND used_at >= ?",
+                    conversation_id, client, self._since()).fetchone()
+            if old is None:
+                return None
+            row = q("UPDATE gw_conversations SET metadata = ?, size = size + ?, used_at = ? WHERE id = ? "
+                    "RETURNING id, created_at, metadata", text, _size(text) - _size(old[0]), self.clock(),
+                    conversation_id).fetchone()
+            self._fit(q, client, "c", conversation_id)
+        return Conversation(id=row[0], created_at=row[1], metadata=wirejson.loads(row[2]), client=client)
+
+    def delete_conversation(self, conversation_id: str, client: str = "") -> bool:
+        with self._lock, self._transaction() as q:
+            found = q("DELETE FROM gw_conversations WHERE id = ? AND client = ? AND used_at >= ?",
+                      conversation_id, client, self._since()).rowcount > 0
+            if found:
+                q("DELETE FROM gw_items WHERE conversation_id = ?", conversation_id)
+        return found
+
+    def append_items(self, conversation_id: str, items: list[dict[str, Any]], client: str = "") -> bool:
+        with self._lock, self._transaction() as q:
+            found = self._append(q, conversation_id, items, client)
+        self._after_write()
+        return found
+
+    def _append(self, q: Query, conversation_id: str, items: list[dict[str, Any]], client: str) -> bool:
+        """One UPDATE reserves the sequence numbers: it locks the conversation's row, so two
+        gateways appending to one conversation at once each get their own range, in order. The
+        rows go in `BATCH` at a time."""
+        texts = [_dump(item) for item in items]
+        sizes = [_size(text) for text in texts]
+        row = q("UPDATE gw_conversations SET next_seq = next_seq + ?, size = size + ?, used_at = ? "
+                "WHERE id = ? AND client = ? AND used_at >= ? RETURNING next_seq", len(items), sum(sizes),
+                self.clock(), conversation_id, client, self._since()).fetchone()
+        if row is None:
+            return False
+        first = row[0] - len(items)
+        for start in range(0, len(items), BATCH):
+            rows = range(start, min(start + BATCH, len(items)))
+            params: list[Any] = []
+            for n in rows:
+                params += [conversation_id, first + n, items[n]["id"], texts[n], sizes[n], client]
+            q("INSERT INTO gw_items (conversation_id, seq, id, data, size, client) VALUES "
+              + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(rows)), *params)
+        self._fit(q, client, "c", conversation_id)
+        return True
+
+    def list_items(self, conversation_id: str, *, after: str | None = None, limit: int | None = None,
+                   order: str = "asc", client: str = "") -> tuple[list[dict[str, Any]], bool] | None:
+        texts = self._item_texts(conversation_id, after, None if limit is None else limit + 1, order, client)
+        if texts is None:
+            return None
+        items = [wirejson.loads(text) for text in texts]
+        if limit is not None and len(items) > limit:
+            return items[:limit], True
+        return items, False
+
+    def item_texts(self, conversation_id: str, client: str = "") -> list[str] | None:
+        return self._item_texts(conversation_id, None, None, "asc", client)
+
+    def _item_texts(self, conversation_id: str, after: str | None, limit: int | None,
+                    order: str, client: str) -> list[str] | None:
+        descending = order == "desc"
+        with self._lock, self._transaction() as q:
+            if q("UPDATE gw_conversations SET used_at = ? WHERE id = ? AND client = ? AND used_at >= ?",
+                 self.clock(), conversation_id, client, self._since()).rowcount == 0:
+                return None
+            sql = "SELECT data FROM gw_items WHERE conversation_id = ?"
+            params: list[Any] = [conversation_id]
+            if after is not None:
+                cursor = q("SELECT seq FROM gw_items WHERE conversation_id = ? AND id = ?",
+                           conversation_id, after).fetchone()
+                if cursor is not None:
+                    sql += " AND seq < ?" if descending else " AND seq > ?"
+                    params.append(cursor[0])
+            sql += " ORDER BY seq DESC" if descending else " ORDER BY seq ASC"
+            if limit is not None:
+                sql += " LIMIT ?"
+                params.append(limit)
+            return [row[0] for row in q(sql, *params).fetchall()]
+
+    def get_item(self, conversation_id: str, item_id: str, client: str = "") -> dict[str, Any] | None:
+        with self._lock, self._transaction() as q:
+            row = q("SELECT i.data FROM gw_items i JOIN gw_conversations c ON c.id = i.conversation_id "
+                    "WHERE i.conversation_id = ? AND i.id = ? AND c.client = ? AND c.used_at >= ?",
+                    conversation_id, item_id, client, self._since()).fetchone()
+        return wirejson.loads(row[0]) if row else None
+
+    def delete_item(self, conversation_id: str, item_id: str, client: str = "") -> bool:
+        with self._lock, self._transaction() as q:
+            owner = q("SELECT 1 FROM gw_conversations WHERE id = ? AND client = ? AND used_at >= ?",
+                      conversation_id, client, self._since()).fetchone()
+            if owner is None:
+                return False
+            row = q("DELETE FROM gw_items WHERE conversation_id = ? AND id = ? RETURNING size",
+                    conversation_id, item_id).fetchone()
+            if row is not None:
+                q("UPDATE gw_conversations SET size = size - ? WHERE id = ?", row[0], conversation_id)
+        return row is not None
+
+    # -- usage ------------------------------------------------------------------------------
+    def add_usage(self, client: str, day: str, route: str, model: str, counts: dict[str, int]) -> None:
+        """Add one answered turn's counts (`USAGE_FIELDS`) to the client's row of the day."""
+        values = [int(counts.get(name, 0) or 0) for name in USAGE_FIELDS]
+        with self._lock, self._transaction() as q:
+            q("INSERT INTO gw_usage (client, day, route, model, " + ", ".join(USAGE_FIELDS) + ") "
+              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (client, day, route, model) DO UPDATE SET "
+              + ", ".join(f"{name} = gw_usage.{name} + excluded.{name}" for name in USAGE_FIELDS),
+              client, day, route, model, *values)
+
+    def usage(self, first_day: str, last_day: str, client: str | None = None) -> list[dict[str, Any]]:
+        """The rows of `first_day`..`last_day` (YYYY-MM-DD, both included), one client's or all."""
+        sql = ("SELECT client, day, route, model, " + ", ".join(USAGE_FIELDS)
+               + " FROM gw_usage WHERE day >= ? AND day <= ?")
+        params: list[Any] = [first_day, last_day]
+        if client is not None:
+            sql += " AND client = ?"
+            params.append(client)
+        with self._lock, self._transaction() as q:
+            rows = q(sql + " ORDER BY client, day, route, model", *params).fetchall()
+        keys = ("client", "day", "route", "model", *USAGE_FIELDS)
+        return [{k: (int(v) if k in USAGE_FIELDS else v) for k, v in zip(keys, row, strict=True)}
+                for row in rows]
+
+    def tokens_on(self, client: str, day: str) -> int:
+        """Input + output tokens `client` used on `day` (what `tokens_per_day` counts)."""
+        with self._lock, self._transaction() as q:
+            row = q("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gw_usage "
+                    "WHERE client = ? AND day = ?", client, day).fetchone()
+        return int(row[0])
+
+    # -- limits -----------------------------------------------------------------------------
+    def purge(self) -> None:
+        """Drop what is past its retention, then hold each client within `max_bytes` (a write
+        holds its own client there already; this catches a limit lowered since)."""
+        with self._lock, self._transaction() as q:
+            if self.ttl > 0:
+                since = self._since()
+                q("DELETE FROM gw_responses WHERE used_at < ?", since)
+                q("DELETE FROM gw_items WHERE conversation_id IN "
+                  "(SELECT id FROM gw_conversations WHERE used_at < ?)", since)
+                q("DELETE FROM gw_conversations WHERE used_at < ?", since)
+            if self.max_bytes <= 0:
+                return
+            over = q("SELECT client FROM (SELECT client, size FROM gw_responses UNION ALL "
+                     "SELECT client, size FROM gw_conversations) s GROUP BY client HAVING SUM(size) > ?",
+                     self.max_bytes).fetchall()
+            for (client,) in over:
+                self._fit(q, client, "", "", strict=False)

@@ -1,0 +1,1 @@
+"""A shared gateway: client keys, usage and budgets."""

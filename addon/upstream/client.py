@@ -1,0 +1,368 @@
+"""The gateway's own HTTP/1.1 client for the upstream leg (docs/pools.md "The client").
+
+h11 speaks the protocol (sans-I/O: bytes in, events out), asyncio's streams carry the bytes. What
+it keeps to:
+
+- TLS against certifi's roots (plus an operator's own CA file), or no verification at all when
+  mitmproxy's `ssl_insecure` says so; ALPN offers `http/1.1` only.
+- One pool of idle keep-alive connections per origin, bounded (`per_origin`, `origins`), each
+  kept at most `keep_idle` seconds; a connection is reused only once its answer was read to its
+  end. A reused connection that the server had closed meanwhile fails before any byte of an
+  answer: the request is sent once more on a new connection (never after an answer began).
+- Bounds: the connect (TCP and TLS) within `connect_timeout`; the answer's head within
+  `max_head` bytes; a whole body within what the caller passes to `Response.read`. How long to
+  wait for the head or the next chunk is the caller's (`asyncio.timeout` around the await).
+- Cancellation anywhere closes the connection: a half-read answer is never pooled.
+- `accept-encoding: identity`, always: the stream translators read raw bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import ssl
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import certifi
+import h11
+
+CONNECT_TIMEOUT = 10.0
+"""Seconds to open a connection, TLS handshake included."""
+MAX_HEAD = 128 * 1024
+"""Bytes of an answer's head (status line and headers). Twice the screen's bound
+(`translators/wire/response_headers.py` `MAX_BYTES`), so a head the screen refuses with its own
+502 still reaches it; past this the upstream is not answering HTTP the gateway reads."""
+KEEP_IDLE = 30.0
+"""Seconds an idle connection is kept for the next request to the same origin."""
+PER_ORIGIN = 16
+"""Idle connections kept per origin; more are closed as they are released."""
+ORIGINS = 64
+"""Origins whose idle connections are kept; the one used longest ago is let go first."""
+READ_SIZE = 64 * 1024
+
+
+class ClientError(Exception):
+    """Anything that ends an exchange without an answer the caller can read."""
+
+    kind = "broken"
+
+
+class ConnectFailed(ClientError):
+    """No connection: refused, no such host, TLS handshake or certificate, connect timeout."""
+
+    kind = "connect"
+
+
+class HeadTooLarge(ClientError):
+    kind = "head_too_large"
+
+
+class BodyTooLarge(ClientError):
+    kind = "body_too_large"
+
+
+class Broken(ClientError):
+    """The connection failed or the upstream broke the protocol after the request went out."""
+
+    kind = "broken"
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    scheme: str
+    host: str
+    port: int
+
+    @classmethod
+    def of(cls, url: str) -> tuple[Origin, str]:
+        """The origin and the request target (path and query) of an absolute http(s) URL."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        return cls(parts.scheme, parts.hostname, port), target
+
+    @property
+    def host_header(self) -> str:
+        default = 443 if self.scheme == "https" else 80
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return host if self.port == default else f"{host}:{self.port}"
+
+
+def tls_context(*, insecure: bool = False, cafile: str | None = None) -> ssl.SSLContext:
+    """certifi's roots (and `cafile`'s), or no verification with `insecure`."""
+    context = ssl.create_default_context(cafile=certifi.where())
+    if cafile:
+        context.load_verify_locations(cafile=cafile)
+    if insecure:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+class _Connection:
+    __slots__ = ("h11", "idle_since", "origin", "reader", "received", "uses", "writer")
+
+    def __init__(self, origin: Origin, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 max_head: int) -> None:
+        self.origin = origin
+        self.reader = reader
+        self.writer = writer
+        self.h11 = h11.Connection(our_role=h11.CLIENT, max_incomplete_event_size=max_head)
+        self.idle_since = 0.0
+        self.uses = 0
+        self.received = 0
+        """Bytes read in the current exchange."""
+
+    def usable(self, now: float, keep_idle: float) -> bool:
+        return (not self.writer.is_closing() and not self.reader.at_eof()
+                and now - self.idle_since < keep_idle and self.h11.our_state is h11.IDLE)
+
+    def abort(self) -> None:
+        """Closed at once, unread bytes dropped (no TLS close_notify wait)."""
+        self.writer.transport.abort()
+
+    async def receive(self) -> None:
+        data = await self.reader.read(READ_SIZE)
+        self.received += len(data)
+        self.h11.receive_data(data)
+
+
+class Client:
+    """`await client.send(method, url, headers, body)` -> `Response`; `await client.close()`."""
+
+    def __init__(self, *, insecure: bool = False, cafile: str | None = None,
+                 connect_timeout: float = CONNECT_TIMEOUT, max_head: int = MAX_HEAD,
+                 keep_idle: float = KEEP_IDLE, per_origin: int = PER_ORIGIN, origins: int = ORIGINS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.connect_timeout = connect_timeout
+        self.max_head = max_head
+        self.keep_idle = keep_idle
+        self.per_origin = per_origin
+        self.origins = origins
+        self._clock = clock
+        self._tls = tls_context(insecure=insecure, cafile=cafile)
+        self._idle: collections.OrderedDict[Origin, collections.deque[_Connection]]
+        self._idle = collections.OrderedDict()
+        self.opened = 0
+        """Connections opened so far (what a test counts)."""
+
+    def configure(self, *, insecure: bool = False, cafile: str | None = None) -> None:
+        """New TLS settings (mitmproxy's options changed): idle connections made under the old
+        ones are closed."""
+        self._tls = tls_context(insecure=insecure, cafile=cafile)
+        self._drop_idle()
+
+    async def close(self) -> None:
+        self._drop_idle()
+
+    def _drop_idle(self) -> None:
+        for idle in self._idle.values():
+            for connection in idle:
+                connection.abort()
+        self._idle.clear()
+
+    async def send(self, method: str, url: str, headers: Mapping[str, str] | Iterable[tuple[str, str]],
+                   body: bytes = b"") -> Response:
+        """The request, and the answer's head once it arrives (its body is the `Response`'s to
+        read). Raises `ConnectFailed`, `HeadTooLarge` or `Broken`."""
+        origin, target = Origin.of(url)
+        request = _request(method, target, origin, headers, body)
+        while True:
+            connection = self._take(origin)
+            reused = connection is not None
+            if connection is None:
+                connection = await self._open(origin)
+            try:
+                head = await self._exchange(connection, request, body)
+            except Broken:
+                connection.abort()
+                if reused and not connection.received:
+                    continue  # a kept connection the server had closed: nothing of an answer came
+                raise
+            except BaseException:
+                connection.abort()
+                raise
+            response = Response(self, connection, head)
+            connection.uses += 1
+            return response
+
+    async def _exchange(self, connection: _Connection, request: h11.Request, body: bytes) -> h11.Response:
+        connection.received = 0
+        try:
+            connection.writer.write(connection.h11.send(request) or b"")
+            if body:
+                connection.writer.write(connection.h11.send(h11.Data(data=body)) or b"")
+            connection.writer.write(connection.h11.send(h11.EndOfMessage()) or b"")
+            await connection.writer.drain()
+            while True:
+                event = connection.h11.next_event()
+                if event is h11.NEED_DATA:
+                    await connection.receive()
+                elif isinstance(event, h11.Response):
+                    return event
+                elif isinstance(event, h11.InformationalResponse):
+                    continue  # 100 Continue and friends: the real head follows
+                else:
+                    raise Broken("the upstream closed the connection before its answer "
+                                 f"({type(event).__name__})")
+        except h11.RemoteProtocolError as exc:
+            if exc.error_status_hint == 431:
+                raise HeadTooLarge(f"the upstream's answer head passed {self.max_head} bytes") from None
+            if connection.reader.at_eof():
+                raise Broken("the upstream closed the connection before its answer") from None
+            raise Broken(f"the upstream's answer is not HTTP/1.1 the gateway reads: {exc}") from None
+        except (OSError, ssl.SSLError) as exc:
+            raise Broken(f"the connection to the upstream failed: {_said(exc)}") from None
+
+    async def _open(self, origin: Origin) -> _Connection:
+        secure = origin.scheme == "https"
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                reader, writer = await asyncio.open_connection(
+                    origin.host, origin.port, ssl=self._tls if secure else None,
+                    server_hostname=origin.host if secure else None, limit=READ_SIZE)
+        except TimeoutError:
+            raise ConnectFailed(f"cannot reach {origin.host_header}: no connection within "
+                                f"{self.connect_timeout:g} s") from None
+        except (OSError, ssl.SSLError) as exc:
+            raise ConnectFailed(f"cannot reach {origin.host_header}: {_said(exc)}") from None
+        self.opened += 1
+        return _Connection(origin, reader, writer, self.max_head)
+
+    def _take(self, origin: Origin) -> _Connection | None:
+        idle = self._idle.get(origin)
+        now = self._clock()
+        while idle:
+            connection = idle.pop()
+            if connection.usable(now, self.keep_idle):
+                return connection
+            connection.abort()
+        return None
+
+    def _release(self, connection: _Connection) -> None:
+        """Back to the pool once both sides finished the exchange and may go on."""
+        if connection.h11.our_state is not h11.DONE or connection.h11.their_state is not h11.DONE:
+            connection.abort()
+            return
+        try:
+            connection.h11.start_next_cycle()
+        except h11.LocalProtocolError:
+            connection.abort()
+            return
+        connection.idle_since = self._clock()
+        idle = self._idle.setdefault(connection.origin, collections.deque())
+        self._idle.move_to_end(connection.origin)
+        idle.append(connection)
+        while len(idle) > self.per_origin:
+            idle.popleft().abort()
+        while len(self._idle) > self.origins:
+            _, dropped = self._idle.popitem(last=False)
+            for old in dropped:
+                old.abort()
+
+
+class Response:
+    """An answer's head (`status`, `reason`, `headers` as lower-case names) and its body, read by
+    `next_chunk` / `async for` / `read`. `aclose()` gives a connection read to its end back to
+    the pool and closes any other."""
+
+    def __init__(self, client: Client, connection: _Connection, head: h11.Response) -> None:
+        self._client = client
+        self._connection: _Connection | None = connection
+        self.status = head.status_code
+        self.reason = head.reason.decode("latin-1")
+        self.headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in head.headers]
+        self.complete = False
+        """The body was read to its end."""
+        self.reused = connection.uses > 0
+        """The exchange ran on a kept connection."""
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        return next((value for key, value in self.headers if key == name), None)
+
+    async def next_chunk(self) -> bytes | None:
+        """The next piece of the body as it arrived; None at its end. Raises `Broken`; a
+        cancellation closes the connection."""
+        connection = self._connection
+        if connection is None:
+            return None
+        try:
+            while True:
+                event = connection.h11.next_event()
+                if event is h11.NEED_DATA:
+                    await connection.receive()
+                elif isinstance(event, h11.Data):
+                    if event.data:
+                        return bytes(event.data)
+                elif isinstance(event, h11.EndOfMessage):
+                    self.complete = True
+                    self._connection = None
+                    self._client._release(connection)
+                    return None
+                else:
+                    raise Broken(f"the upstream's answer ended early ({type(event).__name__})")
+        except h11.RemoteProtocolError as exc:
+            self._abort()
+            raise Broken(f"the upstream broke off its answer: {exc}") from None
+        except (OSError, ssl.SSLError) as exc:
+            self._abort()
+            raise Broken(f"the connection to the upstream failed mid-answer: {_said(exc)}") from None
+        except BaseException:
+            self._abort()
+            raise
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._chunks()
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        while (chunk := await self.next_chunk()) is not None:
+            yield chunk
+
+    async def read(self, limit: int) -> bytes:
+        """The whole body, at most `limit` bytes (else `BodyTooLarge`, the connection closed)."""
+        parts: list[bytes] = []
+        size = 0
+        while (chunk := await self.next_chunk()) is not None:
+            size += len(chunk)
+            if size > limit:
+                self._abort()
+                raise BodyTooLarge(f"the upstream's answer passed {limit} bytes")
+            parts.append(chunk)
+        return b"".join(parts)
+
+    async def aclose(self) -> None:
+        self._abort()
+
+    def _abort(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.abort()
+
+    async def __aenter__(self) -> Response:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _request(method: str, target: str, origin: Origin,
+             headers: Mapping[str, str] | Iterable[tuple[str, str]], body: bytes) -> h11.Request:
+    """The head sent: the caller's headers but framing and encoding, which are the client's own."""
+    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    own = {"content-length", "transfer-encoding", "accept-encoding", "connection", "keep-alive", "te"}
+    out = [(name, value) for name, value in pairs if name.lower() not in own]
+    if not any(name.lower() == "host" for name, _ in out):
+        out.insert(0, ("host", origin.host_header))
+    out += [("content-length", str(len(body))), ("accept-encoding", "identity")]
+    return h11.Request(method=method, target=target, headers=out)
+
+
+def _said(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__

@@ -1,0 +1,43 @@
+"""A Chat route's `file_parts` (docs/chat.md "Files"): stated in the routes TOML, it reaches the
+encoder, which then sends OpenAI's file part; a value no mode has is refused at load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from addon.routes.routing import RouteError, from_toml, stated
+from tests.translators.files import pdf, user_with
+from translators import translate_request
+from translators.chat.models import capabilities
+
+ROUTE = '[[route]]\nmodel = "*"\nupstream = "chat"\nbase_url = "http://127.0.0.1:8000/v1"\n'
+
+
+def test_a_route_with_file_parts_openai_gets_openais_file_part(tmp_path: Path) -> None:
+    config = tmp_path / "routes.toml"
+    config.write_text(ROUTE + 'file_parts = "openai"\n')
+    route = from_toml(str(config))[0]
+    caps = stated(capabilities("local-model"), route)
+    translation = translate_request({"model": "gpt-5.5", "input": [user_with(pdf())]}, "chat", "local-model",
+                                    capabilities=caps)
+    assert translation.body["messages"][0]["content"][1]["type"] == "file"
+    assert translation.dropped == []
+
+
+def test_a_route_without_it_drops_the_file(tmp_path: Path) -> None:
+    config = tmp_path / "routes.toml"
+    config.write_text(ROUTE)
+    caps = stated(capabilities("local-model"), from_toml(str(config))[0])
+    translation = translate_request({"model": "gpt-5.5", "input": [user_with(pdf())]}, "chat", "local-model",
+                                    capabilities=caps)
+    assert translation.dropped == ["input[0].content[1]"]
+    assert any("this Chat route takes no files" in note for note in translation.notes)
+
+
+def test_a_file_parts_value_no_mode_has_is_refused_at_load(tmp_path: Path) -> None:
+    config = tmp_path / "routes.toml"
+    config.write_text(ROUTE + 'file_parts = "yes"\n')
+    with pytest.raises(RouteError, match="file_parts 'yes': write one of drop, openai"):
+        from_toml(str(config))

@@ -1,0 +1,402 @@
+"""addon/upstream/client.py against local servers: bodies whole and chunked, keep-alive reuse, TLS
+with and without verification, and every way an upstream fails an exchange."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import ipaddress
+import socket
+import ssl
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from addon.upstream.client import (
+    BodyTooLarge,
+    Broken,
+    Client,
+    ConnectFailed,
+    HeadTooLarge,
+    Origin,
+)
+from tests.support.loopback_http import Loopback, Received, RecordingHandler
+
+
+class Scripted(Loopback[Callable[[RecordingHandler, Received], None]]):
+    """Answers each request with the next planned writer (default: 200 "ok"), and records the
+    client's address of each request: the same address twice is one kept connection."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.peers: list[tuple[str, int]] = []
+
+    def answer(self, handler: RecordingHandler, received: Received) -> None:
+        with self.lock:
+            self.peers.append(handler.client_address)
+        plan = self.next_plan() or (lambda h, _r: h.send_whole(200, {"content-type": "text/plain"}, b"ok"))
+        plan(handler, received)
+
+
+def run[T](scenario: Callable[[Client], Awaitable[T]], **options: Any) -> T:
+    async def main() -> T:
+        client = Client(**options)
+        try:
+            return await scenario(client)
+        finally:
+            await client.close()
+
+    return asyncio.run(asyncio.wait_for(main(), 30))
+
+
+@pytest.fixture
+def up() -> Iterator[Scripted]:
+    with Scripted() as server:
+        yield server
+
+
+def test_a_whole_body_is_read_and_the_request_carries_host_length_and_identity(up: Scripted) -> None:
+    async def scenario(client: Client) -> tuple[int, bytes, str | None]:
+        response = await client.send("POST", f"{up.url}/v1/messages?beta=true",
+                                     {"content-type": "application/json", "accept-encoding": "gzip"},
+                                     b'{"a": 1}')
+        return response.status, await response.read(1 << 20), response.header("Content-Type")
+
+    assert run(scenario) == (200, b"ok", "text/plain")
+    [request] = up.received
+    assert (request.method, request.path, request.body) == ("POST", "/v1/messages?beta=true", b'{"a": 1}')
+    assert request.header("host") == f"127.0.0.1:{up.port}"
+    assert request.header("content-length") == "8"
+    assert request.header("accept-encoding") == "identity"
+
+
+def test_a_chunked_body_arrives_chunk_by_chunk(up: Scripted) -> None:
+    def chunks(handler: RecordingHandler, _received: Received) -> None:
+        handler.start_chunked(200, {"content-type": "text/event-stream"})
+        for part in (b"data: 1\n\n", b"data: 2\n\n", b"data: 3\n\n"):
+            handler.send_chunk(part)
+        handler.end_chunked()
+
+    up.plan(chunks)
+
+    async def scenario(client: Client) -> list[bytes]:
+        response = await client.send("POST", up.url, {}, b"{}")
+        return [chunk async for chunk in response]
+
+    assert b"".join(run(scenario)) == b"data: 1\n\ndata: 2\n\ndata: 3\n\n"
+
+
+def test_a_connection_read_to_its_end_is_kept_and_used_again(up: Scripted) -> None:
+    async def scenario(client: Client) -> tuple[int, list[bool]]:
+        reused = []
+        for _ in range(3):
+            response = await client.send("POST", up.url, {}, b"{}")
+            await response.read(1024)
+            reused.append(response.reused)
+        return client.opened, reused
+
+    assert run(scenario) == (1, [False, True, True])
+    assert len(set(up.peers)) == 1
+
+
+def test_a_connection_left_half_read_is_closed_not_kept(up: Scripted) -> None:
+    def slow(handler: RecordingHandler, _received: Received) -> None:
+        handler.start_chunked(200, {})
+        handler.send_chunk(b"first")
+        handler.send_chunk(b"second")
+        handler.end_chunked()
+
+    up.plan(slow)
+
+    async def scenario(client: Client) -> int:
+        response = await client.send("POST", up.url, {}, b"{}")
+        await response.next_chunk()
+        await response.aclose()
+        await (await client.send("POST", up.url, {}, b"{}")).read(1024)
+        return client.opened
+
+    assert run(scenario) == 2
+
+
+def test_a_kept_connection_the_server_closed_meanwhile_is_replaced(up: Scripted) -> None:
+    def once(handler: RecordingHandler, _received: Received) -> None:
+        handler.send_whole(200, {}, b"ok")
+        handler.close_connection = True  # closed after the answer, without saying so
+
+    up.plan(once)
+
+    async def scenario(client: Client) -> tuple[bytes, int]:
+        await (await client.send("POST", up.url, {}, b"{}")).read(1024)
+        second = await client.send("POST", up.url, {}, b"{}")
+        return await second.read(1024), client.opened
+
+    assert run(scenario) == (b"ok", 2)
+    assert len(up.received) == 2
+
+
+def test_a_connection_idle_past_keep_idle_is_not_used_again(up: Scripted) -> None:
+    now = [0.0]
+
+    async def scenario(client: Client) -> int:
+        await (await client.send("POST", up.url, {}, b"{}")).read(1024)
+        now[0] += 31
+        await (await client.send("POST", up.url, {}, b"{}")).read(1024)
+        return client.opened
+
+    assert run(scenario, keep_idle=30, clock=lambda: now[0]) == 2
+
+
+def test_idle_connections_per_origin_are_bounded(up: Scripted) -> None:
+    async def scenario(client: Client) -> int:
+        responses = [await client.send("POST", up.url, {}, b"{}") for _ in range(4)]
+        for response in responses:
+            await response.read(1024)
+        return sum(len(idle) for idle in client._idle.values())
+
+    assert run(scenario, per_origin=2) == 2
+
+
+def test_a_refused_connection_is_connect_failed(dead_url: str) -> None:
+    async def scenario(client: Client) -> None:
+        await client.send("POST", dead_url, {}, b"{}")
+
+    with pytest.raises(ConnectFailed, match=r"cannot reach 127\.0\.0\.1"):
+        run(scenario)
+
+
+def test_a_connect_that_never_completes_is_connect_failed_at_the_timeout() -> None:
+    # a listener whose backlog is full and never accepts: the SYN waits unanswered
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    fillers = []
+    try:
+        for _ in range(8):
+            filler = socket.socket()
+            filler.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                filler.connect(listener.getsockname())
+            fillers.append(filler)
+
+        async def scenario(client: Client) -> None:
+            await client.send("POST", f"http://127.0.0.1:{listener.getsockname()[1]}", {}, b"{}")
+
+        with pytest.raises(ConnectFailed):
+            run(scenario, connect_timeout=0.2)
+    finally:
+        for filler in fillers:
+            filler.close()
+        listener.close()
+
+
+def test_a_server_that_dies_mid_body_is_broken(up: Scripted) -> None:
+    def dies(handler: RecordingHandler, _received: Received) -> None:
+        handler.send_head(200, {"content-length": "100"})
+        handler.wfile.write(b"only ten b")
+        handler.drop()
+
+    up.plan(dies)
+
+    async def scenario(client: Client) -> bytes:
+        return await (await client.send("POST", up.url, {}, b"{}")).read(1 << 20)
+
+    with pytest.raises(Broken, match="broke off"):
+        run(scenario)
+
+
+def test_a_chunked_stream_cut_mid_chunk_is_broken_after_what_came(up: Scripted) -> None:
+    def dies(handler: RecordingHandler, _received: Received) -> None:
+        handler.start_chunked(200, {})
+        handler.send_chunk(b"data: 1\n\n")
+        handler.wfile.write(b"20\r\nhalf a chunk")
+        handler.drop(reset=True)
+
+    up.plan(dies)
+
+    async def scenario(client: Client) -> list[bytes]:
+        got: list[bytes] = []
+        response = await client.send("POST", up.url, {}, b"{}")
+        with pytest.raises(Broken):
+            while (chunk := await response.next_chunk()) is not None:
+                got.append(chunk)
+        return got
+
+    assert b"".join(run(scenario)).startswith(b"data: 1\n\n")
+
+
+def test_a_server_that_closes_before_answering_is_broken(up: Scripted) -> None:
+    up.plan(lambda handler, _received: handler.drop())
+
+    async def scenario(client: Client) -> None:
+        await client.send("POST", up.url, {}, b"{}")
+
+    with pytest.raises(Broken, match="closed the connection before its answer"):
+        run(scenario)
+
+
+def test_a_head_that_never_ends_is_refused_at_its_bound(up: Scripted) -> None:
+    def endless(handler: RecordingHandler, _received: Received) -> None:
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
+        for n in range(10_000):
+            handler.wfile.write(b"x-filler-%d: %s\r\n" % (n, b"y" * 100))
+        handler.drop()
+
+    up.plan(endless)
+
+    async def scenario(client: Client) -> None:
+        await client.send("POST", up.url, {}, b"{}")
+
+    with pytest.raises(HeadTooLarge, match="4096 bytes"):
+        run(scenario, max_head=4096)
+
+
+def test_a_head_that_stalls_is_the_callers_timeout_and_the_connection_is_closed(up: Scripted) -> None:
+    release = threading.Event()
+
+    def stalls(handler: RecordingHandler, _received: Received) -> None:
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
+        handler.wfile.flush()
+        release.wait(10)
+
+    up.plan(stalls)
+
+    async def scenario(client: Client) -> int:
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.2):
+                await client.send("POST", up.url, {}, b"{}")
+        release.set()
+        await (await client.send("POST", up.url, {}, b"{}")).read(1024)
+        return client.opened
+
+    assert run(scenario) == 2  # the stalled connection was not kept
+
+
+def test_a_body_past_the_callers_bound_is_refused(up: Scripted) -> None:
+    up.plan(lambda handler, _received: handler.send_whole(200, {}, b"x" * 5000))
+
+    async def scenario(client: Client) -> bytes:
+        return await (await client.send("POST", up.url, {}, b"{}")).read(4096)
+
+    with pytest.raises(BodyTooLarge, match="4096"):
+        run(scenario)
+
+
+def test_a_read_cancelled_mid_body_closes_the_connection(up: Scripted) -> None:
+    release = threading.Event()
+
+    def stalls(handler: RecordingHandler, _received: Received) -> None:
+        handler.start_chunked(200, {})
+        handler.send_chunk(b"first")
+        release.wait(10)
+        handler.drop()
+
+    up.plan(stalls)
+
+    async def scenario(client: Client) -> int:
+        response = await client.send("POST", up.url, {}, b"{}")
+        assert await response.next_chunk() == b"first"
+        task = asyncio.create_task(response.next_chunk())
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()
+        assert await response.next_chunk() is None  # closed: nothing more is read
+        await (await client.send("POST", up.url, {}, b"{}")).read(1024)
+        return client.opened
+
+    assert run(scenario) == 2
+
+
+# -- TLS ---------------------------------------------------------------------------------------
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test upstream")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+@pytest.fixture
+def tls_up(tmp_path: Path) -> Iterator[tuple[Scripted, Path]]:
+    cert, key = _self_signed(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server = Scripted()
+    # the test server speaks TLS: its listening socket wrapped before it serves (handshake in the
+    # handler's thread, on its first read)
+    server._server.socket = context.wrap_socket(server._server.socket, server_side=True,
+                                                do_handshake_on_connect=False)
+    with server:
+        yield server, cert
+
+
+def test_tls_to_a_self_signed_upstream_is_refused_by_default(tls_up: tuple[Scripted, Path]) -> None:
+    server, _ = tls_up
+
+    async def scenario(client: Client) -> None:
+        await client.send("POST", f"https://127.0.0.1:{server.port}/v1", {}, b"{}")
+
+    with pytest.raises(ConnectFailed, match=r"CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
+        run(scenario)
+
+
+def test_tls_to_a_self_signed_upstream_works_insecure(tls_up: tuple[Scripted, Path]) -> None:
+    server, _ = tls_up
+
+    async def scenario(client: Client) -> bytes:
+        return await (await client.send("POST", f"https://127.0.0.1:{server.port}/v1", {}, b"{}")).read(1024)
+
+    assert run(scenario, insecure=True) == b"ok"
+    assert server.received[0].header("host") == f"127.0.0.1:{server.port}"
+
+
+def test_tls_trusts_a_ca_file_the_operator_names(tls_up: tuple[Scripted, Path]) -> None:
+    server, cert = tls_up
+
+    async def scenario(client: Client) -> bytes:
+        return await (await client.send("POST", f"https://localhost:{server.port}/v1", {}, b"{}")).read(1024)
+
+    assert run(scenario, cafile=str(cert)) == b"ok"
+
+
+def test_configure_switches_tls_and_drops_the_kept_connections(tls_up: tuple[Scripted, Path]) -> None:
+    server, _ = tls_up
+    url = f"https://127.0.0.1:{server.port}/v1"
+
+    async def scenario(client: Client) -> None:
+        await (await client.send("POST", url, {}, b"{}")).read(1024)
+        client.configure(insecure=False)
+        await client.send("POST", url, {}, b"{}")
+
+    with pytest.raises(ConnectFailed):
+        run(scenario, insecure=True)
+
+
+def test_an_origin_is_scheme_host_and_port_and_its_host_header_omits_a_default_port() -> None:
+    assert Origin.of("https://api.anthropic.com/v1/messages?beta=true") == (
+        Origin("https", "api.anthropic.com", 443), "/v1/messages?beta=true")
+    assert Origin("https", "api.anthropic.com", 443).host_header == "api.anthropic.com"
+    assert Origin("http", "::1", 8080).host_header == "[::1]:8080"
+    with pytest.raises(ValueError):
+        Origin.of("ftp://example.com/")
