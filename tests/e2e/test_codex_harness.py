@@ -41,6 +41,7 @@ from tests.support.fake_upstream import (
     responses_tool_outputs,
 )
 from tests.support.loopback_http import Received
+from tests.support.strict import Strictness
 
 PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello from mock\n*** End Patch\n"
 JS = 'const r = await tools.exec_command({cmd: "echo hi > js.txt"});\ntext(r);\n'
@@ -222,6 +223,7 @@ def test_fake_upstream_streams_chunk_by_chunk() -> None:
         yield b"data: two\n\n"
 
     with FakeUpstream(lambda *_: (200, {"content-type": "text/event-stream"}, chunks())) as up:
+        up.strictness = Strictness(enabled=False)  # a test of the fake's own framing: any body goes
         connection = http.client.HTTPConnection("127.0.0.1", up.port, timeout=15)
         connection.request(
             "POST", "/v1/messages", body=b'{"x": 1}', headers={"content-type": "application/json"}

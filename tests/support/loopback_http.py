@@ -6,6 +6,12 @@ The upstreams differ only in how they choose an answer: `fake_upstream.py` runs 
 breaks the framing on purpose. Each subclasses `Loopback` (the server's life, what it received,
 what it was told to answer) and writes through a `RecordingHandler` (reading a request, writing
 whole and chunked bodies, dropping the connection).
+
+Every one of them is strict (docs/strict-fakes.md): before its owner answers, a request to a
+vendor's model endpoint goes through that vendor's validator (`tests/support/strict/`), and one the
+real service refuses gets the service's own refusal instead. What the fake's answers hand out
+(thinking signatures, thought signatures, encrypted reasoning) is kept in `Loopback.issued`, so
+that what comes back can be checked as the vendor checks it.
 """
 
 from __future__ import annotations
@@ -15,9 +21,13 @@ import socket
 import struct
 import threading
 import time
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Self
+
+from tests.support import strict
 
 
 @dataclass
@@ -35,6 +45,8 @@ class Received:
     sent: int = 0
     """Chunks of a streamed answer written so far (an upstream that counts them): read while it
     streams, it tells how far the upstream got by a given point of the test, without a clock."""
+    refused: tuple[int, str] | None = None
+    """(status, body) of the vendor's refusal this strict fake answered instead of its owner."""
 
     @property
     def json(self) -> Any:
@@ -56,12 +68,30 @@ class RecordingHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep pytest output clean; the recorded requests are the log
 
+    def setup(self) -> None:
+        super().setup()
+        self.wfile = self.tee = _Tee(self.wfile)
+
     def handle_request(self) -> None:
         received = self.read_request()
+        owner = self.server.owner
+        self.tee.begin(lambda written: owner.observe(received, written))
         try:
-            self.server.owner.answer(self, received)
+            try:
+                refusal = owner.refusal(received)
+            except Exception:  # a validator's own bug must show up in the test, not hang the client
+                refusal = owner.broken_validator(received)
+            if refusal is not None:
+                status, headers, body = refusal
+                received.refused = (status, body.decode("utf-8", "replace"))
+                self.send_whole(status, headers, body)
+                received.finished = time.monotonic()
+            else:
+                owner.answer(self, received)
         except OSError:  # the client hung up mid-answer
             self.close_connection = True
+        finally:
+            owner.observe(received, self.tee.take())
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_CONNECT = handle_request
 
@@ -128,6 +158,72 @@ class RecordingHandler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
 
 
+class _Tee:
+    """The handler's writer, keeping a copy of what one answer wrote (up to `LIMIT` bytes: the
+    start of a huge answer is where anything it hands out is). A write that may carry something the
+    vendor hands out (a signature, redacted or encrypted content), and the one after it (where the
+    rest of a value cut in two goes), is shown to `on_issue` before it goes out: the client cannot
+    send it back before the fake has kept it."""
+
+    LIMIT = 4 << 20
+    MARKERS = (b"ignature", b"edacted", b"encrypted_content")
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._kept: list[bytes] = []
+        self._size = 0
+        self._marked = False
+        self._on_issue: Callable[[bytes], None] | None = None
+
+    def begin(self, on_issue: Callable[[bytes], None] | None = None) -> None:
+        self._kept, self._size, self._marked, self._on_issue = [], 0, False, on_issue
+
+    def take(self) -> bytes:
+        data, self._kept, self._size, self._on_issue = b"".join(self._kept), [], 0, None
+        return data
+
+    def write(self, data: bytes) -> int:
+        if self._size < self.LIMIT:
+            self._kept.append(bytes(data))
+            self._size += len(data)
+        marked = any(marker in data for marker in self.MARKERS)
+        if (marked or self._marked) and self._on_issue is not None:
+            self._on_issue(b"".join(self._kept))
+        self._marked = marked
+        written: int = self._inner.write(data)
+        return written
+
+    def flush(self) -> None:
+        self._inner.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def answer_body(raw: bytes) -> tuple[str, bytes]:
+    """(content type, body) of an HTTP/1.1 answer as written: the head dropped, a chunked body
+    joined (what a cut answer sent before the cut)."""
+    head, _, body = raw.partition(b"\r\n\r\n")
+    fields = {}
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        fields[name.strip().lower()] = value.strip().decode("latin-1")
+    if "chunked" not in fields.get(b"transfer-encoding", "").lower():
+        return fields.get(b"content-type", ""), body
+    parts, rest = [], body
+    while rest:
+        size_line, sep, rest = rest.partition(b"\r\n")
+        try:
+            size = int(size_line.split(b";")[0].strip() or b"0", 16)
+        except ValueError:
+            break
+        if not sep or size == 0:
+            break
+        parts.append(rest[:size])
+        rest = rest[size + 2:]
+    return fields.get(b"content-type", ""), b"".join(parts)
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -151,10 +247,17 @@ class Loopback[Plan]:
         self.lock = threading.Lock()
         self._received: list[Received] = []
         self._plans: list[Plan] = []
+        self.strictness = strict.Strictness()
+        """How strict this fake is (`strict.Strictness`): set it before the request it applies to."""
+        self.issued = strict.Issued()
+        """What this fake's answers handed out; `issue()` adds what an earlier session's did."""
+        self.validator_errors: list[str] = []
+        """Tracebacks of validator failures (each answered with a 500)."""
         self._server = _Server(self, port)
         self._thread = threading.Thread(target=self._server.serve_forever, name=self.thread_name, daemon=True)
 
     def __enter__(self) -> Self:
+        strict.warm()
         self._thread.start()
         return self
 
@@ -201,3 +304,40 @@ class Loopback[Plan]:
 
     def answer(self, handler: RecordingHandler, received: Received) -> None:
         raise NotImplementedError
+
+    # -- strictness ---------------------------------------------------------------------------
+    def refusal(self, received: Received) -> strict.Refusal | None:
+        """The real service's refusal of this request, if it would refuse it."""
+        with self.lock:
+            issued = self.issued.copy()
+        return strict.check(received.method, received.path, received.headers, received.body,
+                            issued=issued, strictness=self.strictness)
+
+    def broken_validator(self, received: Received) -> strict.Refusal:
+        with self.lock:
+            self.validator_errors.append(traceback.format_exc())
+        return 500, {"content-type": "text/plain"}, b"strict fake: its validator failed (validator_errors)"
+
+    def observe(self, received: Received, written: bytes) -> None:
+        """Keep what this answer handed out (see `issued`)."""
+        if strict.vendor_of(received.method, received.path) is None or not written:
+            return
+        try:
+            content_type, body = answer_body(written)
+            found = strict.issued_from(received.method, received.path, content_type, body)
+        except Exception:  # a broken answer (a fault test's) hands out nothing; a reader bug shows
+            with self.lock:
+                self.validator_errors.append(traceback.format_exc())
+            return
+        with self.lock:
+            self.issued.add(found)
+
+    def issue(self, issued: strict.Issued) -> None:
+        """Count these as handed out by this fake (a history recorded from a session before the test)."""
+        with self.lock:
+            self.issued.add(issued)
+
+    @property
+    def refusals(self) -> list[str]:
+        """Every refusal this strict fake answered, in order: the vendor's words."""
+        return [r.refused[1] for r in self.received if r.refused is not None]

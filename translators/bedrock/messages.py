@@ -96,20 +96,51 @@ def takes_status(model: str) -> bool:
     return is_claude(model) or "amazon.nova" in name
 
 
+def mixes_tool_results(model: str) -> bool:
+    """Claude and Nova take other blocks beside the tool results of a user turn; other models (Llama)
+    refuse "Conversation blocks and tool result blocks cannot be provided in the same turn"
+    (docs/bedrock.md "Refusals")."""
+    name = model.lower()
+    return is_claude(model) or "amazon.nova" in name
+
+
 def build(request: Request, tools: toolset.Toolset, thinking: dict[str, Any] | None, report: Report, *,
-          reads_documents: bool = True,
-          error_status: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+          reads_documents: bool = True, error_status: bool = False,
+          mixed_results: bool = True) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """The Converse `messages`, and the thinking configuration that may go with them.
     `reads_documents`: the model takes document blocks (its `pdf_input`); `error_status`: it takes
-    `toolResult.status` (`takes_status`)."""
+    `toolResult.status` (`takes_status`); `mixed_results`: it takes other blocks beside tool results
+    in a user turn (`mixes_tool_results`)."""
     writer = documents.Documents(report) if reads_documents else None
     blocks = _Blocks(tools, report, writer, error_status)
     messages, thinking = turns.with_thinking(request, blocks, thinking, report)
+    if not mixed_results:
+        for message in messages:
+            _results_alone(message, report)
     if messages and messages[0]["role"] != "user":
         report.note(f"Bedrock conversations must open with a user turn: a {OPENING_TURN!r} user turn "
                     "was added")
         messages.insert(0, {"role": "user", "content": [{"text": OPENING_TURN}]})
     return messages, thinking
+
+
+_RESULT_CONTENT = ("text", "image", "document", "json")
+"""What a `ToolResultContentBlock` holds (botocore's service model)."""
+
+
+def _results_alone(message: dict[str, Any], report: Report) -> None:
+    """A user turn of tool results and other blocks, for a model that takes the results alone: the
+    other blocks go at the end of the last result's content (Bedrock's alternation leaves no turn
+    of their own for them)."""
+    content = message["content"]
+    results = [b for b in content if "toolResult" in b]
+    others = [b for b in content if "toolResult" not in b and "cachePoint" not in b]
+    if message["role"] != "user" or not results or not others:
+        return
+    results[-1]["toolResult"]["content"] += [b for b in others if next(iter(b)) in _RESULT_CONTENT]
+    message["content"] = [b for b in content if "toolResult" in b or "cachePoint" in b]
+    report.note("this model takes tool results alone in their turn: the user's words after them ride in "
+                "the last tool result")
 
 
 def _parts(parts: list[Part], report: Report, *, media: bool,

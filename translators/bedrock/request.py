@@ -47,7 +47,8 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     plan = claude.plan(request, caps, max_tokens or claude.DEFAULT_MAX_TOKENS, report)
     messages, thinking = bedrock_messages.build(request, tools, plan.thinking, report,
                                                 reads_documents=caps.pdf_input,
-                                                error_status=bedrock_messages.takes_status(model))
+                                                error_status=bedrock_messages.takes_status(model),
+                                                mixed_results=bedrock_messages.mixes_tool_results(model))
     body: dict[str, Any] = {"messages": messages}
     texts = toolset.system_texts(request, tools)
     system = [caching.mark({"text": text}, cache)

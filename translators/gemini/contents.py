@@ -246,10 +246,11 @@ def _response_document(part: Document, report: Report) -> dict[str, Any] | None:
 def _unsigned_current_turn(contents: list[dict[str, Any]], report: Report) -> None:
     """Gemini 3 rejects a current-turn step whose calls carry no signature (history written by
     another model): the first call of such a step gets Google's skip placeholder (docs/gemini.md "Thought
-    signatures")."""
+    signatures"). The current turn starts after the last user message that is not a function
+    response: a user content that answers calls (even with text beside the answers) continues it."""
     start = 0
     for i, content in enumerate(contents):
-        if content["role"] == "user" and any("functionResponse" not in p for p in content["parts"]):
+        if content["role"] == "user" and not any("functionResponse" in p for p in content["parts"]):
             start = i + 1
     for content in contents[start:]:
         if content["role"] != "model":

@@ -110,7 +110,7 @@ def leg_for(deployments: list[Deployment], fallbacks: list[Deployment] | None = 
     async def prepare(chosen: Deployment) -> Prepared:
         translation = translate_request(body, "anthropic", chosen.route.model, client=client)
         return Prepared(chosen.route.base_url + translation.path,
-                        [("content-type", "application/json"), ("x-api-key", KEY)],
+                        [*translation.headers.items(), ("x-api-key", KEY)],
                         json.dumps(translation.body).encode(), secrets=(KEY,))
 
     def hook(chosen: Deployment, _prepared: Prepared) -> StreamHook:

@@ -182,3 +182,16 @@ def test_reasoning_is_not_replayed_when_thinking_is_off() -> None:
     translation = bedrock(tool_loop(SIGNED), NOVA)
     assert not any("reasoningContent" in b for b in blocks(translation))
     assert "input[1]" in translation.dropped
+
+
+def test_a_model_other_than_claude_and_nova_gets_its_tool_results_alone_in_their_turn() -> None:
+    # Llama refuses "Conversation blocks and tool result blocks cannot be provided in the same turn"
+    # (docs/bedrock.md "Refusals"): the text that follows the results rides in the last result
+    items = [user("go"), call("c1"), call("c2"), output("c1"), output("c2", "done"), user("next")]
+    translation = bedrock(request(items, tools=[SHELL]), "meta.llama3-70b-instruct-v1:0")
+    results = translation.body["messages"][2]
+    assert kinds(results) == ["toolResult", "toolResult"]
+    assert results["content"][1]["toolResult"]["content"] == [{"text": "done"}, {"text": "next"}]
+    assert any("tool results alone" in note for note in translation.notes)
+    nova = bedrock(request(items, tools=[SHELL]), NOVA)
+    assert kinds(nova.body["messages"][2]) == ["toolResult", "toolResult", "text"]

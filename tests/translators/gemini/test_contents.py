@@ -113,3 +113,12 @@ def test_unsigned_calls_get_no_placeholder_before_gemini_3() -> None:
 def test_text_signature_never_moves_to_a_later_turn() -> None:
     body, _ = gemini_body(user("q"), signed(SIG), user("thanks"), assistant("Later answer."), user("ok"))
     assert model_parts(body) == [{"text": "Later answer."}]
+
+
+def test_a_user_turn_that_answers_calls_keeps_their_turn_open() -> None:
+    # a user message right after the outputs joins their user turn (a compaction prompt does):
+    # that turn still answers the calls, so they are of the current turn (docs/gemini.md "Thought
+    # signatures")
+    body, _ = gemini_body(user("go"), fcall("a"), fout("a"), user("now summarize"), tools=TOOLS)
+    assert [c["role"] for c in body["contents"]] == ["user", "model", "user"]
+    assert model_parts(body)[0]["thoughtSignature"] == SKIP_SIGNATURE
