@@ -199,15 +199,18 @@ def _tool_choice(value: Any, report: Report) -> ToolChoice:
         return ToolChoice()
     if value in ("none", "required"):
         return ToolChoice(mode=value)
-    named = isinstance(value, dict) and isinstance(value.get("name"), str)
-    if named and value.get("type") in ("function", "custom"):
+    kind = value.get("type") if isinstance(value, dict) else None
+    if not isinstance(kind, str):  # a retyped `type` is no choice at all: dropped, reported
+        report.drop("tool_choice")
+        return ToolChoice()
+    if kind in ("function", "custom") and isinstance(value.get("name"), str):
         namespace = value.get("namespace") if isinstance(value.get("namespace"), str) else None
         return ToolChoice(mode="tool", name=value["name"], namespace=namespace)
-    if isinstance(value, dict) and value.get("type") in client_tools.TOOL_CHOICES:
+    if kind in client_tools.TOOL_CHOICES:
         # `{"type": "shell"}`, `{"type": "apply_patch"}`, `{"type": "computer_use_preview"}`
         # (openai `ToolChoiceShellParam`, ...): the function of that name on another upstream
-        return ToolChoice(mode="tool", name=client_tools.TOOL_CHOICES[value["type"]])
-    if isinstance(value, dict) and value.get("type") == "allowed_tools":
+        return ToolChoice(mode="tool", name=client_tools.TOOL_CHOICES[kind])
+    if kind == "allowed_tools":
         report.drop("tool_choice.tools")
         return ToolChoice(mode="required" if value.get("mode") == "required" else "auto")
     report.drop("tool_choice")
