@@ -24,7 +24,7 @@ if _ROOT not in sys.path:
 
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
-from addon.observe import console, flowinfo, views  # noqa: E402
+from addon.observe import console, flowinfo, unknown_options, views  # noqa: E402
 from addon.patches import cutoff  # noqa: E402
 from addon.routes import catalog, plugins  # noqa: E402
 from addon.routes.capabilities import MODES, Capabilities  # noqa: E402
@@ -134,8 +134,10 @@ class Gateway:
         self.clients.running()  # the warning for a listener others reach without client keys
 
     def configure(self, updated: set[str]) -> None:
-        # a bad option at start-up is one line and exit 1, before the proxy listens (addon/observe/console.py)
+        # a bad option or an unknown gateway_ name at start-up is one line and exit 1, before the
+        # proxy listens (addon/observe/console.py, addon/observe/unknown_options.py)
         with console.option_errors(starting=not self._running and console.in_real_master()):
+            unknown_options.check(getattr(ctx.options, "deferred", {}), ctx.options.keys())
             self._configure(updated)
 
     def _configure(self, updated: set[str]) -> None:
