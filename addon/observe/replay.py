@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -120,11 +122,26 @@ def main(argv: list[str] | None = None) -> int:
             print(f"python -m addon replay: {type(exc).__name__}: {exc}", file=sys.stderr)
             return 1
         assert flow.response is not None
-        if args.raw:
-            _print_raw(flow)
-        else:
-            _print_transcript(Path(args.capture), flow)
+        try:
+            if args.raw:
+                _print_raw(flow)
+            else:
+                _print_transcript(Path(args.capture), flow)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _reader_gone()
     return 0
+
+
+def _reader_gone() -> int:
+    """The reader of our output left (`./run demo | head`): stop quietly, as Unix tools do when
+    SIGPIPE ends them (Python ignores the signal and raises instead). What is still buffered goes
+    to /dev/null, or the flush at exit would raise again; the status is the shell's for a tool
+    SIGPIPE ended (128 + 13)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + signal.SIGPIPE
 
 
 def _print_raw(flow: http.HTTPFlow) -> None:

@@ -131,6 +131,22 @@ def test_demo_raw_prints_the_sse_bytes_the_client_got_and_the_comment(tmp_path: 
     assert "# POST https://api.anthropic.com/v1/messages -> 200" in done.stdout
 
 
+@pytest.mark.parametrize("args", [["--raw"], []], ids=["raw", "transcript"])
+def test_demo_into_a_reader_that_left_ends_quietly(tmp_path: Path, args: list[str]) -> None:
+    """`./run demo --raw | head`: once the reader has left, the demo stops with no traceback, as
+    a tool SIGPIPE ends (the shell's 141)."""
+    read, write = os.pipe()
+    os.close(read)  # the reader left before a byte was written: every write fails, on any machine
+    try:
+        done = subprocess.run([sys.executable, "-m", "addon", "replay", *args], cwd=ROOT,
+                              env=_offline_env(tmp_path), stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert done.stderr == ""
+    assert done.returncode == 141
+
+
 def test_replay_writes_the_flow_with_metadata_and_both_bodies(tmp_path: Path) -> None:
     out = tmp_path / "out.flow"
     done = _run([str(CAPTURE), "-w", str(out)], tmp_path)
