@@ -1,6 +1,6 @@
 """Replay a capture folder through real mitmdump + the addon, offline, no key:
 
-    python -m addon replay captures/codex-say-hi-anthropic [-w out.flow] [--raw]
+    python -m addon replay captures/codex-pelican-names-anthropic [-w out.flow] [--raw]
 
 It writes two flow files (the client's request, sent where that client sends it; the upstream's
 recorded answer), runs
@@ -34,6 +34,8 @@ from translators.wire import wirejson
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT_URL = client_facts.RESPONSES_URL
+DEMO = ROOT / "captures" / "codex-pelican-names-anthropic"
+"""`./run demo`'s capture: Codex asks for two names for a pet pelican (docs/captures.md)."""
 
 
 def _flow(request: http.Request, response: http.Response | None = None) -> http.HTTPFlow:
@@ -109,7 +111,7 @@ def replay(folder: Path, out: Path, timeout: float = 60) -> http.HTTPFlow:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m addon replay", description=__doc__.splitlines()[0])
-    parser.add_argument("capture", nargs="?", default=str(ROOT / "captures" / "codex-say-hi-anthropic"))
+    parser.add_argument("capture", nargs="?", default=str(DEMO))
     parser.add_argument("-w", "--write", help="keep the replayed flow in this file")
     parser.add_argument("--raw", action="store_true", help="print the SSE bytes the client received")
     args = parser.parse_args(argv)

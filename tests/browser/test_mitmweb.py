@@ -37,7 +37,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-CAPTURE = ROOT / "captures" / "codex-say-hi-anthropic"
+CAPTURE = ROOT / "captures" / "codex-pelican-names-anthropic"
 ARTIFACTS = ROOT / "artifacts" / "browser"
 README_SCREENSHOT = ROOT / "docs" / "mitmweb-translation.png"
 UPDATE_SCREENSHOT = os.environ.get("GATEWAY_UPDATE_SCREENSHOT") == "1"
@@ -45,7 +45,7 @@ UPDATE_SCREENSHOT = os.environ.get("GATEWAY_UPDATE_SCREENSHOT") == "1"
 README_PICTURE = README_SCREENSHOT.read_bytes() if README_SCREENSHOT.exists() else None
 """The README's picture as this run found it."""
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
-COMMENT = "-> anthropic claude-sonnet-4-6 | dropped: tools[9] | cosmetic: text.verbosity | notes: "
+COMMENT = "-> anthropic claude-sonnet-5-5 | dropped: tools[9] | cosmetic: text.verbosity | notes: "
 """The replayed flow's comment up to its note count (one more without $ANTHROPIC_API_KEY set)."""
 FILTER = "~comment dropped:"
 """The README's filter for "flows that dropped something"."""
@@ -184,7 +184,7 @@ def test_the_request_opens_in_the_translation_view(page: dict[str, Any]) -> None
     view = page["requestView"]
     assert view["title"] == "Translation"
     assert "View: auto" in view["text"]
-    assert "Responses -> Anthropic Messages  (gpt-5.5 -> claude-sonnet-4-6)" in view["text"]
+    assert "Responses -> Anthropic Messages  (gpt-5.5 -> claude-sonnet-5-5)" in view["text"]
 
 
 def test_the_translation_view_lists_what_was_dropped_with_its_kind(page: dict[str, Any]) -> None:
@@ -198,8 +198,8 @@ def test_the_translation_view_lists_what_was_dropped_with_its_kind(page: dict[st
 def test_the_response_opens_in_the_sse_events_view_with_both_streams(page: dict[str, Any]) -> None:
     view = page["responseView"]
     assert view["title"] == "SSE events"
-    assert "what the client got (Responses): 121 events" in view["text"]
-    assert "what the upstream sent (Anthropic Messages): 118 events" in view["text"]
+    assert "what the client got (Responses): 45 events" in view["text"]
+    assert "what the upstream sent (Anthropic Messages): 41 events" in view["text"]
 
 
 def test_the_dropped_filter_keeps_only_the_translated_flow(page: dict[str, Any]) -> None:
