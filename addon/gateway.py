@@ -24,7 +24,7 @@ if _ROOT not in sys.path:
 
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
-from addon.observe import console, flowinfo, unknown_options, views  # noqa: E402
+from addon.observe import console, flowinfo, metrics, traces, unknown_options, views  # noqa: E402
 from addon.patches import cutoff  # noqa: E402
 from addon.routes import catalog, plugins  # noqa: E402
 from addon.routes.capabilities import MODES, Capabilities  # noqa: E402
@@ -356,4 +356,5 @@ def _seconds(text: str) -> float | None:
 
 
 gateway = Gateway()
-addons = [gateway, views.Views(), console.Console(lambda: gateway.router), websocket.ENDPOINT]
+addons = [gateway, views.Views(), console.Console(lambda: gateway.router), websocket.ENDPOINT,
+          metrics.Metrics(lambda: gateway.router), traces.Traces(lambda: gateway.router)]

@@ -38,24 +38,33 @@ SCHEMA = (
         conversation_id TEXT NOT NULL, seq BIGINT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL,
         size BIGINT NOT NULL, client TEXT NOT NULL DEFAULT '', PRIMARY KEY (conversation_id, seq))""",
     "CREATE INDEX IF NOT EXISTS gw_items_id ON gw_items (conversation_id, id)",
+    """CREATE TABLE IF NOT EXISTS gw_item_ids (
+        client TEXT NOT NULL, id TEXT NOT NULL, response_id TEXT NOT NULL, PRIMARY KEY (client, id))""",
     """CREATE TABLE IF NOT EXISTS gw_usage (
         client TEXT NOT NULL, day TEXT NOT NULL, route TEXT NOT NULL, model TEXT NOT NULL,
         requests BIGINT NOT NULL, input_tokens BIGINT NOT NULL, cached_tokens BIGINT NOT NULL,
         output_tokens BIGINT NOT NULL, reasoning_tokens BIGINT NOT NULL,
+        cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0,
         PRIMARY KEY (client, day, route, model))""",
 )
-MIGRATIONS = (("gw_responses", "client"), ("gw_conversations", "client"), ("gw_items", "client"))
+MIGRATIONS = (("gw_responses", "client", "TEXT NOT NULL DEFAULT ''"),
+              ("gw_conversations", "client", "TEXT NOT NULL DEFAULT ''"),
+              ("gw_items", "client", "TEXT NOT NULL DEFAULT ''"),
+              ("gw_usage", "cost_usd", "DOUBLE PRECISION NOT NULL DEFAULT 0"))
 """Columns a store written by an earlier version lacks, added with their default (`''`: the
-anonymous client, what every row was before client keys)."""
+anonymous client, what every row was before client keys; 0: no cost, before prices)."""
 INDEXES = (
     # the size check's SUM(size) per client from the index alone: from the table, it reads past
     # every row's `data` (a 100k-item turn is 10 MB)
     "CREATE INDEX IF NOT EXISTS gw_responses_client ON gw_responses (client, used_at, size)",
     "CREATE INDEX IF NOT EXISTS gw_conversations_client ON gw_conversations (client, used_at, size)",
+    # an `item_reference` to a conversation's item, found by its id alone
+    "CREATE INDEX IF NOT EXISTS gw_items_client_id ON gw_items (client, id)",
 )
 BATCH = 100
 """Rows per INSERT statement: a long list of items is written in a few statements, not one per row."""
-USAGE_FIELDS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens")
+USAGE_FIELDS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd")
+"""A usage row's figures: whole counts, then `cost_usd` (a float, USD)."""
 
 Query = Callable[..., Any]
 """`q(sql, *params)` -> a cursor (`fetchone`, `fetchall`, `rowcount`)."""
@@ -66,6 +75,11 @@ _PURGE_EVERY = 60.0
 
 def _dump(value: Any) -> str:
     return wirejson.dumps(value).decode()
+
+
+def _figure(name: str, value: Any) -> int | float:
+    """A usage figure as stored and read: the cost a float, the counts whole numbers."""
+    return float(value or 0) if name == "cost_usd" else int(value or 0)
 
 
 def _size(text: str) -> int:
@@ -98,10 +112,10 @@ class SqlStore:
         with self._lock, self._transaction() as q:
             for statement in SCHEMA:
                 q(statement)
-            for table, column in MIGRATIONS:
+            for table, column, kind in MIGRATIONS:
                 names = [d[0] for d in q(f"SELECT * FROM {table} LIMIT 0").description]
                 if column not in names:
-                    q(f"ALTER TABLE {table} ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
+                    q(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
             for statement in INDEXES:
                 q(statement)
 
@@ -149,6 +163,7 @@ class SqlStore:
     def _drop(q: Query, kind: str, key: str) -> None:
         if kind == "r":
             q("DELETE FROM gw_responses WHERE id = ?", key)
+            q("DELETE FROM gw_item_ids WHERE response_id = ?", key)
         else:
             q("DELETE FROM gw_items WHERE conversation_id = ?", key)
             q("DELETE FROM gw_conversations WHERE id = ?", key)
@@ -172,8 +187,54 @@ class SqlStore:
                     record.created_at, now, record.client).fetchone()
             if row is None:
                 raise StoreError(f"response id {record.id!r} is taken")
+            self._index_items(q, record)
             self._fit(q, record.client, "r", record.id)
         self._after_write()
+
+    @staticmethod
+    def _index_items(q: Query, record: ResponseRecord) -> None:
+        """Which response holds each of its items, for an `item_reference` (`items_by_id`): its
+        output items, and its input items unless a worker wrote them (a long input stays unread)."""
+        items = list(record.response.get("output") or [])
+        if not isinstance(record.input, ItemsJSON):
+            items += record.input
+        ids = list(dict.fromkeys(i["id"] for i in items
+                                 if isinstance(i, dict) and isinstance(i.get("id"), str)))
+        for start in range(0, len(ids), BATCH):
+            batch = ids[start:start + BATCH]
+            params: list[Any] = []
+            for item_id in batch:
+                params += [record.client, item_id, record.id]
+            q("INSERT INTO gw_item_ids (client, id, response_id) VALUES "
+              + ", ".join(["(?, ?, ?)"] * len(batch))
+              + " ON CONFLICT (client, id) DO UPDATE SET response_id = excluded.response_id", *params)
+
+    def items_by_id(self, ids: list[str], client: str = "") -> dict[str, dict[str, Any]]:
+        """The stored items of these ids that are `client`'s (an input or output item of one of its
+        responses, or an item of one of its conversations), by id; an id it does not hold is left
+        out. What an `item_reference` resolves to (docs/agents-sdk.md "Item references")."""
+        found: dict[str, dict[str, Any]] = {}
+        records: dict[str, dict[str, Any]] = {}
+        since = self._since()
+        with self._lock, self._transaction() as q:
+            for item_id in dict.fromkeys(ids):
+                row = q("SELECT r.id, r.data FROM gw_item_ids x JOIN gw_responses r ON r.id = x.response_id "
+                        "WHERE x.client = ? AND x.id = ? AND r.client = ? AND r.used_at >= ?",
+                        client, item_id, client, since).fetchone()
+                if row is not None:
+                    data = records.get(row[0]) or records.setdefault(row[0], wirejson.loads(row[1]))
+                    for item in [*(data["response"].get("output") or []), *data["input"]]:
+                        if isinstance(item, dict) and item.get("id") == item_id:
+                            found[item_id] = item
+                            break
+                    if item_id in found:
+                        continue
+                row = q("SELECT i.data FROM gw_items i JOIN gw_conversations c ON c.id = i.conversation_id "
+                        "WHERE i.client = ? AND i.id = ? AND c.client = ? AND c.used_at >= ? "
+                        "ORDER BY i.seq DESC LIMIT 1", client, item_id, client, since).fetchone()
+                if row is not None:
+                    found[item_id] = wirejson.loads(row[0])
+        return found
 
     def get_response(self, response_id: str, client: str = "") -> ResponseRecord | None:
         with self._lock, self._transaction() as q:
@@ -209,8 +270,11 @@ class SqlStore:
 
     def delete_response(self, response_id: str, client: str = "") -> bool:
         with self._lock, self._transaction() as q:
-            return q("DELETE FROM gw_responses WHERE id = ? AND client = ? AND used_at >= ?",
-                     response_id, client, self._since()).rowcount > 0
+            found = q("DELETE FROM gw_responses WHERE id = ? AND client = ? AND used_at >= ?",
+                      response_id, client, self._since()).rowcount > 0
+            if found:
+                q("DELETE FROM gw_item_ids WHERE response_id = ?", response_id)
+        return found
 
     # -- conversations ----------------------------------------------------------------------
     def create_conversation(self, conversation: Conversation, items: list[dict[str, Any]]) -> None:
@@ -334,12 +398,13 @@ class SqlStore:
         return row is not None
 
     # -- usage ------------------------------------------------------------------------------
-    def add_usage(self, client: str, day: str, route: str, model: str, counts: dict[str, int]) -> None:
-        """Add one answered turn's counts (`USAGE_FIELDS`) to the client's row of the day."""
-        values = [int(counts.get(name, 0) or 0) for name in USAGE_FIELDS]
+    def add_usage(self, client: str, day: str, route: str, model: str, counts: dict[str, Any]) -> None:
+        """Add one answered turn's figures (`USAGE_FIELDS`) to the client's row of the day."""
+        values = [_figure(name, counts.get(name)) for name in USAGE_FIELDS]
         with self._lock, self._transaction() as q:
             q("INSERT INTO gw_usage (client, day, route, model, " + ", ".join(USAGE_FIELDS) + ") "
-              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (client, day, route, model) DO UPDATE SET "
+              "VALUES (?, ?, ?, ?" + ", ?" * len(USAGE_FIELDS) + ") "
+              "ON CONFLICT (client, day, route, model) DO UPDATE SET "
               + ", ".join(f"{name} = gw_usage.{name} + excluded.{name}" for name in USAGE_FIELDS),
               client, day, route, model, *values)
 
@@ -354,7 +419,7 @@ class SqlStore:
         with self._lock, self._transaction() as q:
             rows = q(sql + " ORDER BY client, day, route, model", *params).fetchall()
         keys = ("client", "day", "route", "model", *USAGE_FIELDS)
-        return [{k: (int(v) if k in USAGE_FIELDS else v) for k, v in zip(keys, row, strict=True)}
+        return [{k: (_figure(k, v) if k in USAGE_FIELDS else v) for k, v in zip(keys, row, strict=True)}
                 for row in rows]
 
     def tokens_on(self, client: str, day: str) -> int:
@@ -371,6 +436,8 @@ class SqlStore:
         with self._lock, self._transaction() as q:
             if self.ttl > 0:
                 since = self._since()
+                q("DELETE FROM gw_item_ids WHERE response_id IN "
+                  "(SELECT id FROM gw_responses WHERE used_at < ?)", since)
                 q("DELETE FROM gw_responses WHERE used_at < ?", since)
                 q("DELETE FROM gw_items WHERE conversation_id IN "
                   "(SELECT id FROM gw_conversations WHERE used_at < ?)", since)
