@@ -57,6 +57,8 @@ SHELL = ("sh", "bash", "shell")
 PROGRAMS = ("./run", ".venv/bin/", "mitmdump", "mitmweb", "python", "python3", "pip", "codex", "claude",
             "export", "npm")
 """First words that make a line a command (for the check that commands are in ```sh blocks)."""
+OURS = ("addon", "translators", "bench")
+"""The project's own `python -m` tools (others, e.g. pip, are the venv's: present is enough)."""
 OFFLINE = {("addon", "replay"), ("addon", "clients"), ("addon", "usage"), ("addon", "catalog"),
            ("translators",)}
 """`python -m` tools that need neither a key nor the network: run as written."""
@@ -353,7 +355,7 @@ def check(command: Command, tmp_path: Path) -> None:
         elif program.startswith("python") and rest[:2] == ["-m", "pytest"]:
             paths = [w for w in rest[2:] if w.startswith("tests")]
             assert all((ROOT / p.split("::")[0]).exists() for p in paths), paths
-        elif program.startswith("python") and rest[:1] == ["-m"]:
+        elif program.startswith("python") and rest[:1] == ["-m"] and rest[1].split(".")[0] in OURS:
             module = rest[1]
             depth = 3 if module == "addon" and len(rest) > 2 and not is_placeholder(rest[2]) else 2
             tool, args = argv[:depth + 1], argv[depth + 1:]
@@ -366,7 +368,7 @@ def check(command: Command, tmp_path: Path) -> None:
             else:
                 check_against_help(tool, args)
         else:
-            assert argv[0] and Path(argv[0]).exists(), f"{argv[0]} is not in the venv"
+            assert Path(argv[0]).exists(), f"{argv[0]} is not in the venv"
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=str)
@@ -407,13 +409,14 @@ def _starts_a_command(line: str) -> bool:
     return bool(words) and (words[0] in PROGRAMS or words[0].startswith(PROGRAMS[:2]))
 
 
-BARE = re.compile(r"`((?:python3? -m (?:addon|translators|bench|tests)\b|"
+BARE = re.compile(r"`((?:python3? -m (?:addon|translators|bench|tests)\b|pip3? install |"
                   r"(?:mitmdump|mitmweb) [^`]*-s addon/gateway\.py)[^`\n]*)`")
 
 
 def test_no_inline_command_names_a_bare_program_of_the_gateway() -> None:
-    """`python -m addon ...` or `mitmdump ... -s addon/gateway.py` in prose: the system's python
-    has no mitmproxy (`ModuleNotFoundError`), a system mitmdump not the pinned one."""
+    """`python -m addon ...`, `pip install ...` or `mitmdump ... -s addon/gateway.py` in prose: the
+    system's python has no mitmproxy (`ModuleNotFoundError`), its pip installs elsewhere, a system
+    mitmdump is not the pinned one."""
     bare = []
     for path in DOCS:
         for match in re.finditer(BARE, path.read_text()):
