@@ -105,14 +105,17 @@ def _recorded_prompt(raw: bytes) -> str | None:
     return said[1] if said else None
 
 
-def test_the_demo_capture_answers_its_own_prompt() -> None:
-    """The demo's answer is the one a model gave to the capture's own prompt (issue 38: "say hi"
-    was answered with advice on crossing the street): its upstream is a recording of tests/data,
-    and the prompt that recording answered is the capture's last user message."""
-    request = json.loads((CAPTURE / "request.json").read_text())
-    said = [part["text"] for item in request["input"] if item.get("role") == "user"
-            for part in item["content"] if part.get("type") == "input_text"]
-    assert _recorded_prompt((CAPTURE / "upstream.body").read_bytes()) == said[-1]
+@pytest.mark.parametrize("folder", sorted((ROOT / "captures").iterdir()), ids=lambda p: p.name)
+def test_a_shipped_capture_answers_its_own_prompt(folder: Path) -> None:
+    """A shipped capture's answer is the one a model gave to the capture's own prompt (issue 38:
+    the demo's "say hi" was answered with advice on crossing the street): its upstream is a
+    recording of tests/data, and the prompt that recording answered is what the client's user
+    said last (a Responses `input_text`, a Messages `text` block)."""
+    request = json.loads((folder / "request.json").read_text())
+    said = [part["text"] for item in request.get("input", request.get("messages"))
+            if item.get("role") == "user" for part in item["content"]
+            if part.get("type") in ("input_text", "text")]
+    assert _recorded_prompt((folder / "upstream.body").read_bytes()) == said[-1]
 
 
 def test_demo_answer_shows_a_tool_call_with_its_arguments(tmp_path: Path) -> None:
@@ -234,7 +237,7 @@ def test_broken_capture_folder_fails_with_a_message(tmp_path: Path, missing: str
 
 # -- a capture of a Messages client (Claude Code) replays as that client ----------------------------
 
-CLAUDE_CAPTURE = ROOT / "captures" / "claude-code-say-hi-anthropic"
+CLAUDE_CAPTURE = ROOT / "captures" / "claude-code-pelican-names-anthropic"
 
 
 def _upstream_text(raw: bytes) -> str:
