@@ -26,7 +26,7 @@ if _ROOT not in sys.path:
 
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
-from addon.observe import console, escape, flowinfo, metrics, traces, views  # noqa: E402
+from addon.observe import console, escape, flowinfo, metrics, traces, unknown_options, views  # noqa: E402
 from addon.patches import (  # noqa: E402
     admission,
     cutoff,
@@ -138,8 +138,10 @@ class Gateway:
         offload.freeze_startup()
 
     def configure(self, updated: set[str]) -> None:
-        # a bad option at start-up is one line and exit 1, before the proxy listens (addon/observe/console.py)
+        # a bad option or an unknown gateway_ name at start-up is one line and exit 1, before the
+        # proxy listens (addon/observe/console.py, addon/observe/unknown_options.py)
         with console.option_errors():
+            unknown_options.check(getattr(ctx.options, "deferred", {}), ctx.options.keys())
             self._configure(updated)
 
     def _configure(self, updated: set[str]) -> None:

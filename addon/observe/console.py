@@ -1,6 +1,6 @@
-"""What the gateway says on mitmproxy's console (docs/console.md): the routes at start-up, the
-options it does not know, a clean line for a bad option, and one line per flow it translated or
-let pass.
+"""What the gateway says on mitmproxy's console (docs/console.md): the routes at start-up, a clean
+line for a bad or unknown option (addon/observe/unknown_options.py), and one line per flow it
+translated or let pass.
 
 Everything goes through Python logging, mitmproxy's own log (docs/console.md "Quiet"), so
 `-q` (`termlog_verbosity=error`, `flow_detail=0`) silences it as it silences mitmproxy: the flow
@@ -12,7 +12,6 @@ recomputed.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import logging
 import os
 import sys
@@ -27,7 +26,6 @@ from addon.upstream import auth
 
 log = logging.getLogger(__name__)
 
-PREFIX = "gateway_"
 NOTE_CHARS = 90
 """A note longer than this is cut on the flow line; the flow's metadata keeps it whole."""
 
@@ -60,22 +58,6 @@ def missing_keys(router: Router) -> list[str]:
     return [f"route {route.pattern}: ${route.key_env} is not set, so its requests go upstream "
             "without a key (export it before starting mitmproxy)"
             for route in router.routes if route.key_env and not auth.read_key(route.key_env)]
-
-
-def unknown_options(deferred: Any, known: Any) -> list[str]:
-    """A warning per `--set gateway_...` name no addon declared, with the nearest known name.
-    mitmproxy keeps a `--set` name it does not know in `options.deferred` (set once an addon
-    declares it) and never reports it (docs/console.md "Unknown options")."""
-    names = [name for name in known if name.startswith(PREFIX)]
-    warnings = []
-    for name in sorted(deferred):
-        if not name.startswith(PREFIX) or name in known:
-            continue
-        near = difflib.get_close_matches(name, names, n=1)
-        hint = (f": did you mean {near[0]}?" if near
-                else f"; the gateway's options: {', '.join(sorted(names))}")
-        warnings.append(f"unknown option {name} is ignored{hint}")
-    return warnings
 
 
 _running = False
@@ -182,14 +164,8 @@ class Console:
         self._router = router
         """A callable giving the gateway's current `Router`."""
         self._shown: Router | None = None
-        self._warned: set[str] = set()
 
     def configure(self, updated: set[str]) -> None:
-        deferred = getattr(ctx.options, "deferred", {})
-        for warning in unknown_options(deferred, set(ctx.options.keys())):
-            if warning not in self._warned:
-                self._warned.add(warning)
-                log.warning(warning)
         router = self._router()
         if router == self._shown or not router.routes:
             return

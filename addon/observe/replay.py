@@ -1,6 +1,6 @@
 """Replay a capture folder through real mitmdump + the addon, offline, no key:
 
-    python -m addon replay captures/codex-say-hi-anthropic [-w out.flow] [--raw]
+    python -m addon replay captures/codex-pelican-names-anthropic [-w out.flow] [--raw]
 
 It writes two flow files (the client's request, sent where that client sends it; the upstream's
 recorded answer), runs
@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -32,6 +34,8 @@ from translators.wire import wirejson
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT_URL = client_facts.RESPONSES_URL
+DEMO = ROOT / "captures" / "codex-pelican-names-anthropic"
+"""`./run demo`'s capture: Codex asks for two names for a pet pelican (docs/captures.md)."""
 
 
 def _flow(request: http.Request, response: http.Response | None = None) -> http.HTTPFlow:
@@ -107,7 +111,7 @@ def replay(folder: Path, out: Path, timeout: float = 60) -> http.HTTPFlow:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m addon replay", description=__doc__.splitlines()[0])
-    parser.add_argument("capture", nargs="?", default=str(ROOT / "captures" / "codex-say-hi-anthropic"))
+    parser.add_argument("capture", nargs="?", default=str(DEMO))
     parser.add_argument("-w", "--write", help="keep the replayed flow in this file")
     parser.add_argument("--raw", action="store_true", help="print the SSE bytes the client received")
     args = parser.parse_args(argv)
@@ -120,11 +124,26 @@ def main(argv: list[str] | None = None) -> int:
             print(f"python -m addon replay: {type(exc).__name__}: {exc}", file=sys.stderr)
             return 1
         assert flow.response is not None
-        if args.raw:
-            _print_raw(flow)
-        else:
-            _print_transcript(Path(args.capture), flow)
+        try:
+            if args.raw:
+                _print_raw(flow)
+            else:
+                _print_transcript(Path(args.capture), flow)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _reader_gone()
     return 0
+
+
+def _reader_gone() -> int:
+    """The reader of our output left (`./run demo | head`): stop quietly, as Unix tools do when
+    SIGPIPE ends them (Python ignores the signal and raises instead). What is still buffered goes
+    to /dev/null, or the flush at exit would raise again; the status is the shell's for a tool
+    SIGPIPE ended (128 + 13)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + signal.SIGPIPE
 
 
 def _print_raw(flow: http.HTTPFlow) -> None:

@@ -3,11 +3,12 @@ one line, where the gateway sent it, the answer item by item in the order it str
 the translation dropped (with each drop's kind) and noted.
 
     request  gpt-5.5, streamed · 10 tools: exec_command, write_stdin, … · 4 input items: …
-    target   anthropic claude-sonnet-4-6 · POST https://api.anthropic.com/v1/messages -> 200
+    target   anthropic claude-sonnet-5-5 · POST https://api.anthropic.com/v1/messages -> 200
     answer
-      reasoning  This is a straightforward question…
-      message    Here are the basic steps…
-      completed  43 tokens in, 282 out
+      reasoning  The user wants two names for a pet pelican…
+      message    - Captain
+                 - Scoop
+      completed  46 tokens in, 84 out
     dropped  tools[9] (lossy), text.verbosity (cosmetic)
     notes    web search dropped: …
 

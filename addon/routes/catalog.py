@@ -354,7 +354,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.output == "-":
         sys.stdout.write(text)
     else:
-        Path(args.output).write_text(text, encoding="utf-8")
+        out = Path(args.output)
+        try:  # e.g. ~/.codex, on a machine where Codex has not run yet
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            print(f"error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
     return 0
 
 

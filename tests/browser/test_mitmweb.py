@@ -5,9 +5,10 @@ addon); a plain flow is loaded next to it so the "dropped something" filter has 
 Chromium is Debian's (`apt-get install chromium` when /usr/bin/chromium is absent) and is driven by
 `playwright-core` (tests/browser/package.json; `npm ci` when missing), which downloads no browser.
 
-Screenshots and the page report go to artifacts/browser/; the Translation view's screenshot is also
-copied to docs/mitmweb-translation.png (the README's picture), so every run makes it afresh from
-today's mitmweb and addon, with the columns the README tells users to set (`COLUMNS`).
+Screenshots and the page report go to artifacts/browser/ (git-ignored), taken with the columns the
+README tells users to set (`COLUMNS`). The Translation view's screenshot is the README's picture,
+docs/mitmweb-translation.png: a run copies it there only when asked (`GATEWAY_UPDATE_SCREENSHOT=1
+./run test tests/browser`), so a test run leaves the tree as it found it.
 """
 
 from __future__ import annotations
@@ -36,11 +37,15 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-CAPTURE = ROOT / "captures" / "codex-say-hi-anthropic"
+CAPTURE = ROOT / "captures" / "codex-pelican-names-anthropic"
 ARTIFACTS = ROOT / "artifacts" / "browser"
 README_SCREENSHOT = ROOT / "docs" / "mitmweb-translation.png"
+UPDATE_SCREENSHOT = os.environ.get("GATEWAY_UPDATE_SCREENSHOT") == "1"
+"""Copy the new screenshot over the README's picture (otherwise the picture is left alone)."""
+README_PICTURE = README_SCREENSHOT.read_bytes() if README_SCREENSHOT.exists() else None
+"""The README's picture as this run found it."""
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
-COMMENT = "-> anthropic claude-sonnet-4-6 | dropped: tools[9] | cosmetic: text.verbosity | notes: "
+COMMENT = "-> anthropic claude-sonnet-5-5 | dropped: tools[9] | cosmetic: text.verbosity | notes: "
 """The replayed flow's comment up to its note count (one more without $ANTHROPIC_API_KEY set)."""
 FILTER = "~comment dropped:"
 """The README's filter for "flows that dropped something"."""
@@ -157,7 +162,8 @@ def page(mitmweb: str) -> dict[str, Any]:
     report = json.loads((out / "report.json").read_text())
     if report.get("error"):
         pytest.fail(f"in the browser: {report['error']}\n--- page text ---\n{report.get('pageText', '')}")
-    shutil.copyfile(out / "request.png", README_SCREENSHOT)
+    if UPDATE_SCREENSHOT:
+        shutil.copyfile(out / "request.png", README_SCREENSHOT)
     return report
 
 
@@ -178,7 +184,7 @@ def test_the_request_opens_in_the_translation_view(page: dict[str, Any]) -> None
     view = page["requestView"]
     assert view["title"] == "Translation"
     assert "View: auto" in view["text"]
-    assert "Responses -> Anthropic Messages  (gpt-5.5 -> claude-sonnet-4-6)" in view["text"]
+    assert "Responses -> Anthropic Messages  (gpt-5.5 -> claude-sonnet-5-5)" in view["text"]
 
 
 def test_the_translation_view_lists_what_was_dropped_with_its_kind(page: dict[str, Any]) -> None:
@@ -192,8 +198,8 @@ def test_the_translation_view_lists_what_was_dropped_with_its_kind(page: dict[st
 def test_the_response_opens_in_the_sse_events_view_with_both_streams(page: dict[str, Any]) -> None:
     view = page["responseView"]
     assert view["title"] == "SSE events"
-    assert "what the client got (Responses): 121 events" in view["text"]
-    assert "what the upstream sent (Anthropic Messages): 118 events" in view["text"]
+    assert "what the client got (Responses): 45 events" in view["text"]
+    assert "what the upstream sent (Anthropic Messages): 41 events" in view["text"]
 
 
 def test_the_dropped_filter_keeps_only_the_translated_flow(page: dict[str, Any]) -> None:
@@ -201,6 +207,15 @@ def test_the_dropped_filter_keeps_only_the_translated_flow(page: dict[str, Any])
     assert not page["filterInvalid"]
     assert len(page["rows"]) == 2
     assert [("/v1/messages" in row) for row in page["filteredRows"]] == [True]
+
+
+def test_the_screenshot_is_taken_and_the_readme_picture_left_alone_unless_asked(
+        page: dict[str, Any]) -> None:
+    assert (ARTIFACTS / "request.png").stat().st_size > 0
+    if UPDATE_SCREENSHOT:
+        assert README_SCREENSHOT.read_bytes() == (ARTIFACTS / "request.png").read_bytes()
+    else:
+        assert README_SCREENSHOT.read_bytes() == README_PICTURE  # `./run test` leaves the tree clean
 
 
 def test_the_readme_sets_the_columns_of_its_screenshot() -> None:

@@ -8,7 +8,11 @@ What the test changes, and only that: the gateway listens on a free port instead
 exported key is a test value, `$HOME` is a private folder (mitmproxy's CA is written to its
 `.mitmproxy`, where the README's path looks), and Codex's start-up calls to the internet go to a
 loopback black hole, as in the other Codex tests (tests/support/codex_cli.py). Codex runs with
-`--json` so its answer can be read.
+`--json` so its answer can be read. The fake answers the vendor's models endpoint as the vendor
+does (the gateway asks it for the routed model's capabilities), and a passive script
+(tests/support/gateway_lines.py) copies the gateway's own log lines to a file, so the test tells
+them from mitmdump's when it compares the output with docs/console.md "What each README setup
+prints" and with the README's sample.
 """
 
 from __future__ import annotations
@@ -35,8 +39,9 @@ from tests.support.codex_cli import (
     codex_binary,
     codex_mitmdump,
 )
-from tests.support.fake_upstream import FakeUpstream, Reply, empty_reply, refuse_everything
+from tests.support.fake_upstream import FakeUpstream, Reply, empty_reply, json_reply, refuse_everything
 from tests.support.mitmdump import GATEWAY, MitmDump
+from tests.support.models_endpoint import claude_model_info, gemini_model
 
 pytestmark = [pytest.mark.codex, pytest.mark.timeout(420)]
 
@@ -46,6 +51,11 @@ README_PORT = "127.0.0.1:8080"
 CODEX_DEFAULT_MODEL = "gpt-6.1-sol"
 """What Codex 0.169 sends when its config names no model (docs/codex.md "Default model")."""
 ANSWER = "hi from the README's upstream"
+LINES_SCRIPT = REPO_ROOT / "tests" / "support" / "gateway_lines.py"
+CONSOLE_DOC = REPO_ROOT / "docs" / "console.md"
+CONSOLE_SECTION = "## What each README setup prints"
+README_SAMPLE = r"From the\s+first setup"
+"""Where the README's sample of the console starts."""
 KEY = "readme-test-key-0123456789"
 
 
@@ -137,8 +147,9 @@ def start_gateway(setup: Setup, upstream: FakeUpstream, home: Path) -> MitmDump:
         del kept[at:at + 2]
     assert "gateway_base_url" not in options, "the examples use each upstream's public URL"
     options |= {"gateway_base_url": upstream.url, "gateway_key_env": exported[0]}
+    kept += ["-s", str(LINES_SCRIPT)]  # copies the gateway's own lines to a file (docs/console.md)
     return codex_mitmdump(home / ".mitmproxy", mode=mode, scripts=(), args=kept, options=options,
-                          env={exported[0]: KEY})
+                          env={exported[0]: KEY, "GATEWAY_LINES": str(home / "gateway-lines.txt")})
 
 
 # -- the Codex block --------------------------------------------------------------------------------
@@ -176,8 +187,16 @@ def black_hole() -> Iterator[FakeUpstream]:
 
 
 def answering(target: Target) -> Any:
-    def answer(body: Any, _headers: Mapping[str, str], _path: str) -> Reply:
-        return target.text(ANSWER, 100) if is_turn(body) else empty_reply(404)  # a models GET
+    def answer(body: Any, _headers: Mapping[str, str], path: str) -> Reply:
+        if is_turn(body):
+            return target.text(ANSWER, 100)
+        # the vendor's models endpoint, as the gateway asks it (gateway_capabilities=vendor)
+        model = path.split("?", 1)[0].rsplit("/", 1)[-1]
+        if target.dialect == "anthropic" and path.startswith("/v1/models/"):
+            return json_reply(200, claude_model_info(model))
+        if target.dialect == "gemini" and path.startswith("/v1beta/models/"):
+            return json_reply(200, gemini_model(model))
+        return empty_reply(404)
     return answer
 
 
@@ -213,6 +232,11 @@ def test_each_readme_setup_translates_a_turn_of_codex_default_model(tmp_path: Pa
         assert KEY in " ".join(turns[0].headers.values()), turns[0].headers
         # what the README says to look at: the console's line for the turn
         console_line(mitm, f"{CODEX_DEFAULT_MODEL} -> {target.dialect} {model} | 200", context)
+        # and what docs/console.md (and, for the first setup, the README) shows of the whole output
+        printed = Printed(mitm, home / "gateway-lines.txt", upstream.url, public_url(setup))
+        printed.shows(documented_output(SETUPS.index(setup) + 1), f"{CONSOLE_DOC.name}, setup {setup}")
+        if SETUPS.index(setup) == 0:
+            printed.shows(readme_sample(), "README.md's sample", whole=False)  # an excerpt
 
 
 def console_line(mitm: MitmDump, text: str, context: str) -> None:
@@ -221,3 +245,94 @@ def console_line(mitm: MitmDump, text: str, context: str) -> None:
     while not any(text in line for line in list(mitm.output)):
         assert time.monotonic() < deadline, f"no console line {text!r}\n{context}"
         time.sleep(0.05)
+
+
+# -- the console, as docs/console.md shows it --------------------------------------------------------
+TIME = re.compile(r"^\[\d\d:\d\d:\d\d\.\d{3}\] ?")
+
+
+def documented_output(number: int) -> list[str]:
+    """The block docs/console.md shows for README setup `number` (its `**N. ...**` paragraph)."""
+    section = CONSOLE_DOC.read_text().split(CONSOLE_SECTION, 1)[1].split("\n## ", 1)[0]
+    part = section.split(f"**{number}. ", 1)[1]
+    return re.findall(r"```\n(.*?)```", part, flags=re.S)[0].splitlines()
+
+
+def readme_sample() -> list[str]:
+    part = re.split(README_SAMPLE, README.read_text(), maxsplit=1)[1]
+    return re.findall(r"```\n(.*?)```", part, flags=re.S)[0].splitlines()
+
+
+def public_url(setup: Setup) -> str:
+    """The upstream's own base URL, which the route line names when `gateway_base_url` is not set."""
+    from translators import dialect as dialects
+
+    return dialects.get(gateway_command(setup)[1]["gateway_upstream"]).vendor.base_url
+
+
+def shape(line: str) -> str:
+    """A console line with what varies from run to run made alike: the time, numbers (ports,
+    tokens, sizes), the one-shot ticket in an internal URL, the HTTP version (the local fake
+    speaks HTTP/1.1 where the vendor speaks HTTP/2), runs of spaces."""
+    line = TIME.sub("", line)
+    line = re.sub(r"\s*\bHTTP/\d(\.\d)?\b", "", line)
+    line = re.sub(r"/[A-Za-z0-9_-]{20,}", "/<ticket>", line)
+    line = re.sub(r"\d+(?:[.,]\d+)*", "N", line)
+    return " ".join(line.split())
+
+
+def alike(documented: str, printed: str) -> bool:
+    """A documented line cut with `…` at its start or end matches the printed line's end or start."""
+    if documented.startswith("…") and printed.endswith(documented[1:].strip()):
+        return True
+    if documented.endswith("…") and printed.startswith(documented[:-1].strip()):
+        return True
+    return documented == printed
+
+
+@dataclass
+class Printed:
+    """What mitmdump printed, and which of it is the gateway's (tests/support/gateway_lines.py)."""
+
+    mitm: MitmDump
+    gateway_file: Path
+    fake_url: str
+    public: str
+
+    def lines(self) -> tuple[list[str], set[int]]:
+        ours = set(self.gateway_file.read_text().splitlines()) if self.gateway_file.exists() else set()
+        raw = [line.rstrip("\n") for line in list(self.mitm.output)]
+        printed = [shape(line.replace(self.fake_url, self.public)) for line in raw]
+        gateway = {i for i, line in enumerate(raw) if TIME.sub("", line).strip() in ours}
+        return printed, gateway
+
+    def shows(self, documented: list[str], where: str, *, whole: bool = True) -> None:
+        """Every documented line was printed, in the documented order (`…` alone: lines left
+        out), and (`whole`) every line of the gateway's is documented. Waits for lines still to
+        come."""
+        expected = [shape(line) for line in documented if line.strip() and line.strip() != "…"]
+        deadline = time.monotonic() + 30
+        while True:
+            printed, gateway = self.lines()
+            found, missing = follow(expected, printed)
+            untold = [printed[i] for i in sorted(gateway - set(found))] if whole else []
+            if not missing and not untold:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{where}: not printed, or not in this order: {missing}; the "
+                                     f"gateway's lines not shown: {untold}\n--- printed ---\n"
+                                     + "\n".join(printed))
+            time.sleep(0.2)
+
+
+def follow(expected: list[str], printed: list[str]) -> tuple[list[int], list[str]]:
+    """Where each expected line is in `printed`, in order; the first that is not, and the rest."""
+    found, at = [], 0
+    for i, line in enumerate(expected):
+        while at < len(printed) and not alike(line, printed[at]):
+            at += 1
+        if at == len(printed):
+            return found, expected[i:]
+        found.append(at)
+        at += 1
+    return found, []

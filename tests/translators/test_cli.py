@@ -144,7 +144,7 @@ def test_python_m_translators_stream_reads_the_upstream_from_stdin(tmp_path):
 
 
 def test_capture_replays_a_recorded_folder_deterministically(capsysbinary):
-    folder = ROOT / "captures" / "codex-say-hi-anthropic"
+    folder = ROOT / "captures" / "codex-pelican-names-anthropic"
     assert main(["capture", str(folder)]) == 0
     first = capsysbinary.readouterr().out
     assert main(["capture", str(folder)]) == 0
@@ -155,7 +155,7 @@ def test_capture_replays_a_recorded_folder_deterministically(capsysbinary):
 
 # -- a Messages client (Claude Code): its request read, its answer written, in its own dialect ------
 
-CLAUDE_CAPTURE = ROOT / "captures" / "claude-code-say-hi-anthropic"
+CLAUDE_CAPTURE = ROOT / "captures" / "claude-code-pelican-names-anthropic"
 CLAUDE_REQUEST = DATA / "claude_code" / "request_say_hi.json"
 
 

@@ -83,23 +83,6 @@ def test_startup_says_a_model_without_a_route_goes_untranslated(tmp_path: Path,
     assert "passes to OpenAI untranslated" in line and "*=MODEL" in line
 
 
-def test_a_misspelled_gateway_option_is_named_with_the_nearest_one(tmp_path: Path,
-                                                                    anthropic: FakeUpstream) -> None:
-    with gateway(tmp_path, anthropic, args=("--set", "gateway_upstrem=chat")) as proxy:
-        line = wait_for(proxy, "gateway_upstrem")
-    assert "unknown option gateway_upstrem is ignored: did you mean gateway_upstream?" in line
-
-
-def test_mitmproxy_still_keeps_unknown_set_options_in_deferred() -> None:
-    """The unknown-option warning reads `options.deferred` (docs/mitmproxy.md "Unknown options"):
-    if a mitmproxy release renames it, this fails rather than the warning going quiet."""
-    from mitmproxy import options
-
-    opts = options.Options()
-    opts.set("gateway_upstrem=chat", defer=True)
-    assert "gateway_upstrem" in opts.deferred
-
-
 @pytest.mark.parametrize(("option", "says"), [
     ("gateway_upstream=antropic", "unknown upstream 'antropic': write one of"),
     ("gateway_web_search=sometimes", "gateway_web_search 'sometimes': write one of"),
@@ -227,11 +210,3 @@ def test_route_line_says_how_each_route_authenticates(monkeypatch: pytest.Monkey
                                          f"key ${KEY_ENV} (set)")
     assert console.route_line(keyless).endswith("(the client's model) at http://127.0.0.1:8000/v1, no key")
     assert console.missing_keys(Router(routes=(keyed, keyless))) == []
-
-
-def test_unknown_options_ignore_other_addons_and_known_names() -> None:
-    known = {"gateway_upstream", "gateway_model", "flow_detail"}
-    deferred = {"gateway_model": ["x"], "gateway_modle": ["x"], "someone_elses": ["y"]}
-    assert console.unknown_options(deferred, known) == [
-        "unknown option gateway_modle is ignored: did you mean gateway_model?"]
-

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from tests.data import DATA
 from tests.translators.messages_client.sdk import validate_stream
 
 ROOT = Path(__file__).resolve().parents[3]
-CAPTURE = ROOT / "captures" / "codex-say-hi-anthropic"
+CAPTURE = ROOT / "captures" / "codex-pelican-names-anthropic"
 RAW = ((DATA / "anthropic") / "text_after_tool_result.sse").read_bytes()
 
 
@@ -64,7 +65,7 @@ def _answer_items(transcript: str) -> list[tuple[str, str]]:
 
 
 def test_demo_prints_a_transcript_of_request_target_answer_and_report(tmp_path: Path) -> None:
-    done = _run(["captures/codex-say-hi-anthropic"], tmp_path)
+    done = _run(["captures/codex-pelican-names-anthropic"], tmp_path)
     assert done.returncode == 0, done.stderr
     request = json.loads((CAPTURE / "request.json").read_text())
     sections = _sections(done.stdout)
@@ -74,15 +75,15 @@ def test_demo_prints_a_transcript_of_request_target_answer_and_report(tmp_path: 
     assert f"{len(request['tools'])} tools: {request['tools'][0]['name']}, " in line
     assert f"{len(request['input'])} input items: " in line
     assert sections["target"] == [
-        "anthropic claude-sonnet-4-6 · POST https://api.anthropic.com/v1/messages -> 200"]
+        "anthropic claude-sonnet-5-5 · POST https://api.anthropic.com/v1/messages -> 200"]
     assert "event:" not in done.stdout and "data:" not in done.stdout
     (dropped,) = sections["dropped"]
     assert all(path.endswith(("(lossy)", "(cosmetic)")) for path in dropped.split(", "))
-    assert sections["comment"][0].startswith("-> anthropic claude-sonnet-4-6")
+    assert sections["comment"][0].startswith("-> anthropic claude-sonnet-5-5")
 
 
 def test_demo_answer_shows_each_item_with_the_text_the_upstream_streamed(tmp_path: Path) -> None:
-    done = _run(["captures/codex-say-hi-anthropic"], tmp_path)
+    done = _run(["captures/codex-pelican-names-anthropic"], tmp_path)
     assert done.returncode == 0, done.stderr
     events = _upstream_json((CAPTURE / "upstream.body").read_bytes())
     deltas = [e["delta"] for e in events if e["type"] == "content_block_delta"]
@@ -92,6 +93,28 @@ def test_demo_answer_shows_each_item_with_the_text_the_upstream_streamed(tmp_pat
     assert [label for label, _ in items] == ["reasoning", "message", "completed"]
     assert items[0][1] == thinking.strip()
     assert items[1][1].splitlines() == [line.strip() for line in text.splitlines()]
+
+
+def _recorded_prompt(raw: bytes) -> str | None:
+    """The prompt tests/data/SOURCES.md says the recording with these very bytes answered."""
+    (name,) = [path.relative_to(DATA).as_posix() for path in DATA.glob("anthropic/*")
+               if path.read_bytes() == raw]
+    entry = (DATA / "SOURCES.md").read_text().split(f"### `{name}`", 1)[1].split("\n### ", 1)[0]
+    said = re.search(r"^- prompt: the one user message `([^`]*)`", entry, flags=re.M)
+    return said[1] if said else None
+
+
+@pytest.mark.parametrize("folder", sorted((ROOT / "captures").iterdir()), ids=lambda p: p.name)
+def test_a_shipped_capture_answers_its_own_prompt(folder: Path) -> None:
+    """A shipped capture's answer is the one a model gave to the capture's own prompt (issue 38:
+    the demo's "say hi" was answered with advice on crossing the street): its upstream is a
+    recording of tests/data, and the prompt that recording answered is what the client's user
+    said last (a Responses `input_text`, a Messages `text` block)."""
+    request = json.loads((folder / "request.json").read_text())
+    said = [part["text"] for item in request.get("input", request.get("messages"))
+            if item.get("role") == "user" for part in item["content"]
+            if part.get("type") in ("input_text", "text")]
+    assert _recorded_prompt((folder / "upstream.body").read_bytes()) == said[-1]
 
 
 def test_demo_answer_shows_a_tool_call_with_its_arguments(tmp_path: Path) -> None:
@@ -122,12 +145,28 @@ def test_demo_answer_shows_a_tool_call_with_its_arguments(tmp_path: Path) -> Non
 
 
 def test_demo_raw_prints_the_sse_bytes_the_client_got_and_the_comment(tmp_path: Path) -> None:
-    done = _run(["captures/codex-say-hi-anthropic", "--raw"], tmp_path)
+    done = _run(["captures/codex-pelican-names-anthropic", "--raw"], tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("event: response.created\n")
     assert "event: response.completed\n" in done.stdout
-    assert "\n# comment: -> anthropic claude-sonnet-4-6" in done.stdout
+    assert "\n# comment: -> anthropic claude-sonnet-5-5" in done.stdout
     assert "# POST https://api.anthropic.com/v1/messages -> 200" in done.stdout
+
+
+@pytest.mark.parametrize("args", [["--raw"], []], ids=["raw", "transcript"])
+def test_demo_into_a_reader_that_left_ends_quietly(tmp_path: Path, args: list[str]) -> None:
+    """`./run demo --raw | head`: once the reader has left, the demo stops with no traceback, as
+    a tool SIGPIPE ends (the shell's 141)."""
+    read, write = os.pipe()
+    os.close(read)  # the reader left before a byte was written: every write fails, on any machine
+    try:
+        done = subprocess.run([sys.executable, "-m", "addon", "replay", *args], cwd=ROOT,
+                              env=_offline_env(tmp_path), stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert done.stderr == ""
+    assert done.returncode == 141
 
 
 def test_replay_writes_the_flow_with_metadata_and_both_bodies(tmp_path: Path) -> None:
@@ -137,7 +176,7 @@ def test_replay_writes_the_flow_with_metadata_and_both_bodies(tmp_path: Path) ->
     with out.open("rb") as f:
         (flow,) = [f for f in io.FlowReader(f).stream() if isinstance(f, http.HTTPFlow)]
     assert flow.metadata["gateway"]["upstream"] == "anthropic"
-    assert flow.comment.startswith("-> anthropic claude-sonnet-4-6")
+    assert flow.comment.startswith("-> anthropic claude-sonnet-5-5")
     assert flow.metadata["gateway.upstream_response"] == (CAPTURE / "upstream.body").read_bytes()
     assert b"event: response.completed" in flow.response.content
 
@@ -157,8 +196,9 @@ def test_build_flows_makes_a_codex_request_and_the_recorded_upstream_answer(tmp_
 
 def test_a_replayed_capture_shows_the_very_upstream_body_the_live_gateway_sends(
         gateway: tuple[Chain, object], tmp_path: Path) -> None:
-    addon, _ = gateway
-    _, upstream, _ = replay.build_flows(CAPTURE, tmp_path)
+    addon, tctx = gateway
+    _, upstream, meta = replay.build_flows(CAPTURE, tmp_path)
+    tctx.configure(addon, gateway_model=meta["model"])  # the route the capture was recorded with
     with upstream.open("rb") as f:
         (upstream_flow,) = io.FlowReader(f).stream()
     live = client_flow(json.loads((CAPTURE / "request.json").read_text()))
@@ -196,7 +236,7 @@ def test_broken_capture_folder_fails_with_a_message(tmp_path: Path, missing: str
 
 # -- a capture of a Messages client (Claude Code) replays as that client ----------------------------
 
-CLAUDE_CAPTURE = ROOT / "captures" / "claude-code-say-hi-anthropic"
+CLAUDE_CAPTURE = ROOT / "captures" / "claude-code-pelican-names-anthropic"
 
 
 def _upstream_text(raw: bytes) -> str:

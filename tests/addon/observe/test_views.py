@@ -426,7 +426,7 @@ def replayed(tmp_path_factory: pytest.TempPathFactory) -> http.HTTPFlow:
     from addon.observe.replay import replay
 
     out = tmp_path_factory.mktemp("replay") / "out.flow"
-    return replay(ROOT / "captures" / "codex-say-hi-anthropic", out)
+    return replay(ROOT / "captures" / "codex-pelican-names-anthropic", out)
 
 
 def test_a_replayed_flow_keeps_both_answers(replayed: http.HTTPFlow) -> None:
@@ -441,7 +441,9 @@ def test_a_replayed_flow_renders_in_both_views(replayed: http.HTTPFlow) -> None:
     assert (request.view_name, response.view_name) == ("Translation", "SSE events")
     (line,) = lines_with(request.text, "- lossy: tools[9] = ")
     assert line.split(" = ")[1].startswith('{"type":"web_search"')
-    assert "what the upstream sent (Anthropic Messages): 118 events" in response.text
+    recorded = (ROOT / "captures" / "codex-pelican-names-anthropic" / "upstream.body").read_bytes()
+    events = sum(line.startswith(b"event:") for line in recorded.splitlines())
+    assert f"what the upstream sent (Anthropic Messages): {events} events" in response.text
 
 
 # -- a dialect registered from outside the package (tests/support/toy_dialect.py) ----------------

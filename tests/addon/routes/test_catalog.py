@@ -249,6 +249,20 @@ def test_the_command_writes_the_whole_catalog_with_the_windows(tmp_path: Path,
     assert "gpt-5.5 -> 128,000 tokens" in capsys.readouterr().err
 
 
+def test_the_command_makes_the_folder_of_its_file(tmp_path: Path) -> None:
+    """docs/long-sessions.md writes `-o ~/.codex/gateway-catalog.json`: ~/.codex may not exist yet."""
+    out = tmp_path / "home" / ".codex" / "gateway-catalog.json"
+    assert catalog.main(["--upstream", "chat", "--model", "deepseek-chat", "-o", str(out)]) == 0
+    assert json.loads(out.read_text())["models"]
+
+
+def test_the_command_says_why_it_cannot_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a-file").write_text("")
+    assert catalog.main(["--upstream", "chat", "--model", "deepseek-chat",
+                         "-o", str(tmp_path / "a-file" / "catalog.json")]) == 1
+    assert f"error: cannot write {tmp_path / 'a-file' / 'catalog.json'}: " in capsys.readouterr().err
+
+
 def test_the_command_refuses_to_write_codex_own_catalog(tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "catalog.json"
