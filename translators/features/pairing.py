@@ -13,6 +13,8 @@ without a result gets "aborted", as Codex itself fills in interrupted calls.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from translators.core.report import Report
 from translators.ir.request import Item, Text, ToolCall, ToolResult
 
@@ -46,7 +48,7 @@ def pair(items: list[Item], report: Report) -> list[Item]:
                 result = ToolResult(kind=call.kind, call_id=call.call_id, parts=[Text(text=ABORTED)],
                                     origin=call.origin)
             elif result.kind != call.kind:
-                result = result.model_copy(update={"kind": call.kind})
+                result = replace(result, kind=call.kind)
             out.append(result)
         run.clear()
 

@@ -99,7 +99,9 @@ def decode(body: Any, report: Report) -> Request:
     compacting = compaction.is_trigger(body)
     items = state.decode_input(body["input"][:-1] if compacting else body.get("input"), system)
 
-    request = Request(
+    # every value below was checked as it was read: built as it stands, not validated again,
+    # each field with a default factory given (pydantic inspects a factory's signature per call)
+    request = Request.model_construct(
         model=model,
         kind="compaction" if compacting else "turn",
         system=system,
@@ -109,8 +111,9 @@ def decode(body: Any, report: Report) -> Request:
         tool_choice=_tool_choice(body.get("tool_choice"), report),
         parallel_tool_calls=_optional(body, "parallel_tool_calls", bool, report),
         max_output_tokens=_optional(body, "max_output_tokens", int, report),
-        temperature=_optional(body, "temperature", (int, float), report),
-        top_p=_optional(body, "top_p", (int, float), report),
+        temperature=_number(body, "temperature", report),
+        top_p=_number(body, "top_p", report),
+        stop_sequences=[],
         reasoning=state.reasoning,
         stream=bool(body.get("stream", False)),
         user=_end_user(body, report),
@@ -153,6 +156,15 @@ def _optional(body: dict[str, Any], key: str, kind: type | tuple[type, ...], rep
     if not isinstance(value, kind):
         raise MalformedRequest(f"{key} has the wrong type", param=key)
     return value
+
+
+def _number(body: dict[str, Any], key: str, report: Report) -> float | None:
+    """A number the IR keeps as a float (an integer `1` is sent on as `1.0`)."""
+    value = _optional(body, key, (int, float), report)
+    try:
+        return None if value is None else float(value)
+    except OverflowError:  # an integer of hundreds of digits, read by the standard parser
+        raise MalformedRequest(f"{key} is out of range", param=key) from None
 
 
 def _reasoning_config(value: Any, report: Report) -> ReasoningConfig:
