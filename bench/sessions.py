@@ -121,18 +121,22 @@ def ours(raw: bytes, target: str, cache: Any = None) -> bytes:
 
 
 class _Warm:
-    """Calls `ours` with a new cache each time, each warmed beforehand with the previous request."""
+    """Calls `ours` with a new cache each time, each warmed beforehand with the previous request.
+    A used cache is kept until the run ends: freeing it is no part of a request."""
 
     def __init__(self, raw: bytes, previous: bytes, target: str, calls: int) -> None:
         self.raw, self.target = raw, target
         self.caches = []
+        self.used: list[Any] = []
         for _ in range(calls):
             cache = ItemCache()
             ours(previous, target, cache)
             self.caches.append(cache)
 
     def __call__(self) -> bytes:
-        return ours(self.raw, self.target, self.caches.pop())
+        cache = self.caches.pop()
+        self.used.append(cache)
+        return ours(self.raw, self.target, cache)
 
 
 def run(samples: int, target: str = TARGET, warmup: int = 2) -> tuple[list[SessionRow], TurnRatio]:
