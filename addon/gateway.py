@@ -33,6 +33,7 @@ from addon.serve import bodies, pipeline, websocket  # noqa: E402
 from addon.serve import client_side as client_dialects  # noqa: E402
 from addon.serve.answers import answer, error_response  # noqa: E402
 from addon.serve.flow import FlowCtx, Flows, speaks_of  # noqa: E402
+from addon.serve.ir_cache import ItemCaches  # noqa: E402
 from addon.serve.streaming import StreamHook  # noqa: E402
 from addon.state.turns import State  # noqa: E402
 from addon.team import keys as clients  # noqa: E402
@@ -74,6 +75,8 @@ class Gateway:
         """Who each request is (gateway_clients, addon/team/keys.py)."""
         self.state = State(self.clients)
         """previous_response_id, conversations, /responses/compact and the store (addon/state/turns.py)."""
+        self.items = ItemCaches()
+        """Each client's decoded request items, reused by its next turns (addon/serve/ir_cache.py)."""
         self.settings: dict[str, registry.Settings] = {}
         """Each dialect's own options and environment variables (addon/routes/plugins.py)."""
         self._running = False
@@ -126,6 +129,7 @@ class Gateway:
                 loader.add_option(option.name, option.type, option.default, option.help)
         self.state.load(loader)
         self.clients.load(loader)
+        self.items.load(loader)
         limits.add_options(loader)
 
     def running(self) -> None:
@@ -148,6 +152,7 @@ class Gateway:
             o.update(connection_strategy="lazy")
         self.state.configure(updated)
         self.clients.configure(updated)
+        self.items.configure(updated)
         if not any(name.startswith("gateway_") for name in updated):
             return
         for dialect in registry.every():

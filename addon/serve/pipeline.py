@@ -271,7 +271,8 @@ def _translate_here(gw: Gateway, fc: FlowCtx, read: Read, plan: Plan | Any, caps
         gw.state.register(fc, plan, new_items, len(new_items))
     translation = translate_request(_as_asked(fc, body), route.dialect.name, route.model, capabilities=caps,
                                     web_search=web_search, resolved=resolved, client=fc.speaks.name,
-                                    kind="compaction_endpoint" if compact else "turn")
+                                    kind="compaction_endpoint" if compact else "turn",
+                                    items=gw.items.of(fc.flow))
     return translation, None, translation.model_dump(mode="json", exclude={"body"})
 
 
