@@ -21,9 +21,13 @@ The cases:
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
+from statistics import median
 from typing import Any
 
 from bench.requests import floor
@@ -165,3 +169,69 @@ def run(samples: int, target: str = TARGET, warmup: int = 2) -> tuple[list[Sessi
 
 def _label(case: Case) -> str:
     return f"{case.name} {'warm' if case.previous is not None else 'fresh'}"
+
+
+# -- the tables, and `python -m bench.sessions` ---------------------------------------------------
+
+TARGETS = {"lite 188": 2.0, "turn": 3.0}
+"""Issue 39's targets: a long Lite session at most 2x the JSON floor (fresh and warm), a turn
+adding 2 items to a 200-item conversation at most 3x a fresh 10-item request."""
+
+
+def verdicts(rows: list[SessionRow], turn: TurnRatio) -> list[tuple[str, bool, bool, str]]:
+    """(target, met on wall medians, met on CPU medians, what was measured)."""
+    lite = [r for r in rows if r.case == "lite 188"]
+    worst = max(lite, key=lambda r: r.ratio)
+    worst_cpu = max(lite, key=lambda r: r.ratio_cpu)
+    return [
+        ("long Lite session (188 items), fresh and warm, <= 2x the JSON floor",
+         worst.ratio <= TARGETS["lite 188"], worst_cpu.ratio_cpu <= TARGETS["lite 188"],
+         ", ".join(f"{r.cache} {r.ratio:.2f}x (CPU {r.ratio_cpu:.2f}x)" for r in lite)),
+        ("a turn adding 2 items to a 200-item conversation <= 3x a 10-item request",
+         turn.ratio <= TARGETS["turn"], turn.ratio_cpu <= TARGETS["turn"],
+         f"{turn.ratio:.2f}x (CPU {turn.ratio_cpu:.2f}x)"),
+    ]
+
+
+def table(rows: list[SessionRow], turn: TurnRatio) -> str:
+    head = (f"{'case':18} {'cache':5} {'items':>5} {'KB':>6} {'ours µs':>9} {'floor µs':>9} {'×floor':>7} "
+            f"{'(cpu)':>6}")
+    lines = [head] + [f"{r.case:18} {r.cache:5} {r.items:5d} {r.bytes / 1e3:6.1f} {r.ours_us:9.0f} "
+                      f"{r.floor_us:9.0f} {r.ratio:7.2f} {r.ratio_cpu:6.2f}" for r in rows]
+    lines.append(f"{turn.turn} / {turn.ten}: {turn.ratio:.2f}x (CPU {turn.ratio_cpu:.2f}x)")
+    return "\n".join(lines)
+
+
+def _spread(values: list[float]) -> str:
+    return f"{median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.sessions", description=__doc__.split("\n")[0])
+    parser.add_argument("--samples", type=int, default=40, help="timed calls per case and round")
+    parser.add_argument("--rounds", type=int, default=1, help="runs in this process; medians (min-max)")
+    parser.add_argument("--target", default=TARGET)
+    parser.add_argument("--json", type=Path, help="write every round's rows here")
+    args = parser.parse_args(argv)
+    rounds = [run(args.samples, args.target) for _ in range(args.rounds)]
+    for n, (rows, turn) in enumerate(rounds, 1):
+        print(f"round {n}\n{table(rows, turn)}\n")
+    if args.rounds > 1:
+        print("over the rounds, ratio to the floor: median (min-max)")
+        for i, row in enumerate(rounds[0][0]):
+            wall = [r[0][i].ratio for r in rounds]
+            cpu = [r[0][i].ratio_cpu for r in rounds]
+            print(f"  {row.case:18} {row.cache:5} wall {_spread(wall)}  CPU {_spread(cpu)}")
+        print(f"  {rounds[0][1].turn} / {rounds[0][1].ten}: wall {_spread([t.ratio for _, t in rounds])}  "
+              f"CPU {_spread([t.ratio_cpu for _, t in rounds])}")
+    for target, ok, ok_cpu, measured in verdicts(*rounds[-1]):
+        print(f"[{'PASS' if ok else 'FAIL'}] {target}: {measured}"
+              + ("" if ok == ok_cpu else f" -- in CPU time: {'PASS' if ok_cpu else 'FAIL'}"))
+    if args.json is not None:
+        args.json.write_text(json.dumps([{"rows": [r.as_dict() for r in rows], "turn": turn.as_dict()}
+                                         for rows, turn in rounds], indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
