@@ -4,8 +4,9 @@ instead of decoded again (docs/benchmarks.md "Request translation over a session
 Content is JSON text as orjson writes the parsed value: compact, in the client's own key order, so
 two texts are equal exactly when the parsed values are (and their keys in the same order, which a
 report's order follows). What that text cannot tell apart is never taken from the cache: a `NaN`
-or an infinity (Python's parser reads them, orjson writes them as `null`: an item whose text holds
-`null` is searched for one), and what orjson cannot write (integers beyond 64 bits, lone
+or an infinity, which Python's parser reads and orjson writes as `null` (an entry remembers where
+its item held a null, and a request whose value there is not one decodes the item afresh; an item
+holding a NaN itself is never stored), and what orjson cannot write (integers beyond 64 bits, lone
 surrogates). Those are decoded afresh each time.
 
 Two ways to find an item:
