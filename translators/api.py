@@ -14,7 +14,7 @@ from translators.core.ids import IdFactory, random_ids
 from translators.core.item_cache import ItemCache
 from translators.core.report import Report
 from translators.core.translation import Translation, UpstreamError
-from translators.features import compaction, websearch
+from translators.features import caching, compaction, websearch
 from translators.ir import events as ev
 from translators.ir.encoder import EventEncoder
 from translators.wire import response_headers, whole_body, wirejson
@@ -93,6 +93,8 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
         if note := caps.lifecycle_note():
             report.note(note)
         encoded = part.encode_request(request, upstream_model, report, caps)
+        if not encoded.cache_marks:
+            caching.report_marks(request, report)
     echoed = speaks.echo({**body, **resolved} if resolved else body)
     return Translation(target=target, client=client, model=encoded.body.get("model") or model or client_model,
                        client_model=client_model, path=encoded.path, body=encoded.body,

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from translators.core.capabilities import ModelCapabilities
+from translators.core.pricing import Price
 from translators.core.report import Report
 from translators.core.translation import Encoded, Translation
 from translators.ir.events import Event
@@ -78,6 +79,9 @@ class CountEndpoint:
     """(the encoded turn's body, upstream model) -> (path relative to the base URL, count body)."""
     parse: Callable[[Any], int]
     """The parsed JSON answer -> input tokens; raises ValueError for another body."""
+    base: Callable[[str], str] | None = None
+    """The route's base URL -> the one the count's path is relative to (a Chat server's
+    `/tokenize` is at its root, not under `/v1`); None: the route's own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +264,9 @@ class Codec:
     models_endpoint: ModelsEndpoint | None = None
     count_tokens: CountEndpoint | None = None
     """None: the vendor counts no tokens; a count is estimated (docs/claude-code.md "Token counts")."""
+    count_for: Callable[[Mapping[str, str]], CountEndpoint | None] | None = None
+    """Where a route's server counts, by what the route states of it (`Option.route_key` values):
+    a Chat server's own tokenizer (docs/chat.md "Token counts"); asked before `count_tokens`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -279,10 +286,35 @@ class Dialect:
     environ: tuple[str, ...] = ()
     """Environment variables the dialect's settings read (besides its key), passed in `Settings`."""
     view: View | None = None
+    prices: Callable[[str], Price | None] | None = None
+    """The vendor's list price for a model id in the dialect's own form (its `prices.toml`,
+    translators/core/pricing.py); None: the dialect ships no prices."""
 
     def __post_init__(self) -> None:
         if self.codec is None and self.passthrough is None:
             raise TypeError(f"dialect {self.name!r} has neither a codec nor a passthrough")
+
+
+def counter(dialect: Dialect, server: Mapping[str, str]) -> CountEndpoint | None:
+    """Where a route of this dialect counts tokens (`server`: what the route states of its
+    server); None: the count is estimated."""
+    codec = dialect.codec
+    if codec is None:
+        return None
+    if codec.count_for is not None and (endpoint := codec.count_for(server)) is not None:
+        return endpoint
+    return codec.count_tokens
+
+
+def count_url(endpoint: CountEndpoint, base_url: str, path: str) -> str:
+    """The URL a count goes to: the route's base URL (or the endpoint's base for it) + its path."""
+    return (endpoint.base(base_url) if endpoint.base is not None else base_url) + path
+
+
+def list_price(dialect: Dialect, model: str) -> Price | None:
+    """The shipped list price of `model` on this dialect's vendor; None when it ships none for
+    it (docs/prices.md: a route's own `prices` then say it)."""
+    return dialect.prices(model) if dialect.prices is not None else None
 
 
 def serving(dialect: Dialect, takes_passthrough: bool) -> Codec | Passthrough:

@@ -26,6 +26,7 @@ from addon.serve.answers import answer, error_response, json_response
 from addon.serve.flow import FlowCtx, speaks_of
 from addon.upstream import auth, credentials
 from translators import client_dialects as registry
+from translators import dialect as dialects
 from translators.api import translate_error
 from translators.client_dialects import ClientDialect, ListedModel, TokenCount
 from translators.wire import wirejson
@@ -106,8 +107,7 @@ def read_count(fc: FlowCtx) -> None:
     raw = credentials.scrub_bytes(flow.response.get_content(strict=False) or b"",
                                   credentials.secrets_of(flow))
     fc.keep_upstream_response(raw)
-    codec = fc.route.dialect.codec
-    counter = codec.count_tokens if codec is not None else None
+    counter = dialects.counter(fc.route.dialect, dict(fc.route.server))
     status = flow.response.status_code
     if status >= 400 or counter is None:
         error = translate_error(target, status, raw, dict(flow.response.headers), client=speaks.name)

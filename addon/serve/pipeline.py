@@ -46,6 +46,7 @@ from translators import (
     translate_response,
 )
 from translators import client_dialects as client_registry
+from translators import dialect as dialects
 from translators.core.report import Report
 from translators.features import compaction
 from translators.wire import wirejson
@@ -301,13 +302,14 @@ def _as_asked(fc: FlowCtx, body: Any) -> Any:
 
 
 # -- retarget --------------------------------------------------------------------------------------
-def _retarget_or_answer(gw: Gateway, fc: FlowCtx, translation: Translation, content: bytes | None) -> None:
+def _retarget_or_answer(gw: Gateway, fc: FlowCtx, translation: Translation, content: bytes | None,
+                        url: str | None = None) -> None:
     """A failure past this point would leave a half-rewritten request (new URL, client headers):
     it is answered here and never sent."""
     route = fc.route
     assert route is not None
     try:
-        retarget(gw, fc, route, translation, content)
+        retarget(gw, fc, route, translation, content, url)
     except TranslatorError as exc:  # e.g. no credentials for a signed dialect
         fc.info["error"] = exc.message
         answer_now(fc.flow, json_response(*fc.speaks.refusal(exc)))
@@ -317,10 +319,11 @@ def _retarget_or_answer(gw: Gateway, fc: FlowCtx, translation: Translation, cont
 
 
 def retarget(gw: Gateway, fc: FlowCtx, route: Route, translation: Translation,
-             content: bytes | None = None) -> None:
-    """The flow's request becomes the upstream's: the route's base URL + the translation's path,
-    the client's headers cut to what may go on, the dialect's content type and accept, the
-    route's credentials (on the wire only: the flow shows `<redacted>`)."""
+             content: bytes | None = None, url: str | None = None) -> None:
+    """The flow's request becomes the upstream's: the route's base URL + the translation's path
+    (or `url`: a count the route's server takes elsewhere, `dialects.count_url`), the client's
+    headers cut to what may go on, the dialect's content type and accept, the route's
+    credentials (on the wire only: the flow shows `<redacted>`)."""
     flow = fc.flow
     if content is None:
         content = wirejson.dumps(translation.body)
@@ -335,7 +338,7 @@ def retarget(gw: Gateway, fc: FlowCtx, route: Route, translation: Translation,
     headers["content-type"] = dialect.vendor.request_content_type
     headers["accept"] = dialect.vendor.stream_content_type if translation.stream else "application/json"
     headers["accept-encoding"] = "identity"  # the stream callable gets raw bytes
-    flow.request.url = route.base_url + translation.path
+    flow.request.url = url or route.base_url + translation.path
     secret, note = auth.upstream_credentials(route, headers, flow.request.url, content, gw.settings)
     if note:
         fc.info["notes"].append(note)
@@ -357,8 +360,7 @@ def _count(gw: Gateway, fc: FlowCtx, translation: Translation) -> None:
     `client_dialects.read_count`."""
     route = fc.route
     assert route is not None
-    codec = route.dialect.codec
-    counter = codec.count_tokens if codec is not None else None
+    counter = dialects.counter(route.dialect, dict(route.server))
     info = fc.info
     if counter is None:
         assert fc.speaks.count is not None  # a count is a client dialect's that has one
@@ -367,8 +369,9 @@ def _count(gw: Gateway, fc: FlowCtx, translation: Translation) -> None:
     flowinfo.merge(info, translation)
     path, body = counter.encode(translation.body, translation.model)
     counted = translation.model_copy(update={"path": path, "body": body, "stream": False})
-    info.update(model=translation.model, url=route.base_url + path, kind=flowinfo.COUNT_KIND)
-    _retarget_or_answer(gw, fc, counted, None)
+    url = dialects.count_url(counter, route.base_url, path)
+    info.update(model=translation.model, url=url, kind=flowinfo.COUNT_KIND)
+    _retarget_or_answer(gw, fc, counted, None, url=url)
 
 
 # -- refusals --------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from urllib.parse import quote
 
-from translators.anthropic import count
+from translators.anthropic import count, prices
 from translators.anthropic.models import from_model_info
 from translators.anthropic.request import API_VERSION, encode
 from translators.anthropic.response import error_info, response_events
@@ -33,4 +33,5 @@ DIALECT = Dialect(
                                        headers={"anthropic-version": API_VERSION}, parse=from_model_info),
         count_tokens=CountEndpoint(encode=count.encode, parse=count.parse),
     ),
+    prices=prices.price,
 )

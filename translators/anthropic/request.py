@@ -11,13 +11,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from translators.anthropic import document
+from translators.anthropic import caching, document
 from translators.core.capabilities import ModelCapabilities
 from translators.core.report import Report
 from translators.core.translation import Encoded
 from translators.families.claude import structured, turns
 from translators.families.claude import thinking as claude
 from translators.features import toolset, vendor_state, websearch
+from translators.features.caching import system_marks
 from translators.features.naming import NamePolicy, fnv1a_32
 from translators.ir.request import (
     Image,
@@ -34,7 +35,6 @@ API_VERSION = "2023-06-01"
 NAMES = NamePolicy(max_length=64)
 _TOOL_ID = re.compile(r"[^A-Za-z0-9_-]")
 _TOOL_ID_OK = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_CACHE = {"type": "ephemeral"}
 
 
 def tool_use_id(call_id: str) -> str:
@@ -56,13 +56,13 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     system = _system(request, tools)
     if system:
         body["system"] = system
-    declared = [_tool(t, report) for t in tools.tools]
+    tool_marks = {t.origin: t.cache for t in request.tools if getattr(t, "cache", None) is not None}
+    declared = [caching.mark(_tool(t, report), tool_marks.get(t.origin)) for t in tools.tools]
     search = websearch.declared(request)
     if search is not None and (server := _web_search_tool(search, tools, caps, report)) is not None:
         declared.append(server)
     if declared:
         body["tools"] = declared
-        body["tools"][-1]["cache_control"] = _CACHE
         choice = _tool_choice(request, tools, thinking is not None, report)
         if choice:
             body["tool_choice"] = choice
@@ -88,8 +88,8 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
         body["metadata"] = {"user_id": request.user}  # for abuse detection (docs/anthropic.md "Request")
     if request.stream:
         body["stream"] = True
-    _cache_last_message(messages)
-    return Encoded(path="/v1/messages", body=body, tools=tools.index,
+    caching.place(body, request.cache.auto)
+    return Encoded(path="/v1/messages", body=body, tools=tools.index, cache_marks=True,
                    headers={"anthropic-version": API_VERSION, "content-type": "application/json"})
 
 
@@ -113,10 +113,9 @@ def _output_config(request: Request, caps: ModelCapabilities, effort: str | None
 
 
 def _system(request: Request, tools: toolset.Toolset) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": t} for t in toolset.system_texts(request, tools)]
-    if blocks:
-        blocks[-1]["cache_control"] = _CACHE
-    return blocks
+    texts = toolset.system_texts(request, tools)
+    return [caching.mark({"type": "text", "text": text}, cache)
+            for text, cache in zip(texts, system_marks(request), strict=False)]
 
 
 def _tool(tool: toolset.JsonTool, report: Report) -> dict[str, Any]:
@@ -206,9 +205,9 @@ class _Blocks:
         return {"type": "thinking", "thinking": state.text or "", "signature": state.signature}
 
     def tool_call(self, item: ToolCall) -> dict[str, Any]:
-        return {"type": "tool_use", "id": tool_use_id(item.call_id),
-                "name": self.tools.wire(item.namespace, item.name),
-                "input": toolset.call_input(item, self.report)}
+        return caching.mark({"type": "tool_use", "id": tool_use_id(item.call_id),
+                             "name": self.tools.wire(item.namespace, item.name),
+                             "input": toolset.call_input(item, self.report)}, item.cache)
 
     def web_search(self, item: WebSearchCall) -> list[dict[str, Any]]:
         """The search Claude ran, verbatim (websearch.prepare keeps only Anthropic's own)."""
@@ -220,7 +219,7 @@ class _Blocks:
                "content": content or [{"type": "text", "text": "(no output)"}]}
         if item.is_error:
             out["is_error"] = True
-        return out
+        return caching.mark(out, item.cache)
 
     def is_reasoning(self, block: dict[str, Any]) -> bool:
         return block["type"] in ("thinking", "redacted_thinking")
@@ -234,16 +233,18 @@ def _parts(parts: list[Part], report: Report, images: bool, documents: bool) -> 
     for part in parts:
         if part.type == "text":
             if part.text:
-                blocks.append({"type": "text", "text": part.text})
+                blocks.append(caching.mark({"type": "text", "text": part.text}, part.cache))
+            elif part.cache is not None:
+                report.drop(part.cache.origin, kind="cosmetic")  # an empty text takes no breakpoint
         elif part.type == "image":
             if images:
-                blocks.append(_image(part, report))
+                blocks.append(caching.mark(_image(part, report), part.cache))
             else:
                 report.drop(part.origin)
         elif documents:
             block = document.block(part, report)
             if block is not None:
-                blocks.append(block)
+                blocks.append(caching.mark(block, part.cache))
         else:
             # a model without document input, or an assistant turn (documents go in user turns)
             report.drop(part.origin)
@@ -257,12 +258,3 @@ def _image(part: Image, report: Report) -> dict[str, Any]:
     if inline is not None:
         return {"type": "image", "source": {"type": "base64", "media_type": inline[0], "data": inline[1]}}
     return {"type": "image", "source": {"type": "url", "url": part.url}}
-
-
-def _cache_last_message(messages: list[dict[str, Any]]) -> None:
-    """A cache breakpoint on the newest block: the whole history is a reusable prefix next turn
-    (docs/field-notes.md "Prompt-cache loss": translated sessions otherwise re-bill every input token)."""
-    if messages and messages[-1]["content"]:
-        block = messages[-1]["content"][-1]
-        if block["type"] in ("text", "tool_result", "image", "document"):
-            block["cache_control"] = _CACHE

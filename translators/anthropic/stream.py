@@ -60,10 +60,14 @@ def usage_event(usage: dict[str, Any]) -> ev.Usage:
     written = _count(usage, "cache_creation_input_tokens") or 0
     counted = uncached is not None
     server = usage.get("server_tool_use")
+    # the writes by TTL (anthropic SDK `cache_creation.py`): an hour's are priced apart
+    by_ttl = usage.get("cache_creation")
+    hour = _count(by_ttl, "ephemeral_1h_input_tokens") if isinstance(by_ttl, dict) else None
     return ev.Usage(input_tokens=uncached + cached + written if counted else None,
                     output_tokens=_count(usage, "output_tokens"),
                     cached_tokens=cached if counted else None,
                     cache_write_tokens=written if counted else None,
+                    cache_write_1h_tokens=hour if counted else None,
                     web_searches=_count(server, "web_search_requests") if isinstance(server, dict) else None)
 
 

@@ -5,7 +5,7 @@ hook): a Bedrock API key, or SigV4 with the credentials of the dialect's own sou
 (`credentials.py`), which the addon asks.
 """
 
-from translators.bedrock import auth, count, credentials
+from translators.bedrock import auth, count, credentials, prices
 from translators.bedrock.models import capabilities
 from translators.bedrock.request import encode
 from translators.bedrock.response import error_info, response_events
@@ -48,4 +48,5 @@ DIALECT = Dialect(
         capabilities=capabilities,
         count_tokens=CountEndpoint(encode=count.encode, parse=count.parse),
     ),
+    prices=prices.price,
 )

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from translators.bedrock import documents
+from translators.bedrock import caching, documents
 from translators.bedrock.models import is_claude
 from translators.core.report import Report
 from translators.families.claude import turns
@@ -66,9 +66,9 @@ class _Blocks:
         return {"reasoningContent": {"reasoningText": text}}
 
     def tool_call(self, item: ToolCall) -> dict[str, Any]:
-        return {"toolUse": {"toolUseId": tool_use_id(item.call_id),
-                            "name": self.tools.wire(item.namespace, item.name),
-                            "input": toolset.call_input(item, self.report)}}
+        return caching.mark({"toolUse": {"toolUseId": tool_use_id(item.call_id),
+                                         "name": self.tools.wire(item.namespace, item.name),
+                                         "input": toolset.call_input(item, self.report)}}, item.cache)
 
     def web_search(self, item: WebSearchCall) -> list[dict[str, Any]]:
         return []  # Converse has no server tools: websearch.prepare keeps no search for Bedrock
@@ -80,7 +80,7 @@ class _Blocks:
                                   "content": content or [{"text": NO_OUTPUT}]}
         if item.is_error and self.error_status:
             result["status"] = "error"
-        return {"toolResult": result}
+        return caching.mark({"toolResult": result}, item.cache)
 
     def is_reasoning(self, block: dict[str, Any]) -> bool:
         return "reasoningContent" in block
@@ -120,7 +120,9 @@ def _parts(parts: list[Part], report: Report, *, media: bool,
     for part in parts:
         if part.type == "text":
             if part.text.strip():  # Bedrock rejects blank text blocks
-                blocks.append({"text": part.text})
+                blocks.append(caching.mark({"text": part.text}, part.cache))
+            elif part.cache is not None:
+                report.drop(part.cache.origin, kind="cosmetic")  # a blank text takes no point
             continue
         if not media:
             report.drop(part.origin)  # images and documents go in user turns only
@@ -133,7 +135,7 @@ def _parts(parts: list[Part], report: Report, *, media: bool,
             block = None
             report.drop(part.origin)  # the model reads no documents (its capabilities)
         if block is not None:
-            blocks.append(block)
+            blocks.append(caching.mark(block, part.cache))
     return blocks
 
 

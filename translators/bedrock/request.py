@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from translators.bedrock import caching
 from translators.bedrock import messages as bedrock_messages
 from translators.bedrock.models import cache_points, is_claude
 from translators.bedrock.tools import tool_config
@@ -20,6 +21,7 @@ from translators.core.translation import Encoded
 from translators.families.claude import structured
 from translators.families.claude import thinking as claude
 from translators.features import fit, toolset, websearch
+from translators.features.caching import system_marks
 from translators.features.naming import NamePolicy
 from translators.ir.request import Request
 from translators.wire import wirejson
@@ -27,7 +29,6 @@ from translators.wire import wirejson
 NAMES = NamePolicy(max_length=64)  # ToolName: [a-zA-Z0-9_-]{1,64} (docs/bedrock.md "Tool names and ids")
 MAX_TEMPERATURE = 1.0  # InferenceConfiguration.temperature is 0..1 in the service model
 MAX_STOP_SEQUENCES = 2500  # InferenceConfiguration.stopSequences, in the service model
-_CACHE_POINT = {"cachePoint": {"type": "default"}}
 
 
 def path_for(model: str, stream: bool) -> str:
@@ -48,12 +49,15 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
                                                 reads_documents=caps.pdf_input,
                                                 error_status=bedrock_messages.takes_status(model))
     body: dict[str, Any] = {"messages": messages}
-    system = _system(request, tools, caps)
+    texts = toolset.system_texts(request, tools)
+    system = [caching.mark({"text": text}, cache)
+              for text, cache in zip(texts, system_marks(request), strict=False)]
     if system:
         body["system"] = system
     config = tool_config(request, tools, report)
     if config is not None:
         body["toolConfig"] = config
+        _mark_tools(request, tools, config)
     inference, top_k = _inference(request, caps, max_tokens, thinking is not None, report)
     if inference:
         body["inferenceConfig"] = inference
@@ -78,19 +82,21 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
     for field, path in (("verbosity", "text.verbosity"), ("user", "user")):
         if getattr(request, field) is not None:
             report.drop(path)
-    if cache_points(caps) and messages:
-        # the whole history is next turn's reusable prefix (same reason as anthropic/request.py)
-        messages[-1]["content"].append(dict(_CACHE_POINT))
+    points = cache_points(model)
+    caching.place(body, points, request.cache.auto, report)
     return Encoded(path=path_for(model, request.stream), body=body, tools=tools.index,
-                   headers={"content-type": "application/json"})
+                   cache_marks=points is not None, headers={"content-type": "application/json"})
 
 
-def _system(request: Request, tools: toolset.Toolset, caps: ModelCapabilities) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = [{"text": t} for t in toolset.system_texts(request, tools)]
-    if blocks and cache_points(caps):
-        # tools come before the system prompt in Claude's cache prefix: one point covers both
-        blocks.append(dict(_CACHE_POINT))
-    return blocks
+def _mark_tools(request: Request, tools: toolset.Toolset, config: dict[str, Any]) -> None:
+    """The client's breakpoints on its tools, on their `toolSpec` entries (stubs carry none)."""
+    if not request.cache.present:
+        return
+    marks = {t.origin: t.cache for t in request.tools if getattr(t, "cache", None) is not None}
+    specs = {entry["toolSpec"]["name"]: entry for entry in config["tools"] if "toolSpec" in entry}
+    for tool in tools.tools:
+        if (mark := marks.get(tool.origin)) is not None and tool.wire in specs:
+            caching.mark(specs[tool.wire], mark)
 
 
 def _output_config(request: Request, caps: ModelCapabilities, effort: str | None,

@@ -31,8 +31,13 @@ def usage_event(usage: dict[str, Any]) -> ev.Usage:
     output = _int(usage.get("outputTokens"))
     if fresh is None:
         return ev.Usage(output_tokens=output)
+    details = usage.get("cacheDetails")  # writes by TTL, `CacheDetail` {ttl, inputTokens}
+    hour = None
+    if isinstance(details, list):
+        hour = sum(_int(d.get("inputTokens")) or 0 for d in details
+                   if isinstance(d, dict) and d.get("ttl") == "1h")
     return ev.Usage(input_tokens=fresh + (read or 0) + (write or 0), output_tokens=output,
-                    cached_tokens=read or 0, cache_write_tokens=write or 0)
+                    cached_tokens=read or 0, cache_write_tokens=write or 0, cache_write_1h_tokens=hour)
 
 
 def _int(value: Any) -> int | None:

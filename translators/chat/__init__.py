@@ -1,6 +1,7 @@
 """OpenAI Chat Completions and compatible servers (DeepSeek, vLLM, SGLang, Ollama, OpenRouter),
 `POST {base}/chat/completions`, https://platform.openai.com/docs/api-reference/chat."""
 
+from translators.chat import count
 from translators.chat.models import capabilities
 from translators.chat.request import encode
 from translators.chat.response import error_info, response_events
@@ -23,6 +24,7 @@ DIALECT = Dialect(
         response_events=response_events,
         error_info=error_info,
         capabilities=capabilities,
+        count_for=count.endpoint,  # the server's own /tokenize, where the route says it has one
     ),
     options=OPTIONS,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from translators.chat import messages, settings, tools
+from translators.chat import caching, messages, settings, tools
 from translators.chat.models import Target, target_for
 from translators.core.capabilities import ModelCapabilities
 from translators.core.errors import UnsupportedFeature
@@ -69,6 +69,8 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
         # without it no chunk carries usage (docs/chat.md "Streaming"); DeepSeek puts usage on the finish
         # chunk anyway
         body["stream_options"] = {"include_usage": True}
+    if settings.takes_cache_control(caps):
+        caching.place(body["messages"])
     return Encoded(path=PATH, body=body, tools=names.index, headers={"content-type": "application/json"})
 
 

@@ -42,8 +42,22 @@ the field: `drop` makes its report true (docs/chat.md "Sampling")."""
 TOP_K_MODES = ("auto", "send", "drop")
 
 
+CACHE_CONTROL = "cache_control"
+"""The route's server takes Anthropic's `cache_control` on message text parts (OpenRouter, for
+Claude and the other models it caches for): the gateway then places prompt-cache breakpoints
+there (translators/chat/caching.py, docs/chat.md "Prompt caching"). Off by default: another
+server may refuse the field, or a list where it wants a string."""
+_TRUE = ("true", "True", True)
+_FALSE = ("false", "False", False)
+
+TOKENIZER = "tokenizer"
+"""The route's server counts tokens with the model's own tokenizer at `POST /tokenize`: `none`
+(the count is estimated), `llamacpp` (llama.cpp's server) or `vllm` (translators/chat/count.py,
+docs/chat.md "Token counts")."""
+TOKENIZERS = ("none", "llamacpp", "vllm")
+
 _CHOICES = {STRUCTURED_OUTPUT: STRUCTURED_MODES, MESSAGE_PARTS: PARTS_MODES, FILE_PARTS: FILE_MODES,
-            TOP_K: TOP_K_MODES}
+            TOP_K: TOP_K_MODES, TOKENIZER: TOKENIZERS}
 _HELP = {
     STRUCTURED_OUTPUT: "How a Chat route writes text.format: auto (json_schema; the schema in the "
                        "prompt for DeepSeek; json_object for a .gguf model), json_schema, json_object "
@@ -54,6 +68,8 @@ _HELP = {
                 "OpenAI's file content part)",
     TOP_K: "Chat top_k (a Messages client's): auto (sent unless the model is OpenAI's or DeepSeek's), "
            "send, or drop (reported; for a server that ignores it, as Ollama does)",
+    TOKENIZER: "Chat token counts: none (estimated), or the route's server's own POST /tokenize: "
+               "llamacpp (llama.cpp's server) or vllm",
 }
 
 
@@ -70,7 +86,23 @@ def _option(key: str) -> Option:
                   help=f"{_HELP[key]} ({' | '.join(_CHOICES[key])}; per route in gateway_config: {key}).")
 
 
-OPTIONS = (_option(STRUCTURED_OUTPUT), _option(MESSAGE_PARTS), _option(FILE_PARTS), _option(TOP_K))
+def _cache_problem(value: object, label: str) -> str | None:
+    return None if value in _TRUE or value in _FALSE else f"{label} {value!r}: write true or false"
+
+
+_CACHE_NAME = f"gateway_chat_{CACHE_CONTROL}"
+_CACHE_OPTION = Option(name=_CACHE_NAME, type=bool, default=False, route_key=CACHE_CONTROL,
+                       check=lambda value: _cache_problem(value, _CACHE_NAME),
+                       help="Chat: the route's server takes Anthropic's cache_control on message text parts "
+                            "(OpenRouter): place prompt-cache breakpoints there (per route in "
+                            "gateway_config: cache_control = true).")
+
+OPTIONS = (_option(STRUCTURED_OUTPUT), _option(MESSAGE_PARTS), _option(FILE_PARTS), _option(TOP_K),
+           _CACHE_OPTION, _option(TOKENIZER))
+
+
+def takes_cache_control(caps: ModelCapabilities) -> bool:
+    return caps.extra.get(CACHE_CONTROL) in _TRUE
 
 
 def chosen(caps: ModelCapabilities, key: str) -> str:

@@ -50,6 +50,9 @@ class Encoded(BaseModel):
     body: dict[str, Any]
     headers: dict[str, str] = Field(default_factory=dict)
     tools: ToolIndex = Field(default_factory=ToolIndex)
+    cache_marks: bool = False
+    """The encoder carried the client's prompt-cache breakpoints (and reported any it could not);
+    False: `translate_request` reports each of them dropped (translators/features/caching.py)."""
 
 
 class UpstreamError(BaseModel):

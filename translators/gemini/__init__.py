@@ -4,7 +4,7 @@ https://ai.google.dev/api/generate-content."""
 from urllib.parse import quote
 
 from translators.dialect import Codec, CountEndpoint, Dialect, ModelsEndpoint, Vendor
-from translators.gemini import count
+from translators.gemini import count, prices
 from translators.gemini.models import capabilities, from_model
 from translators.gemini.request import encode
 from translators.gemini.response import error_info, response_events
@@ -34,4 +34,5 @@ DIALECT = Dialect(
             headers={}, parse=from_model),
         count_tokens=CountEndpoint(encode=count.encode, parse=count.parse),
     ),
+    prices=prices.price,
 )

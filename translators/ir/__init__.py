@@ -20,6 +20,8 @@ from translators.ir.events import (
     WebSearch,
 )
 from translators.ir.request import (
+    CacheHints,
+    CacheMark,
     CustomTool,
     Document,
     FunctionTool,
@@ -45,6 +47,8 @@ from translators.ir.request import (
 )
 
 __all__ = [
+    "CacheHints",
+    "CacheMark",
     "Citation",
     "CustomTool",
     "Document",

@@ -82,6 +82,9 @@ class Usage:
     reasoning_tokens: int | None = None
     cache_write_tokens: int | None = None
     """Input tokens written to the prompt cache (part of input_tokens, like cached_tokens)."""
+    cache_write_1h_tokens: int | None = None
+    """Of `cache_write_tokens`, those written for an hour (priced apart: docs/anthropic.md "Prompt
+    caching"); the rest were written for five minutes."""
     web_searches: int | None = None
     """Searches the upstream ran and counted (Anthropic `server_tool_use.web_search_requests`)."""
 

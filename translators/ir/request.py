@@ -31,10 +31,25 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+CacheTTL = Literal["5m", "1h"]
+
+
+class CacheMark(_Model):
+    """A client's prompt-cache breakpoint (a Messages `cache_control`) on the element it came
+    with: the prompt up to and including that element is worth keeping for `ttl`. An upstream with
+    breakpoints puts one there; another reports `origin` dropped (translators/features/caching.py,
+    docs/anthropic.md "Prompt caching")."""
+
+    ttl: CacheTTL = "5m"
+    origin: str = ""
+    """The client's field, e.g. `system[1].cache_control`."""
+
+
 @dataclass(slots=True, kw_only=True)
 class Text:
     type: Literal["text"] = "text"
     text: str
+    cache: CacheMark | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -44,6 +59,7 @@ class Image:
     """A `data:` URL (inline bytes) or an http(s) URL."""
     detail: str | None = None
     origin: str = ""
+    cache: CacheMark | None = None
 
     @property
     def inline(self) -> tuple[str, str] | None:
@@ -73,6 +89,7 @@ class Document:
     url: str | None = None
     filename: str | None = None
     origin: str = ""
+    cache: CacheMark | None = None
 
     @property
     def is_text(self) -> bool:
@@ -157,6 +174,7 @@ class ToolCall:
     arguments: str
     """JSON text for function/tool_search/local_shell calls; the raw input for custom calls."""
     origin: str = ""
+    cache: CacheMark | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -169,6 +187,8 @@ class ToolResult:
     """The tool failed and the parts say how (a Messages `tool_result.is_error`); each encoder
     carries it in its vendor's own flag or marks the text (`toolset.result_parts`)."""
     origin: str = ""
+    cache: CacheMark | None = None
+    """A breakpoint on the result, or on a block inside it (the upstreams mark the result)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -196,6 +216,7 @@ class FunctionTool(_Model):
     """Example inputs that show the model how to call the tool (a Messages tool's
     `input_examples`, advanced-tool-use beta); only an Anthropic upstream takes them."""
     origin: str = ""
+    cache: CacheMark | None = None
 
 
 class CustomTool(_Model):
@@ -287,6 +308,18 @@ RequestKind = Literal["turn", "compaction"]
 upstream is asked for a handoff summary instead (translators/features/compaction.py, docs/compaction.md)."""
 
 
+class CacheHints(_Model):
+    """The client's breakpoints that belong to no item or tool (the items, parts and function
+    tools carry theirs as `cache`)."""
+
+    present: bool = False
+    """The client sent a breakpoint somewhere: without one nothing needs looking for."""
+    system: dict[int, CacheMark] = Field(default_factory=dict)
+    """By index into `Request.system`."""
+    auto: CacheMark | None = None
+    """Messages' top-level `cache_control`: a breakpoint on the last block that can carry one."""
+
+
 class Request(_Model):
     model: str
     kind: RequestKind = "turn"
@@ -313,3 +346,4 @@ class Request(_Model):
     user: str | None = None
     """A stable, opaque id of the client's end user, for the vendor's abuse detection: Responses'
     `safety_identifier`, or the deprecated `user` it replaces (docs/responses.md "End user id")."""
+    cache: CacheHints = Field(default_factory=CacheHints)

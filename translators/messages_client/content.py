@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from dataclasses import replace
 from typing import Any
 
 from translators.core.errors import MalformedRequest
@@ -28,7 +29,7 @@ from translators.ir.request import (
     VendorState,
     WebSearchCall,
 )
-from translators.messages_client import signature
+from translators.messages_client import cache, signature
 from translators.messages_client.tools import Tools
 from translators.wire import wirejson
 
@@ -40,12 +41,6 @@ _TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error", "ca
 _THINKING_KEYS = frozenset({"type", "thinking", "signature"})
 _MESSAGE_KEYS = frozenset({"role", "content"})
 _SYSTEM_MESSAGE_KEYS = frozenset({"role", "content", "clear_at"})
-
-
-def _cosmetic(block: dict[str, Any], path: str, report: Report) -> None:
-    """A prompt-cache breakpoint: where Anthropic caches, not what the model reads."""
-    if block.get("cache_control") is not None:
-        report.drop(f"{path}.cache_control", kind="cosmetic")
 
 
 def blocks(content: Any, path: str) -> list[tuple[str, dict[str, Any]]]:
@@ -166,28 +161,27 @@ class Messages:
         text = _string(block, "text", path)
         if block.get("citations"):
             self.report.drop(f"{path}.citations")
-        _cosmetic(block, path, self.report)
         self.report.drop_unread(block, _TEXT_KEYS | {"citations"}, path, skip_empty=True)
-        return Text(text=text)
+        return Text(text=text, cache=cache.read(block, path, self.report))
 
     def _image(self, block: dict[str, Any], path: str) -> Image | None:
         source = block.get("source")
-        _cosmetic(block, path, self.report)
+        mark = cache.read(block, path, self.report)
         self.report.drop_unread(block, _IMAGE_KEYS, path, skip_empty=True)
         if not isinstance(source, dict):
             raise MalformedRequest(f"{path}.source must be an object", param=f"{path}.source")
         if source.get("type") == "base64":
             media = _string(source, "media_type", f"{path}.source")
             data = _string(source, "data", f"{path}.source")
-            return Image(url=f"data:{media};base64,{data}", origin=path)
+            return Image(url=f"data:{media};base64,{data}", origin=path, cache=mark)
         if source.get("type") == "url":
-            return Image(url=_string(source, "url", f"{path}.source"), origin=path)
+            return Image(url=_string(source, "url", f"{path}.source"), origin=path, cache=mark)
         self.report.drop(path)  # a `file` source names a file on Anthropic's platform
         return None
 
     def _document(self, block: dict[str, Any], path: str) -> Document | Text | None:
         source = block.get("source")
-        _cosmetic(block, path, self.report)
+        mark = cache.read(block, path, self.report)
         for key in ("context", "citations"):
             if block.get(key):
                 self.report.drop(f"{path}.{key}")
@@ -205,45 +199,54 @@ class Messages:
                 raise MalformedRequest(f"{spath}.data is not base64", param=f"{spath}.data") from None
             media = source.get("media_type")
             media = media if isinstance(media, str) else "application/pdf"
-            return Document(media_type=media.lower(), data=data, size=size, filename=title, origin=path)
+            return Document(media_type=media.lower(), data=data, size=size, filename=title, origin=path,
+                            cache=mark)
         if kind == "text":
             raw = _string(source, "data", spath).encode("utf-8")
             return Document(media_type="text/plain", data=base64.b64encode(raw).decode("ascii"),
-                            size=len(raw), filename=title, origin=path)
+                            size=len(raw), filename=title, origin=path, cache=mark)
         if kind == "url":
             return Document(media_type="application/pdf", url=_string(source, "url", spath), filename=title,
-                            origin=path)
+                            origin=path, cache=mark)
         if kind == "content":
             texts = [b.get("text") for _, b in blocks(source.get("content"), f"{spath}.content")
                      if b["type"] == "text" and isinstance(b.get("text"), str)]
-            return Text(text="\n".join(t for t in texts if t))
+            return Text(text="\n".join(t for t in texts if t), cache=mark)
         self.report.drop(path)  # a `file` source names a file on Anthropic's platform
         return None
 
     def _tool_result(self, block: dict[str, Any], path: str) -> list[Item]:
         call_id = _string(block, "tool_use_id", path)
-        _cosmetic(block, path, self.report)
+        mark = cache.read(block, path, self.report)
         self.report.drop_unread(block, _TOOL_RESULT_KEYS, path, skip_empty=True)
         parts: list[Part] = []
         content = block.get("content")
         for bpath, inner in blocks(content if content is not None else [], f"{path}.content"):
             if inner["type"] == "tool_reference":
-                parts.append(self._tool_reference(inner, bpath))
+                part = self._tool_reference(inner, bpath)
+            else:
+                part = self._part(inner, bpath)
+            if part is None:
                 continue
-            part = self._part(inner, bpath)
-            if part is not None:
-                parts.append(part)
+            if part.cache is not None:
+                # a breakpoint inside a result: the upstreams mark the result, a block their
+                # breakpoints can sit on (the prefix it closes is the same but for the result's end)
+                if mark is not None:
+                    self.report.drop(part.cache.origin, kind="cosmetic")  # the result has one already
+                mark = mark or part.cache
+                part = replace(part, cache=None)
+            parts.append(part)
         return [ToolResult(kind="function", call_id=call_id, parts=parts,
-                           is_error=block.get("is_error") is True, origin=path)]
+                           is_error=block.get("is_error") is True, origin=path, cache=mark)]
 
     def _tool_reference(self, block: dict[str, Any], path: str) -> Text:
         """Tool search's answer (advanced-tool-use beta): the named deferred tool is loaded, as the
         API expands a reference into the tool's definition."""
         name = _string(block, "tool_name", path)
-        _cosmetic(block, path, self.report)
+        mark = cache.read(block, path, self.report)
         if not self.tools.load(name):
             self.report.note(f"{path}: tool_reference to {name!r}, which no tool declares")
-        return Text(text=f"Tool loaded: {name}")
+        return Text(text=f"Tool loaded: {name}", cache=mark)
 
     # -- assistant turns ----------------------------------------------------------------------
     def _assistant(self, content: Any, path: str) -> list[Item]:
@@ -301,12 +304,11 @@ class Messages:
         arguments = block.get("input", {})
         if not isinstance(arguments, dict):
             raise MalformedRequest(f"{path}.input must be an object", param=f"{path}.input")
-        _cosmetic(block, path, self.report)
         if block.get("caller") not in (None, {"type": "direct"}):
             self.report.drop(f"{path}.caller")
         self.report.drop_unread(block, _TOOL_USE_KEYS, path, skip_empty=True)
         return ToolCall(kind="function", call_id=call_id, name=name, arguments=wirejson.text(arguments),
-                        origin=path)
+                        origin=path, cache=cache.read(block, path, self.report))
 
     def _search_result(self, block: dict[str, Any], path: str) -> list[Item]:
         """A web search Anthropic (or the gateway, for another upstream's search) ran: its query,

@@ -10,8 +10,8 @@ from typing import Any
 from translators.core.errors import MalformedRequest, UnsupportedFeature
 from translators.core.report import Report
 from translators.features import pairing
-from translators.ir.request import ReasoningConfig, Request
-from translators.messages_client import context, paths
+from translators.ir.request import CacheHints, CacheMark, ReasoningConfig, Request
+from translators.messages_client import cache, context, paths
 from translators.messages_client.content import Messages, blocks
 from translators.messages_client.tools import Tools, tool_choice
 
@@ -21,11 +21,11 @@ billing, not an instruction to the model (docs/claude-code.md "What Claude Code 
 
 _READ = frozenset({"model", "messages", "max_tokens", "system", "tools", "tool_choice", "thinking",
                    "output_config", "temperature", "top_p", "top_k", "stop_sequences", "metadata",
-                   "context_management", "stream"})
-_COSMETIC_TOP = frozenset({"service_tier", "cache_control", "inference_geo", "speed", "diagnostics",
+                   "context_management", "stream", "cache_control"})
+_COSMETIC_TOP = frozenset({"service_tier", "inference_geo", "speed", "diagnostics",
                            "fallback_credit_token", "billing_policy"})
-"""Top-level fields about Anthropic's capacity, caching, region, billing and diagnostics: nothing
-the model reads or may do changes without them."""
+"""Top-level fields about Anthropic's capacity, region, billing and diagnostics: nothing the model
+reads or may do changes without them. (`cache_control` is read: translators/messages_client/cache.py.)"""
 _REFUSED_TOP = {
     "compaction": "a compaction request asks Anthropic itself for a compaction block; send the "
                   "conversation instead",
@@ -48,15 +48,19 @@ def decode(body: Any, report: Report) -> Request:
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
         raise MalformedRequest("max_tokens must be a non-negative integer", param="max_tokens")
     _refuse(body)
+    marked = cache.check(body)
 
     tools = Tools(report)
     tools.add_all(body.get("tools"))
     messages = Messages(report, tools)
     items = messages.decode(body.get("messages"))
-    system = _system(body.get("system"), report)
+    system, system_marks = _system(body.get("system"), report)
     while items and items[0].type == "message" and items[0].role == "system":
         # system messages before any turn are the system prompt, as the IR keeps it
-        system.append("\n".join(p.text for p in items.pop(0).parts if p.type == "text"))
+        parts = [p for p in items.pop(0).parts if p.type == "text"]
+        if (last := next((p.cache for p in reversed(parts) if p.cache is not None), None)) is not None:
+            system_marks[len(system)] = last
+        system.append("\n".join(p.text for p in parts))
     declared = tools.finish()
     items = context.apply(body.get("context_management"), items, system, declared, report)
     choice, parallel = tool_choice(body.get("tool_choice"), report)
@@ -81,6 +85,7 @@ def decode(body: Any, report: Report) -> Request:
         output_schema=_output_schema(output, report),
         stream=body.get("stream") is True,
         user=_user(body.get("metadata"), report),
+        cache=CacheHints(present=marked, system=system_marks, auto=cache.read(body, "", report)),
     )
     _report_top_level(body, report)
     # from here on, what an encoder drops is named by the Messages field it came from
@@ -115,24 +120,30 @@ def _report_top_level(body: dict[str, Any], report: Report) -> None:
             report.drop(key)
 
 
-def _system(value: Any, report: Report) -> list[str]:
+def _system(value: Any, report: Report) -> tuple[list[str], dict[int, CacheMark]]:
+    """The system texts, and the client's breakpoints by index among them."""
     if value is None or value == "":
-        return []
+        return [], {}
     if isinstance(value, str):
-        return [value]
-    out = []
+        return [value], {}
+    out: list[str] = []
+    marks: dict[int, CacheMark] = {}
     for path, block in blocks(value, "system"):
         text = block.get("text")
         if block["type"] != "text" or not isinstance(text, str):
             raise MalformedRequest(f"{path} must be a text block", param=path)
-        if block.get("cache_control") is not None:
-            report.drop(f"{path}.cache_control", kind="cosmetic")
+        mark = cache.read(block, path, report)
         report.drop_unread(block, frozenset({"type", "text", "cache_control"}), path, skip_empty=True)
-        if text.startswith(BILLING_HEADER):
-            report.drop(path, kind="cosmetic")
-        elif text:
+        if text.startswith(BILLING_HEADER) or not text:
+            if text:
+                report.drop(path, kind="cosmetic")
+            if mark is not None:
+                report.drop(mark.origin, kind="cosmetic")  # the block it sat on is not sent
+        else:
+            if mark is not None:
+                marks[len(out)] = mark
             out.append(text)
-    return out
+    return out, marks
 
 
 def _number(body: dict[str, Any], key: str) -> float | None:

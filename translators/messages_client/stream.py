@@ -338,7 +338,8 @@ class MessagesEncoder(EventEncoder):
 
     # -- usage --------------------------------------------------------------------------------
     def _add_usage(self, usage: ev.Usage) -> None:
-        for field in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens", "web_searches"):
+        for field in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens",
+                      "cache_write_1h_tokens", "web_searches"):
             value = getattr(usage, field)
             if isinstance(value, int) and not isinstance(value, bool):
                 self._usage[field] = value
@@ -356,6 +357,10 @@ class MessagesEncoder(EventEncoder):
             "cache_read_input_tokens": cached,
             "output_tokens": 0 if start else u.get("output_tokens", 0),
         }
+        if hour := u.get("cache_write_1h_tokens"):
+            # the writes by TTL (anthropic SDK `Usage.cache_creation`), said when an hour's were made
+            body["cache_creation"] = {"ephemeral_5m_input_tokens": max(written - hour, 0),
+                                      "ephemeral_1h_input_tokens": hour}
         if not start and u.get("web_searches"):
             body["server_tool_use"] = {"web_search_requests": u["web_searches"]}
         return body

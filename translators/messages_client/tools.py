@@ -14,11 +14,12 @@ from typing import Any
 from translators.core.errors import MalformedRequest
 from translators.core.report import Report
 from translators.ir.request import FunctionTool, Tool, ToolChoice, WebSearchTool
+from translators.messages_client import cache
 
 _FUNCTION_KEYS = frozenset({"type", "name", "description", "input_schema", "strict", "defer_loading",
                             "cache_control", "eager_input_streaming", "allowed_callers", "input_examples"})
-_COSMETIC_TOOL_KEYS = frozenset({"cache_control", "eager_input_streaming"})
-"""Prompt-cache breakpoints and input streaming granularity: the model sees the same tool."""
+_COSMETIC_TOOL_KEYS = frozenset({"eager_input_streaming"})
+"""Input streaming granularity: the model sees the same tool."""
 _WEB_SEARCH_KEYS = frozenset({"type", "name", "allowed_domains", "user_location", "cache_control"})
 _CHOICE_KEYS = frozenset({"type", "name", "disable_parallel_tool_use"})
 
@@ -72,7 +73,7 @@ class Tools:
         tool = FunctionTool(name=name, description=description if isinstance(description, str) else "",
                             parameters=schema, strict=strict if isinstance(strict, bool) else None,
                             input_examples=_examples(raw.get("input_examples"), f"{path}.input_examples"),
-                            origin=path)
+                            origin=path, cache=cache.read(raw, path, self.report))
         if raw.get("defer_loading") is True:
             self.deferred[name] = tool
         else:

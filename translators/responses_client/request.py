@@ -11,6 +11,7 @@ from translators.core.item_cache import ItemCache
 from translators.core.report import Report
 from translators.features import compaction, pairing, vendor_state
 from translators.ir.request import (
+    CacheHints,
     Image,
     Item,
     Message,
@@ -125,6 +126,7 @@ def decode(body: Any, report: Report, items: ItemCache | None = None) -> Request
         reasoning=state.reasoning,
         stream=bool(body.get("stream", False)),
         user=_end_user(body, report),
+        cache=CacheHints(),
         **_text_controls(body.get("text"), report),
     )
     _report_top_level(body, report)

@@ -343,9 +343,15 @@ def _moved(found: Decoded, path: str) -> Decoded:
     return replace(found, path=path, items=items, tools=tools)
 
 
-def _moved_item(item: Item, origin: Callable[[str], str]) -> Item:
+def _moved_item(item: Any, origin: Callable[[str], str]) -> Any:
+    """An item or part, its origin and its breakpoint's renumbered, its parts' likewise."""
+    changes: dict[str, Any] = {}
+    if getattr(item, "origin", ""):
+        changes["origin"] = origin(item.origin)
+    mark = getattr(item, "cache", None)
+    if mark is not None and mark.origin:
+        changes["cache"] = mark.model_copy(update={"origin": origin(mark.origin)})
     parts = getattr(item, "parts", None)
     if parts is not None:
-        parts = [replace(p, origin=origin(p.origin)) if getattr(p, "origin", "") else p for p in parts]
-        return replace(item, origin=origin(item.origin), parts=parts)  # type: ignore[call-arg]
-    return replace(item, origin=origin(item.origin))
+        changes["parts"] = [_moved_item(part, origin) for part in parts]
+    return replace(item, **changes) if changes else item

@@ -55,8 +55,8 @@ def role_blocks(message: Any, key: str, type_key: str | None,
     else:
         kinds = []
         for block in as_list(blocks):
-            if not isinstance(block, dict):
-                continue
+            if not isinstance(block, dict) or (block and all(k in _NOT_KINDS for k in block)):
+                continue  # a Converse `cachePoint` marks where a cache ends; it holds nothing
             label = describe(block) if describe is not None else None
             if label is not None:
                 kinds.append(label)

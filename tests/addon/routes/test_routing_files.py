@@ -41,3 +41,17 @@ def test_a_file_parts_value_no_mode_has_is_refused_at_load(tmp_path: Path) -> No
     config.write_text(ROUTE + 'file_parts = "yes"\n')
     with pytest.raises(RouteError, match="file_parts 'yes': write one of drop, openai"):
         from_toml(str(config))
+
+
+def test_a_route_with_cache_control_true_gets_breakpoints_on_its_text_parts(tmp_path: Path) -> None:
+    """docs/chat.md "Prompt caching": the TOML boolean reaches the encoder."""
+    config = tmp_path / "routes.toml"
+    config.write_text(ROUTE + "cache_control = true\n")
+    caps = stated(capabilities("anthropic/claude-sonnet-4.6"), from_toml(str(config))[0])
+    request = {"model": "gpt-5.5", "instructions": "Be brief.", "input": "hi"}
+    translation = translate_request(request, "chat", "anthropic/claude-sonnet-4.6", capabilities=caps)
+    messages = translation.body["messages"]
+    assert messages[0]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    config.write_text(ROUTE + 'cache_control = "maybe"\n')
+    with pytest.raises(RouteError, match="cache_control 'maybe': write true or false"):
+        from_toml(str(config))

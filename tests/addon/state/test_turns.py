@@ -124,7 +124,10 @@ def test_a_streamed_turn_is_found_by_a_request_sent_as_its_terminal_event_leaves
     finish(addon.response(flow))
     assert following is not None and following.response is None
     messages = json.loads(following.request.content or b"")["messages"]
-    assert messages[0] == {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    # the turn the stored answer followed: where the previous request ended, a cache breakpoint
+    # (docs/anthropic.md "Prompt caching")
+    assert messages[0] == {"role": "user", "content": [{"type": "text", "text": "hi",
+                                                        "cache_control": {"type": "ephemeral"}}]}
     assert messages[1]["role"] == "assistant" and messages[-1]["content"][-1]["text"] == "and then?"
     assert writers == [False]
 

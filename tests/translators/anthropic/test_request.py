@@ -135,10 +135,11 @@ def test_an_assistant_phase_has_no_anthropic_equivalent_and_is_reported():
     assert "input[1].phase" in translation.dropped
 
 
-def test_the_newest_block_is_a_cache_breakpoint():
+def test_the_newest_block_and_the_end_of_the_previous_request_are_cache_breakpoints():
     messages = anthropic(body(user("a"), assistant("b"), user("c"))).body["messages"]
     assert messages[-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
-    assert "cache_control" not in messages[0]["content"][0]
+    assert messages[0]["content"][0]["cache_control"] == {"type": "ephemeral"}  # the last request ended there
+    assert "cache_control" not in messages[1]["content"][0]
 
 
 # -- tools ----------------------------------------------------------------------------------------

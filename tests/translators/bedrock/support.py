@@ -12,6 +12,8 @@ from translators.ir.request import VendorState
 
 CLAUDE = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 NOVA = "us.amazon.nova-micro-v1:0"
+LLAMA = "meta.llama3-3-70b-instruct-v1:0"
+"""A model that takes no cache points (docs/bedrock.md "Prompt caching")."""
 OLD_CLAUDE = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 CODEX_FILES = ["request_classic_gpt55.json", "request_followup_after_apply_patch.json",
                "request_lite_functions_namespace.json", "request_local_compaction.json",
@@ -47,12 +49,15 @@ SHELL = {"type": "function", "name": "shell", "description": "Run a command",
 
 
 def blocks(translation: Translation, role: str | None = None) -> list[dict[str, Any]]:
+    """The content blocks, cache points left out (tests/translators/bedrock/test_caching.py)."""
     messages = translation.body["messages"]
-    return [block for m in messages if role in (None, m["role"]) for block in m["content"]]
+    return [block for m in messages if role in (None, m["role"]) for block in m["content"]
+            if "cachePoint" not in block]
 
 
 def kinds(message: dict[str, Any]) -> list[str]:
-    return [next(iter(block)) for block in message["content"]]
+    """The kinds of a message's content blocks, cache points left out."""
+    return [next(iter(block)) for block in message["content"] if "cachePoint" not in block]
 
 
 def codex_request(name: str) -> dict[str, Any]:

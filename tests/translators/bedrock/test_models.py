@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from translators.bedrock.models import cache_points, capabilities, is_claude
+from translators.bedrock.models import CachePoints, cache_points, capabilities, is_claude
 
 
 @pytest.mark.parametrize("model", [
@@ -17,7 +17,7 @@ from translators.bedrock.models import cache_points, capabilities, is_claude
 def test_claude_3_7_to_4_5_think_with_a_budget_and_cache(model: str) -> None:
     caps = capabilities(model)
     assert is_claude(model) and "enabled" in caps.thinking and "adaptive" not in caps.thinking
-    assert cache_points(caps)
+    assert cache_points(model) == CachePoints(tools=True, ttl=True, lookback=True)
 
 
 @pytest.mark.parametrize("model", [
@@ -27,7 +27,7 @@ def test_claude_3_7_to_4_5_think_with_a_budget_and_cache(model: str) -> None:
 ])
 def test_current_claude_thinks_adaptively_with_effort(model: str) -> None:
     caps = capabilities(model)
-    assert caps.thinking == {"adaptive", "disabled"} and "xhigh" in caps.effort and cache_points(caps)
+    assert caps.thinking == {"adaptive", "disabled"} and "xhigh" in caps.effort and cache_points(model)
 
 
 def test_claude_4_6_takes_both_thinking_types() -> None:
@@ -42,8 +42,25 @@ def test_claude_4_6_takes_both_thinking_types() -> None:
 ])
 def test_older_claude_neither_thinks_nor_caches(model: str) -> None:
     caps = capabilities(model)
-    assert is_claude(model) and not caps.thinks and not cache_points(caps)
+    assert is_claude(model) and not caps.thinks and cache_points(model) is None
     assert caps.lifecycle == "retired"
+
+
+def test_claude_3_5_haiku_does_not_think_but_caches() -> None:
+    """AWS's prompt-caching guide lists Claude 3.5 Haiku (docs/bedrock.md "Prompt caching")."""
+    assert cache_points("anthropic.claude-3-5-haiku-20241022-v1:0") is not None
+
+
+@pytest.mark.parametrize("model", ["us.amazon.nova-micro-v1:0", "amazon.nova-lite-v1:0",
+                                   "eu.amazon.nova-pro-v1:0", "us.amazon.nova-premier-v1:0"])
+def test_nova_takes_cache_points_in_system_and_messages_at_five_minutes(model: str) -> None:
+    assert cache_points(model) == CachePoints(tools=False, ttl=False, lookback=False)
+
+
+@pytest.mark.parametrize("model", ["meta.llama3-70b-instruct-v1:0", "openai.gpt-oss-120b-1:0",
+                                   "amazon.nova-2-lite-v1:0", "amazon.titan-text-premier-v1:0"])
+def test_models_the_guide_does_not_list_get_no_cache_points(model: str) -> None:
+    assert cache_points(model) is None
 
 
 @pytest.mark.parametrize("model", [
@@ -55,7 +72,7 @@ def test_older_claude_neither_thinks_nor_caches(model: str) -> None:
 def test_other_models_are_not_claude(model: str) -> None:
     caps = capabilities(model)
     assert not is_claude(model)
-    assert not caps.thinks and not caps.effort and not caps.structured_output and not cache_points(caps)
+    assert not caps.thinks and not caps.effort and not caps.structured_output
 
 
 def test_bedrock_has_no_server_side_web_search_even_for_claude() -> None:

@@ -13,6 +13,7 @@ from botocore.validate import ParamValidator
 from tests.translators.bedrock.support import (
     CLAUDE,
     CODEX_FILES,
+    LLAMA,
     NOVA,
     OLD_CLAUDE,
     SHELL,
@@ -68,7 +69,7 @@ def test_developer_messages_become_system_text_blocks() -> None:
     developer = ["\n".join(p["text"] for p in item["content"])
                  for item in body["input"] if item.get("role") == "developer"]
     system = bedrock(body, NOVA).body["system"]
-    assert [b["text"] for b in system] == developer
+    assert [b["text"] for b in system if "text" in b] == developer
 
 
 def test_system_prompt_ends_with_a_cache_point_for_claude() -> None:
@@ -76,13 +77,14 @@ def test_system_prompt_ends_with_a_cache_point_for_claude() -> None:
     assert system == [{"text": "Be brief."}, {"cachePoint": {"type": "default"}}]
 
 
-def test_last_message_ends_with_a_cache_point_for_claude() -> None:
+def test_last_message_and_the_previous_requests_end_get_a_cache_point_for_claude() -> None:
     messages = bedrock(request([user("a"), assistant("b"), user("c")]), CLAUDE).body["messages"]
     assert messages[-1]["content"][-1] == {"cachePoint": {"type": "default"}}
-    assert sum("cachePoint" in b for m in messages for b in m["content"]) == 1
+    assert messages[0]["content"] == [{"text": "a"}, {"cachePoint": {"type": "default"}}]
+    assert sum("cachePoint" in b for m in messages for b in m["content"]) == 2
 
 
-@pytest.mark.parametrize("model", [NOVA, OLD_CLAUDE])
+@pytest.mark.parametrize("model", [LLAMA, OLD_CLAUDE])
 def test_models_without_prompt_caching_get_no_cache_points(model: str) -> None:
     body = bedrock(request([user("a")], instructions="Be brief."), model).body
     assert "cachePoint" not in json.dumps(body)

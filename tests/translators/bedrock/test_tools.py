@@ -11,7 +11,7 @@ from tests.translators.streamcheck import done_items, events, run, whole
 
 
 def specs(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {t["toolSpec"]["name"]: t["toolSpec"] for t in body["toolConfig"]["tools"]}
+    return {t["toolSpec"]["name"]: t["toolSpec"] for t in body["toolConfig"]["tools"] if "toolSpec" in t}
 
 
 def test_function_tool_becomes_a_tool_spec_with_its_json_schema() -> None:

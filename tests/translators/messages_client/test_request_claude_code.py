@@ -8,19 +8,19 @@ import pytest
 
 from tests.translators.messages_client.messages import claude_code_request, decoded
 from translators import dialect as dialects
+from translators.ir.request import CacheMark
 
 
-def test_the_real_claude_code_request_reports_only_cache_breakpoints_and_the_billing_line() -> None:
-    _, report = decoded(claude_code_request())
-    # cache_control marks where Anthropic caches a prefix; the first system block is Claude Code's
-    # billing header line: neither is read by the model, so both are cosmetic
-    assert report.dropped == [
-        "messages[1].content[0].cache_control",
-        "system[0]",
-        "system[1].cache_control",
-        "system[2].cache_control",
-    ]
-    assert report.cosmetic == report.dropped
+def test_the_real_claude_code_request_reports_only_the_billing_line_and_keeps_its_breakpoints() -> None:
+    request, report = decoded(claude_code_request())
+    # the first system block is Claude Code's billing header line, read by Anthropic's billing,
+    # not by the model: cosmetic
+    assert report.dropped == report.cosmetic == ["system[0]"]
+    # its cache breakpoints are kept where they were, for the upstreams that take them
+    assert request.cache.present
+    assert request.cache.system == {0: CacheMark(origin="system[1].cache_control"),
+                                    1: CacheMark(origin="system[2].cache_control")}
+    assert request.items[1].parts[0].cache == CacheMark(origin="messages[1].content[0].cache_control")
     # DeferredToolPlaceholder has defer_loading and no tool_reference loads it: the API leaves it out
     assert report.notes == [
         "deferred tools not loaded by a tool_reference were not offered: DeferredToolPlaceholder"

@@ -20,6 +20,7 @@ from tests.translators.messages_client.messages import (
     user,
 )
 from translators.core.errors import MalformedRequest, UnsupportedFeature
+from translators.ir.request import CacheMark
 from translators.messages_client import errors
 
 # -- system ---------------------------------------------------------------------------------------
@@ -31,10 +32,11 @@ def test_a_system_string_is_the_system_prompt() -> None:
     assert not report
 
 
-def test_system_text_blocks_are_kept_in_order_and_their_cache_control_is_cosmetic() -> None:
+def test_system_text_blocks_are_kept_in_order_with_their_cache_breakpoints() -> None:
     request, report = decoded(body(system=[text("one"), text("two", cache_control={"type": "ephemeral"})]))
     assert request.system == ["one", "two"]
-    assert report.dropped == report.cosmetic == ["system[1].cache_control"]
+    assert request.cache.system == {1: CacheMark(ttl="5m", origin="system[1].cache_control")}
+    assert not report
 
 
 def test_a_system_block_that_is_not_text_is_refused() -> None:
@@ -286,7 +288,7 @@ def test_a_client_tool_is_a_function_with_its_schema_and_strictness() -> None:
     assert not report
 
 
-def test_tool_cache_control_and_input_streaming_are_cosmetic_and_input_examples_kept() -> None:
+def test_tool_input_streaming_is_cosmetic_and_cache_control_and_input_examples_kept() -> None:
     request, report = decoded(
         body(
             tools=[
@@ -299,8 +301,9 @@ def test_tool_cache_control_and_input_streaming_are_cosmetic_and_input_examples_
             ]
         )
     )
-    assert report.dropped == report.cosmetic == ["tools[0].cache_control", "tools[0].eager_input_streaming"]
+    assert report.dropped == report.cosmetic == ["tools[0].eager_input_streaming"]
     assert request.tools[0].input_examples == [{"x": "1"}]
+    assert request.tools[0].cache == CacheMark(origin="tools[0].cache_control")
 
 
 @pytest.mark.parametrize("examples", [{"x": "1"}, ["not an object"]])
@@ -501,9 +504,9 @@ def test_metadata_user_id_is_the_end_user() -> None:
     assert not report
 
 
-@pytest.mark.parametrize("key", ["service_tier", "cache_control", "inference_geo", "speed"])
-def test_capacity_and_caching_fields_are_cosmetic(key: str) -> None:
-    _, report = decoded(body(**{key: {"type": "ephemeral"} if key == "cache_control" else "auto"}))
+@pytest.mark.parametrize("key", ["service_tier", "inference_geo", "speed"])
+def test_capacity_fields_are_cosmetic(key: str) -> None:
+    _, report = decoded(body(**{key: "auto"}))
     assert report.cosmetic == [key]
 
 
@@ -551,3 +554,69 @@ def test_the_effort_of_a_cleared_system_message_no_longer_applies() -> None:
     cleared = system_message("x", clear_at="next_user_message", output_config={"effort": "low"})
     request, _ = decoded(body(user("a"), cleared, user("b"), output_config={"effort": "high"}))
     assert request.reasoning.effort == "high"
+
+
+# -- prompt-cache breakpoints ----------------------------------------------------------------------
+
+
+def test_every_block_keeps_its_breakpoint_and_its_ttl() -> None:
+    hour = {"type": "ephemeral", "ttl": "1h"}
+    request, report = decoded(body(
+        user(text("q", cache_control=hour)),
+        assistant({**tool_use("t1", "Bash"), "cache_control": {"type": "ephemeral"}}),
+        user(tool_result("t1", "out", cache_control={"type": "ephemeral"})),
+    ))
+    assert not report
+    question, call, result = request.items
+    assert question.parts[0].cache == CacheMark(ttl="1h", origin="messages[0].content[0].cache_control")
+    assert call.cache == CacheMark(origin="messages[1].content[0].cache_control")
+    assert result.cache == CacheMark(origin="messages[2].content[0].cache_control")
+
+
+def test_a_breakpoint_inside_a_tool_result_is_the_results() -> None:
+    nested = tool_result("t1", [text("out", cache_control={"type": "ephemeral"})])
+    request, _ = decoded(body(user("q"), assistant(tool_use("t1", "Bash")), user(nested)))
+    result = request.items[-1]
+    assert result.cache == CacheMark(origin="messages[2].content[0].content[0].cache_control")
+    assert result.parts[0].cache is None
+
+
+def test_the_top_level_cache_control_is_the_automatic_breakpoint() -> None:
+    request, report = decoded(body(cache_control={"type": "ephemeral", "ttl": "1h"}))
+    assert request.cache.auto == CacheMark(ttl="1h", origin="cache_control")
+    assert not report
+
+
+@pytest.mark.parametrize("mark, message", [
+    ({"type": "persistent"}, "must be"),
+    ({"type": "ephemeral", "ttl": "2h"}, "5m or 1h"),
+    ("ephemeral", "must be"),
+])
+def test_a_malformed_cache_control_is_refused(mark: object, message: str) -> None:
+    with pytest.raises(MalformedRequest, match=message):
+        decoded(body(user(text("q", cache_control=mark))))
+
+
+def test_more_than_four_breakpoints_are_refused_as_anthropic_refuses_them() -> None:
+    marked = [text(f"b{i}", cache_control={"type": "ephemeral"}) for i in range(4)]
+    with pytest.raises(MalformedRequest, match="A maximum of 4 blocks with cache_control may be provided"):
+        decoded(body(user(*marked), cache_control={"type": "ephemeral"}))
+
+
+def test_an_hour_breakpoint_after_a_five_minute_one_is_refused() -> None:
+    five, hour = {"type": "ephemeral"}, {"type": "ephemeral", "ttl": "1h"}
+    decoded(body(user(text("q", cache_control=five)), system=[text("s", cache_control=hour)]))  # in order
+    with pytest.raises(MalformedRequest, match=r"messages\[0\]\.content\[0\]\.cache_control: .*not follow"):
+        decoded(body(user(text("q", cache_control=hour)), system=[text("s", cache_control=five)]))
+
+
+def test_keys_of_later_betas_beside_the_ttl_are_reported_and_the_breakpoint_kept() -> None:
+    # Claude Code 2.1.328 writes `scope: "global"` on its system prompt's breakpoint and
+    # `evict_on_complete` on a top-level one (its bundle's cache_control builders)
+    scoped = {"type": "ephemeral", "scope": "global"}
+    request, report = decoded(body(system=[text("s", cache_control=scoped)],
+                                   cache_control={"type": "ephemeral", "evict_on_complete": True}))
+    assert request.cache.system == {0: CacheMark(origin="system[0].cache_control")}
+    assert request.cache.auto == CacheMark(origin="cache_control")
+    assert report.dropped == report.cosmetic == ["system[0].cache_control.scope",
+                                                 "cache_control.evict_on_complete"]

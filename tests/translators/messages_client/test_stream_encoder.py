@@ -68,6 +68,18 @@ def test_usage_counts_cache_reads_and_writes_apart_from_input_tokens() -> None:
     ) == (300, 600, 100, 50)
 
 
+def test_writes_for_an_hour_are_said_apart_as_anthropic_says_them() -> None:
+    usage = ev.Usage(input_tokens=1000, output_tokens=5, cached_tokens=600, cache_write_tokens=300,
+                     cache_write_1h_tokens=200)
+    message, _ = validate_stream(stream([ev.Started(), usage, ev.TextDelta(0, "a"), ev.Finished("stop")]))
+    assert message.usage.cache_creation is not None
+    assert (message.usage.cache_creation.ephemeral_5m_input_tokens,
+            message.usage.cache_creation.ephemeral_1h_input_tokens) == (100, 200)
+    plain = ev.Usage(input_tokens=1000, output_tokens=5, cached_tokens=600, cache_write_tokens=300)
+    message, _ = validate_stream(stream([ev.Started(), plain, ev.TextDelta(0, "a"), ev.Finished("stop")]))
+    assert message.usage.cache_creation is None  # nothing written for an hour: as before
+
+
 def test_input_tokens_known_at_the_start_are_in_message_start() -> None:
     events = sse_events(
         stream([ev.Started(), ev.Usage(input_tokens=42), ev.TextDelta(0, "a"), ev.Finished("stop")])

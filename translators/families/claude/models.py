@@ -95,6 +95,11 @@ def claude_id(model: str) -> str | None:
     return match.group(1) if match else None
 
 
+def family(claude: str) -> str | None:
+    """The table's family of a Claude id (`claude-opus-4-5-20251101` -> `claude-opus-4-5`), or None."""
+    return _family(claude)
+
+
 def _family(claude: str) -> str | None:
     best = None
     for key in TABLE:
