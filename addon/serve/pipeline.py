@@ -14,7 +14,7 @@ works on (`_where`), never by a second path.
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +74,8 @@ class Read:
     body: Any = None
     data: bytes | None = None
     spilled: workers.Spilled | None = None
+    references: list[str] = field(default_factory=list)
+    """The ids its `input` names by `item_reference` (`stored_items.references`)."""
 
 
 # -- the entry ---------------------------------------------------------------------------------
@@ -128,7 +130,8 @@ async def replay(gw: Gateway, fc: FlowCtx) -> None:
         _refuse_replay(fc, None, "the saved client request was cut at gateway_max_kept_bytes"
                        if cut else "the saved flow holds no client request to translate again")
         return
-    await _take(gw, fc, Read(body, client_request or "", compaction.is_trigger(body), body=body))
+    await _take(gw, fc, Read(body, client_request or "", compaction.is_trigger(body), body=body,
+                             references=stored_items.references(body.get("input"))))
 
 
 def _models_path(speaks: client_registry.ClientDialect, path: str) -> bool:
@@ -149,10 +152,12 @@ async def _read(gw: Gateway, fc: FlowCtx) -> Read | None:
         small = _read_inline(raw, encoding, kept, limit)
         if small is not None:
             body, text, data = small
-            return Read(body if isinstance(body, dict) else {}, text, compaction.is_trigger(body),
-                        body=body, data=data)
+            fields = body if isinstance(body, dict) else {}
+            return Read(fields, text, compaction.is_trigger(body), body=body, data=data,
+                        references=stored_items.references(fields.get("input")))
         head = await workers.read_head(raw, encoding, limit, kept)
-        return Read(head.fields, head.client_text, head.trigger, spilled=head.body)
+        return Read(head.fields, head.client_text, head.trigger, spilled=head.body,
+                    references=head.references)
     except bodies.TooLarge as exc:
         refuse(fc, 413, "request_too_large", str(exc))
     except (ValueError, UnicodeDecodeError) as exc:
@@ -193,7 +198,8 @@ async def _take(gw: Gateway, fc: FlowCtx, read: Read) -> None:
     if speaks.stores_state:
         rest = gw.state.endpoint(gw.router.match, flow.request.pretty_host, flow.request.path)
         compact = rest == "responses/compact"
-        plan = await gw.state.lookup(flow, read.fields, route, compact=compact)  # what the store holds
+        plan = await gw.state.lookup(flow, read.fields, route, compact=compact,  # what the store holds
+                                     references=read.references)
         if plan is None:
             return
     elif await gw.state.admit(flow, read.fields):  # the client's models and budgets (addon/state/turns.py)
@@ -268,7 +274,7 @@ def _translate_here(gw: Gateway, fc: FlowCtx, read: Read, plan: Plan | Any, caps
     resolved: dict[str, Any] = {}
     if plan is not AS_SENT:
         resolved = stored_items.resolved(body)  # still echoed (docs/responses.md)
-        body, new_items = stored_items.expand(body, plan.past)
+        body, new_items = stored_items.expand(body, plan.past, plan.found)
         gw.state.register(fc, plan, new_items, len(new_items))
     translation = translate_request(_as_asked(fc, body), route.dialect.name, route.model, capabilities=caps,
                                     web_search=web_search, resolved=resolved, client=fc.speaks.name,
@@ -286,7 +292,7 @@ async def _in_process(gw: Gateway, fc: FlowCtx, read: Read, plan: Plan | Any, ca
         workers.spill, read.data if read.data is not None else wirejson.dumps(read.body))
     try:
         done = await workers.run_translate(read.spilled or own, route.dialect.name, route.model, caps,
-                                           web_search, past, compact)
+                                           web_search, past, compact, None if plan is AS_SENT else plan.found)
     finally:
         workers.discard(own)
     if plan is not AS_SENT:

@@ -46,6 +46,28 @@ def stored_item(item: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
+def is_reference(item: Any) -> bool:
+    """An `item_reference` input item: `{"type": "item_reference", "id": ...}`, or `{"id": ...}`
+    alone (openai SDK `ItemReference`: its `type` is optional)."""
+    if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+        return False
+    return item.get("type") == "item_reference" or ("type" not in item and set(item) == {"id"})
+
+
+def references(value: Any) -> list[str]:
+    """The ids the request's `input` refers to by `item_reference`, in order."""
+    return [item["id"] for item in value if is_reference(item)] if isinstance(value, list) else []
+
+
+def resolve(value: Any, found: dict[str, dict[str, Any]]) -> Any:
+    """`input` with each `item_reference` whose id `found` holds replaced by that item, as the
+    Responses API does with stored items (docs/agents-sdk.md "Item references"); any other
+    reference stays (a route to OpenAI: OpenAI's own item)."""
+    if not found or not isinstance(value, list):
+        return value
+    return [found.get(item["id"], item) if is_reference(item) else item for item in value]
+
+
 STATE_KEYS = ("previous_response_id", "conversation")
 """The request members naming stored state, which `expand` resolves into `input`."""
 
@@ -56,11 +78,13 @@ def resolved(body: dict[str, Any]) -> dict[str, Any]:
     return {key: body[key] for key in STATE_KEYS if key in body}
 
 
-def expand(body: dict[str, Any], past: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The body to translate, with the stored history `past` in `input`, and the turn's new input
-    items as the store keeps them. A `/responses/compact` body is expanded the same way and
+def expand(body: dict[str, Any], past: list[dict[str, Any]],
+           found: dict[str, dict[str, Any]] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The body to translate, with the stored history `past` in `input` and the stored items
+    `found` in place of the references to them (`resolve`), and the turn's new input items as the
+    store keeps them. A `/responses/compact` body is expanded the same way and
     translated with `kind="compaction_endpoint"` (docs/compaction.md "Two forms")."""
-    new_items = [stored_item(i) for i in input_items(body.get("input"))]
+    new_items = [stored_item(i) for i in input_items(resolve(body.get("input"), found or {}))]
     expanded = {k: v for k, v in body.items() if k not in STATE_KEYS}
     expanded["input"] = past + new_items
     return expanded, new_items

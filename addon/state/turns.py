@@ -17,7 +17,7 @@ import fnmatch
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -264,10 +264,12 @@ class State:
 
     # -- before translation -----------------------------------------------------------------
     async def lookup(self, flow: http.HTTPFlow, fields: dict[str, Any], route: Route,
-                     *, compact: bool) -> Plan | None:
+                     *, compact: bool, references: list[str] | None = None) -> Plan | None:
         """What the turn reads of the store, from the body's top-level members (`input` is not
-        read): `AS_SENT` when there is nothing to read or write, None when the flow is answered
-        here (an unknown id) or left untouched (a compaction for OpenAI itself)."""
+        read) and the ids its `input` names by `item_reference` (`references`): `AS_SENT` when
+        there is nothing to read or write, None when the flow is answered here (an unknown id) or
+        left untouched (a compaction for OpenAI itself)."""
+        refs = list(references or [])
         if not await self.admit(flow, fields):
             return None
         try:
@@ -287,7 +289,7 @@ class State:
         own_state = plugins.passes_through(dialect)  # the upstream is a Responses server itself
         if compact and own_state:
             return None  # OpenAI compacts its own; the request goes on as sent
-        if not previous and not conversation_id and not compact and not store:
+        if not previous and not conversation_id and not compact and not store and not refs:
             return AS_SENT  # Codex: nothing to read, nothing to write
         if previous and conversation_id:
             _refuse(flow, fields, _error(flow, 400, "invalid_request_error", "previous_response_id and "
@@ -315,13 +317,22 @@ class State:
                                                          f"'{conversation_id}' not found.", "conversation"))
                     return None
                 past = found
+            named = await self._call(lambda st: st.items_by_id(refs, client)) if refs and self.enabled else {}
         except StoreError as exc:
             _refuse(flow, fields, _error(flow, 503, "store_unavailable", str(exc)))
             return None
+        missing = [ref for ref in refs if ref not in named]
+        if missing and not own_state:  # on a route to OpenAI an id the store lacks is OpenAI's
+            # as the Responses API words it (docs/agents-sdk.md "Item references")
+            _refuse(flow, fields, _error(flow, 400, "invalid_request_error",
+                                         f"Item with id '{missing[0]}' not found.", "input"))
+            return None
+        if not previous and not conversation_id and not compact and not store and not named:
+            return AS_SENT  # OpenAI's own references, nothing stored to write
         turn = {"kind": "response", "store": store, "previous_id": previous or None,
                 "conversation_id": conversation_id or None,
                 "route": {"dialect": dialect.name, "model": model}, "client": client}
-        return Plan(past=past, compact=compact, records=not own_state, turn=turn)
+        return Plan(past=past, compact=compact, records=not own_state, turn=turn, found=named)
 
     def register(self, ctx: FlowCtx, plan: Plan, new_items: list[dict[str, Any]] | ItemsJSON,
                  count: int) -> None:
@@ -438,6 +449,8 @@ class Plan:
     """The answer is recorded (False: OpenAI's own, kept by OpenAI)."""
     turn: dict[str, Any]
     """`FlowCtx.turn` of a recorded turn, but its count of input items."""
+    found: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The stored items the turn's `item_reference`s name, by id (`stored_items.resolve`)."""
 
 
 AS_SENT: Any = object()

@@ -25,7 +25,7 @@ import os
 import shutil
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from addon.routes.plugins import load_extra
@@ -169,6 +169,8 @@ class Head:
     """The decoded body, for `run_translate`; the caller `discard`s it."""
     client_text: str
     """The body's text for the saved flow, cut at the kept bound (`bodies.kept_text`)."""
+    references: list[str] = field(default_factory=list)
+    """The ids its `input` names by `item_reference` (`stored_items.references`)."""
 
 
 def _read_head(source: Spilled, encoding: str | None, limit: int, kept: int) -> Head:
@@ -179,7 +181,8 @@ def _read_head(source: Spilled, encoding: str | None, limit: int, kept: int) -> 
     fields = {k: v for k, v in body.items() if k != "input" and len(wirejson.dumps(v)) <= HEAD_MEMBER_BYTES} \
         if isinstance(body, dict) else {}
     decoded = source if data is raw else spill(data, os.path.dirname(source.path))
-    return Head(fields, compaction.is_trigger(body), decoded, client_text)
+    refs = stored_items.references(body.get("input")) if isinstance(body, dict) else []
+    return Head(fields, compaction.is_trigger(body), decoded, client_text, refs)
 
 
 async def read_head(raw: bytes, encoding: str | None, limit: int, kept: int) -> Head:
@@ -211,7 +214,8 @@ class Translated[Body]:
 
 
 def _translate(source: Spilled, dialect: str, model: str | None, capabilities: Any, web_search: str,
-               past: list[dict[str, Any]] | tuple[str, Spilled] | None, compact: bool) -> Translated[Spilled]:
+               past: list[dict[str, Any]] | tuple[str, Spilled] | None, compact: bool,
+               found: dict[str, dict[str, Any]] | None = None) -> Translated[Spilled]:
     """In the worker: `translate_request` of the JSON body in `source` (with the stored history
     `past` in its input when the turn reads state, `stored_items.expand`; a long one as its kind and
     the file of its stored JSON, `stored_items.Stored`), written with
@@ -230,7 +234,7 @@ def _translate(source: Spilled, dialect: str, model: str | None, capabilities: A
     resolved: dict[str, Any] = {}
     if past is not None:
         resolved = stored_items.resolved(body)
-        body, new_items = stored_items.expand(body, past)
+        body, new_items = stored_items.expand(body, past, found)
     translation = translate_request(body, dialect, model, capabilities=capabilities, web_search=web_search,
                                     resolved=resolved, kind="compaction_endpoint" if compact else "turn")
     content = wirejson.dumps(translation.body)
@@ -243,9 +247,11 @@ def _translate(source: Spilled, dialect: str, model: str | None, capabilities: A
 
 async def run_translate(body: Spilled, dialect: str, model: str | None, capabilities: Any, web_search: str,
                         past: list[dict[str, Any]] | stored_items.Stored | None = None,
-                        compact: bool = False) -> Translated[bytes]:
+                        compact: bool = False,
+                        found: dict[str, dict[str, Any]] | None = None) -> Translated[bytes]:
     """The body in `body` translated in a worker (`_translate`), its upstream body and new items
-    read back off the event loop; a long stored history `past` crosses as a file too."""
+    read back off the event loop; a long stored history `past` crosses as a file too; `found`:
+    the stored items its item references name."""
     stored: Spilled | None = None
     sent: list[dict[str, Any]] | tuple[str, Spilled] | None = None
     if isinstance(past, stored_items.Stored):
@@ -255,7 +261,7 @@ async def run_translate(body: Spilled, dialect: str, model: str | None, capabili
         sent = past
     try:
         done = await offload.in_process(_translate, body, dialect, model, capabilities, web_search, sent,
-                                        compact)
+                                        compact, found)
     finally:
         discard(stored)
     try:

@@ -312,14 +312,14 @@ def test_client_metadata_is_not_sent_upstream(gateway: Ctx) -> None:
 
 def test_refused_request_is_answered_400_in_responses_shape_and_never_sent(gateway: Ctx) -> None:
     addon, _ = gateway
-    flow = client_flow({"model": "gpt-5.5", "stream": True,
-                        "input": [{"type": "item_reference", "id": "msg_1"}]})
+    # a stored prompt template lives on OpenAI's platform: the translator refuses it
+    flow = client_flow({"model": "gpt-5.5", "stream": True, "input": "hi", "prompt": {"id": "pmpt_1"}})
     run_request(addon, flow)
     assert flow.request.url == CLIENT_URL  # not re-targeted
     assert flow.response.status_code == 400
     error = flow.response.json()["error"]
     assert error["type"] == "invalid_request_error"
-    assert "item_reference" in error["message"]
+    assert "prompt" in error["message"]
     assert flow.metadata["gateway"]["refused"]
     assert flow.comment.startswith("-> anthropic claude-sonnet-4-6 | refused:")
     assert flow.marked == ":warning:"

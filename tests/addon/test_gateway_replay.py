@@ -103,8 +103,7 @@ def test_replay_forgets_the_old_answer_and_translates_the_new_one(gateway: Ctx) 
 def test_replay_of_a_request_that_was_refused_is_translated_again(gateway: Ctx) -> None:
     """A refused flow still holds the client's own request (never re-targeted)."""
     addon, _ = gateway
-    flow = _saved(addon, {"model": "gpt-5.5", "stream": True,
-                          "input": [{"type": "item_reference", "id": "msg_1"}]})
+    flow = _saved(addon, {"model": "gpt-5.5", "stream": True, "input": "hi", "prompt": {"id": "pmpt_1"}})
     assert flow.response.status_code == 400 and flow.request.url == CLIENT_URL
     _replay(addon, flow)
     assert flow.response.status_code == 400

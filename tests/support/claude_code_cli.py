@@ -109,11 +109,16 @@ class ClaudeRun:
                f"--- stderr ---\n{self.stderr[-4000:]}"
 
 
+ALLOWED_TOOLS = "Bash Edit Write Read"
+"""The tools a test's `claude -p` may run without asking (docs/claude-code.md "Set-up": in `-p`
+nobody answers a permission prompt, so a tool that asks is refused)."""
+
+
 def run_claude(prompt: str, *, base_url: str | None, home: Path, work: Path, model: str | None = None,
                args: Sequence[str] = (), timeout: float = 180.0, key: str = CLIENT_KEY,
                stream_json: bool = True, proxy_url: str | None = None,
                ca_cert: Path | None = None, env: Mapping[str, str] | None = None,
-               then: Sequence[str] = ()) -> ClaudeRun:
+               then: Sequence[str] = (), allowed_tools: str | None = ALLOWED_TOOLS) -> ClaudeRun:
     """`claude -p PROMPT` in `work`, every request to `base_url`, with the tools a test needs allowed.
     `stream_json`: print its events (`--output-format stream-json --verbose`; Claude Code then asks
     for thinking updates, `display: "updates"`), else only its answer, as a user's `claude -p`
@@ -121,7 +126,7 @@ def run_claude(prompt: str, *, base_url: str | None, home: Path, work: Path, mod
     mode: no `base_url`, the gateway as `proxy_url` (HTTPS_PROXY) and its CA in
     NODE_EXTRA_CA_CERTS. `env`: more of its variables. `then`: more prompts of the same session,
     each sent once the one before is answered (its stream-json input: a slash command such as
-    `/model NAME` and then a turn)."""
+    `/model NAME` and then a turn). `allowed_tools`: its `--allowedTools` (None: none given)."""
     home.mkdir(parents=True, exist_ok=True)
     environ = {name: os.environ[name] for name in _ENV_KEEP if name in os.environ}
     if base_url is not None:
@@ -134,7 +139,8 @@ def run_claude(prompt: str, *, base_url: str | None, home: Path, work: Path, mod
                    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1",
                    DISABLE_AUTOUPDATER="1", DISABLE_ERROR_REPORTING="1", NO_PROXY="127.0.0.1,localhost")
     environ.update(env or {})
-    command = [str(claude_binary()), "-p", "--allowedTools", "Bash Edit Write Read", *args]
+    allowed = ["--allowedTools", allowed_tools] if allowed_tools is not None else []
+    command = [str(claude_binary()), "-p", *allowed, *args]
     if stream_json:
         command += ["--output-format", "stream-json", "--verbose"]
     if model:

@@ -28,7 +28,7 @@ STOP_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop_sequence",
     "tool_use": "tool_calls",
-    "pause_turn": "stop",
+    "pause_turn": "pause_turn",
     "max_tokens": "max_output_tokens",
     "refusal": "content_filter",
     "model_context_window_exceeded": "context_length_exceeded",
@@ -77,12 +77,8 @@ def finish_events(stop_reason: str | None, stop_sequence: Any = None) -> list[ev
     reason = STOP_REASONS.get(stop_reason or "end_turn")
     if reason is None:
         return [ev.Note(f"unknown stop_reason {stop_reason!r} treated as end_turn"), ev.Finished("stop")]
-    out: list[ev.Event] = []
-    if stop_reason == "pause_turn":
-        out.append(ev.Note("upstream paused a server-tool loop (pause_turn); the turn ends here"))
     detail = stop_sequence if reason == "stop_sequence" and isinstance(stop_sequence, str) else None
-    out.append(ev.Finished(reason, detail))
-    return out
+    return [ev.Finished(reason, detail)]
 
 
 class AnthropicDecoder:

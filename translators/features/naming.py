@@ -67,9 +67,12 @@ class ToolRef:
     name: str
     namespace: str | None = None
     kind: str = "function"
-    """function | custom | tool_search | local_shell"""
+    """function | custom | tool_search | local_shell | shell | apply_patch | computer"""
     syntax: str | None = None
     definition: str | None = None
+    plaintext: bool = False
+    """The client's schema marks some arguments `encrypted`: a call says they are plain
+    (`encrypted_function_args: []`, docs/codex.md "Multi-agent")."""
 
 
 @dataclass(slots=True)

@@ -90,7 +90,8 @@ def build(request: Request, policy: NamePolicy, report: Report, *, examples: boo
                                     syntax=tool.syntax, definition=tool.definition))
             tools.append(JsonTool(wire, freeform.description(tool), freeform.schema(), None, tool.origin))
             continue
-        index.add(wire, ToolRef(name=tool.name, namespace=key[0], kind=tool.kind))
+        sealed = isinstance(tool, FunctionTool) and bool(tool.encrypted_args)
+        index.add(wire, ToolRef(name=tool.name, namespace=key[0], kind=tool.kind, plaintext=sealed))
         strict = tool.strict if isinstance(tool, FunctionTool) else None
         shown = tuple(tool.input_examples) if isinstance(tool, FunctionTool) else ()
         if shown and not examples:

@@ -161,7 +161,7 @@ class Reasoning:
     origin: str = ""
 
 
-ToolKind = Literal["function", "custom", "tool_search", "local_shell"]
+ToolKind = Literal["function", "custom", "tool_search", "local_shell", "shell", "apply_patch", "computer"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -172,7 +172,8 @@ class ToolCall:
     name: str
     namespace: str | None = None
     arguments: str
-    """JSON text for function/tool_search/local_shell calls; the raw input for custom calls."""
+    """JSON text for function, tool_search, local_shell, shell, apply_patch and computer calls; the
+    raw input for custom calls."""
     origin: str = ""
     cache: CacheMark | None = None
 
@@ -215,6 +216,10 @@ class FunctionTool(_Model):
     input_examples: list[dict[str, Any]] = Field(default_factory=list)
     """Example inputs that show the model how to call the tool (a Messages tool's
     `input_examples`, advanced-tool-use beta); only an Anthropic upstream takes them."""
+    encrypted_args: list[str] = Field(default_factory=list)
+    """Parameters the client's schema marks `encrypted` (Codex's multi-agent messages): it asked
+    OpenAI's backend to encrypt them, which no other upstream does, so its calls must say their
+    arguments are plain (translators/responses_client/tools.py, docs/codex.md "Multi-agent")."""
     origin: str = ""
     cache: CacheMark | None = None
 
@@ -253,6 +258,19 @@ class LocalShellTool(_Model):
     origin: str = ""
 
 
+class ClientTool(_Model):
+    """A tool of the Responses API's own that the client runs (`shell` in a local environment,
+    `apply_patch`, computer use): another upstream gets a function of this name and schema, and its
+    calls go back as the API's own call items (translators/responses_client/client_tools.py)."""
+
+    kind: Literal["shell", "apply_patch", "computer"]
+    name: str
+    namespace: None = None
+    description: str
+    parameters: dict[str, Any]
+    origin: str = ""
+
+
 class HostedTool(_Model):
     """A tool the OpenAI platform runs itself (web_search, image_generation...)."""
 
@@ -281,7 +299,7 @@ class WebSearchTool(_Model):
 
 
 Tool = Annotated[
-    FunctionTool | CustomTool | ToolSearchTool | LocalShellTool | HostedTool | WebSearchTool,
+    FunctionTool | CustomTool | ToolSearchTool | LocalShellTool | ClientTool | HostedTool | WebSearchTool,
     Field(discriminator="kind"),
 ]
 

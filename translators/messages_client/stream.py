@@ -82,6 +82,9 @@ class MessagesEncoder(EventEncoder):
         self._held = 0
         self._called = False
         """A tool_use block went out: the turn stops for the tool, whatever the upstream said."""
+        self._ending: _Block | None = None
+        """A text block whose text is complete, its `content_block_stop` held back one event: a
+        signature alone right after it is stopped before it (`_settle`)."""
 
     # -- public -------------------------------------------------------------------------------
     def encode_parts(self, events: list[ev.Event]) -> list[bytes]:
@@ -127,6 +130,8 @@ class MessagesEncoder(EventEncoder):
             return
         if not self._started:
             self._start()
+        if self._ending is not None and self._settle(event):
+            return
         self._item(event)
 
     def _keep_alive(self) -> None:
@@ -174,20 +179,47 @@ class MessagesEncoder(EventEncoder):
         if block is None:
             return
         if block.kind == "text":
-            self.content.append({"type": "text", "text": "".join(block.chunks)})
-        elif block.kind == "thinking":
+            self._end_text()
+            self._ending = block
+            return
+        if block.kind == "thinking":
             self._close_thinking(block, None)
-            return
-        elif block.kind == "hidden_thinking":
-            return
         elif block.kind == "tool_use":
             self._close_tool(block, None)
-            return
-        self._emit({"type": "content_block_stop", "index": block.index})
+        elif block.kind != "hidden_thinking":
+            self._emit({"type": "content_block_stop", "index": block.index})
 
     def _stop_all(self) -> None:
         for key in list(self._open):
             self._close(key)
+        self._end_text()
+
+    # -- a signature after the text -----------------------------------------------------------
+    def _settle(self, event: ev.Event) -> bool:
+        """The event after an answer's text ended. A signature alone (Gemini 3 signs the last part
+        of an answer: a signature-only part after the text, docs/gemini.md "Streaming") goes in a
+        thinking block stopped *before* the text block, so the text stays the answer's last block:
+        Claude Code takes the block stopped last for the answer and printed nothing when it was
+        the thinking (docs/claude-code.md "A signature after the text"). True: the event is
+        written. Anything else stops the text block first."""
+        if isinstance(event, ev.ReasoningDone) and event.key not in self._open and self._signs(event.state):
+            self._reasoning_done(event.key, event.state)
+            self._end_text()
+            return True
+        self._end_text()
+        return False
+
+    def _signs(self, state: VendorState | None) -> bool:
+        """A state that writes a signature of its own (no redacted data: that is its own block)."""
+        if state is None or state.redacted is not None:
+            return False
+        return bool(signature.write(state, shown=self.show_thinking))
+
+    def _end_text(self) -> None:
+        block, self._ending = self._ending, None
+        if block is not None:
+            self.content.append({"type": "text", "text": "".join(block.chunks)})
+            self._emit({"type": "content_block_stop", "index": block.index})
 
     # -- text ---------------------------------------------------------------------------------
     def _text_delta(self, key: object, text: str) -> None:
@@ -333,6 +365,7 @@ class MessagesEncoder(EventEncoder):
         """One `error` event, and the stream ends (Anthropic's own mid-stream failure)."""
         self.finished = True
         self._open.clear()
+        self._ending = None
         self.error = errors.body(errors.type_for_code(code), message)
         self._emit(self.error)
 

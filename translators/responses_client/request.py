@@ -25,7 +25,7 @@ from translators.ir.request import (
     ToolResult,
     WebSearchCall,
 )
-from translators.responses_client import files
+from translators.responses_client import client_tools, files
 from translators.responses_client.reuse import Reuse
 from translators.responses_client.tools import ToolCollector, listing
 from translators.wire import wirejson
@@ -42,11 +42,12 @@ _REFUSED_TOP = {
 _REFUSED_ITEMS = {
     # a final trigger makes the request a compaction (`decode`); anywhere else it means nothing
     "compaction_trigger": "compaction_trigger must be the last input item",
+    # the addon replaces every reference to an item it stored (docs/agents-sdk.md "Item
+    # references"); one left here names nothing the gateway holds
     "item_reference": "item references point into OpenAI's storage, which the gateway cannot read",
 }
-_DROPPED_ITEMS = {"image_generation_call", "file_search_call", "computer_call",
-                  "computer_call_output", "code_interpreter_call", "mcp_list_tools", "mcp_call",
-                  "mcp_approval_request", "mcp_approval_response"}
+_DROPPED_ITEMS = {"image_generation_call", "file_search_call", "code_interpreter_call", "mcp_list_tools",
+                  "mcp_call", "mcp_approval_request", "mcp_approval_response"}
 # Echo bookkeeping: ids and status of earlier output, and Codex's own turn metadata, which the
 # built-in provider leaves on replayed items (seen with Codex 0.169 through the proxy).
 _ITEM_BOOKKEEPING = frozenset({"type", "id", "status", "internal_chat_message_metadata_passthrough"})
@@ -63,7 +64,9 @@ def _known_keys(*known: str) -> frozenset[str]:
 
 
 _MESSAGE_KEYS = _known_keys("role", "content", "phase")
-_AGENT_MESSAGE_KEYS = _known_keys("content")
+# `author` and `recipient` are named again in the message's own text ("Task name: ...",
+# "Sender: ..."), which is what the model reads (recorded with Codex 0.169, docs/codex.md "Multi-agent")
+_AGENT_MESSAGE_KEYS = _known_keys("content", "author", "recipient")
 _REASONING_KEYS = _known_keys("summary", "content", "encrypted_content")
 _CONFIGURATION_KEYS = _known_keys("reasoning")
 _COMPACTION_KEYS = _known_keys("encrypted_content", "created_by")
@@ -222,6 +225,10 @@ def _tool_choice(value: Any, report: Report) -> ToolChoice:
     if named and value.get("type") in ("function", "custom"):
         namespace = value.get("namespace") if isinstance(value.get("namespace"), str) else None
         return ToolChoice(mode="tool", name=value["name"], namespace=namespace)
+    if isinstance(value, dict) and value.get("type") in client_tools.TOOL_CHOICES:
+        # `{"type": "shell"}`, `{"type": "apply_patch"}`, `{"type": "computer_use_preview"}`
+        # (openai `ToolChoiceShellParam`, ...): the function of that name on another upstream
+        return ToolChoice(mode="tool", name=client_tools.TOOL_CHOICES[value["type"]])
     if isinstance(value, dict) and value.get("type") == "allowed_tools":
         report.drop("tool_choice.tools")
         return ToolChoice(mode="required" if value.get("mode") == "required" else "auto")
@@ -309,8 +316,15 @@ class _ItemState:
         return [Message(role=ir_role, parts=parts, phase=phase, origin=path)] if parts else []
 
     def _item_agent_message(self, raw: dict[str, Any], path: str) -> list[Item]:
+        """A message between Codex's agents (multi_agent_v2). Its `encrypted_content` parts hold
+        the `message` argument exactly as the calling model wrote it whenever the call did not say
+        its arguments were plain (a nested call from code mode): on a route through this gateway
+        that model was not OpenAI's, so it is text (docs/codex.md "Multi-agent")."""
         self._unknown_keys(raw, path, _AGENT_MESSAGE_KEYS)
-        parts = self._parts(raw.get("content"), f"{path}.content")
+        content = raw.get("content")
+        if isinstance(content, list):
+            content = [_read_sealed(part, self.report) for part in content]
+        parts = self._parts(content, f"{path}.content")
         return [Message(role="user", parts=parts, origin=path)] if parts else []
 
     def _parts(self, content: Any, path: str) -> list[Part]:
@@ -477,6 +491,40 @@ class _ItemState:
         state = vendor_state.from_id(item_id if isinstance(item_id, str) else None)
         return [WebSearchCall(query=query, state=state, origin=path)]
 
+    def _client_call(self, raw: dict[str, Any], path: str) -> list[Item]:
+        """A `shell_call` / `apply_patch_call` the client ran: the function call it stands for on
+        another upstream (translators/responses_client/client_tools.py)."""
+        item_type = raw["type"]
+        call_id = raw.get("call_id")
+        arguments = client_tools.call_arguments(item_type, raw)
+        if not isinstance(call_id, str) or not call_id or arguments is None:
+            self.report.drop(path)
+            return []
+        self._unknown_keys(raw, path, _known_keys(*client_tools.CALL_KEYS[item_type]))
+        kind = client_tools.CALL_KIND[item_type]
+        return [ToolCall(kind=kind, call_id=call_id, name=kind, arguments=arguments, origin=path)]  # type: ignore[arg-type]
+
+    def _client_output(self, raw: dict[str, Any], path: str) -> list[Item]:
+        """A `shell_call_output` / `apply_patch_call_output`: the function's result, as text."""
+        item_type = raw["type"]
+        call_id = raw.get("call_id")
+        if not isinstance(call_id, str) or not call_id:
+            self.report.drop(path)
+            return []
+        self._unknown_keys(raw, path, _known_keys(*client_tools.OUTPUT_KEYS[item_type]))
+        kind = client_tools.OUTPUT_KIND[item_type]
+        if item_type == "computer_call_output":
+            url = client_tools.screenshot(raw)
+            if url is None:  # a file in OpenAI's file store, or nothing
+                self.report.drop(f"{path}.output")
+                parts: list[Part] = [Text(text="(no screenshot)")]
+            else:
+                parts = [Image(url=url, origin=f"{path}.output")]
+            return [ToolResult(kind=kind, call_id=call_id, parts=parts, origin=path)]  # type: ignore[arg-type]
+        text, failed = client_tools.output_text(item_type, raw)
+        return [ToolResult(kind=kind, call_id=call_id, parts=[Text(text=text)], is_error=failed,  # type: ignore[arg-type]
+                           origin=path)]
+
     _HANDLERS: ClassVar[dict[str, Callable[[_ItemState, dict[str, Any], str], list[Item]]]] = {
         "message": _item_message,
         "agent_message": _item_agent_message,
@@ -495,8 +543,24 @@ class _ItemState:
         "local_shell_call_output": _item_local_shell_call_output,
         "tool_search_output": _item_tool_search_output,
         "web_search_call": _item_web_search_call,
+        "shell_call": _client_call,
+        "apply_patch_call": _client_call,
+        "shell_call_output": _client_output,
+        "apply_patch_call_output": _client_output,
+        "computer_call": _client_call,
+        "computer_call_output": _client_output,
     }
     """Input item type -> its handler."""
+
+
+def _read_sealed(part: Any, report: Report) -> Any:
+    """An agent message's `encrypted_content` part as the text it holds (`_item_agent_message`)."""
+    if not (isinstance(part, dict) and part.get("type") == "encrypted_content"
+            and isinstance(part.get("encrypted_content"), str)):
+        return part
+    report.note("an agent message's encrypted_content was read as the text the calling model wrote "
+                "(a multi-agent call that did not say its arguments were plain)")
+    return {"type": "input_text", "text": part["encrypted_content"]}
 
 
 def _array(raw: dict[str, Any], key: str, path: str) -> list[Any]:

@@ -21,6 +21,7 @@ from translators.features import freeform, vendor_state
 from translators.features.naming import ToolIndex, ToolRef
 from translators.ir import events as ev
 from translators.ir.encoder import MAX_OUTPUT_CHARS, EventEncoder
+from translators.responses_client import client_tools
 from translators.wire.response_object import response_object
 from translators.wire.sse import LongStrings, encode_event
 
@@ -29,6 +30,11 @@ _INCOMPLETE = {"max_output_tokens", "content_filter"}
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens", "cache_write_tokens",
                  "web_searches")
 _FAILED_FINISH = {"context_length_exceeded": "Your input exceeds the context window of this model."}
+PAUSE_NOTE = ("the upstream paused a long server-tool turn (Anthropic's pause_turn); a Responses "
+              "answer has no such end, so it completed with what was written "
+              "(docs/responses.md \"Terminal events\")")
+"""A Responses object's statuses are completed, incomplete and failed: none says "send me again to
+go on", which is what Anthropic's `pause_turn` asks of a Messages client."""
 # `response.failed` codes the client understands: the ones Codex acts on (docs/codex.md "Errors and retries")
 # and the general ones of the SDK's `ResponseError.code`. Codex retries any other code like server_error, and
 # the SDK's type rejects it, so other codes are sent as server_error with the code kept in the message.
@@ -290,7 +296,8 @@ class ResponsesEncoder(EventEncoder):
     # -- tool calls -------------------------------------------------------------------------
     def _call_started(self, key: object, call_id: str, name: str) -> None:
         ref = self.tools.lookup(name)
-        prefix = {"custom": "ctc", "tool_search": "tsc", "local_shell": "lsh"}.get(ref.kind, "fc")
+        prefix = {"custom": "ctc", "tool_search": "tsc", "local_shell": "lsh", "shell": "sh",
+                  "apply_patch": "apc", "computer": "cu"}.get(ref.kind, "fc")
         item = self._new(key, ref.kind, prefix)
         item.ref, item.call_id, item.name = ref, call_id or self.new_id("call"), name
         if ref.kind == "function":
@@ -306,6 +313,10 @@ class ResponsesEncoder(EventEncoder):
                                 "name": item.ref.name if item.ref else item.name}
         if item.ref and item.ref.namespace:
             head["namespace"] = item.ref.namespace
+        if item.ref and item.ref.plaintext and item_type == "function_call":
+            # the arguments are as the model wrote them: Codex then hands a multi-agent message on
+            # as text, not as ciphertext only OpenAI could read (docs/codex.md "Multi-agent")
+            head["encrypted_function_args"] = []
         return head
 
     def _call_delta(self, key: object, fragment: str) -> None:
@@ -354,6 +365,11 @@ class ResponsesEncoder(EventEncoder):
         elif item.kind == "tool_search":
             body = {"type": "tool_search_call", "id": item.item_id, "call_id": item.call_id,
                     "execution": "client", "arguments": _object(args, self.report), "status": "completed"}
+            self._emit("response.output_item.added", {"output_index": item.index, "item": body})
+            self._done(item, body)
+        elif item.kind in client_tools.KINDS:
+            body = client_tools.call_item(item.kind, item.item_id, item.call_id, _object(args, self.report),
+                                          self.report)
             self._emit("response.output_item.added", {"output_index": item.index, "item": body})
             self._done(item, body)
         else:  # local_shell
@@ -420,6 +436,8 @@ class ResponsesEncoder(EventEncoder):
             self.incomplete = {"reason": reason}
             self._emit("response.incomplete", {"response": self.response()})
         else:
+            if reason == "pause_turn":
+                self.report.note(PAUSE_NOTE)
             self.status = "completed"
             self.completed_at = int(self._clock())
             self._emit("response.completed", {"response": self.response()})

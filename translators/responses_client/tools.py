@@ -19,6 +19,7 @@ from translators.ir.request import (
     ToolSearchTool,
     WebSearchTool,
 )
+from translators.responses_client import client_tools
 
 _HOSTED = "\x00hosted"
 """The key space of hosted tools in the collector (no namespace can be named so)."""
@@ -112,9 +113,12 @@ class ToolCollector:
             self._put(self._web_search(decl, path))
         elif kind == "local_shell":
             self._put(LocalShellTool(parameters=LOCAL_SHELL_SCHEMA, origin=path))
+        elif kind in client_tools.DECLARED and (kind != "shell" or client_tools.runs_locally(decl)):
+            self._put(client_tools.declared(client_tools.DECLARED[kind], decl, path, self.report))
         else:
-            # every other type is a tool OpenAI runs itself (web_search, file_search,
-            # image_generation, code_interpreter, computer_use, mcp, shell, apply_patch...)
+            # every other type is a tool OpenAI runs itself (file_search, image_generation,
+            # code_interpreter, mcp, a shell in a hosted container...): docs/agents-sdk.md
+            # "Client-run tools"
             self._put(HostedTool(name=kind, raw=decl, origin=path))
 
     def _put(self, tool: Tool) -> None:
@@ -151,9 +155,10 @@ class ToolCollector:
                                    param=f"{path}.parameters")
         self.report.drop_unread(decl, _READ_FUNCTION_KEYS, path)
         strict = decl.get("strict")
+        parameters, sealed = _unsealed(parameters)
         return FunctionTool(name=name, namespace=namespace, description=_text(decl.get("description")),
                             parameters=parameters, strict=strict if isinstance(strict, bool) else None,
-                            origin=path)
+                            encrypted_args=sealed, origin=path)
 
     def _custom(self, decl: dict[str, Any], path: str, namespace: str | None) -> CustomTool:
         name = _name(decl, path)
@@ -200,6 +205,23 @@ class ToolCollector:
                              if isinstance(domains, list) else [],
                              user_location=location if isinstance(location, dict) else None,
                              context_size=size if isinstance(size, str) else None, origin=path)
+
+
+def _unsealed(parameters: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The schema without the `encrypted: true` marks on its properties, and the properties that
+    had one. Codex 0.169 marks the `message` of multi_agent_v2's `spawn_agent`, `send_message` and
+    `followup_task` so (recorded: tests/data/codex/request_multi_agent_v2.json): a request to
+    OpenAI's backend to encrypt that argument, which means nothing to another model."""
+    properties = parameters.get("properties")
+    if not isinstance(properties, dict):
+        return parameters, []
+    sealed = [name for name, schema in properties.items()
+              if isinstance(schema, dict) and schema.get("encrypted")]
+    if not sealed:
+        return parameters, []
+    plain = {name: ({k: v for k, v in schema.items() if k != "encrypted"} if name in sealed else schema)
+             for name, schema in properties.items()}
+    return {**parameters, "properties": plain}, sealed
 
 
 def _name(decl: dict[str, Any], path: str) -> str:

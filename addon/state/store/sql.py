@@ -38,6 +38,8 @@ SCHEMA = (
         conversation_id TEXT NOT NULL, seq BIGINT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL,
         size BIGINT NOT NULL, client TEXT NOT NULL DEFAULT '', PRIMARY KEY (conversation_id, seq))""",
     "CREATE INDEX IF NOT EXISTS gw_items_id ON gw_items (conversation_id, id)",
+    """CREATE TABLE IF NOT EXISTS gw_item_ids (
+        client TEXT NOT NULL, id TEXT NOT NULL, response_id TEXT NOT NULL, PRIMARY KEY (client, id))""",
     """CREATE TABLE IF NOT EXISTS gw_usage (
         client TEXT NOT NULL, day TEXT NOT NULL, route TEXT NOT NULL, model TEXT NOT NULL,
         requests BIGINT NOT NULL, input_tokens BIGINT NOT NULL, cached_tokens BIGINT NOT NULL,
@@ -52,6 +54,8 @@ INDEXES = (
     # every row's `data` (a 100k-item turn is 10 MB)
     "CREATE INDEX IF NOT EXISTS gw_responses_client ON gw_responses (client, used_at, size)",
     "CREATE INDEX IF NOT EXISTS gw_conversations_client ON gw_conversations (client, used_at, size)",
+    # an `item_reference` to a conversation's item, found by its id alone
+    "CREATE INDEX IF NOT EXISTS gw_items_client_id ON gw_items (client, id)",
 )
 BATCH = 100
 """Rows per INSERT statement: a long list of items is written in a few statements, not one per row."""
@@ -149,6 +153,7 @@ class SqlStore:
     def _drop(q: Query, kind: str, key: str) -> None:
         if kind == "r":
             q("DELETE FROM gw_responses WHERE id = ?", key)
+            q("DELETE FROM gw_item_ids WHERE response_id = ?", key)
         else:
             q("DELETE FROM gw_items WHERE conversation_id = ?", key)
             q("DELETE FROM gw_conversations WHERE id = ?", key)
@@ -172,8 +177,54 @@ class SqlStore:
                     record.created_at, now, record.client).fetchone()
             if row is None:
                 raise StoreError(f"response id {record.id!r} is taken")
+            self._index_items(q, record)
             self._fit(q, record.client, "r", record.id)
         self._after_write()
+
+    @staticmethod
+    def _index_items(q: Query, record: ResponseRecord) -> None:
+        """Which response holds each of its items, for an `item_reference` (`items_by_id`): its
+        output items, and its input items unless a worker wrote them (a long input stays unread)."""
+        items = list(record.response.get("output") or [])
+        if not isinstance(record.input, ItemsJSON):
+            items += record.input
+        ids = list(dict.fromkeys(i["id"] for i in items
+                                 if isinstance(i, dict) and isinstance(i.get("id"), str)))
+        for start in range(0, len(ids), BATCH):
+            batch = ids[start:start + BATCH]
+            params: list[Any] = []
+            for item_id in batch:
+                params += [record.client, item_id, record.id]
+            q("INSERT INTO gw_item_ids (client, id, response_id) VALUES "
+              + ", ".join(["(?, ?, ?)"] * len(batch))
+              + " ON CONFLICT (client, id) DO UPDATE SET response_id = excluded.response_id", *params)
+
+    def items_by_id(self, ids: list[str], client: str = "") -> dict[str, dict[str, Any]]:
+        """The stored items of these ids that are `client`'s (an input or output item of one of its
+        responses, or an item of one of its conversations), by id; an id it does not hold is left
+        out. What an `item_reference` resolves to (docs/agents-sdk.md "Item references")."""
+        found: dict[str, dict[str, Any]] = {}
+        records: dict[str, dict[str, Any]] = {}
+        since = self._since()
+        with self._lock, self._transaction() as q:
+            for item_id in dict.fromkeys(ids):
+                row = q("SELECT r.id, r.data FROM gw_item_ids x JOIN gw_responses r ON r.id = x.response_id "
+                        "WHERE x.client = ? AND x.id = ? AND r.client = ? AND r.used_at >= ?",
+                        client, item_id, client, since).fetchone()
+                if row is not None:
+                    data = records.get(row[0]) or records.setdefault(row[0], wirejson.loads(row[1]))
+                    for item in [*(data["response"].get("output") or []), *data["input"]]:
+                        if isinstance(item, dict) and item.get("id") == item_id:
+                            found[item_id] = item
+                            break
+                    if item_id in found:
+                        continue
+                row = q("SELECT i.data FROM gw_items i JOIN gw_conversations c ON c.id = i.conversation_id "
+                        "WHERE i.client = ? AND i.id = ? AND c.client = ? AND c.used_at >= ? "
+                        "ORDER BY i.seq DESC LIMIT 1", client, item_id, client, since).fetchone()
+                if row is not None:
+                    found[item_id] = wirejson.loads(row[0])
+        return found
 
     def get_response(self, response_id: str, client: str = "") -> ResponseRecord | None:
         with self._lock, self._transaction() as q:
@@ -209,8 +260,11 @@ class SqlStore:
 
     def delete_response(self, response_id: str, client: str = "") -> bool:
         with self._lock, self._transaction() as q:
-            return q("DELETE FROM gw_responses WHERE id = ? AND client = ? AND used_at >= ?",
-                     response_id, client, self._since()).rowcount > 0
+            found = q("DELETE FROM gw_responses WHERE id = ? AND client = ? AND used_at >= ?",
+                      response_id, client, self._since()).rowcount > 0
+            if found:
+                q("DELETE FROM gw_item_ids WHERE response_id = ?", response_id)
+        return found
 
     # -- conversations ----------------------------------------------------------------------
     def create_conversation(self, conversation: Conversation, items: list[dict[str, Any]]) -> None:
@@ -371,6 +425,8 @@ class SqlStore:
         with self._lock, self._transaction() as q:
             if self.ttl > 0:
                 since = self._since()
+                q("DELETE FROM gw_item_ids WHERE response_id IN "
+                  "(SELECT id FROM gw_responses WHERE used_at < ?)", since)
                 q("DELETE FROM gw_responses WHERE used_at < ?", since)
                 q("DELETE FROM gw_items WHERE conversation_id IN "
                   "(SELECT id FROM gw_conversations WHERE used_at < ?)", since)

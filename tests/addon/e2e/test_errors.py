@@ -187,7 +187,8 @@ def test_refused_request_is_a_400_and_never_reaches_the_upstream(client: openai.
         client.responses.create(model="gpt-5.5", stream=True,
                                 input=[{"type": "item_reference", "id": "msg_1"}])
     assert caught.value.body["type"] == "invalid_request_error"
-    assert "item_reference" in caught.value.body["message"]
+    # an id this gateway never stored (docs/agents-sdk.md "Item references")
+    assert caught.value.body["message"] == "Item with id 'msg_1' not found."
     assert upstream.received == []
     _next_flow_is_served(client, upstream)
 

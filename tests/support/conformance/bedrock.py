@@ -53,7 +53,9 @@ def _chosen(body: dict[str, Any]) -> str | None:
 BODY = BodyReader(  # docs/bedrock.md "Request", "Tool names and ids"
     tool_name=re.compile(r"^[a-zA-Z0-9_-]{1,64}$"),
     call_id=re.compile(r"^[a-zA-Z0-9_.:-]{1,64}$"),
-    tool_names=lambda body: [t["toolSpec"]["name"] for t in (body.get("toolConfig") or {}).get("tools", [])],
+    # a `cachePoint` entry may close the tool list (docs/bedrock.md "Prompt caching")
+    tool_names=lambda body: [t["toolSpec"]["name"] for t in (body.get("toolConfig") or {}).get("tools", [])
+                             if "toolSpec" in t],
     chosen_tool=_chosen,
     turns=_turns,
     results_first=True,

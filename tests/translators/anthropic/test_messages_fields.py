@@ -144,3 +144,32 @@ def test_pings_and_comments_give_the_same_bytes_in_any_chunking() -> None:
     data = stream("stop_sequence", "three", keep_alive=PING + b": keep-alive\n\n")
     out = assert_chunking_invariant("anthropic", anthropic(body(stop_sequences=["three"])), data)
     assert [name for name, _ in sse_events(out)].count("ping") == 2
+
+
+# -- pause_turn ---------------------------------------------------------------------------------
+
+def test_pause_turn_reaches_a_messages_client_as_pause_turn() -> None:
+    """Anthropic paused a long server-tool turn: the client is told so, and sends the turn again
+    to go on (docs/anthropic.md "Streaming"), which `end_turn` would never make it do."""
+    out = through(anthropic(body()), stream("pause_turn"))
+    assert message_delta(out) == {"stop_reason": "pause_turn", "stop_sequence": None}
+    message, error = validate_stream(out)
+    assert error is None and message is not None and message.stop_reason == "pause_turn"
+
+
+def test_a_whole_answer_keeps_pause_turn_too() -> None:
+    translation = anthropic(body(stream=False))
+    answer = {"id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
+              "content": [{"type": "text", "text": "searching"}], "stop_reason": "pause_turn",
+              "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 3}}
+    raw = json.dumps(answer).encode()
+    message = translate_response("anthropic", translation, raw, new_id=sequential_ids())
+    assert message["stop_reason"] == "pause_turn"
+
+
+def test_pause_turn_completes_a_responses_clients_answer_with_a_note() -> None:
+    translation = translate_request(responses_body(responses_user("hi")), "anthropic", MODEL)
+    translator = stream_translator("anthropic", translation, new_id=sequential_ids(), clock=lambda: 0)
+    out = translator.feed(stream("pause_turn")) + translator.close()
+    assert b"event: response.completed" in out and b"response.incomplete" not in out
+    assert any("pause_turn" in note for note in translator.report.notes)

@@ -403,7 +403,7 @@ def test_stop_reason_model_context_window_exceeded_fails_with_context_length_exc
     assert payloads[-1]["response"]["error"]["code"] == "context_length_exceeded"
 
 
-def test_stop_reason_pause_turn_completes_with_a_note():
+def test_stop_reason_pause_turn_completes_a_responses_answer_with_a_note():
     payloads, report = translate(start(), *text_block(0, "x"), *end("pause_turn"))
     assert payloads[-1]["type"] == "response.completed"
     assert any("pause_turn" in n for n in report.notes)

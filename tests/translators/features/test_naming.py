@@ -106,7 +106,11 @@ def test_the_index_survives_the_flow_metadata_round_trip_of_a_translation():
                         tools=index).model_dump(mode="json")
     assert saved["tools"] == {"by_wire": {
         "clock__sleep": {"name": "sleep", "namespace": "clock", "kind": "function", "syntax": None,
-                         "definition": None},
+                         "definition": None, "plaintext": False},
         "apply_patch": {"name": "apply_patch", "namespace": None, "kind": "custom", "syntax": "lark",
-                        "definition": "start: x"}}}
+                        "definition": "start: x", "plaintext": False}}}
+    assert Translation.model_validate(saved).tools == index
+    # a flow saved before `plaintext` existed loads with its default
+    for ref in saved["tools"]["by_wire"].values():
+        del ref["plaintext"]
     assert Translation.model_validate(saved).tools == index
