@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -72,6 +72,12 @@ class Decoded:
     """The reasoning effort it set (`configuration_update`)."""
     nulls: tuple[Where, ...] = ()
     """Where its value holds a null: the places another value of the same text may hold a NaN."""
+    plain: bool = field(init=False)
+    """It dropped, declared and set nothing: only its IR items go to the request."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "plain", not (self.dropped or self.tools or self.namespaces
+                                               or self.effort is not None))
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,10 +178,11 @@ class Reuse:
 
     def again(self, state: _ItemState, count: int, items: list[Item], system: list[str]) -> None:
         """The run's first `count` items given to `state` as decoding them did, in order (`keep`
-        adds each one's IR items to `items`, or the system prompt)."""
+        adds each one's IR items to `items`, or the system prompt). An entry that did nothing but
+        give IR items (`Decoded.plain`, most of a history) costs one `extend`."""
         keep = state.keep
         for i, entry in enumerate(self._entries[:count]):
-            if entry.dropped or entry.tools or entry.namespaces or entry.effort is not None:
+            if not entry.plain:
                 _effects(entry, f"input[{i}]", state)
             if items:
                 items.extend(entry.items)
