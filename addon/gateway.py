@@ -24,7 +24,7 @@ if _ROOT not in sys.path:
 
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
-from addon.observe import console, flowinfo, views  # noqa: E402
+from addon.observe import console, flowinfo, metrics, traces, views  # noqa: E402
 from addon.patches import cutoff  # noqa: E402
 from addon.routes import catalog, plugins  # noqa: E402
 from addon.routes.capabilities import MODES, Capabilities  # noqa: E402
@@ -359,4 +359,5 @@ def _seconds(text: str) -> float | None:
 
 
 gateway = Gateway()
-addons = [gateway, views.Views(), console.Console(lambda: gateway.router), websocket.ENDPOINT]
+addons = [gateway, views.Views(), console.Console(lambda: gateway.router), websocket.ENDPOINT,
+          metrics.Metrics(lambda: gateway.router), traces.Traces(lambda: gateway.router)]

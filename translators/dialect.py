@@ -244,6 +244,9 @@ class Vendor:
     client_header_prefixes: tuple[str, ...] = ()
     """Answer headers the client gets from this upstream besides the shared ones
     (translators/wire/response_headers.py)."""
+    genai_provider: str | None = None
+    """The vendor as OpenTelemetry's GenAI conventions name it (`gen_ai.provider.name`, e.g.
+    `aws.bedrock`; docs/metrics.md "Traces"); None: none fits, the dialect's name is used."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

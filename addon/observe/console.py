@@ -21,7 +21,7 @@ from typing import Any
 
 from mitmproxy import ctx, exceptions, http
 
-from addon.observe import flowinfo
+from addon.observe import costs, flowinfo
 from addon.routes.routing import Route, Router
 from addon.upstream import auth
 
@@ -123,6 +123,8 @@ def flow_line(flow: http.HTTPFlow) -> str | None:
     parts = [head, status(flow)]
     if usage := tokens(info.get("usage")):
         parts.append(usage)
+    if cost := costs.dollars(info.get("cost_usd")):
+        parts.append(cost)  # the turn's cost in USD (addon/observe/costs.py)
     if info.get("refused"):
         parts.append(f"refused: {info['refused']}")
     if info.get("error"):

@@ -26,8 +26,9 @@ DONE = "gateway.done"
 """The flow is answered (by the proxy itself, `addon/serve/answers.py` `answer`, or its answer translated):
 never read again as an upstream answer."""
 COUNT_KIND = "count_tokens"
-"""The record's `kind` of a token count sent to the upstream's own counter (addon/serve/pipeline.py):
-it has no translation in its metadata, yet goes upstream like a turn (addon/patches/cutoff.py)."""
+"""The record's `kind` of a token count, estimated by the gateway or sent to the upstream's own
+counter (addon/serve/pipeline.py): no turn (docs/metrics.md); one sent upstream has no translation
+in its metadata, yet goes upstream like a turn (addon/patches/cutoff.py)."""
 SAVED = (KEY, CLIENT_REQUEST, TRANSLATION, UPSTREAM_RESPONSE, CLIENT_DIALECT)
 """What a saved gateway flow carries in its metadata (addon/serve/flow.py)."""
 
@@ -35,7 +36,8 @@ SAVED = (KEY, CLIENT_REQUEST, TRANSLATION, UPSTREAM_RESPONSE, CLIENT_DIALECT)
 def record(upstream: str, model: object = None, **more: Any) -> dict[str, Any]:
     """A flow's record: the upstream (a dialect, `store`, or `-` when nothing was sent), the model,
     what was dropped and noted, and any of `client_model`, `client` (addon/team/keys.py), `kind`,
-    `refused`, `error`, `capabilities`, `url`, `usage`, `searches`."""
+    `refused`, `error`, `capabilities`, `url`, `usage`, `searches`, `cost_usd` and `price`
+    (addon/observe/costs.py), `first_token_at`, `attempts` (docs/metrics.md "The record")."""
     return {"upstream": upstream, "model": model, "dropped": [], "notes": [], **more}
 
 

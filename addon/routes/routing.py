@@ -18,6 +18,7 @@ from addon.serve import client_facts
 from addon.upstream.pool import Deployment
 from translators import dialect as dialects
 from translators.core.capabilities import ModelCapabilities
+from translators.core.pricing import Price, parse_price
 from translators.dialect import Dialect, Settings
 
 DEFAULT_MATCH = client_facts.DEFAULT_MATCH
@@ -67,6 +68,9 @@ class Route:
     idle_timeout: float | None = None
     """Seconds without an upstream event, keep-alives not counted, that fail an attempt
     (`idle_timeout`); None: `gateway_idle_timeout`."""
+    prices: Price | None = None
+    """What the route's own model costs (`prices` in TOML, docs/prices.md), over the dialect's
+    shipped table; None: the table's price (addon/observe/costs.py)."""
 
     def _key(self) -> tuple[Any, ...]:
         """Every field, the dialect as its name: a `Dialect` holds functions, and two routes to
@@ -288,7 +292,8 @@ _ROUTE_KEYS = {"model": "gpt-5*", "upstream": "anthropic", "base_url": "https://
                "context_window": 200000, "max_output_tokens": 8192,
                "deployments": '[{ key_env = "KEY_A" }, { key_env = "KEY_B" }]',
                "fallbacks": '[{ upstream = "bedrock", target_model = "us.anthropic.claude-sonnet-4-6" }]',
-               "retries": 3, "retry_seconds": 30, "idle_timeout": 120}
+               "retries": 3, "retry_seconds": 30, "idle_timeout": 120,
+               "prices": "{input = 3.0, output = 15.0}"}
 """The keys of a `[[route]]` table, with an example value each (for error messages)."""
 _MEMBER_KEYS = {"name": "backup-key", "upstream": "anthropic", "base_url": "https://api.anthropic.com",
                 "target_model": "claude-sonnet-4-6", "key_env": "ANTHROPIC_KEY_2", "context_window": 200000,
@@ -331,7 +336,7 @@ def from_toml(path: str, *, settings: Mapping[str, Settings] = NO_SETTINGS) -> l
         route = _route(entry, entry.get("model", "*"), dialect, settings, where)
         route = replace(route, summarizer=_summarizer(route, entry, i, settings),
                         retries=entry.get("retries"), retry_seconds=_seconds(entry.get("retry_seconds")),
-                        idle_timeout=_seconds(entry.get("idle_timeout")))
+                        idle_timeout=_seconds(entry.get("idle_timeout")), prices=_prices(entry, where))
         route = replace(route, deployments=_members(entry, route, "deployments", settings, where),
                         fallbacks=_members(entry, route, "fallbacks", settings, where))
         names = [d.name for d in (*route.deployments, *route.fallbacks)]
@@ -351,8 +356,8 @@ def _check_keys(table: Mapping[str, Any], keys: Mapping[str, Any], own: Mapping[
     for key, value in table.items():
         if key not in keys and key not in own:
             raise RouteError(f"{where} has an unknown key {key!r}: write one of {', '.join([*keys, *own])}")
-        if key in own or key in _POOL_KEYS:
-            continue  # checked by server_of; by _members
+        if key in own or key in _POOL_KEYS or key == "prices":
+            continue  # checked by server_of; by _members; by _prices
         if key in _NUMBERS:
             _check_number(key, value, where)
         elif not isinstance(value, str):
@@ -371,6 +376,13 @@ def _check_number(key: str, value: object, where: str) -> None:
         ok = value > 0  # type: ignore[operator]
     if not ok:
         raise RouteError(f"{where}: {key} must be {_NUMBERS[key]}, e.g. {key} = {_ROUTE_KEYS.get(key, 2)}")
+
+
+def _prices(entry: Mapping[str, Any], where: str) -> Price | None:
+    try:
+        return parse_price(entry["prices"], f"{where}: prices") if "prices" in entry else None
+    except ValueError as exc:
+        raise RouteError(str(exc)) from None
 
 
 def _seconds(value: object) -> float | None:

@@ -76,6 +76,8 @@ class FlowCtx:
     def begin(self, upstream: str, model: object, **more: Any) -> dict[str, Any]:
         """The flow's record, written once the gateway takes the flow on (`flowinfo.record`)."""
         info = flowinfo.record(upstream, model, **more)
+        if self.counting:  # a count is no turn, estimated here or counted upstream (docs/metrics.md)
+            info["kind"] = flowinfo.COUNT_KIND
         if self.speaks.name != client_registry.DEFAULT:
             info["client_dialect"] = self.speaks.name
         if self.replay:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from mitmproxy import ctx as mitm
 from mitmproxy import http
 
-from addon.observe import flowinfo, recording
+from addon.observe import flowinfo, recording, stamp
 from addon.routes import plugins
 from addon.routes.routing import Route, serving
 from addon.serve import bodies
@@ -443,6 +443,7 @@ def answer(gw: Gateway, fc: FlowCtx) -> None:
         final = flowinfo.final_response(flow.response.content or b"")
     if used := flowinfo.usage_of(final):
         info["usage"] = used
+    stamp.answered(info, fc.route, final)  # its cost in USD, its finish reason (addon/observe/stamp.py)
     gw.state.count(flow, used)  # per client, with client keys on (addon/team/usage.py)
     if (failure := flowinfo.failure_of(final)) and not info.get("error"):
         info["error"] = failure
@@ -468,6 +469,7 @@ def _keep_streamed(flow: http.HTTPFlow, hook: StreamHook, info: dict[str, Any]) 
     flow.metadata[flowinfo.UPSTREAM_RESPONSE] = hook.saved_upstream()
     flow.response.stream = False
     flow.response.content = hook.saved_client()
+    info.update(hook.timing())  # its time to first token (docs/metrics.md)
     if note := hook.cut_note():
         info["notes"].append(note)
 

@@ -44,6 +44,9 @@ class StreamHook:
         self._dropped_terminal = False
         self.ended = False
         self.error: str | None = None
+        self.first_token_at: float | None = None
+        """When the first client bytes carrying content went out (epoch seconds): the turn's time
+        to first token (docs/metrics.md), its opening events before content not counted."""
         self._on_end = on_end
 
     def __call__(self, data: bytes) -> bytes | list[bytes | memoryview]:
@@ -69,6 +72,8 @@ class StreamHook:
         size = len(parts[0]) if len(parts) == 1 else sum(map(len, parts))
         if not size:
             return []
+        if self.first_token_at is None and getattr(self.translator, "content_started", True):
+            self.first_token_at = time.time()
         if size <= SEND_PIECE:
             out = scrub_bytes(parts[0] if len(parts) == 1 else b"".join(parts), self.secrets)
             self._keep((out,), len(out))
@@ -111,6 +116,10 @@ class StreamHook:
         """What the client got, for the saved flow, with a marker where it was cut (an SSE
         comment, so the saved body still reads as a stream)."""
         return bytes(self.client) + _marker(self.client_dropped, self.max_kept)
+
+    def timing(self) -> dict[str, float]:
+        """For the flow's record: `first_token_at`, once content went out."""
+        return {} if self.first_token_at is None else {"first_token_at": self.first_token_at}
 
     def cut_note(self) -> str | None:
         if not self.was_cut:

@@ -221,7 +221,7 @@ class State:
         if not self.gate.on:
             return
         info = flow.metadata.get(flowinfo.KEY) or {}
-        counts = usage.counts(used)
+        counts = usage.counts(used, info.get("cost_usd"))
         client = self.gate.client_of(flow).name
         route, model = str(info.get("upstream") or "-"), str(info.get("model") or "-")
         day = _today()

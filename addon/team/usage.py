@@ -5,8 +5,9 @@
     python -m addon usage STORE [--client NAME] [--day YYYY-MM-DD | --from DAY --to DAY] [--json]
 
 where STORE is the SQLite file (gateway_store_path) or the postgresql:// URL (gateway_store_url).
-Counts come from the Responses object the client got (its `usage`: the upstream's figures as the
-translators carried them over, docs/team.md "Usage").
+Counts come from the answer the client got (its `usage`, a Responses or a Messages one: the
+upstream's figures as the translators carried them over, docs/team.md "Usage"); the cost is the
+one the flow's record says (addon/observe/costs.py), 0 for a turn with no price.
 """
 
 from __future__ import annotations
@@ -19,36 +20,35 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from addon.observe.costs import dollars
 from addon.state.store import StoreError, open_store
+from translators.core import pricing
 
 PATH = "/gateway/usage"
 """Where a client reads its own usage, on any host the gateway serves."""
-FIELDS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens")
+TOKENS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens")
+FIELDS = (*TOKENS, "cost_usd")
+"""A row's figures: whole counts, then the cost in USD."""
 _MAX_DAYS = 366
 
 
-def counts(usage: dict[str, Any] | None) -> dict[str, int]:
-    """One answered turn's counts from a Responses `usage` object (none: the request alone)."""
-    usage = usage if isinstance(usage, dict) else {}
-    details_in = usage.get("input_tokens_details") or {}
-    details_out = usage.get("output_tokens_details") or {}
-
-    def number(value: Any) -> int:
-        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-    return {"requests": 1, "input_tokens": number(usage.get("input_tokens")),
-            "cached_tokens": number(details_in.get("cached_tokens") if isinstance(details_in, dict) else 0),
-            "output_tokens": number(usage.get("output_tokens")),
-            "reasoning_tokens": number(details_out.get("reasoning_tokens") if isinstance(details_out, dict)
-                                       else 0)}
+def counts(usage: dict[str, Any] | None, cost_usd: Any = None) -> dict[str, Any]:
+    """One answered turn's figures from the usage the client got (none: the request alone) and
+    its cost from the flow's record (`info["cost_usd"]`). Input counts cached and written tokens
+    in, output counts reasoning in, whichever client shape the usage has."""
+    tokens = pricing.usage_of(usage) or pricing.TokenUsage()
+    cost = cost_usd if isinstance(cost_usd, int | float) and not isinstance(cost_usd, bool) else 0.0
+    return {"requests": 1, "input_tokens": tokens.input_total, "cached_tokens": tokens.cache_read,
+            "output_tokens": tokens.output, "reasoning_tokens": tokens.reasoning,
+            "cost_usd": float(cost) if cost > 0 else 0.0}
 
 
 def days(first: str | None, last: str | None, today: str) -> tuple[str, str] | str:
-    """The range `first`..`last` (YYYY-MM-DD, UTC), each defaulting to the other or today; a
-    message when it is not one."""
+    """The range `first`..`last` (YYYY-MM-DD, UTC): `first` defaults to `last`, else today;
+    `last` to today (`--from D` alone runs to today). A message when it is not one."""
     try:
         start = datetime.date.fromisoformat(first or last or today)
-        end = datetime.date.fromisoformat(last or first or today)
+        end = datetime.date.fromisoformat(last or today)
     except ValueError:
         return "from and to must be days written YYYY-MM-DD"
     if end < start:
@@ -58,8 +58,10 @@ def days(first: str | None, last: str | None, today: str) -> tuple[str, str] | s
     return start.isoformat(), end.isoformat()
 
 
-def totals(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
-    return {name: sum(int(row[name]) for row in rows) for name in FIELDS}
+def totals(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {name: sum(int(row[name]) for row in rows) for name in TOKENS}
+    out["cost_usd"] = round(sum(float(row.get("cost_usd") or 0) for row in rows), 10)
+    return out
 
 
 def document(client: str, span: tuple[str, str], rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -76,11 +78,16 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
         by_client.setdefault(row["client"], []).append(row)
     for client, own in by_client.items():
         name = client or "(no client key)"
-        lines.append(f"{name}\t*\t*\t*\t" + "\t".join(str(v) for v in totals(own).values()))
+        lines.append(f"{name}\t*\t*\t*\t" + _figures(totals(own)))
         for row in own:
-            lines.append(f"{name}\t{row['day']}\t{row['route']}\t{row['model']}\t"
-                         + "\t".join(str(row[f]) for f in FIELDS))
+            lines.append(f"{name}\t{row['day']}\t{row['route']}\t{row['model']}\t" + _figures(row))
+    if by_client:
+        lines.append("*\t*\t*\t*\t" + _figures(totals(rows)))
     return "\n".join(lines) + "\n"
+
+
+def _figures(row: dict[str, Any]) -> str:
+    return "\t".join([*(str(row[f]) for f in TOKENS), dollars(float(row.get("cost_usd") or 0)) or "$0"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -91,11 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--client", help="one client only")
     parser.add_argument("--day", help="one UTC day, YYYY-MM-DD (default: today)")
     parser.add_argument("--from", dest="first", help="first day of a range")
-    parser.add_argument("--to", dest="last", help="last day of a range")
+    parser.add_argument("--to", dest="last", help="last day of a range (default: today)")
     parser.add_argument("--json", action="store_true", help="the rows as JSON")
     args = parser.parse_args(argv)
     today = datetime.datetime.now(datetime.UTC).date().isoformat()
-    span = days(args.day or args.first, args.day or args.last, today)
+    span = days(args.day or args.first, args.day or args.last, today)  # --from D alone: D to today
     if isinstance(span, str):
         print(f"error: {span}", file=sys.stderr)
         return 2
@@ -113,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.json:
-        print(json.dumps({"from": span[0], "to": span[1], "data": rows}, indent=1))
+        print(json.dumps({"from": span[0], "to": span[1], "totals": totals(rows), "data": rows}, indent=1))
     else:
         print(f"usage from {span[0]} to {span[1]} (UTC)", file=sys.stderr)
         sys.stdout.write(table(rows))

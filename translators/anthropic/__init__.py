@@ -15,6 +15,7 @@ DIALECT = Dialect(
     name="anthropic",
     vendor=Vendor(
         display_name="Anthropic Messages",
+        genai_provider="anthropic",
         base_url="https://api.anthropic.com",
         key_env="ANTHROPIC_API_KEY",
         # docs/anthropic.md "Headers and auth"

@@ -24,6 +24,7 @@ DIALECT = Dialect(
     name="bedrock",
     vendor=Vendor(
         display_name="Bedrock Converse",
+        genai_provider="aws.bedrock",
         base_url="https://bedrock-runtime.us-east-1.amazonaws.com",
         key_env=auth.BEARER_ENV,
         secret_headers=("authorization", "x-amz-security-token"),

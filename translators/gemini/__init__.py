@@ -15,6 +15,7 @@ DIALECT = Dialect(
     name="gemini",
     vendor=Vendor(
         display_name="Gemini",
+        genai_provider="gcp.gemini",
         base_url="https://generativelanguage.googleapis.com",
         key_env="GEMINI_API_KEY",
         # docs/gemini.md "Endpoints and auth"

@@ -20,6 +20,7 @@ DIALECT = Dialect(
     name="responses",
     vendor=Vendor(
         display_name="Responses",
+        genai_provider="openai",
         base_url="https://api.openai.com/v1",
         key_env=None,  # to OpenAI: the client's own credentials go along (addon/upstream/auth.py)
         client_credentials_hosts=("api.openai.com", "chatgpt.com"),

@@ -44,11 +44,15 @@ SCHEMA = (
         client TEXT NOT NULL, day TEXT NOT NULL, route TEXT NOT NULL, model TEXT NOT NULL,
         requests BIGINT NOT NULL, input_tokens BIGINT NOT NULL, cached_tokens BIGINT NOT NULL,
         output_tokens BIGINT NOT NULL, reasoning_tokens BIGINT NOT NULL,
+        cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0,
         PRIMARY KEY (client, day, route, model))""",
 )
-MIGRATIONS = (("gw_responses", "client"), ("gw_conversations", "client"), ("gw_items", "client"))
+MIGRATIONS = (("gw_responses", "client", "TEXT NOT NULL DEFAULT ''"),
+              ("gw_conversations", "client", "TEXT NOT NULL DEFAULT ''"),
+              ("gw_items", "client", "TEXT NOT NULL DEFAULT ''"),
+              ("gw_usage", "cost_usd", "DOUBLE PRECISION NOT NULL DEFAULT 0"))
 """Columns a store written by an earlier version lacks, added with their default (`''`: the
-anonymous client, what every row was before client keys)."""
+anonymous client, what every row was before client keys; 0: no cost, before prices)."""
 INDEXES = (
     # the size check's SUM(size) per client from the index alone: from the table, it reads past
     # every row's `data` (a 100k-item turn is 10 MB)
@@ -59,7 +63,8 @@ INDEXES = (
 )
 BATCH = 100
 """Rows per INSERT statement: a long list of items is written in a few statements, not one per row."""
-USAGE_FIELDS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens")
+USAGE_FIELDS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd")
+"""A usage row's figures: whole counts, then `cost_usd` (a float, USD)."""
 
 Query = Callable[..., Any]
 """`q(sql, *params)` -> a cursor (`fetchone`, `fetchall`, `rowcount`)."""
@@ -70,6 +75,11 @@ _PURGE_EVERY = 60.0
 
 def _dump(value: Any) -> str:
     return wirejson.dumps(value).decode()
+
+
+def _figure(name: str, value: Any) -> int | float:
+    """A usage figure as stored and read: the cost a float, the counts whole numbers."""
+    return float(value or 0) if name == "cost_usd" else int(value or 0)
 
 
 def _size(text: str) -> int:
@@ -102,10 +112,10 @@ class SqlStore:
         with self._lock, self._transaction() as q:
             for statement in SCHEMA:
                 q(statement)
-            for table, column in MIGRATIONS:
+            for table, column, kind in MIGRATIONS:
                 names = [d[0] for d in q(f"SELECT * FROM {table} LIMIT 0").description]
                 if column not in names:
-                    q(f"ALTER TABLE {table} ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
+                    q(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
             for statement in INDEXES:
                 q(statement)
 
@@ -388,12 +398,13 @@ class SqlStore:
         return row is not None
 
     # -- usage ------------------------------------------------------------------------------
-    def add_usage(self, client: str, day: str, route: str, model: str, counts: dict[str, int]) -> None:
-        """Add one answered turn's counts (`USAGE_FIELDS`) to the client's row of the day."""
-        values = [int(counts.get(name, 0) or 0) for name in USAGE_FIELDS]
+    def add_usage(self, client: str, day: str, route: str, model: str, counts: dict[str, Any]) -> None:
+        """Add one answered turn's figures (`USAGE_FIELDS`) to the client's row of the day."""
+        values = [_figure(name, counts.get(name)) for name in USAGE_FIELDS]
         with self._lock, self._transaction() as q:
             q("INSERT INTO gw_usage (client, day, route, model, " + ", ".join(USAGE_FIELDS) + ") "
-              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (client, day, route, model) DO UPDATE SET "
+              "VALUES (?, ?, ?, ?" + ", ?" * len(USAGE_FIELDS) + ") "
+              "ON CONFLICT (client, day, route, model) DO UPDATE SET "
               + ", ".join(f"{name} = gw_usage.{name} + excluded.{name}" for name in USAGE_FIELDS),
               client, day, route, model, *values)
 
@@ -408,7 +419,7 @@ class SqlStore:
         with self._lock, self._transaction() as q:
             rows = q(sql + " ORDER BY client, day, route, model", *params).fetchall()
         keys = ("client", "day", "route", "model", *USAGE_FIELDS)
-        return [{k: (int(v) if k in USAGE_FIELDS else v) for k, v in zip(keys, row, strict=True)}
+        return [{k: (_figure(k, v) if k in USAGE_FIELDS else v) for k, v in zip(keys, row, strict=True)}
                 for row in rows]
 
     def tokens_on(self, client: str, day: str) -> int:

@@ -175,7 +175,8 @@ def test_usage_adds_up_to_the_upstreams_per_client(budget_proxy: MitmDump, upstr
     assert own.status_code == 200
     assert own.json()["client"] == "ana"
     assert own.json()["totals"] == {"requests": 2, "input_tokens": 200, "cached_tokens": 0,
-                                    "output_tokens": 14, "reasoning_tokens": 0}  # 7 each (fake_upstream)
+                                    "output_tokens": 14, "reasoning_tokens": 0,  # 7 each (fake_upstream)
+                                    "cost_usd": pytest.approx((200 * 3 + 14 * 15) / 1e6)}  # Sonnet 4.6
     store = budget_proxy.confdir / "gateway-store.sqlite"
     printed = subprocess.run([sys.executable, "-m", "addon", "usage", str(store), "--json"], cwd=ROOT,
                              capture_output=True, text=True, check=True)

@@ -207,6 +207,14 @@ def test_flow_line_names_the_client_when_client_keys_are_on() -> None:
     assert line == "[ana] gpt-5.5 -> chat deepseek-chat | 200"
 
 
+def test_flow_line_says_the_turns_cost_after_its_tokens() -> None:
+    line = console.flow_line(recorded({"client_model": "gpt-5.5", "upstream": "anthropic",
+                                       "model": "claude-sonnet-4-6", "dropped": [], "notes": [],
+                                       "usage": {"input_tokens": 1200, "output_tokens": 7},
+                                       "cost_usd": 0.003705}))
+    assert line == "gpt-5.5 -> anthropic claude-sonnet-4-6 | 200 | 1200 in, 7 out | $0.003705"
+
+
 def test_a_flow_the_gateway_never_saw_has_no_line() -> None:
     assert console.flow_line(tflow.tflow(resp=True)) is None
 

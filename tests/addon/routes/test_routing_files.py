@@ -11,6 +11,7 @@ from addon.routes.routing import RouteError, from_toml, stated
 from tests.translators.files import pdf, user_with
 from translators import translate_request
 from translators.chat.models import capabilities
+from translators.core.pricing import Price
 
 ROUTE = '[[route]]\nmodel = "*"\nupstream = "chat"\nbase_url = "http://127.0.0.1:8000/v1"\n'
 
@@ -55,3 +56,19 @@ def test_a_route_with_cache_control_true_gets_breakpoints_on_its_text_parts(tmp_
     config.write_text(ROUTE + 'cache_control = "maybe"\n')
     with pytest.raises(RouteError, match="cache_control 'maybe': write true or false"):
         from_toml(str(config))
+
+
+def test_a_routes_prices_are_read_and_a_bad_one_is_refused_at_load(tmp_path: Path) -> None:
+    """docs/prices.md "A route's own prices"."""
+    config = tmp_path / "routes.toml"
+    config.write_text(ROUTE + "prices = {input = 0.27, output = 1.1, cache_read = 0.07}\n")
+    [route] = from_toml(str(config))
+    assert route.prices == Price(input=0.27, output=1.1, cache_read=0.07)
+    config.write_text(ROUTE + "prices = {input = 0.27}\n")
+    with pytest.raises(RouteError, match=r"route #1: prices: output is required"):
+        from_toml(str(config))
+    config.write_text(ROUTE + 'prices = "cheap"\n')
+    with pytest.raises(RouteError, match="prices must be a table"):
+        from_toml(str(config))
+    config.write_text(ROUTE)
+    assert from_toml(str(config))[0].prices is None

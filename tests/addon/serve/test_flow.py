@@ -12,7 +12,7 @@ import sys
 from mitmproxy import flow as flow_module
 from mitmproxy import http
 from mitmproxy import io as mio
-from mitmproxy.test import taddons
+from mitmproxy.test import taddons, tflow
 
 from addon.gateway import Gateway
 from addon.observe import flowinfo
@@ -20,6 +20,7 @@ from addon.serve.flow import Flows
 from tests.addon.conftest import client_flow, finish, run_request
 from tests.data import DATA
 from tests.support.mitmdump import ROOT
+from translators import client_dialects
 
 Ctx = tuple[Gateway, taddons.context]
 UPSTREAM = (DATA / "anthropic" / "text_after_tool_result.sse").read_bytes()
@@ -114,3 +115,14 @@ def test_importing_the_addon_changes_nothing_until_it_is_loaded() -> None:
     done = subprocess.run([sys.executable, "-c", check], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_token_counts_record_says_it_is_a_count_so_it_is_no_turn() -> None:
+    """docs/metrics.md "The record": an estimated count never goes upstream, yet is no turn."""
+    flows = Flows()
+    counting = flows.open(tflow.tflow(), client_dialects.get("messages"))
+    counting.kind = "count"
+    info = counting.begin("chat", "deepseek-chat", client_model="claude-sonnet-4-6")
+    assert info["kind"] == flowinfo.COUNT_KIND
+    turn = flows.open(tflow.tflow(), client_dialects.get("messages"))
+    assert "kind" not in turn.begin("chat", "deepseek-chat", client_model="claude-sonnet-4-6")

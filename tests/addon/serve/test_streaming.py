@@ -302,3 +302,16 @@ def test_a_secret_in_a_repeated_long_text_is_scrubbed_in_every_repetition() -> N
     long = ('"' + "t" * 100 + secret + '"').encode()
     clean = scrub_parts([b"event: x\ndata: ", long, b"}\n\n", b"event: y\ndata: ", long, b"}"], (secret,))
     assert secret.encode() not in b"".join(clean) and clean[1] is clean[4]
+
+
+def test_first_token_at_is_stamped_when_content_goes_out_not_the_opening_events() -> None:
+    """docs/metrics.md "Time to first token": the opening `response.created` goes out before any
+    content; the stamp waits for the first chunk that carries some."""
+    hook = StreamHook(_translator())
+    blocks = [block + b"\n\n" for block in RAW.replace(b"\r\n", b"\n").split(b"\n\n") if block.strip()]
+    start = next(n for n, block in enumerate(blocks) if b"message_start" in block)
+    assert hook(b"".join(blocks[:start + 1])) != []  # response.created went out
+    assert hook.first_token_at is None and hook.timing() == {}
+    _drive(hook, blocks[start + 1:])
+    assert hook.first_token_at is not None
+    assert hook.timing() == {"first_token_at": hook.first_token_at}

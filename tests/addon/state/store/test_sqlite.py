@@ -96,6 +96,24 @@ def test_a_store_written_before_client_keys_is_migrated_and_its_rows_are_the_ano
     store.close()
 
 
+def test_a_usage_table_from_before_prices_gets_a_cost_column_and_its_rows_cost_nothing(
+        tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    with sqlite3.connect(path) as old:
+        old.execute("""CREATE TABLE gw_usage (client TEXT NOT NULL, day TEXT NOT NULL, route TEXT NOT NULL,
+            model TEXT NOT NULL, requests BIGINT NOT NULL, input_tokens BIGINT NOT NULL,
+            cached_tokens BIGINT NOT NULL, output_tokens BIGINT NOT NULL, reasoning_tokens BIGINT NOT NULL,
+            PRIMARY KEY (client, day, route, model))""")
+        old.execute("INSERT INTO gw_usage VALUES ('ana', '2026-12-01', 'anthropic', 'claude', "
+                    "1, 10, 0, 5, 0)")
+    store = SqliteStore(str(path), ttl=0, max_bytes=0)
+    store.add_usage("ana", "2026-12-01", "anthropic", "claude", {"requests": 1, "input_tokens": 10,
+                                                                 "output_tokens": 5, "cost_usd": 0.5})
+    [row] = store.usage("2026-12-01", "2026-12-01")
+    assert (row["requests"], row["input_tokens"], row["cost_usd"]) == (2, 20, 0.5)
+    store.close()
+
+
 OLD_SCHEMA = (
     """CREATE TABLE gw_responses (id TEXT PRIMARY KEY, previous_id TEXT, conversation_id TEXT,
        data TEXT NOT NULL, size BIGINT NOT NULL, created_at DOUBLE PRECISION NOT NULL,

@@ -277,7 +277,7 @@ def test_a_long_list_of_items_is_written_in_batches_and_reads_back_in_order(make
 def test_usage_adds_up_per_client_day_route_and_model(make_store) -> None:
     store = make_store()
     turn = {"requests": 1, "input_tokens": 100, "cached_tokens": 40, "output_tokens": 7,
-            "reasoning_tokens": 3}
+            "reasoning_tokens": 3, "cost_usd": 0.00125}
     store.add_usage("ana", "2026-12-01", "anthropic", "claude", turn)
     store.add_usage("ana", "2026-12-01", "anthropic", "claude", turn)
     store.add_usage("ana", "2026-12-02", "gemini", "flash", turn)
@@ -285,7 +285,8 @@ def test_usage_adds_up_per_client_day_route_and_model(make_store) -> None:
     rows = store.usage("2026-12-01", "2026-12-01", client="ana")
     assert rows == [{"client": "ana", "day": "2026-12-01", "route": "anthropic", "model": "claude",
                      "requests": 2, "input_tokens": 200, "cached_tokens": 80, "output_tokens": 14,
-                     "reasoning_tokens": 6}]
+                     "reasoning_tokens": 6, "cost_usd": pytest.approx(0.0025)}]
+    assert store.usage("2026-12-01", "2026-12-01", client="bob")[0]["cost_usd"] == 0.0  # no price
     assert {r["client"] for r in store.usage("2026-12-01", "2026-12-02")} == {"ana", "bob"}
     assert store.tokens_on("ana", "2026-12-01") == 214
     assert store.tokens_on("ana", "2026-11-30") == 0
