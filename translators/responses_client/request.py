@@ -225,10 +225,11 @@ def _tool_choice(value: Any, report: Report) -> ToolChoice:
     if named and value.get("type") in ("function", "custom"):
         namespace = value.get("namespace") if isinstance(value.get("namespace"), str) else None
         return ToolChoice(mode="tool", name=value["name"], namespace=namespace)
-    if isinstance(value, dict) and value.get("type") in client_tools.TOOL_CHOICES:
+    kind = value.get("type") if isinstance(value, dict) else None
+    if isinstance(kind, str) and kind in client_tools.TOOL_CHOICES:  # a list or object is no type
         # `{"type": "shell"}`, `{"type": "apply_patch"}`, `{"type": "computer_use_preview"}`
         # (openai `ToolChoiceShellParam`, ...): the function of that name on another upstream
-        return ToolChoice(mode="tool", name=client_tools.TOOL_CHOICES[value["type"]])
+        return ToolChoice(mode="tool", name=client_tools.TOOL_CHOICES[kind])
     if isinstance(value, dict) and value.get("type") == "allowed_tools":
         report.drop("tool_choice.tools")
         return ToolChoice(mode="required" if value.get("mode") == "required" else "auto")
