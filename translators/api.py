@@ -76,7 +76,6 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
     else:
         if items is not None and speaks.reuses_items:
             request = speaks.decode(body, report, items=items)  # type: ignore[call-arg]
-            request._reuse = items  # what an encoder wrote for its items, too (ir/request.py)
         else:
             request = speaks.decode(body, report)
         if kind == "compaction_endpoint":  # answered whole, never streamed

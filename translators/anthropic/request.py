@@ -8,7 +8,6 @@ clients send, so the version is pinned with the body (docs/anthropic.md "Version
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +22,6 @@ from translators.features.caching import system_marks
 from translators.features.naming import NamePolicy, fnv1a_32
 from translators.ir.request import (
     Image,
-    Message,
     Part,
     Reasoning,
     Request,
@@ -222,12 +220,6 @@ class _Blocks:
         if item.is_error:
             out["is_error"] = True
         return caching.mark(out, item.cache)
-
-    def reuse_key(self, item: ToolCall | ToolResult | Message) -> Hashable:
-        """What `tool_call`, `tool_result` and `parts` write depends on besides the item
-        (`turns.Reusing`): a call's wire name; whether the model reads images and documents."""
-        return self.tools.wire(item.namespace, item.name) if item.type == "tool_call" else (self.images,
-                                                                                           self.documents)
 
     def is_reasoning(self, block: dict[str, Any]) -> bool:
         return block["type"] in ("thinking", "redacted_thinking")

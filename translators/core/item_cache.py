@@ -12,10 +12,8 @@ The cache is its caller's, passed in (`translate_request(..., items=)`): the tra
 state between calls. It must never be shared by two clients: an entry is one client's text. It
 is bounded in entries and in bytes, the least recently used going first: an entry counts its
 key's text twice (the key, and the strings of what it decoded) plus `ENTRY_OVERHEAD`, a run its
-text. An encoder may keep beside them what it wrote for an IR item (`written`: the blocks of the
-Claude encoders, translators/families/claude/turns.py), by the item itself. A history larger than
-the cache finds none of its items on the next request (a request reads its items in the same
-order, oldest first): it is decoded whole, as without a cache.
+text. A history larger than the cache finds none of its items on the next request (a request
+reads its items in the same order, oldest first): it is decoded whole, as without a cache.
 """
 
 from __future__ import annotations
@@ -42,8 +40,8 @@ class ItemCache:
     last few requests decoded. Safe to use from two threads (a request the addon translates in a
     thread, docs/concurrency.md)."""
 
-    __slots__ = ("_bytes", "_entries", "_lock", "_runs", "_written_bytes", "hits", "max_bytes", "max_entries",
-                 "max_runs", "misses", "reused", "written")
+    __slots__ = ("_bytes", "_entries", "_lock", "_runs", "hits", "max_bytes", "max_entries", "max_runs",
+                 "misses", "reused")
 
     def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES,
                  max_runs: int = MAX_RUNS) -> None:
@@ -60,12 +58,6 @@ class ItemCache:
         self.misses = 0
         self.reused = 0
         """Items taken with a run (`took`)."""
-        self.written: dict[int, Any] = {}
-        """What an encoder wrote for an IR item, by the item's `id` (each value holds its item,
-        so the id stays its own): a plain dict, read without the lock once per item of every
-        request; each counts `ENTRY_OVERHEAD` bytes (its strings are the IR's), and they are all
-        forgotten at once past half of `max_entries` or of `max_bytes` (`keep_written`)."""
-        self._written_bytes = 0
 
     # -- entries, by content ------------------------------------------------------------------
     def get(self, key: Hashable) -> Any | None:
@@ -115,23 +107,6 @@ class ItemCache:
             self._bytes += text_bytes - freed
             self._evict()
 
-    def keep_written(self, key: int, value: Any) -> None:
-        """Keep what an encoder wrote (`written`); past its bounds every write is forgotten at
-        once (a request writes again what it needs)."""
-        with self._lock:
-            if (len(self.written) >= self.max_entries // 2
-                    or self._written_bytes + ENTRY_OVERHEAD > self.max_bytes // 2):
-                self._forget_written()
-            self.written[key] = value
-            self._written_bytes += ENTRY_OVERHEAD
-            self._bytes += ENTRY_OVERHEAD
-            self._evict()
-
-    def _forget_written(self) -> None:
-        self.written.clear()
-        self._bytes -= self._written_bytes
-        self._written_bytes = 0
-
     def took(self, items: int) -> None:
         with self._lock:
             self.reused += items
@@ -143,15 +118,11 @@ class ItemCache:
         while self._entries and (len(self._entries) > self.max_entries or self._bytes > self.max_bytes):
             _, (_, freed) = self._entries.popitem(last=False)
             self._bytes -= freed
-        if self._bytes > self.max_bytes:
-            self._forget_written()
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
             self._runs.clear()
-            self.written.clear()
-            self._written_bytes = 0
             self._bytes = 0
 
     @property

@@ -24,7 +24,7 @@ import base64
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Model(BaseModel):
@@ -365,8 +365,3 @@ class Request(_Model):
     """A stable, opaque id of the client's end user, for the vendor's abuse detection: Responses'
     `safety_identifier`, or the deprecated `user` it replaces (docs/responses.md "End user id")."""
     cache: CacheHints = Field(default_factory=CacheHints)
-    _reuse: Any = PrivateAttr(default=None)
-    """The client's `ItemCache` (translators/core/item_cache.py) when the caller passed one: an
-    encoder may keep there what it wrote for an item and take it back when a later request of the
-    client holds the very same item (translators/families/claude/turns.py). Not a field: never
-    validated or dumped."""

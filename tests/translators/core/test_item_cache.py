@@ -86,14 +86,3 @@ def test_two_threads_keep_the_bounds() -> None:
     for thread in threads:
         thread.join()
     assert len(cache) == 50 and cache.bytes == 50 * (2 * 8 + ENTRY_OVERHEAD)
-
-
-def test_what_an_encoder_wrote_is_counted_and_forgotten_past_its_half_of_the_bounds() -> None:
-    cache = ItemCache(max_entries=8)
-    for key in range(4):
-        cache.keep_written(key, key)
-    assert len(cache.written) == 4 and cache.bytes == 4 * ENTRY_OVERHEAD
-    cache.keep_written(4, 4)  # past half of max_entries: the writes so far go
-    assert cache.written == {4: 4} and cache.bytes == ENTRY_OVERHEAD
-    cache.clear()
-    assert (cache.written, cache.bytes) == ({}, 0)

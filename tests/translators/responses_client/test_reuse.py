@@ -25,7 +25,6 @@ from tests.translators.bodies import (
     user,
 )
 from translators import ItemCache, Refused, translate_request
-from translators.core.capabilities import ModelCapabilities
 from translators.wire import wirejson
 
 TARGETS = ("anthropic", "chat", "gemini", "bedrock")
@@ -168,24 +167,6 @@ def test_the_cached_ir_is_changed_by_no_encoder() -> None:
         for target in TARGETS:
             translate_request(request, target, None, items=cache)
     assert entries == kept
-
-
-def test_blocks_written_for_one_model_are_not_taken_for_another() -> None:
-    """What the Claude encoder wrote for an item depends on what the model reads (images here)
-    and on the tools' wire names: a request for another model, or with other tools, writes again."""
-    png = "data:image/png;base64,AA=="
-    image = {"type": "message", "role": "user",
-             "content": [{"type": "input_text", "text": "look"}, {"type": "input_image", "image_url": png}]}
-    tool = {"type": "function", "name": "exec_command", "parameters": {"type": "object", "properties": {}}}
-    history = [image, function_call("call_1", "exec_command"), function_output("call_1", "ok")]
-    cache = ItemCache()
-    model = "claude-sonnet-4-6"
-    for caps in (None, ModelCapabilities(model=model, image_input=False), None):
-        for request in (body(*history), body(*history, tools=[tool]), body(*history, user("more"))):
-            kept = translate_request(request, "anthropic", model, capabilities=caps, items=cache)
-            alone = translate_request(request, "anthropic", model, capabilities=caps)
-            assert wirejson.dumps(kept.body) == wirejson.dumps(alone.body) and kept.dropped == alone.dropped
-    assert cache.written  # the blocks were kept, and checked against what each request asked
 
 
 def test_a_messages_client_translates_as_without_a_cache_and_leaves_it_empty() -> None:
