@@ -1,1 +1,2 @@
-"""mitmproxy glue for the translators: options, matching, re-targeting, auth, streaming, metadata."""
+"""The mitmproxy side of the gateway, in wings: serve (one flow), upstream, routes, state, team,
+observe, work, patches; gateway.py is what mitmproxy loads (docs/architecture.md)."""

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 COMMANDS = {
-    "clients": "addon.team.keys",
+    "clients": "addon.team.clients_file",
     "usage": "addon.team.usage",
     "catalog": "addon.routes.catalog",
     "replay": "addon.observe.replay",

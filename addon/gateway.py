@@ -3,15 +3,17 @@ models that speak Anthropic Messages, Chat Completions, Gemini or Bedrock Conver
 
     mitmdump -s addon/gateway.py --set gateway_upstream=anthropic --set gateway_model=claude-sonnet-4-6
 
-All translation lives in `translators/`; this file is the addon's options and its hooks, each
-thin: a hook finds the flow's context (addon/serve/flow.py) and hands the work to the pipeline
-(addon/serve/pipeline.py, docs/architecture.md "The pipeline").
+All translation lives in `translators/`. This file is what mitmproxy loads: the gateway's addons
+in the order their hooks run (`chain`, composed as mitmproxy's own `default_addons()`), and the
+`Gateway` addon itself: the routes' options and the hooks of a flow the gateway serves, each a
+dispatch to the pipeline (addon/serve/pipeline.py, addon/serve/upstream_answer.py;
+docs/architecture.md "The pipeline").
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,25 +27,23 @@ if _ROOT not in sys.path:
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
 from addon.observe import console, flowinfo, metrics, traces, views  # noqa: E402
-from addon.patches import cutoff  # noqa: E402
+from addon.patches import cutoff, wire_credentials  # noqa: E402
 from addon.routes import catalog, plugins  # noqa: E402
-from addon.routes.capabilities import MODES, Capabilities  # noqa: E402
-from addon.routes.routing import DEFAULT_MATCH, RouteError, Router, from_options, from_toml  # noqa: E402
-from addon.serve import bodies, pipeline, websocket  # noqa: E402
-from addon.serve import client_side as client_dialects  # noqa: E402
-from addon.serve.answers import answer, error_response  # noqa: E402
-from addon.serve.flow import FlowCtx, Flows, speaks_of  # noqa: E402
-from addon.serve.ir_cache import ItemCaches  # noqa: E402
-from addon.serve.streaming import StreamHook  # noqa: E402
-from addon.state.turns import State  # noqa: E402
-from addon.team import keys as clients  # noqa: E402
-from addon.team import usage  # noqa: E402
-from addon.upstream import credentials  # noqa: E402
-from addon.upstream import headers as upstream_headers  # noqa: E402
+from addon.routes.capabilities import MODES  # noqa: E402
+from addon.routes.route_file import from_toml  # noqa: E402
+from addon.routes.routing import DEFAULT_MATCH, RouteError, Router, from_options  # noqa: E402
+from addon.serve import pipeline, upstream_answer, websocket  # noqa: E402
+from addon.serve.claim import Claims  # noqa: E402
+from addon.serve.flow import SERVED, FlowCtx, Flows, Stage, speaks_of  # noqa: E402
+from addon.serve.guard import guarded  # noqa: E402
+from addon.serve.services import Services  # noqa: E402
+from addon.state.rest import StoreEndpoints  # noqa: E402
+from addon.state.storage import Storage  # noqa: E402
+from addon.state.turns import Turns  # noqa: E402
+from addon.team.budgets import Budgets  # noqa: E402
+from addon.team.keys import Keys  # noqa: E402
 from addon.work import limits, offload, workers  # noqa: E402
-from translators import client_dialects as client_registry  # noqa: E402
 from translators import dialect as registry  # noqa: E402
-from translators import stream_translator  # noqa: E402
 from translators.features import websearch  # noqa: E402
 
 _started = False
@@ -53,33 +53,24 @@ def _start() -> None:
     """Once per process, from the first `Gateway.load`: the dialects `$GATEWAY_DIALECTS` names
     (before `load` declares their options), and the two patches of mitmproxy's HTTP layer (an
     upstream failure answered in the client's dialect, addon/patches/cutoff.py; credentials put on the
-    wire only, addon/upstream/credentials.py). Each is idempotent; a reload of the script runs none again."""
+    wire only, addon/patches/wire_credentials.py). Each is idempotent; a reload of the script runs
+    none again."""
     global _started
     if _started:
         return
     plugins.load_extra()
     cutoff.install()
-    credentials.install()
+    wire_credentials.install()
     _started = True
 
 
 class Gateway:
-    def __init__(self) -> None:
-        self.router = Router(routes=())
-        self.catalog = catalog.Server()
-        self.flows = Flows()
-        """The context of each flow in flight (addon/serve/flow.py)."""
-        self.capabilities = Capabilities()
-        """What each route model accepts (the vendor's models endpoint, else the shipped table)."""
-        self.clients = clients.Gate()
-        """Who each request is (gateway_clients, addon/team/keys.py)."""
-        self.state = State(self.clients)
-        """previous_response_id, conversations, /responses/compact and the store (addon/state/turns.py)."""
-        self.items = ItemCaches()
-        """Each client's decoded request items, reused by its next turns (addon/serve/ir_cache.py)."""
-        self.settings: dict[str, registry.Settings] = {}
-        """Each dialect's own options and environment variables (addon/routes/plugins.py)."""
-        self._running = False
+    """The routes and the flows the gateway serves: its options (`gateway_upstream`,
+    `gateway_model`, `gateway_config`, ...), checked and turned into routes in `configure`; its
+    hooks hand a claimed flow's steps to the pipeline by the flow's stage."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
 
     # -- options ----------------------------------------------------------------------------
     def load(self, loader: Any) -> None:
@@ -109,9 +100,6 @@ class Gateway:
         loader.add_option("gateway_max_output_tokens", int, 0,
                           "The most the upstream model writes: a larger client limit is lowered to it "
                           "(0: the model's own figure; per route in gateway_config: max_output_tokens).")
-        loader.add_option("gateway_codex_catalog", str, "",
-                          "Codex's bundled catalog (`codex debug models --bundled > FILE`) for a Codex "
-                          f"other than {catalog.BUNDLED_VERSION}; empty: the shipped one.")
         loader.add_option("gateway_web_search", str, "follow",
                           "Web search on the upstream's own engine: follow (live when the client asks "
                           "for live search), live (also when it asks for cached results), off.")
@@ -127,19 +115,15 @@ class Gateway:
         for dialect in registry.every():  # a dialect's own options (e.g. a region)
             for option in dialect.options:
                 loader.add_option(option.name, option.type, option.default, option.help)
-        self.state.load(loader)
-        self.clients.load(loader)
-        self.items.load(loader)
         limits.add_options(loader)
 
     def running(self) -> None:
-        self._running = True
+        console.started()  # an option error from now on is rolled back, not fatal
         offload.freeze_startup()
-        self.clients.running()  # the warning for a listener others reach without client keys
 
     def configure(self, updated: set[str]) -> None:
         # a bad option at start-up is one line and exit 1, before the proxy listens (addon/observe/console.py)
-        with console.option_errors(starting=not self._running and console.in_real_master()):
+        with console.option_errors():
             self._configure(updated)
 
     def _configure(self, updated: set[str]) -> None:
@@ -150,9 +134,6 @@ class Gateway:
             # re-targeted (docs/mitmproxy.md "Connection strategy"); a translated flow must never touch it.
             # Checked on its own, so a later `set connection_strategy=eager` is undone too.
             o.update(connection_strategy="lazy")
-        self.state.configure(updated)
-        self.clients.configure(updated)
-        self.items.configure(updated)
         if not any(name.startswith("gateway_") for name in updated):
             return
         for dialect in registry.every():
@@ -168,8 +149,7 @@ class Gateway:
                 o.gateway_upstream, o.gateway_base_url, o.gateway_model, o.gateway_key_env,
                 settings=settings, compaction_model=o.gateway_compaction_model,
                 context_window=o.gateway_context_window, max_output_tokens=o.gateway_max_output_tokens)
-            catalog.load_bundled(o.gateway_codex_catalog)
-        except (RouteError, catalog.CatalogError) as exc:
+        except RouteError as exc:
             raise exceptions.OptionsError(str(exc)) from None
         match = tuple(p.strip() for p in o.gateway_match if p.strip())
         if not match:
@@ -181,172 +161,46 @@ class Gateway:
         if timeout is None:
             raise exceptions.OptionsError("gateway_capabilities_timeout is negative or not seconds: "
                                           "write e.g. 2 or 0.5")
-        self.router = Router(routes=tuple(routes), match=match)
-        self.settings = settings
-        self.capabilities.configure(routes, mode=o.gateway_capabilities,
-                                    timeout=timeout)
+        self.services.router = Router(routes=tuple(routes), match=match)
+        self.services.settings = settings
+        self.services.capabilities.configure(routes, mode=o.gateway_capabilities, timeout=timeout)
 
-    # -- hooks: each reads the flow's context and hands the work to addon/serve/pipeline.py ---------
-    def _matched(self, flow: http.HTTPFlow) -> bool:
-        return self.router.matches(flow.request.pretty_host, flow.request.path)
-
+    # -- hooks: each hands the flow's next step to the pipeline, by the flow's stage ------------
     def requestheaders(self, flow: http.HTTPFlow) -> None:
-        if flow.response or flow.error:
+        fc = self.services.flows.live(flow)
+        if fc is None or fc.stage is not Stage.CLAIMED or flow.response or flow.error:
             return
-        speaks = client_dialects.claim(flow, self.router)
-        if speaks is not None:  # a client dialect's own path (e.g. Claude Code's): said its way
-            self.flows.open(flow, speaks)
-        if speaks is not None or self._ours(flow):
-            # its client first: nothing is served or sent for an unknown one
-            if self.clients.identify(flow) is None:
-                return  # answered 401 (addon/team/keys.py)
-            if refused := bodies.declared_too_large(flow.request.headers, self.max_request()):
-                flow.response = error_response(speaks_of(flow.metadata), 413, "request_too_large", refused)
-                return
-        # the window Codex compacts at comes from the vendor's own figure once it is known
-        windows = catalog.windows_from(self.capabilities.best)
-        if self.catalog.serve(flow, self.router, ctx.options.gateway_codex_catalog, windows):
-            return  # Codex's model catalog, with the upstream windows (addon/routes/catalog.py)
-        if not self._matched(flow):
-            return
-        if flow.request.headers.get("upgrade", "").lower() == "websocket":
+        pipeline.claimed(fc)
+        if fc.kind == "websocket" and not flow.response:
             # Codex tries the Responses WebSocket first: served by addon/serve/websocket/ through the
             # same HTTP path (docs/websocket.md)
-            websocket.ENDPOINT.take(flow, self.router.routes)
-        elif refused := bodies.declared_too_large(flow.request.headers, self.max_request()):
-            # the body is never read
-            flow.response = error_response(speaks_of(flow.metadata), 413, "request_too_large", refused)
-
-    def _ours(self, flow: http.HTTPFlow) -> bool:
-        """The gateway answers or translates this request: an intercepted path, a store endpoint,
-        the model catalog, the client's usage (a client dialect's own paths are claimed before)."""
-        r = flow.request
-        return (self._matched(flow) or catalog.catalog_request(r.method, r.pretty_host, r.path) is not None
-                or self.state.endpoint(self.router.match, r.pretty_host, r.path) is not None
-                or r.path.split("?", 1)[0].rstrip("/") == usage.PATH)
-
-    def http_connect(self, flow: http.HTTPFlow) -> None:
-        self.clients.http_connect(flow)  # regular mode: the proxy password names the tunnel's client
-
-    @staticmethod
-    def max_request() -> int:
-        return int(ctx.options.gateway_max_request_bytes)
+            websocket.ENDPOINT.take(flow, self.services.router.routes)
 
     async def request(self, flow: http.HTTPFlow) -> None:
-        if flow.response or flow.error:
-            return None
-        if flowinfo.KEY in flow.metadata:
-            if flow.is_replay == "request" and flow.live:  # mitmweb's Replay, `mitmdump -C saved.flow`
-                fc = self.flows.open(flow, speaks_of(flow.metadata), replay=True)
-                await self._guarded(fc, pipeline.replay)
-            return  # otherwise translated before (a loaded flow): never twice
-        if await self.state.serve_usage(flow):
-            return  # GET /gateway/usage: the client's own (addon/team/usage.py)
-        fc = self.flows.get(flow)
-        if fc is not None:  # claimed in `requestheaders` by a client dialect of its own paths
-            await self._guarded(fc, pipeline.serve)
+        fc = self.services.flows.live(flow)
+        if fc is None or fc.stage is not Stage.CLAIMED or flow.response or flow.error:
             return
-        rest = self.state.endpoint(self.router.match, flow.request.pretty_host, flow.request.path)
-        if rest is not None and rest != "responses/compact":  # the store's own endpoints
-            passthrough = any(plugins.passes_through(r.dialect) for r in self.router.routes)
-            await self._store(flow, rest, passthrough)
-            return
-        if flow.request.method != "POST" or not (self._matched(flow) or rest is not None):
-            return
-        fc = self.flows.open(flow, client_registry.get(client_registry.DEFAULT))
-        await self._guarded(fc, pipeline.serve)
-
-    async def _store(self, flow: http.HTTPFlow, rest: str, passthrough: bool) -> None:
-        try:
-            await self.state.serve(flow, rest, passthrough=passthrough)
-        except Exception as exc:
-            _fail_closed(flow, exc)
-
-    async def _guarded(self, fc: FlowCtx, step: Callable[[Gateway, FlowCtx], Awaitable[None]]) -> None:
-        try:
-            await step(self, fc)
-        except Exception as exc:
-            _fail_closed(fc.flow, exc)
+        if fc.replay:
+            await guarded(flow, pipeline.replay(self.services, fc))
+        elif fc.kind in SERVED:
+            await guarded(flow, pipeline.serve(self.services, fc))
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
-        fc = self.flows.get(flow)
-        if fc is None or fc.translation is None or flow.response is None or fc.done:
-            return
-        translation = fc.translation
-        limits.keep_sent_request(flow.request, ctx.options.gateway_max_kept_bytes)  # sent by now
-        upstream_headers.screen(flow, translation.target)  # vendor headers stay behind; redirects refused
-        if flow.response.status_code != 200 or not translation.stream or upstream_headers.refusal(flow):
-            return  # errors, refusals and whole answers are answered in `response`
-        if flow.is_replay == "response" or not flow.live:
-            return  # server-replayed and loaded answers never reach a stream callable
-        translator = self.state.recorder(fc, stream_translator(translation.target, translation))
-        had_length = flow.response.headers.pop("content-length", None) is not None
-        if had_length and flow.request.http_version != "HTTP/1.0":
-            # the translated body has another length; chunked framing tells an HTTP/1.1 client
-            # where it ends and keeps the connection (h2 clients never see this header)
-            flow.response.headers["transfer-encoding"] = "chunked"
-        flow.response.headers.pop("content-encoding", None)
-        flow.response.headers["content-type"] = fc.speaks.stream_content_type
-        fc.hook = StreamHook(translator, secrets=credentials.secrets_of(flow),
-                             max_kept=ctx.options.gateway_max_kept_bytes, speaks=fc.speaks)
-        flow.response.stream = fc.hook
+        fc = self.services.flows.get(flow)
+        if fc is not None and fc.stage is Stage.SENT:
+            upstream_answer.head_arrived(self.services, fc)
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
-        fc = self.flows.get(flow)
-        if fc is None:
-            return None  # not a gateway flow: nothing to do, whatever its size
-        if fc.translation is None:  # answered by the proxy, or a count the upstream answered
-            if fc.counting and not fc.done and flow.response is not None:
-                client_dialects.read_count(fc)
-            self._over(fc)
-            return None
-        # a large whole answer is translated in a worker thread (addon/work/offload.py)
-        size = len(flow.response.raw_content or b"") if flow.response is not None else 0
-        try:
-            answered = offload.off_loop(size, pipeline.answer, self, fc)
-        except BaseException:
-            self.flows.drop(flow)
-            raise
-        if answered is None and not self.state.writing(fc):
-            self._over(fc)
-            return None
-        return self._end(fc, answered)
-
-    async def _end(self, fc: FlowCtx, answered: Awaitable[None] | None) -> None:
-        """The rest of the response hook: the answer's translation in a worker thread, then its
-        turn's store write. mitmproxy ends the client's body once this returns, so a client that
-        reads to the end finds its turn stored, whichever gateway serves its next one
-        (`State.written`)."""
-        try:
-            if answered is not None:
-                await answered
-            if await self.state.written(fc) and fc.has_info:
-                flowinfo.describe(fc.flow)  # with a note the write may have left
-        finally:
-            self._over(fc)
-
-    def _over(self, fc: FlowCtx) -> None:
-        """The flow's last step: its context let go of."""
-        self.flows.drop(fc.flow)
+        fc = self.services.flows.get(flow)
+        return None if fc is None else upstream_answer.ended(self.services, fc)
 
     def error(self, flow: http.HTTPFlow) -> None:
-        fc = self.flows.drop(flow)
+        fc = self.services.flows.drop(flow)
         if flowinfo.KEY in flow.metadata:
-            pipeline.failed(flow, fc.hook if fc is not None else None)
+            upstream_answer.failed(fc or FlowCtx(flow, speaks_of(flow.metadata)))
 
     def done(self) -> None:
         workers.shutdown()
-        self.state.done()  # the turns queued are written, then the store is closed
-
-
-def _fail_closed(flow: http.HTTPFlow, exc: Exception) -> None:
-    """An exception escaping a hook would make mitmproxy log it and send the flow on as it
-    stands, i.e. untranslated to OpenAI with the client's credentials, or half-rewritten. A flow
-    this addon took on is answered instead."""
-    message = f"gateway could not handle the request: {exc!r}"[:500]
-    info = flow.metadata.setdefault(flowinfo.KEY, flowinfo.record("-"))
-    info["error"] = message
-    answer(flow, error_response(speaks_of(flow.metadata), 500, "server_error", message))
 
 
 def _seconds(text: str) -> float | None:
@@ -358,6 +212,44 @@ def _seconds(text: str) -> float | None:
     return value if value >= 0 and value == value and value != float("inf") else None
 
 
-gateway = Gateway()
-addons = [gateway, views.Views(), console.Console(lambda: gateway.router), websocket.ENDPOINT,
-          metrics.Metrics(lambda: gateway.router), traces.Traces(lambda: gateway.router)]
+def chain() -> list[Any]:
+    """The gateway's addons, in the order mitmproxy calls their hooks (each hook of every addon in
+    turn, as for mitmproxy's own `default_addons()`); each one's `load` declares its options and
+    its `configure` checks them. They share one `Services`."""
+    flows = Flows()
+    storage = Storage()
+    keys = Keys(flows)
+    services = Services(flows=flows, clients=keys, budgets=Budgets(storage, keys), storage=storage,
+                        turns=Turns(storage, keys))
+    return [
+        # what each request is to the gateway, decided once from its path: its context opened
+        # (a request no one claims goes on untouched)
+        Claims(services),
+        # who sent a claimed request: a client key, else 401 before anything is served or sent
+        keys,
+        # the response store's options; opened at first use, closed at `done`
+        storage,
+        # the routes; a declared body too large: 413; an upgrade to the WebSocket endpoint; then
+        # the pipeline's steps of the turns, counts and models it serves
+        Gateway(services),
+        # `gateway_item_cache`: each client's decoded request items, for the pipeline's translations
+        services.items,
+        # Codex's model catalog, answered in `requestheaders`
+        catalog.Server(services),
+        # the store's REST endpoints and `/gateway/usage`, answered in `request`
+        StoreEndpoints(services),
+        # the Responses WebSocket: its loopback server, its sockets' messages kept within bounds
+        websocket.ENDPOINT,
+        # mitmweb's views of a translation
+        views.Views(),
+        # one line per flow, after the gateway's hooks (awaited) have completed the flow's record
+        console.Console(lambda: services.router),
+        # the metrics and the traces read the same finished record (docs/metrics.md)
+        metrics.Metrics(lambda: services.router),
+        traces.Traces(lambda: services.router),
+    ]
+
+
+addons = chain()
+gateway = addons[3]
+"""The `Gateway` of this script's chain (bench and test scripts look it up by this name)."""

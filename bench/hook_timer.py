@@ -43,7 +43,7 @@ ABLATE = frozenset(filter(None, os.environ.get("BENCH_HOOKS_ABLATE", "").split("
 """What the bench asks to leave out, to weigh it by its absence (bench/hooks.py `--ablate`):
 `steps` (no clock around the gateway's steps and stream callable: the timer's own share),
 `credentials` (mitmproxy's `HttpStream._handle_event` without the gateway's wrapper,
-addon/upstream/credentials.py `install`; the loopback upstream reads no key), `credentials-lean` (that
+addon/patches/wire_credentials.py `install`; the loopback upstream reads no key), `credentials-lean` (that
 wrapper entered only for a flow that carries credentials, `_lean_credentials`)."""
 _now = time.perf_counter_ns
 _cpu = time.thread_time_ns
@@ -170,36 +170,42 @@ STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Every place that exists is wrapped, so the gateway of before and after a refactor are both
     # timed; a function imported by name is wrapped wherever the addon's modules hold it. The
     # label's first word is the hook the step runs under.
-    ("requestheaders: identify the client", ("addon.team.keys:Gate.identify",)),
+    ("requestheaders: claim the request", ("addon.serve.claim:claim",)),
+    ("requestheaders: identify the client", ("addon.team.keys:Gate.identify",
+                                             "addon.team.keys:Keys.identify")),
     ("requestheaders: model catalog check", ("addon.routes.catalog:Server.serve",)),
     ("request: read body (decode + parse + keep text)", ("gateway:Gateway._read_inline",
                                                          "addon.serve.pipeline:_read_inline")),
     ("request: read: decode (zstd, gzip...)", ("addon.serve.bodies:decoded",)),
     ("request: read: text kept for the saved flow", ("addon.serve.bodies:kept_text",)),
     ("request: route", ("addon.routes.routing:Router.route",)),
-    ("request: state lookup", ("addon.state.turns:State.lookup",)),
+    ("request: client budgets", ("addon.team.budgets:Budgets.admit",)),
+    ("request: state lookup", ("addon.state.turns:State.lookup", "addon.state.turns:Turns.lookup")),
     ("request: capabilities resolve", ("addon.routes.capabilities:Capabilities.resolve",)),
     ("request: translate", ("translators.api:translate_request",)),
     ("request: retarget (headers, URL, body bytes, credentials)", ("gateway:Gateway._retarget",
-                                                                   "addon.serve.pipeline:retarget")),
+                                                                   "addon.serve.pipeline:retarget",
+                                                                   "addon.serve.pipeline:send")),
     ("request: credentials (key / signing)", ("addon.upstream.auth:upstream_credentials",)),
     ("request: credentials attached", ("addon.upstream.credentials:attach",)),
     ("any: report merged into flow info", ("addon.observe.flowinfo:merge",)),
     ("responseheaders: keep sent request", ("addon.work.limits:keep_sent_request",)),
     ("responseheaders: screen headers", ("addon.upstream.headers:screen",)),
     ("responseheaders: stream translator built", ("translators.api:stream_translator",)),
-    ("responseheaders: state recorder", ("addon.state.turns:State.recorder",)),
-    ("response: answer (the steps below)", ("gateway:Gateway._answer", "addon.serve.pipeline:answer")),
+    ("responseheaders: state recorder", ("addon.state.turns:State.recorder",
+                                         "addon.state.turns:Turns.recorder")),
+    ("response: answer (the steps below)", ("gateway:Gateway._answer", "addon.serve.pipeline:answer",
+                                            "addon.serve.upstream_answer:_answer")),
     ("response: stream end", ("addon.serve.streaming:StreamHook.end",)),
     ("response: saved client copy", ("addon.serve.streaming:StreamHook.saved_client",)),
     ("response: saved upstream copy", ("addon.serve.streaming:StreamHook.saved_upstream",)),
     ("response: final response read", ("addon.observe.flowinfo:final_response",)),
-    ("response: usage count", ("addon.state.turns:State.count",)),
+    ("response: usage count", ("addon.state.turns:State.count", "addon.team.budgets:Budgets.count")),
     ("response: redact request headers", ("addon.upstream.auth:redact_request",)),
     ("response: scrub flow", ("addon.upstream.credentials:scrub_flow",)),
     ("response: capture saved", ("addon.observe.recording:save",)),
     ("response: describe", ("addon.observe.flowinfo:describe",)),
-    ("response: store write awaited", ("addon.state.turns:State.written",)),
+    ("response: store write awaited", ("addon.state.turns:State.written", "addon.state.turns:Turns.written")),
 )
 
 
@@ -271,8 +277,14 @@ def _patch_steps() -> list[str]:
     return wrapped
 
 
+def _wire_patch() -> Any:
+    """The module of the credentials wrapper: addon/patches/wire_credentials.py, or before it moved
+    there addon/upstream/credentials.py (so the gateway of before and after are both timed)."""
+    return sys.modules.get("addon.patches.wire_credentials") or sys.modules.get("addon.upstream.credentials")
+
+
 def _unwrap_credentials() -> None:
-    credentials = sys.modules.get("addon.upstream.credentials")
+    credentials = _wire_patch()
     if credentials is not None:
         from mitmproxy.proxy.layers import http as http_layer
 
@@ -283,12 +295,13 @@ def _lean_credentials() -> None:
     """The change weighed: every event of every HTTP stream goes through the gateway's wrapper, a
     Python loop around mitmproxy's generator; delegated with `yield from` (in C) unless the
     stream's flow carries credentials (attached in the `request` hook, before the head is sent)."""
-    credentials = sys.modules.get("addon.upstream.credentials")
-    if credentials is None:
+    wire = _wire_patch()
+    keeper = sys.modules.get("addon.upstream.credentials")
+    if wire is None or keeper is None:
         return
     from mitmproxy.proxy.layers import http as http_layer
 
-    original, wrapped, sent = credentials._ORIGINAL, credentials._handle_event, credentials._SENT
+    original, wrapped, sent = wire._ORIGINAL, wire._handle_event, keeper._SENT
 
     def lean(self: Any, event: Any) -> Any:
         flow = getattr(self, "flow", None)

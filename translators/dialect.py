@@ -247,6 +247,13 @@ class Vendor:
     genai_provider: str | None = None
     """The vendor as OpenTelemetry's GenAI conventions name it (`gen_ai.provider.name`, e.g.
     `aws.bedrock`; docs/metrics.md "Traces"); None: none fits, the dialect's name is used."""
+    key_shapes: tuple[str, ...] = ()
+    """Regular expressions of the vendor's key shapes (OpenAI's `sk-...`, Google's `AIza...`): any
+    string of one of these shapes is scrubbed from a capture, a key the gateway never sent too
+    (addon/observe/recording.py). Each starts at a word's start; none may hold a group."""
+    secret_env: tuple[str, ...] = ()
+    """Environment variables (fnmatch patterns) holding the vendor's credentials besides `key_env`
+    (AWS's secret access key): their values are scrubbed from a capture."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

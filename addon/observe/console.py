@@ -78,16 +78,27 @@ def unknown_options(deferred: Any, known: Any) -> list[str]:
     return warnings
 
 
+_running = False
+"""The proxy runs (`running` seen): an option error from now on is a `set`, not a start-up."""
+
+
+def started() -> None:
+    """Called from the gateway's `running` hook (addon/gateway.py)."""
+    global _running
+    _running = True
+
+
 @contextlib.contextmanager
-def option_errors(starting: bool) -> Iterator[None]:
-    """A bad option while mitmdump or mitmweb starts (docs/console.md "A bad option"): one line
-    on stderr, exit 1, before the proxy listens (mitmproxy would print the traceback of the
-    script's configure, then listen, then exit). Later (mitmweb's options editor, `set`
-    commands) the error is raised, so mitmproxy rolls the change back and shows the message."""
+def option_errors() -> Iterator[None]:
+    """Around each of the gateway's addons' `configure`. A bad option while mitmdump or mitmweb
+    starts (docs/console.md "A bad option"): one line on stderr, exit 1, before the proxy listens
+    (mitmproxy would print the traceback of the script's configure, then listen, then exit).
+    Later (mitmweb's options editor, `set` commands) the error is raised, so mitmproxy rolls the
+    change back and shows the message."""
     try:
         yield
     except exceptions.OptionsError as exc:
-        if not starting:
+        if _running or not in_real_master():
             raise
         print(f"{os.path.basename(sys.argv[0]) or 'mitmproxy'}: {exc}", file=sys.stderr, flush=True)
         # SystemExit leaves the event loop as mitmproxy's own ErrorCheck addon does (sys.exit(1))

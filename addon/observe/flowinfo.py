@@ -1,6 +1,7 @@
-"""What a user sees of a translation in mitmproxy: `flow.metadata["gateway"]` (saved with the
-flow), a one-line comment and a mark (both shown in mitmweb, docs/mitmproxy.md "Where flows show
-information")."""
+"""The flow's metadata, every key the gateway writes in it (defined here and nowhere else), and
+what a user sees of a translation in mitmproxy: the record `flow.metadata["gateway"]` (saved with
+the flow), a one-line comment and a mark (both shown in mitmweb, docs/mitmproxy.md "Where flows
+show information")."""
 
 from __future__ import annotations
 
@@ -9,35 +10,56 @@ from typing import Any, Protocol
 
 from translators.wire import wirejson
 
+# -- the metadata keys -------------------------------------------------------------------------
 KEY = "gateway"
 """The flow's record (`record`): what the gateway did with it, shown and saved."""
+PREFIX = "gateway."
+"""Every other key the gateway writes starts with this (`is_gateway_key`)."""
 MARK = ":warning:"
-UNROUTED = "gateway.unrouted"
+"""The flow's mark (not a key): it lost something (`lost_something`)."""
+UNROUTED = PREFIX + "unrouted"
 """A request `gateway_match` took whose model has no route: the client's model (it went on untouched)."""
-CLIENT_REQUEST = "gateway.client_request"
+CLIENT_REQUEST = PREFIX + "client_request"
 """The client's request as it sent it (the flow's request is the upstream one): views, replay."""
-TRANSLATION = "gateway.translation"
+TRANSLATION = PREFIX + "translation"
 """The translation without its upstream body (`Translation.model_dump`): views, capture, replay."""
-UPSTREAM_RESPONSE = "gateway.upstream_response"
+UPSTREAM_RESPONSE = PREFIX + "upstream_response"
 """The upstream's own answer bytes (the flow's response is what the client got): views, capture."""
-CLIENT_DIALECT = "gateway.client_dialect"
+CLIENT_DIALECT = PREFIX + "client_dialect"
 """The client dialect of a flow taken on for a client other than Responses: views, replay."""
-DONE = "gateway.done"
-"""The flow is answered (by the proxy itself, `addon/serve/answers.py` `answer`, or its answer translated):
-never read again as an upstream answer."""
-COUNT_KIND = "count_tokens"
-"""The record's `kind` of a token count, estimated by the gateway or sent to the upstream's own
-counter (addon/serve/pipeline.py): no turn (docs/metrics.md); one sent upstream has no translation
-in its metadata, yet goes upstream like a turn (addon/patches/cutoff.py)."""
+CLIENT = PREFIX + "client"
+"""The name of the gateway client a flow belongs to (addon/team/keys.py `identify`)."""
+SEALED = PREFIX + "done"
+"""The flow was sealed (addon/serve/seal.py): saved and loaded again, it is never answered twice.
+While a flow is live its context's stage says so (addon/serve/flow.py `Stage`)."""
+REFUSAL = PREFIX + "refusal"
+"""Why the upstream's answer is replaced (code, message), set in `responseheaders`
+(addon/upstream/headers.py)."""
+WEBSOCKET = PREFIX + "websocket"
+"""A flow's socket (addon/serve/websocket/): on the upgrade, the URL the client asked for; on each
+request, its connection."""
+WEBSOCKET_KEPT = PREFIX + "websocket.kept"
+"""Bytes of a served socket's messages its flow keeps."""
+WEBSOCKET_DROPPED = PREFIX + "websocket.dropped"
+"""How many of its earliest messages the socket's flow no longer keeps (`gateway_max_kept_bytes`)."""
 SAVED = (KEY, CLIENT_REQUEST, TRANSLATION, UPSTREAM_RESPONSE, CLIENT_DIALECT)
-"""What a saved gateway flow carries in its metadata (addon/serve/flow.py)."""
+"""What a saved gateway flow carries for its views, its capture and its replay (addon/serve/flow.py)."""
+
+COUNT_KIND = "count_tokens"
+"""The record's `kind` of a token count sent to the upstream's own counter (addon/serve/pipeline.py)."""
 
 
+def is_gateway_key(name: str) -> bool:
+    """A metadata key the gateway wrote (what `addon/upstream/credentials.py` scrubs, what a replay
+    starts afresh)."""
+    return name == KEY or name.startswith(PREFIX)
+
+
+# -- the record --------------------------------------------------------------------------------
 def record(upstream: str, model: object = None, **more: Any) -> dict[str, Any]:
     """A flow's record: the upstream (a dialect, `store`, or `-` when nothing was sent), the model,
     what was dropped and noted, and any of `client_model`, `client` (addon/team/keys.py), `kind`,
-    `refused`, `error`, `capabilities`, `url`, `usage`, `searches`, `cost_usd` and `price`
-    (addon/observe/costs.py), `first_token_at`, `attempts` (docs/metrics.md "The record")."""
+    `refused`, `error`, `capabilities`, `url`, `usage`, `searches`."""
     return {"upstream": upstream, "model": model, "dropped": [], "notes": [], **more}
 
 

@@ -89,7 +89,6 @@ class Metrics:
         self.paths = labels.Bounded()
         self._server: Any = None
         self._listening: tuple[str, int] | None = None
-        self._running = False
 
     # -- options and the endpoint -------------------------------------------------------------
     def load(self, loader: Any) -> None:
@@ -97,13 +96,10 @@ class Metrics:
                           "Serve Prometheus metrics on this port (PORT, or HOST:PORT; the host defaults "
                           "to 127.0.0.1); empty: off (docs/metrics.md).")
 
-    def running(self) -> None:
-        self._running = True
-
     def configure(self, updated: set[str]) -> None:
         if OPTION not in updated:
             return
-        with console.option_errors(starting=not self._running and console.in_real_master()):
+        with console.option_errors():
             try:
                 listen = parse_listen(getattr(ctx.options, OPTION))
             except ValueError as exc:

@@ -7,6 +7,8 @@ client's Responses body) and the upstream's own answer bytes. The same folder dr
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import json
 import os
 import re
@@ -22,10 +24,24 @@ from translators import dialect as dialects
 
 # Values that identify a user or a machine, not what the model sees.
 _REDACT_KEYS = {"client_metadata", "prompt_cache_key", "safety_identifier", "user"}
-_KEYLIKE = re.compile(
-    r"(?<![A-Za-z0-9_-])(sk-[A-Za-z0-9_-]{8,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{20,})")
-"""Strings shaped like a key (OpenAI and Anthropic `sk-...`, AWS access key ids, Google `AIza...`),
-starting a word: `sk-` inside a word is no key (Claude Code's prompt names `<task-notification>`)."""
+KEY_NAMED = ("*_API_KEY", "*_KEY", "*_TOKEN")
+"""Environment variables named like a credential, whoever's; each dialect adds its own
+(`Vendor.key_env`, `Vendor.secret_env`)."""
+
+
+def _keylike() -> re.Pattern[str]:
+    """Strings shaped like a key of any registered dialect's vendor (`Vendor.key_shapes`: OpenAI
+    and Anthropic `sk-...`, AWS access key ids, Google `AIza...`), starting a word: `sk-` inside a
+    word is no key (Claude Code's prompt names `<task-notification>`)."""
+    shapes = tuple(dict.fromkeys(s for d in dialects.every() for s in d.vendor.key_shapes))
+    return _compiled(shapes)
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled(shapes: tuple[str, ...]) -> re.Pattern[str]:
+    if not shapes:
+        return re.compile(r"(?!)")  # matches nothing
+    return re.compile(r"(?<![A-Za-z0-9_-])(" + "|".join(shapes) + ")")
 
 
 def redact_request(body: dict[str, Any]) -> dict[str, Any]:
@@ -40,13 +56,16 @@ def scrub(data: bytes, secrets: list[str]) -> bytes:
     for secret in secrets:
         if secret:
             data = data.replace(secret.encode(), b"<redacted>")
-    text = _KEYLIKE.sub("<redacted>", data.decode("utf-8", "surrogateescape"))
+    text = _keylike().sub("<redacted>", data.decode("utf-8", "surrogateescape"))
     return text.encode("utf-8", "surrogateescape")
 
 
 def known_secrets() -> list[str]:
-    names = [n for n in os.environ if n.endswith(("_API_KEY", "_KEY", "_TOKEN", "_SECRET_ACCESS_KEY"))
-             or n.startswith("AWS_BEARER_TOKEN")]
+    """The values of the environment's credentials (`KEY_NAMED`, and each dialect's variables)."""
+    patterns = list(KEY_NAMED)
+    for found in dialects.every():
+        patterns += [*found.vendor.secret_env, *([found.vendor.key_env] if found.vendor.key_env else [])]
+    names = [n for n in os.environ if any(fnmatch.fnmatchcase(n, p) for p in patterns)]
     return [os.environ[n] for n in names if len(os.environ[n]) >= 8]
 
 
@@ -65,9 +84,9 @@ def save(root: Path, flow: http.HTTPFlow) -> Path | None:
 def write(root: Path, flow: http.HTTPFlow) -> Path | None:
     """Files 0600 in folders 0700: a capture holds the whole conversation."""
     info = flow.metadata.get(flowinfo.KEY)
-    translation = flow.metadata.get("gateway.translation")
-    raw = flow.metadata.get("gateway.upstream_response")
-    client = flow.metadata.get("gateway.client_request")
+    translation = flow.metadata.get(flowinfo.TRANSLATION)
+    raw = flow.metadata.get(flowinfo.UPSTREAM_RESPONSE)
+    client = flow.metadata.get(flowinfo.CLIENT_REQUEST)
     if not info or not translation or raw is None or not client or flow.response is None:
         return None
     secrets = [*credentials.secrets_of(flow), *known_secrets()]  # what was sent, exactly, first

@@ -9,10 +9,10 @@ mitmproxy 12 handles them in `HttpStream.handle_protocol_error`
   its answer was complete: `GENERIC_SERVER_ERROR`, or an HTTP/2 stream reset). mitmproxy would
   send its HTML 502 page (or, to an HTTP/2 client, an HTML body on the stream), or for some
   resets nothing but a closed connection, none of which Codex or Claude Code can read. The flow
-  gets a 502 in its client's error shape instead (`ClientDialect.error_body`: Responses' for
-  Codex, Anthropic's `api_error` for a Messages client, docs/claude-code.md "Errors"), a turn and a
-  token count alike, sent the way mitmproxy sends a response an addon set: `responseheaders` and
-  `response` hooks, then `send_response()`; no `error` hook.
+  gets a 502 in its client's error shape instead (addon/serve/upstream_answer.py `unreachable`:
+  Responses' for Codex, Anthropic's `api_error` for a Messages client, docs/claude-code.md
+  "Errors"), a turn and a token count alike, sent the way mitmproxy sends a response an addon set:
+  `responseheaders` and `response` hooks, then `send_response()`; no `error` hook.
 - **Mid-stream** (the upstream connection is lost inside a streamed body): the hooks would see
   `error`, the stream callable would never be told, and the client's connection would simply
   be dropped, so Codex would retry a turn whose output it may already have acted on. The body
@@ -38,9 +38,8 @@ from mitmproxy.proxy.layers import http as http_layer
 from mitmproxy.proxy.layers.http._base import HttpEvent
 from mitmproxy.proxy.layers.http._events import ErrorCode, ResponseData, ResponseProtocolError
 
-from addon.observe import flowinfo
-from addon.serve.answers import answer, error_response
-from addon.serve.flow import speaks_of
+from addon.serve import upstream_answer
+from addon.serve.flow import FlowCtx, Stage, context_of
 from addon.serve.streaming import StreamHook
 
 _WRAPS = "_gateway_wraps"
@@ -59,7 +58,9 @@ the last, and for the first two no answer at all, only a closed connection."""
 
 def _handle_protocol_error(self: Any, event: HttpEvent) -> Generator[Any, Any, None]:
     flow: http.HTTPFlow | None = getattr(self, "flow", None)
-    if isinstance(event, ResponseProtocolError) and flow is not None and _is_gateway(flow):
+    fc = context_of(flow) if flow is not None else None
+    if isinstance(event, ResponseProtocolError) and fc is not None and _sent(fc):
+        assert flow is not None
         hook = flow.response.stream if flow.response is not None else None
         if isinstance(hook, StreamHook) and self.server_state == self.state_stream_response_body:
             tail = hook.cut(f"upstream connection lost mid-stream: {event.message}")
@@ -70,23 +71,20 @@ def _handle_protocol_error(self: Any, event: HttpEvent) -> Generator[Any, Any, N
         if (event.code in _BEFORE_ANSWER and self.client_state == self.state_done
                 and self.server_state in (self.state_wait_for_response_headers,
                                           self.state_consume_response_body)):
-            yield from _answer_failure(self, flow, event)
+            yield from _answer_failure(self, fc, event)
             return
     yield from _ORIGINAL(self, event)
 
 
-def _is_gateway(flow: http.HTTPFlow) -> bool:
-    """Translated and sent upstream (a turn, or a token count sent to the upstream's counter), not
-    answered by the proxy itself."""
-    info = flow.metadata.get(flowinfo.KEY)
-    counting = isinstance(info, dict) and info.get("kind") == flowinfo.COUNT_KIND
-    return (flowinfo.TRANSLATION in flow.metadata or counting) and flowinfo.DONE not in flow.metadata
+def _sent(fc: FlowCtx) -> bool:
+    """Sent upstream by the gateway (a turn, or a token count sent to the upstream's counter), and
+    not answered yet (addon/serve/flow.py `Stage`)."""
+    return fc.stage in (Stage.SENT, Stage.STREAMING)
 
 
-def _answer_failure(stream: Any, flow: http.HTTPFlow,
-                    event: ResponseProtocolError) -> Generator[Any, Any, None]:
-    info = flow.metadata[flowinfo.KEY]
-    where = f"the {info.get('upstream')} upstream at {flow.request.url}"
+def _answer_failure(stream: Any, fc: FlowCtx, event: ResponseProtocolError) -> Generator[Any, Any, None]:
+    flow = fc.flow
+    where = f"the {fc.info.get('upstream')} upstream at {flow.request.url}"
     had_headers = flow.response is not None
     if event.code == ErrorCode.CONNECT_FAILED:
         code, message = "upstream_unreachable", f"cannot reach {where}: {event.message}"
@@ -94,10 +92,9 @@ def _answer_failure(stream: Any, flow: http.HTTPFlow,
     else:
         code, message = "upstream_error", f"{where} broke off before its answer was complete: {event.message}"
         if had_headers:  # the headers came, the body did not: keep what did for the saved flow
-            flow.metadata[flowinfo.UPSTREAM_RESPONSE] = bytes(stream.response_body_buf)
+            fc.keep_upstream_response(bytes(stream.response_body_buf))
             stream.response_body_buf.clear()
-    info["error"] = message
-    answer(flow, error_response(speaks_of(flow.metadata), 502, code, message))
+    upstream_answer.unreachable(fc, code, message)
     assert flow.response is not None
     flow.response.timestamp_start = time.time()
     if not had_headers:  # as for a response an addon set in `request` (state_consume_request_body)

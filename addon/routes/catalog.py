@@ -29,15 +29,21 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from mitmproxy import http
+from mitmproxy import ctx, exceptions, http
 
-from addon.routes.routing import Route, RouteError, Router, from_options, from_toml
+from addon.observe import console
+from addon.routes.route_file import from_toml
+from addon.routes.routing import Route, RouteError, Router, from_options
 from addon.serve import client_facts
+from addon.serve.answers import answer as answer_flow
 from addon.serve.answers import json_response
 from translators.core.capabilities import ModelCapabilities
+
+if TYPE_CHECKING:
+    from addon.serve.services import Services
 
 BUNDLED_VERSION = "0.169.0"
 """The Codex CLI version whose bundled catalog the gateway ships."""
@@ -259,11 +265,40 @@ def _nothing(where: Where, reason: str) -> Answer:
 
 
 class Server:
-    """The addon's side: answers catalog requests in `requestheaders` (before mitmproxy's
-    block list, which runs in `request`); says each distinct outcome once in the log."""
+    """The addon: `gateway_codex_catalog`, and the catalog requests claimed (addon/serve/claim.py)
+    answered in `requestheaders` (before mitmproxy's block list, which runs in `request`), with
+    the windows the gateway knows by then; says each distinct outcome once in the log."""
 
-    def __init__(self) -> None:
+    name = "gateway-catalog"
+
+    def __init__(self, services: Services | None = None) -> None:
+        self.services = services
         self._said: set[str] = set()
+
+    def load(self, loader: Any) -> None:
+        loader.add_option("gateway_codex_catalog", str, "",
+                          "Codex's bundled catalog (`codex debug models --bundled > FILE`) for a Codex "
+                          f"other than {BUNDLED_VERSION}; empty: the shipped one.")
+
+    def configure(self, updated: set[str]) -> None:
+        if "gateway_codex_catalog" not in updated:
+            return
+        with console.option_errors():
+            try:
+                load_bundled(ctx.options.gateway_codex_catalog)
+            except CatalogError as exc:
+                raise exceptions.OptionsError(str(exc)) from None
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        services = self.services
+        if services is None or flow.response or flow.error:
+            return
+        fc = services.flows.live(flow)
+        if fc is None or fc.kind != "catalog":
+            return
+        # the window Codex compacts at comes from the vendor's own figure once it is known
+        windows = windows_from(services.capabilities.best)
+        self.serve(flow, services.router, ctx.options.gateway_codex_catalog, windows)
 
     def serve(self, flow: http.HTTPFlow, router: Router, bundled_path: str = "",
               window_of: WindowOf = window_for) -> bool:
@@ -279,7 +314,7 @@ class Server:
             log.log(logging.WARNING if result.warning else logging.INFO, "%s", result.note)
         if result.body is None:
             return False
-        flow.response = json_response(result.status, result.body)
+        answer_flow(flow, json_response(result.status, result.body))
         flow.comment = f"gateway: {result.note}"
         return True
 

@@ -9,8 +9,7 @@ from typing import Any
 
 from mitmproxy import http
 
-from addon.observe import flowinfo
-from addon.upstream import auth, credentials
+from addon.serve.seal import seal
 from translators.client_dialects import ClientDialect
 from translators.wire import wirejson
 
@@ -29,11 +28,8 @@ def error_response(speaks: ClientDialect, status: int, code: str, message: str, 
 
 
 def answer(flow: http.HTTPFlow, response: http.Response) -> None:
-    """The proxy answers a gateway flow itself. The `response` hook still runs for it, so the
-    flow is marked done (never read as an upstream answer), and the request headers are
-    redacted now, since they may already carry the upstream key."""
+    """The proxy answers a gateway flow itself, and seals it at once (addon/serve/seal.py): the
+    request headers may already carry the upstream key, and the `response` hook that still runs
+    for it never reads it as an upstream answer."""
     flow.response = response
-    flow.metadata["gateway.done"] = True
-    auth.redact_request(flow.request.headers)
-    credentials.scrub_flow(flow)
-    flowinfo.describe(flow)
+    seal(flow)

@@ -4,9 +4,10 @@ served through the same routes, reports, captures, limits and client keys as Cod
 
 What is particular to a client dialect comes from its entry in `translators/client_dialects.py`
 (its paths, its own vendor's hosts, its credential headers, its models page and entry, its count
-answer and estimate); this module names no client and no vendor. `addon/gateway.py` asks `claim`
+answer and estimate); this module names no client and no vendor. addon/serve/claim.py asks `claim`
 (is this request such a client's), the pipeline (addon/serve/pipeline.py) answers its models
-endpoints and token counts with the functions here, each in the client's own shape.
+endpoints and estimated token counts with the functions here, each in the client's own shape
+(the upstream's own count is read in addon/serve/upstream_answer.py).
 
 Client dialects defined outside the package: a module `$GATEWAY_DIALECTS` names may define a
 `CLIENT_DIALECT` (addon/routes/plugins.py `load_extra`), registered as the shipped ones are.
@@ -22,14 +23,10 @@ from mitmproxy.proxy.mode_specs import ReverseMode
 
 from addon.observe import flowinfo
 from addon.routes.routing import Route, Router
-from addon.serve.answers import answer, error_response, json_response
-from addon.serve.flow import FlowCtx, speaks_of
-from addon.upstream import auth, credentials
+from addon.serve.answers import answer, json_response
+from addon.serve.flow import speaks_of
 from translators import client_dialects as registry
-from translators import dialect as dialects
-from translators.api import translate_error
 from translators.client_dialects import ClientDialect, ListedModel, TokenCount
-from translators.wire import wirejson
 
 METADATA = flowinfo.CLIENT_DIALECT
 
@@ -96,38 +93,6 @@ def answer_count(flow: http.HTTPFlow, counts: TokenCount, route: Route, translat
     answer(flow, json_response(200, counts.answer(counts.estimate(translation.body))))
 
 
-def read_count(fc: FlowCtx) -> None:
-    """The upstream's answer to a count sent to it: its tokens in the client's count answer, its
-    error in the client's error shape (status and retry headers kept)."""
-    flow, speaks = fc.flow, fc.speaks
-    assert flow.response is not None and fc.route is not None and speaks.count is not None
-    target = fc.route.dialect.name
-    fc.mark_done()
-    info = fc.info
-    raw = credentials.scrub_bytes(flow.response.get_content(strict=False) or b"",
-                                  credentials.secrets_of(flow))
-    fc.keep_upstream_response(raw)
-    counter = dialects.counter(fc.route.dialect, dict(fc.route.server))
-    status = flow.response.status_code
-    if status >= 400 or counter is None:
-        error = translate_error(target, status, raw, dict(flow.response.headers), client=speaks.name)
-        message = error.body["error"].get("message", "") if isinstance(error.body.get("error"), dict) else ""
-        info["error"] = f"upstream {error.status}: {message}"[:300]
-        flow.response = json_response(error.status, error.body, error.headers)
-    else:
-        try:
-            tokens = counter.parse(wirejson.loads(raw))
-        except (ValueError, RecursionError) as exc:
-            info["error"] = f"gateway could not read the upstream's count: {exc}"[:300]
-            flow.response = error_response(speaks, 502, "upstream_protocol_error", info["error"])
-        else:
-            info.setdefault("notes", []).append(f"count_tokens: counted by the {target} upstream")
-            flow.response = json_response(200, speaks.count.answer(tokens))
-    auth.redact_request(flow.request.headers)
-    credentials.scrub_flow(flow)
-    flowinfo.describe(flow)
-
-
 def listed(router: Router, names: tuple[str, ...]) -> list[ListedModel]:
     """The model names a client can send that a route takes, in the order of the routes, each with
     the route that takes it (the first whose pattern matches it, as `Router.route` picks): every
@@ -146,8 +111,7 @@ def listed(router: Router, names: tuple[str, ...]) -> list[ListedModel]:
 
 def answer_models(flow: http.HTTPFlow, router: Router, speaks: ClientDialect) -> None:
     assert speaks.models is not None
-    flow.response = json_response(200, speaks.models.page(listed(router, speaks.models.names)))
-    flow.metadata[flowinfo.DONE] = True
+    answer(flow, json_response(200, speaks.models.page(listed(router, speaks.models.names))))
 
 
 def answer_model(flow: http.HTTPFlow, router: Router, speaks: ClientDialect, model: str) -> None:
@@ -157,6 +121,5 @@ def answer_model(flow: http.HTTPFlow, router: Router, speaks: ClientDialect, mod
     if route is None:
         pass_on(flow, speaks, model)
         return
-    flow.response = json_response(200, speaks.models.entry(ListedModel(model, route.dialect.name,
-                                                                       route.model or model)))
-    flow.metadata[flowinfo.DONE] = True
+    answer(flow, json_response(200, speaks.models.entry(ListedModel(model, route.dialect.name,
+                                                                    route.model or model))))

@@ -21,8 +21,7 @@ from typing import Any
 
 from mitmproxy import ctx, exceptions
 
-from addon.serve.websocket import turn as socket_turn
-from addon.team import keys
+from addon.observe import flowinfo
 from translators import ItemCache
 
 MODES = ("clients", "shared", "off")
@@ -66,8 +65,8 @@ class ItemCaches:
         """The cache of the client that sent `flow`, or None (see the module's docstring)."""
         if self.mode == "off":
             return None
-        client = flow.metadata.get(keys.METADATA)
-        connection = flow.metadata.get(socket_turn.METADATA)
+        client = flow.metadata.get(flowinfo.CLIENT)
+        connection = flow.metadata.get(flowinfo.WEBSOCKET)
         if client:
             owner = ("client", str(client))
         elif isinstance(connection, str) and connection.startswith("ws_"):

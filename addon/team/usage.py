@@ -1,6 +1,6 @@
 """Usage per client: what each answered turn cost upstream, kept in the store (addon/state/store/sql.py
 `gw_usage`, one row per client, UTC day, route and model) and read back three ways: the budgets
-(`tokens_per_day`, addon/state/turns.py), a client's own `GET /gateway/usage`, and the operator's
+(`tokens_per_day`, addon/team/budgets.py), a client's own `GET /gateway/usage`, and the operator's
 
     python -m addon usage STORE [--client NAME] [--day YYYY-MM-DD | --from DAY --to DAY] [--json]
 
@@ -30,6 +30,11 @@ TOKENS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoni
 FIELDS = (*TOKENS, "cost_usd")
 """A row's figures: whole counts, then the cost in USD."""
 _MAX_DAYS = 366
+
+
+def today() -> str:
+    """The UTC day usage is counted in (and `tokens_per_day` spent)."""
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
 
 
 def counts(usage: dict[str, Any] | None, cost_usd: Any = None) -> dict[str, Any]:

@@ -7,13 +7,7 @@ a Bedrock signature, the client's own login on a `responses` route to OpenAI) ar
 into `flow.request.headers`: the flow holds `<redacted>` under each name, and the real values
 are kept here, in a table keyed by the flow object (weakly: it goes when the flow goes).
 
-mitmproxy 12 has no hook between the `request` hook and the moment the request head is
-serialised (docs/mitmproxy.md): `HttpStream` sends `RequestHeaders(stream_id, flow.request, ...)`
-to the server connection, which turns that request object into bytes at once
-(`proxy/layers/http/_http1.py` `Http1Client.send`, `_http2.py` `Http2Client`). `install()` wraps
-`HttpStream._handle_event` so that, for a flow with credentials here, that one command carries a
-copy of the request with the real values instead; the flow's own request is never touched.
-`tests/addon/upstream/test_credentials.py` fails, naming the attribute, if those internals change.
+The values go on the wire by addon/patches/wire_credentials.py, which asks `wire_request`.
 
 Every value sent is also what `scrub` removes from anything that quotes the upstream (an error
 message that repeats the key, a note, a capture).
@@ -21,14 +15,14 @@ message that repeats the key, a note, a capture).
 
 from __future__ import annotations
 
-import functools
 import weakref
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from mitmproxy import http
-from mitmproxy.proxy.layers import http as http_layer
+
+from addon.observe import flowinfo
 
 PLACEHOLDER = "<redacted>"
 _MIN_SECRET = 6
@@ -59,6 +53,11 @@ def attach(flow: http.HTTPFlow, headers: Mapping[str, str], secrets: Iterable[st
     _SENT[flow] = Sent(pairs, _unique(values))
     for name, _ in pairs:
         flow.request.headers[name] = PLACEHOLDER
+
+
+def carries(flow: http.HTTPFlow) -> bool:
+    """Credentials were attached to this flow (its request head goes out with them)."""
+    return flow in _SENT
 
 
 def forget(flow: http.HTTPFlow) -> None:
@@ -133,7 +132,7 @@ def scrub_flow(flow: http.HTTPFlow) -> None:
     if not secrets:
         return
     for key, value in list(flow.metadata.items()):
-        if key == "gateway" or key.startswith("gateway."):
+        if flowinfo.is_gateway_key(key):
             if isinstance(value, dict):  # in place: the hooks hold on to `metadata["gateway"]`
                 value.update(scrub_value(value, secrets))
             else:
@@ -147,45 +146,3 @@ def scrub_flow(flow: http.HTTPFlow) -> None:
             response.content = clean
     if flow.error is not None:
         flow.error.msg = scrub_text(flow.error.msg, secrets)
-
-
-# -- the request head on the wire ---------------------------------------------------------------
-
-_WRAPS = "_gateway_wraps"
-"""The attribute that marks a wrapper of ours and holds what it wraps (cutoff.py too)."""
-_ORIGINAL = getattr(http_layer.HttpStream._handle_event, _WRAPS, http_layer.HttpStream._handle_event)
-"""mitmproxy's own method, never a wrapper of ours left by another copy of this module (loaded by
-path, or under another name: its `install` must replace that wrapper, not wrap it)."""
-
-
-@functools.wraps(_ORIGINAL)
-def _handle_event(self: Any, event: Any) -> Generator[Any, Any, None]:
-    commands = _ORIGINAL(self, event)
-    try:
-        command = next(commands)
-        while True:
-            result = yield _with_credentials(self, command)
-            command = commands.send(result)
-    except StopIteration:
-        return
-
-
-def _with_credentials(stream: Any, command: Any) -> Any:
-    event = getattr(command, "event", None)
-    if not isinstance(command, http_layer.SendHttp) or not isinstance(event, http_layer.RequestHeaders):
-        return command
-    flow = getattr(stream, "flow", None)
-    if flow is None or flow not in _SENT or command.event.request is not flow.request:
-        return command
-    return http_layer.SendHttp(
-        http_layer.RequestHeaders(event.stream_id, wire_request(flow), event.end_stream, event.replay_flow),
-        command.connection,
-    )
-
-
-def install() -> None:
-    """Idempotent, and safe from the addon's `load` at every (re)load of the script: the method
-    is set to this wrapper, which always wraps mitmproxy's own (`_ORIGINAL`), never a wrapper."""
-    setattr(_handle_event, _WRAPS, _ORIGINAL)
-    if http_layer.HttpStream._handle_event is not _handle_event:
-        http_layer.HttpStream._handle_event = _handle_event  # type: ignore[method-assign]

@@ -16,10 +16,9 @@ from typing import Any
 
 from mitmproxy import http
 
+from addon.observe import flowinfo
 from translators.wire import response_headers
 
-_REFUSAL = "gateway.refusal"
-"""Metadata: why the upstream's answer is replaced (code, message), set in `responseheaders`."""
 _MAX_LOCATION = 500
 
 
@@ -42,9 +41,9 @@ def screen(flow: http.HTTPFlow, target: str) -> None:
 
 
 def refuse(flow: http.HTTPFlow, code: str, message: str) -> None:
-    flow.metadata[_REFUSAL] = {"code": code, "message": message}
+    flow.metadata[flowinfo.REFUSAL] = {"code": code, "message": message}
 
 
 def refusal(flow: http.HTTPFlow) -> dict[str, Any] | None:
-    value = flow.metadata.get(_REFUSAL)
+    value = flow.metadata.get(flowinfo.REFUSAL)
     return value if isinstance(value, dict) else None

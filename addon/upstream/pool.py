@@ -28,10 +28,9 @@ from __future__ import annotations
 import collections
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-if TYPE_CHECKING:
-    from addon.routes.routing import Route
+from addon.routes.routing import Deployment
 
 AFFINITY = 10_000
 """Conversations remembered per pool; the one seen longest ago is forgotten first."""
@@ -44,20 +43,6 @@ Outcome = Literal["ok", "failed", "answered", "dropped"]
 """How an attempt ended, for the deployment's health: `ok` (it answered, the answer was used),
 `failed` (a fault of the deployment: it cools down), `answered` (it answered, with the client's
 fault: alive), `dropped` (the attempt was abandoned, the client left: says nothing)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Deployment:
-    """One upstream a route's requests may go to: the route it targets (dialect, base URL, model,
-    key variable, settings), its name in records and views, and its share of new conversations."""
-
-    name: str
-    route: Route
-    weight: float = 1.0
-
-    @property
-    def window(self) -> int | None:
-        return self.route.context_window
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,9 +30,11 @@ from typing import Any
 
 from addon.routes.plugins import load_extra
 from addon.serve import bodies
+from addon.serve.translate import Asked, translate_turn
 from addon.state import stored_items
 from addon.work import offload
-from translators import Translation, translate_request
+from translators import Translation
+from translators import client_dialects as client_registry
 from translators import dialect as registry
 from translators.features import compaction
 from translators.wire import wirejson
@@ -213,30 +215,23 @@ class Translated[Body]:
     count: int = 0
 
 
-def _translate(source: Spilled, dialect: str, model: str | None, capabilities: Any, web_search: str,
-               past: list[dict[str, Any]] | tuple[str, Spilled] | None, compact: bool,
+def _translate(source: Spilled, asked: Asked, past: list[dict[str, Any]] | tuple[str, Spilled] | None,
                found: dict[str, dict[str, Any]] | None = None) -> Translated[Spilled]:
-    """In the worker: `translate_request` of the JSON body in `source` (with the stored history
-    `past` in its input when the turn reads state, `stored_items.expand`; a long one as its kind and
-    the file of its stored JSON, `stored_items.Stored`), written with
-    `wirejson.dumps`. The translation comes back without the upstream body (the proxy never
-    reads it again: it is the flow's request); in its place `{"sha1": …}` of the written body,
-    which is all the Gemini decoder reads of it (a seed for made-up call ids, fixed by the
-    request, new on every turn). The upstream body and the new items come back spilled. A
-    `TranslatorError` crosses as itself (it pickles)."""
-    if dialect not in registry.names():  # a dialect of `$GATEWAY_DIALECTS`: a spawned worker
-        load_extra()  # starts with the shipped ones only (addon/routes/plugins.py)
+    """In the worker: the translate step (addon/serve/translate.py) of the JSON body in `source`,
+    with the stored history `past` in its input when the turn reads state (a long one as its kind
+    and the file of its stored JSON, `stored_items.Stored`), written with `wirejson.dumps`. The
+    translation comes back without the upstream body (the proxy never reads it again: it is the
+    flow's request); in its place `{"sha1": …}` of the written body, which is all the Gemini
+    decoder reads of it (a seed for made-up call ids, fixed by the request, new on every turn).
+    The upstream body and the new items come back spilled. A `TranslatorError` crosses as itself
+    (it pickles)."""
+    if asked.dialect not in registry.names() or asked.client not in client_registry.names():
+        load_extra()  # a dialect of `$GATEWAY_DIALECTS`: a spawned worker starts with the shipped ones only
     body = wirejson.loads(read(source))
     if isinstance(past, tuple):
         kind, stored = past
         past = stored_items.past_items(kind, wirejson.loads(read(stored)))
-    new_items: list[dict[str, Any]] = []
-    resolved: dict[str, Any] = {}
-    if past is not None:
-        resolved = stored_items.resolved(body)
-        body, new_items = stored_items.expand(body, past, found)
-    translation = translate_request(body, dialect, model, capabilities=capabilities, web_search=web_search,
-                                    resolved=resolved, kind="compaction_endpoint" if compact else "turn")
+    translation, new_items = translate_turn(body, past, asked, found)
     content = wirejson.dumps(translation.body)
     saved = translation.model_dump(mode="json", exclude={"body"})
     translation.body = {"sha1": hashlib.sha1(content, usedforsecurity=False).hexdigest()}
@@ -245,13 +240,11 @@ def _translate(source: Spilled, dialect: str, model: str | None, capabilities: A
                       len(new_items))
 
 
-async def run_translate(body: Spilled, dialect: str, model: str | None, capabilities: Any, web_search: str,
+async def run_translate(body: Spilled, asked: Asked,
                         past: list[dict[str, Any]] | stored_items.Stored | None = None,
-                        compact: bool = False,
                         found: dict[str, dict[str, Any]] | None = None) -> Translated[bytes]:
     """The body in `body` translated in a worker (`_translate`), its upstream body and new items
-    read back off the event loop; a long stored history `past` crosses as a file too; `found`:
-    the stored items its item references name."""
+    read back off the event loop; a long stored history `past` crosses as a file too."""
     stored: Spilled | None = None
     sent: list[dict[str, Any]] | tuple[str, Spilled] | None = None
     if isinstance(past, stored_items.Stored):
@@ -260,8 +253,7 @@ async def run_translate(body: Spilled, dialect: str, model: str | None, capabili
     else:
         sent = past
     try:
-        done = await offload.in_process(_translate, body, dialect, model, capabilities, web_search, sent,
-                                        compact, found)
+        done = await offload.in_process(_translate, body, asked, sent, found)
     finally:
         discard(stored)
     try:

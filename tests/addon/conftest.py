@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import socket
 from collections.abc import Awaitable, Iterator
@@ -14,7 +15,9 @@ from mitmproxy import http
 from mitmproxy.addons import proxyserver, serverplayback
 from mitmproxy.test import taddons, tflow
 
-from addon.gateway import Gateway
+from addon.gateway import Gateway, chain
+from addon.serve.services import Services
+from addon.serve.websocket.endpoint import Endpoint
 from addon.upstream import credentials
 
 CLIENT_URL = "https://api.openai.com/v1/responses"
@@ -37,17 +40,81 @@ def dead_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
+class Chain:
+    """The gateway's addons (addon/gateway.py `chain`, but the WebSocket endpoint, a process-wide
+    server) as mitmproxy calls them: each hook of every addon in turn, an awaitable one awaited
+    before the next addon's hook runs. Its attributes are the shared services' (`flows`, `router`,
+    `turns`, ...). Load `members` into a `taddons.context`; `tctx.configure(chain, ...)` and
+    `tctx.cycle(chain, flow)` work on it as on one addon."""
+
+    name = "gateway-chain-under-test"
+
+    def __init__(self) -> None:
+        self.members = [a for a in chain() if not isinstance(a, Endpoint)]
+        self.gateway = next(a for a in self.members if isinstance(a, Gateway))
+        self.services: Services = self.gateway.services
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["services"], name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in Services.__dataclass_fields__:
+            setattr(self.services, name, value)  # e.g. a Capabilities with a test's clock
+        else:
+            super().__setattr__(name, value)
+
+    def _each(self, hook: str, *args: Any) -> Awaitable[None] | None:
+        for n, member in enumerate(self.members):
+            fn = getattr(member, hook, None)
+            if fn is not None and inspect.isawaitable(result := fn(*args)):
+                return self._rest(result, n + 1, hook, *args)
+        return None
+
+    async def _rest(self, pending: Awaitable[Any], start: int, hook: str, *args: Any) -> None:
+        await pending
+        for member in self.members[start:]:
+            fn = getattr(member, hook, None)
+            if fn is not None and inspect.isawaitable(result := fn(*args)):
+                await result
+
+    def http_connect(self, flow: http.HTTPFlow) -> None:
+        self._each("http_connect", flow)
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        assert self._each("requestheaders", flow) is None
+
+    def request(self, flow: http.HTTPFlow) -> Awaitable[None]:
+        result = self._each("request", flow)
+        assert result is not None  # the gateway's `request` is a coroutine
+        return result
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        assert self._each("responseheaders", flow) is None
+
+    def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        return self._each("response", flow)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        assert self._each("error", flow) is None
+
+    def running(self) -> None:
+        assert self._each("running") is None
+
+    def done(self) -> None:
+        assert self._each("done") is None
+
+
 @pytest.fixture
 def gateway(listener: str, monkeypatch: pytest.MonkeyPatch,
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Gateway, taddons.context]]:
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Chain, taddons.context]]:
     """A Gateway routed to anthropic at a reachable local address, with the key in the env (named
     by gateway_key_env: a local address gets no key unless the route names one); the shipped
     capability tables only (the listener answers nothing; test_capabilities.py asks a fake models
     endpoint); its response store in a temporary folder."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", UPSTREAM_KEY)
-    addon = Gateway()
+    addon = Chain()
     # proxyserver and serverplayback declare connection_strategy and server_replay, as in mitmdump
-    with taddons.context(proxyserver.Proxyserver(), serverplayback.ServerPlayback(), addon) as tctx:
+    with taddons.context(proxyserver.Proxyserver(), serverplayback.ServerPlayback(), *addon.members) as tctx:
         tctx.configure(addon, gateway_upstream="anthropic", gateway_base_url=listener,
                        gateway_model="claude-sonnet-4-6", gateway_capabilities="table",
                        gateway_key_env="ANTHROPIC_API_KEY",
@@ -84,7 +151,7 @@ def finish(result: Awaitable[None] | None) -> None:
         asyncio.run(result)  # type: ignore[arg-type]
 
 
-def run_request(addon: Gateway, flow: http.HTTPFlow) -> None:
+def run_request(addon: Chain, flow: http.HTTPFlow) -> None:
     """`requestheaders`, then the (async) `request` hook run to its end, as the proxy does."""
     addon.requestheaders(flow)
     finish(addon.request(flow))

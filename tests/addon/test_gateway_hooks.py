@@ -14,15 +14,15 @@ from mitmproxy import io as mio
 from mitmproxy.net import encoding
 from mitmproxy.test import taddons
 
-from addon.gateway import Gateway
 from addon.routes.routing import Router
-from addon.serve import pipeline, websocket
+from addon.serve import translate, upstream_answer, websocket
 from addon.serve.streaming import StreamHook
 from addon.serve.websocket.endpoint import Endpoint
 from tests.addon.conftest import (
     CLIENT_KEY,
     CLIENT_URL,
     UPSTREAM_KEY,
+    Chain,
     client_flow,
     finish,
     run_request,
@@ -32,7 +32,7 @@ from tests.addon.conftest import (
 from tests.data import DATA
 from translators import Translation
 
-Ctx = tuple[Gateway, taddons.context]
+Ctx = tuple[Chain, taddons.context]
 FIXTURES = (DATA / "anthropic")
 CODEX_HEADERS = {
     "cookie": "__Secure-next-auth.session-token=abc",
@@ -54,7 +54,7 @@ def _answer(flow: http.HTTPFlow, status: int, body: bytes, headers: dict[str, st
     flow.response = http.Response.make(status, body, headers or {"content-type": "text/event-stream"})
 
 
-def _stream_through(addon: Gateway, flow: http.HTTPFlow, chunks: list[bytes]) -> list[bytes]:
+def _stream_through(addon: Chain, flow: http.HTTPFlow, chunks: list[bytes]) -> list[bytes]:
     """Drive the stream callable as the proxy core does: one call per chunk, then b""."""
     addon.responseheaders(flow)
     hook = flow.response.stream
@@ -343,7 +343,7 @@ def test_translator_crash_is_answered_500_and_never_sent(gateway: Ctx,
     def broken(*args: Any, **kwargs: Any) -> Translation:
         raise KeyError("boom")
 
-    monkeypatch.setattr(pipeline, "translate_request", broken)
+    monkeypatch.setattr(translate, "translate_request", broken)
     flow = client_flow()
     run_request(addon, flow)
     assert flow.request.url == CLIENT_URL
@@ -412,7 +412,7 @@ def test_translated_flow_has_metadata_comment_and_mark(gateway: Ctx, listener: s
     assert flow.marked == ":warning:"
 
 
-def _codex_turn(addon: Gateway, request: dict[str, Any]) -> http.HTTPFlow:
+def _codex_turn(addon: Chain, request: dict[str, Any]) -> http.HTTPFlow:
     flow = client_flow(request, headers=CODEX_HEADERS)
     run_request(addon, flow)
     _answer(flow, 200, b"")
@@ -682,7 +682,7 @@ def test_a_non_streamed_answer_keeps_non_ascii_text_as_utf8_like_the_stream_does
 
 # -- upstream errors -------------------------------------------------------------------------
 
-def _error(addon: Gateway, status: int, body: dict[str, Any],
+def _error(addon: Chain, status: int, body: dict[str, Any],
            headers: dict[str, str] | None = None) -> http.Response:
     flow = client_flow()
     run_request(addon, flow)
@@ -748,7 +748,7 @@ def test_answer_the_gateway_cannot_translate_is_a_502_in_responses_shape(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(pipeline, "translate_response", broken)
+    monkeypatch.setattr(upstream_answer, "translate_response", broken)
     flow = client_flow({"model": "gpt-5.5", "input": "hi", "stream": False})
     run_request(addon, flow)
     _answer(flow, 200, b"{}", {"content-type": "application/json"})
@@ -810,7 +810,7 @@ def aws_keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     default_session.cache_clear()
 
 
-def _bedrock(tctx: taddons.context, addon: Gateway, listener: str, **options: str) -> None:
+def _bedrock(tctx: taddons.context, addon: Chain, listener: str, **options: str) -> None:
     tctx.configure(addon, gateway_upstream="bedrock", gateway_base_url=listener,
                    gateway_model="us.anthropic.claude-sonnet-4-6", gateway_key_env="", **options)
 

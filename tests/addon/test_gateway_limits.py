@@ -15,17 +15,16 @@ import pytest
 from mitmproxy.flow import Error
 from mitmproxy.test import taddons
 
-from addon.gateway import Gateway
-from addon.serve import pipeline
+from addon.serve import translate
 from addon.work import offload
-from tests.addon.conftest import client_flow, finish
+from tests.addon.conftest import Chain, client_flow, finish, run_request
 
 if sys.version_info >= (3, 14):
     from compression import zstd
 else:
     from backports import zstd
 
-Ctx = tuple[Gateway, taddons.context]
+Ctx = tuple[Chain, taddons.context]
 
 
 def _big_body(items: int) -> dict:
@@ -73,17 +72,17 @@ def test_a_small_body_is_translated_in_the_proxy_and_a_large_one_in_a_worker_pro
         gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
     addon, _ = gateway
     on_loop: list[bool] = []
-    translate = pipeline.translate_request
+    translated = translate.translate_request
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         on_loop.append(threading.current_thread() is threading.main_thread())
-        return translate(*args, **kwargs)
+        return translated(*args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "translate_request", spy)  # this process only
+    monkeypatch.setattr(translate, "translate_request", spy)  # this process only
     small, large = client_flow(_big_body(3)), client_flow(_big_body(20_000))
     assert len(large.request.raw_content or b"") > 256 * 1024
-    finish(addon.request(small))
-    finish(addon.request(large))
+    run_request(addon, small)
+    run_request(addon, large)
     assert on_loop == [True]
     assert large.metadata["gateway.translation"]["target"] == "anthropic"
     sent = json.loads(large.request.content or b"")
@@ -100,7 +99,7 @@ def test_a_large_body_is_never_parsed_by_the_proxy(gateway: Ctx) -> None:
     size = len(flow.request.raw_content or b"")
     tracemalloc.start()
     try:
-        finish(addon.request(flow))
+        run_request(addon, flow)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -116,7 +115,7 @@ def test_a_small_compressed_body_that_decodes_large_is_read_in_a_worker(
     flow = client_flow(headers={"content-encoding": "zstd"})
     flow.request.raw_content = zstd.compress(text)
     assert len(flow.request.raw_content) < offload.INLINE_BYTES < len(text)
-    monkeypatch.setattr(pipeline, "translate_request", None)  # never called in this process
+    monkeypatch.setattr(translate, "translate_request", None)  # never called in this process
     addon.requestheaders(flow)
     finish(addon.request(flow))
     assert flow.response is None
@@ -139,7 +138,7 @@ def test_a_request_cut_by_an_error_after_it_was_sent_is_saved_within_the_kept_bo
     addon, tctx = gateway
     tctx.configure(addon, gateway_max_kept_bytes=50_000)
     flow = client_flow(_big_body(20_000) | {"store": False})
-    finish(addon.request(flow))
+    run_request(addon, flow)
     sent = len(flow.request.raw_content or b"")
     flow.error = Error("server disconnected")
     addon.error(flow)

@@ -11,17 +11,16 @@ from mitmproxy import http
 from mitmproxy import io as mio
 from mitmproxy.test import taddons
 
-from addon.gateway import Gateway
 from addon.serve.streaming import StreamHook
-from tests.addon.conftest import CLIENT_URL, client_flow, finish, run_request, sse_events, wire_headers
+from tests.addon.conftest import CLIENT_URL, Chain, client_flow, finish, run_request, sse_events, wire_headers
 from tests.data import DATA
 
-Ctx = tuple[Gateway, taddons.context]
+Ctx = tuple[Chain, taddons.context]
 ANTHROPIC = (DATA / "anthropic" / "text_after_tool_result.sse")
 NEW_KEY = "sk-ant-new-upstream-key-0123456789"
 
 
-def _served(addon: Gateway, flow: http.HTTPFlow, upstream: bytes) -> None:
+def _served(addon: Chain, flow: http.HTTPFlow, upstream: bytes) -> None:
     """The upstream answers a streamed request; the stream callable runs as in the proxy core."""
     flow.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
     addon.responseheaders(flow)
@@ -32,7 +31,7 @@ def _served(addon: Gateway, flow: http.HTTPFlow, upstream: bytes) -> None:
     finish(addon.response(flow))
 
 
-def _saved(addon: Gateway, body: dict | None = None) -> http.HTTPFlow:
+def _saved(addon: Chain, body: dict | None = None) -> http.HTTPFlow:
     """A translated, answered flow, written with -w and read back."""
     flow = client_flow(body)
     run_request(addon, flow)
@@ -45,7 +44,7 @@ def _saved(addon: Gateway, body: dict | None = None) -> http.HTTPFlow:
     return loaded
 
 
-def _replay(addon: Gateway, flow: http.HTTPFlow) -> None:
+def _replay(addon: Chain, flow: http.HTTPFlow) -> None:
     """What mitmproxy's ClientPlayback.start_replay and the HTTP layer do before `request`."""
     flow.backup()
     flow.is_replay = "request"

@@ -21,6 +21,7 @@ DIALECT = Dialect(
         # docs/anthropic.md "Headers and auth"
         key_headers=lambda key: {"x-api-key": key},
         secret_headers=("x-api-key", "authorization"),
+        key_shapes=(r"sk-ant-[A-Za-z0-9_-]{8,}",),
     ),
     view=VIEW,
     codec=Codec(

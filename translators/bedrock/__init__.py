@@ -28,6 +28,9 @@ DIALECT = Dialect(
         base_url="https://bedrock-runtime.us-east-1.amazonaws.com",
         key_env=auth.BEARER_ENV,
         secret_headers=("authorization", "x-amz-security-token"),
+        key_shapes=(r"AKIA[0-9A-Z]{16}",),  # AWS access key ids
+        # the AWS chain's secret access key, Bedrock's own API key
+        secret_env=("*_SECRET_ACCESS_KEY", "AWS_BEARER_TOKEN*"),
         # any bedrock-runtime.{region}.amazonaws.com host (VPC endpoints included) is Bedrock's own
         own_host=lambda url: auth.region_from_url(url) is not None,
         base_url_for=_base_url,

@@ -16,6 +16,7 @@ DIALECT = Dialect(
         display_name="Chat Completions",
         base_url="https://api.deepseek.com",  # docs/chat.md "DeepSeek": the default Chat upstream
         key_env="DEEPSEEK_API_KEY",
+        key_shapes=(r"sk-[A-Za-z0-9_-]{8,}",),  # DeepSeek's keys, as OpenAI's
     ),
     view=VIEW,
     codec=Codec(

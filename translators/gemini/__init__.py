@@ -21,6 +21,7 @@ DIALECT = Dialect(
         # docs/gemini.md "Endpoints and auth"
         key_headers=lambda key: {"x-goog-api-key": key},
         secret_headers=("x-goog-api-key", "authorization"),
+        key_shapes=(r"AIza[0-9A-Za-z_-]{20,}",),  # Google API keys
     ),
     view=VIEW,
     codec=Codec(

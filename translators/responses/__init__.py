@@ -27,6 +27,7 @@ DIALECT = Dialect(
         # what OpenAI tells Codex about its own service: its model, plan usage, turn state
         client_headers=("openai-model",),
         client_header_prefixes=("x-codex-",),
+        key_shapes=(r"sk-[A-Za-z0-9_-]{8,}",),  # OpenAI's keys (project keys: sk-proj-...)
     ),
     view=VIEW,
     passthrough=Passthrough(encode=passthrough.encode, stream=passthrough.Passthrough),

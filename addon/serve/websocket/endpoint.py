@@ -4,9 +4,9 @@ An addon with its own WebSocket server on a loopback port, on mitmproxy's event 
 `running`, closed in `done`). The gateway's `requestheaders` hands it a matched upgrade (`take`):
 the upgrade is re-targeted to this server under a one-time path, so mitmproxy relays the socket
 between two real ends and mitmweb shows it. Each connection then turns each `response.create` into
-an ordinary POST through the gateway's own HTTP path (addon/serve/websocket/turn.py), its answer's SSE
-events into text frames (addon/serve/websocket/relay.py), with the history rules of
-addon/serve/websocket/session.py.
+an ordinary POST through the gateway's own HTTP path (addon/serve/websocket/turn.py, run by
+addon/patches/replay_client.py), its answer's SSE events into text frames
+(addon/serve/websocket/relay.py), with the history rules of addon/serve/websocket/session.py.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from addon.observe import flowinfo
+from addon.patches import replay_client
 from addon.routes import plugins
 from addon.serve.answers import error_response
 from addon.serve.flow import speaks_of
@@ -46,10 +48,6 @@ for as long is gone."""
 PENDING = 256
 """Re-targeted upgrades not yet connected that are remembered; an older one is forgotten (its
 client left before mitmproxy connected it)."""
-KEPT = "gateway.websocket.kept"
-"""Bytes of a served socket's messages its flow keeps."""
-DROPPED = "gateway.websocket.dropped"
-"""How many of its earliest messages the flow no longer keeps (`gateway_max_kept_bytes`)."""
 
 
 class Endpoint:
@@ -106,10 +104,10 @@ class Endpoint:
         latest: mitmproxy keeps every message of a flow for as long as the proxy runs, and one
         Codex connection carries every event of every request of a session (each request's events
         are in its own flow too) (docs/websocket.md "Limits")."""
-        if turns.METADATA not in flow.metadata or flow.websocket is None:
+        if flowinfo.WEBSOCKET not in flow.metadata or flow.websocket is None:
             return
         messages = flow.websocket.messages
-        kept = flow.metadata.get(KEPT, 0) + len(messages[-1].content)
+        kept = flow.metadata.get(flowinfo.WEBSOCKET_KEPT, 0) + len(messages[-1].content)
         limit = int(ctx.options.gateway_max_kept_bytes)
         if kept > limit:
             drop = 0
@@ -117,8 +115,9 @@ class Endpoint:
                 kept -= len(messages[drop].content)
                 drop += 1
             del messages[:drop]
-            flow.metadata[DROPPED] = flow.metadata.get(DROPPED, 0) + drop
-        flow.metadata[KEPT] = kept
+            dropped = flow.metadata.get(flowinfo.WEBSOCKET_DROPPED, 0) + drop
+            flow.metadata[flowinfo.WEBSOCKET_DROPPED] = dropped
+        flow.metadata[flowinfo.WEBSOCKET_KEPT] = kept
 
     # -- the upgrade --------------------------------------------------------------------------
     def take(self, flow: http.HTTPFlow, routes: Any) -> None:
@@ -137,7 +136,7 @@ class Endpoint:
         self._pending[token] = turns.Upgrade.of(flow)
         while len(self._pending) > PENDING:
             self._pending.popitem(last=False)
-        flow.metadata[turns.METADATA] = flow.request.url
+        flow.metadata[flowinfo.WEBSOCKET] = flow.request.url
         flow.request.scheme, flow.request.host, flow.request.port = "http", "127.0.0.1", port
         flow.request.path = f"/{token}"
 
@@ -237,9 +236,9 @@ class Connection:
         content = wirejson.dumps(plan.body)
         relay = Relay(self._put, int(ctx.options.gateway_max_request_bytes))
         self._relay = relay
-        turn = turns.Turn(turns.make_flow(self.upgrade, content, self.id), ctx.options, relay)
+        turn = replay_client.Turn(turns.make_flow(self.upgrade, content, self.id), ctx.options, relay)
         try:
-            await turns.run(turn)
+            await replay_client.run(turn)
         except asyncio.CancelledError:
             if not relay.interrupted:
                 raise  # the client left
@@ -259,7 +258,7 @@ class Connection:
         if isinstance(response_id, str) and relay.response_id not in (None, response_id):
             return  # another answer than the one in flight
         relay.interrupt(int(time.time()))
-        task.cancel()  # ends the upstream call (turn.run)
+        task.cancel()  # ends the upstream call (replay_client.run)
 
     def _refuse(self, refused: Refused) -> None:
         self._put(wirejson.dumps(refused.event()).decode())

@@ -21,46 +21,9 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from addon.state.store.records import Conversation, ItemsJSON, ResponseRecord, StoreError
+from addon.state.store.schema import INDEXES, MIGRATIONS, SCHEMA
 from translators.wire import wirejson
 
-SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS gw_responses (
-        id TEXT PRIMARY KEY, previous_id TEXT, conversation_id TEXT, data TEXT NOT NULL,
-        size BIGINT NOT NULL, created_at DOUBLE PRECISION NOT NULL, used_at DOUBLE PRECISION NOT NULL,
-        client TEXT NOT NULL DEFAULT '')""",
-    "CREATE INDEX IF NOT EXISTS gw_responses_used ON gw_responses (used_at)",
-    """CREATE TABLE IF NOT EXISTS gw_conversations (
-        id TEXT PRIMARY KEY, metadata TEXT NOT NULL, size BIGINT NOT NULL, next_seq BIGINT NOT NULL,
-        created_at DOUBLE PRECISION NOT NULL, used_at DOUBLE PRECISION NOT NULL,
-        client TEXT NOT NULL DEFAULT '')""",
-    "CREATE INDEX IF NOT EXISTS gw_conversations_used ON gw_conversations (used_at)",
-    """CREATE TABLE IF NOT EXISTS gw_items (
-        conversation_id TEXT NOT NULL, seq BIGINT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL,
-        size BIGINT NOT NULL, client TEXT NOT NULL DEFAULT '', PRIMARY KEY (conversation_id, seq))""",
-    "CREATE INDEX IF NOT EXISTS gw_items_id ON gw_items (conversation_id, id)",
-    """CREATE TABLE IF NOT EXISTS gw_item_ids (
-        client TEXT NOT NULL, id TEXT NOT NULL, response_id TEXT NOT NULL, PRIMARY KEY (client, id))""",
-    """CREATE TABLE IF NOT EXISTS gw_usage (
-        client TEXT NOT NULL, day TEXT NOT NULL, route TEXT NOT NULL, model TEXT NOT NULL,
-        requests BIGINT NOT NULL, input_tokens BIGINT NOT NULL, cached_tokens BIGINT NOT NULL,
-        output_tokens BIGINT NOT NULL, reasoning_tokens BIGINT NOT NULL,
-        cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0,
-        PRIMARY KEY (client, day, route, model))""",
-)
-MIGRATIONS = (("gw_responses", "client", "TEXT NOT NULL DEFAULT ''"),
-              ("gw_conversations", "client", "TEXT NOT NULL DEFAULT ''"),
-              ("gw_items", "client", "TEXT NOT NULL DEFAULT ''"),
-              ("gw_usage", "cost_usd", "DOUBLE PRECISION NOT NULL DEFAULT 0"))
-"""Columns a store written by an earlier version lacks, added with their default (`''`: the
-anonymous client, what every row was before client keys; 0: no cost, before prices)."""
-INDEXES = (
-    # the size check's SUM(size) per client from the index alone: from the table, it reads past
-    # every row's `data` (a 100k-item turn is 10 MB)
-    "CREATE INDEX IF NOT EXISTS gw_responses_client ON gw_responses (client, used_at, size)",
-    "CREATE INDEX IF NOT EXISTS gw_conversations_client ON gw_conversations (client, used_at, size)",
-    # an `item_reference` to a conversation's item, found by its id alone
-    "CREATE INDEX IF NOT EXISTS gw_items_client_id ON gw_items (client, id)",
-)
 BATCH = 100
 """Rows per INSERT statement: a long list of items is written in a few statements, not one per row."""
 USAGE_FIELDS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd")

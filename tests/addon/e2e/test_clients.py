@@ -19,7 +19,8 @@ import openai
 import pytest
 from mitmproxy import http, io
 
-from addon.team import keys as clients
+from addon.observe import flowinfo
+from addon.team import clients_file as clients
 from tests.addon.e2e.conftest import StartProxy
 from tests.addon.e2e.upstream import Upstream, raw_stream
 from tests.support import fake_upstream
@@ -153,7 +154,7 @@ def test_the_key_reaches_neither_the_upstream_nor_the_saved_flows(
     assert BOB_KEY.encode() not in saved and ANA_KEY.encode() not in saved
     with (module_dir / "saved.flows").open("rb") as f:
         flows = [flow for flow in io.FlowReader(f).stream() if isinstance(flow, http.HTTPFlow)]
-    named = {flow.metadata.get(clients.METADATA) for flow in flows}
+    named = {flow.metadata.get(flowinfo.CLIENT) for flow in flows}
     assert {"ana", "bob"} <= named
     assert any(flow.comment.startswith("[bob]") for flow in flows)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from addon.team import keys as clients
+from addon.team import clients_file as clients
 from tests.support.codex_cli import (
     CUSTOM_KEY_ENV,
     LITE_MODEL,

@@ -10,7 +10,7 @@ import pytest
 from mitmproxy.addons import proxyserver, serverplayback
 from mitmproxy.test import taddons
 
-from addon.gateway import Gateway
+from tests.addon.conftest import Chain
 from tests.support.mitmdump import MitmDump
 
 pytestmark = pytest.mark.timeout(90)
@@ -20,8 +20,8 @@ CHANGED = {"gateway_store_ttl": "20", "gateway_capabilities_timeout": "1.5"}
 
 
 def _every_option() -> dict[str, str]:
-    addon = Gateway()
-    with taddons.context(proxyserver.Proxyserver(), serverplayback.ServerPlayback(), addon) as tctx:
+    addon = Chain()
+    with taddons.context(proxyserver.Proxyserver(), serverplayback.ServerPlayback(), *addon.members) as tctx:
         found = {}
         for name, option in tctx.options.items():
             if not name.startswith("gateway_") or isinstance(option.default, (list, tuple)):

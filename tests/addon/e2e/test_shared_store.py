@@ -20,7 +20,7 @@ import pytest
 from mitmproxy import http, io
 from openai import AsyncOpenAI
 
-from addon.team import keys as clients
+from addon.team import clients_file as clients
 from tests.addon.e2e.conftest import CLIENT_KEY, StartProxy
 from tests.addon.e2e.upstream import Upstream, raw_stream
 from tests.support import fake_upstream

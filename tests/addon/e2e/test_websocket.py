@@ -20,7 +20,7 @@ from mitmproxy import io as mio
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
-from addon.team import keys as clients
+from addon.team import clients_file as clients
 from tests.addon.e2e.conftest import CLIENT_KEY, UPSTREAM_MODEL, StartProxy
 from tests.addon.e2e.upstream import Upstream, cut, error, raw_stream, stream
 from tests.support import fake_upstream

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from mitmproxy import http
 
-from addon.gateway import Gateway
 from addon.observe import recording
-from tests.addon.conftest import UPSTREAM_KEY, capture_messages_turn, client_flow, finish, run_request
+from tests.addon.conftest import UPSTREAM_KEY, Chain, capture_messages_turn, client_flow, finish, run_request
 from tests.data import DATA
+from translators import dialect as dialects
 
-Ctx = tuple[Gateway, object]
+Ctx = tuple[Chain, object]
 RAW = ((DATA / "anthropic") / "text_after_tool_result.sse").read_bytes()
 BODY = {"model": "gpt-5.5", "input": "hi", "stream": True, "prompt_cache_key": "0198-thread-id",
         "client_metadata": {"installation_id": "inst-42"}, "user": "user-42"}
@@ -94,3 +95,18 @@ def test_a_claude_code_turns_capture_names_its_client_and_keeps_its_request_but_
     kept = json.loads((folder / "request.json").read_text())
     assert kept == {k: v for k, v in claude.items() if k != "metadata"}
     assert (folder / "upstream.body").read_bytes() == RAW
+
+
+def test_a_vendors_key_shape_and_credential_variables_come_from_its_dialect(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vendor outside the package declares what its keys look like and where they are kept
+    (`Vendor.key_shapes`, `Vendor.secret_env`); the capture scrubs them with no edit here."""
+    shipped = dialects.get("anthropic")
+    toy = replace(shipped, name="toy-keys", vendor=replace(
+        shipped.vendor, key_env=None, key_shapes=(r"toyk_[a-z0-9]{12,}",), secret_env=("TOY_VAULT_*",)))
+    data = b'{"error": "bad key toyk_abcdef0123456789 from the vault: vault-secret-0123"}'
+    monkeypatch.setenv("TOY_VAULT_PASSWORD", "vault-secret-0123")
+    assert recording.scrub(data, recording.known_secrets()) == data
+    monkeypatch.setitem(dialects._REGISTERED, toy.name, toy)
+    assert recording.scrub(data, recording.known_secrets()) == (
+        b'{"error": "bad key <redacted> from the vault: <redacted>"}')

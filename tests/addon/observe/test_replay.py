@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from mitmproxy import http, io
 
-from addon.gateway import Gateway
 from addon.observe import replay
-from tests.addon.conftest import capture_messages_turn, client_flow, finish, run_request
+from tests.addon.conftest import Chain, capture_messages_turn, client_flow, finish, run_request
 from tests.data import DATA
 from tests.translators.messages_client.sdk import validate_stream
 
@@ -157,7 +156,7 @@ def test_build_flows_makes_a_codex_request_and_the_recorded_upstream_answer(tmp_
 
 
 def test_a_replayed_capture_shows_the_very_upstream_body_the_live_gateway_sends(
-        gateway: tuple[Gateway, object], tmp_path: Path) -> None:
+        gateway: tuple[Chain, object], tmp_path: Path) -> None:
     addon, _ = gateway
     _, upstream, _ = replay.build_flows(CAPTURE, tmp_path)
     with upstream.open("rb") as f:
@@ -167,7 +166,7 @@ def test_a_replayed_capture_shows_the_very_upstream_body_the_live_gateway_sends(
     assert upstream_flow.request.content == live.request.content
 
 
-def test_a_capture_the_addon_just_wrote_replays(gateway: tuple[Gateway, object], tmp_path: Path) -> None:
+def test_a_capture_the_addon_just_wrote_replays(gateway: tuple[Chain, object], tmp_path: Path) -> None:
     addon, tctx = gateway
     tctx.configure(addon, gateway_capture_dir=str(tmp_path / "captures"))
     flow = client_flow({"model": "gpt-5.5", "input": "name my pelican", "stream": True})
@@ -251,7 +250,7 @@ def test_a_messages_client_capture_prints_the_same_transcript_sections(tmp_path:
     assert items[1][1].splitlines() == [line.strip() for line in text.splitlines()]
 
 
-def test_a_messages_capture_the_addon_just_wrote_replays(gateway: tuple[Gateway, object],
+def test_a_messages_capture_the_addon_just_wrote_replays(gateway: tuple[Chain, object],
                                                          tmp_path: Path) -> None:
     turn = {"model": "claude-opus-5-5", "max_tokens": 1000, "stream": True,
             "messages": [{"role": "user", "content": "name my pelican"}], "metadata": {"user_id": "u-42"}}

@@ -22,6 +22,7 @@ from mitmproxy.test import tflow
 
 from addon.observe import flowinfo
 from addon.patches import cutoff
+from addon.serve.flow import Flows, Kind, Stage, context_of, speaks_of
 
 Layer = http_layer.HttpLayer
 CONNECT_FAILED = ResponseProtocolError(1, "[Errno 111] Connect call failed", ErrorCode.CONNECT_FAILED)
@@ -48,13 +49,24 @@ def _stream(layer: http_layer.HttpLayer, flow: http.HTTPFlow) -> http_layer.Http
     return stream
 
 
-def _gateway_flow(**metadata: Any) -> http.HTTPFlow:
+_FLOWS = Flows()
+
+
+def _gateway_flow(stage: Stage = Stage.SENT, kind: Kind = "turn", **metadata: Any) -> http.HTTPFlow:
+    """A flow the gateway sent upstream (its context at `stage`, addon/serve/flow.py)."""
     flow = tflow.tflow()
     flow.request.url = "http://127.0.0.1:9/v1/messages"
     flow.request.headers["x-api-key"] = "sk-ant-secret-0123456789"
     flow.metadata.update({"gateway": {"upstream": "anthropic", "model": "claude-haiku-4-5", "dropped": [],
                                       "notes": []}, "gateway.translation": {}, **metadata})
+    _FLOWS.open(flow, speaks_of(flow.metadata), kind=kind).stage = stage
     return flow
+
+
+def _sealed(flow: http.HTTPFlow) -> bool:
+    """Answered and sealed: the addon's `response` hook leaves it alone."""
+    fc = context_of(flow)
+    return fc is not None and fc.stage is Stage.SEALED and flow.metadata[flowinfo.SEALED] is True
 
 
 def _run(stream: http_layer.HttpStream, event: ResponseProtocolError) -> list[Any]:
@@ -83,7 +95,8 @@ def test_failed_connect_of_a_gateway_flow_is_answered_like_an_addon_response(lay
 def _messages_flow(kind: str) -> http.HTTPFlow:
     """A Claude Code flow sent upstream: a turn (translated) or a token count (sent to the
     upstream's own counter, addon/serve/pipeline.py: no translation in its metadata, its kind recorded)."""
-    flow = _gateway_flow(**{flowinfo.CLIENT_DIALECT: "messages"})
+    flow = _gateway_flow(kind="count" if kind == "count_tokens" else "turn",
+                         **{flowinfo.CLIENT_DIALECT: "messages"})
     if kind == "count_tokens":
         del flow.metadata[flowinfo.TRANSLATION]
         flow.metadata[flowinfo.KEY]["kind"] = "count_tokens"
@@ -101,7 +114,7 @@ def test_a_messages_client_that_cannot_reach_its_upstream_gets_anthropics_api_er
     assert error.type == "error" and error.error.type == "api_error"
     assert error.error.message == ("cannot reach the anthropic upstream at http://127.0.0.1:9/v1/messages: "
                                    "[Errno 111] Connect call failed")
-    assert flow.metadata["gateway.done"] is True  # Restyle and the count reader leave it as it is
+    assert _sealed(flow)  # Restyle and the count reader leave it as it is
 
 
 def test_a_messages_turn_the_upstream_broke_off_is_anthropics_api_error(layer: Layer) -> None:
@@ -114,7 +127,7 @@ def test_a_messages_turn_the_upstream_broke_off_is_anthropics_api_error(layer: L
 def test_failed_connect_is_recorded_commented_and_the_key_redacted(layer: Layer) -> None:
     _run(_stream(layer, flow := _gateway_flow()), CONNECT_FAILED)
     assert flow.metadata["gateway"]["error"].startswith("cannot reach the anthropic upstream")
-    assert flow.metadata["gateway.done"] is True  # the addon's `response` hook leaves it alone
+    assert _sealed(flow)
     assert flow.comment.startswith("-> anthropic claude-haiku-4-5 | error: cannot reach")
     assert flow.marked == ":warning:"
     assert flow.request.headers["x-api-key"] == "<redacted>"
@@ -171,7 +184,7 @@ def test_other_flows_keep_mitmproxys_own_error(layer: Layer) -> None:
 
 
 def test_a_flow_the_proxy_answered_itself_keeps_mitmproxys_own_error(layer: Layer) -> None:
-    commands = _run(_stream(layer, _gateway_flow(**{"gateway.done": True})), CONNECT_FAILED)
+    commands = _run(_stream(layer, _gateway_flow(Stage.SEALED)), CONNECT_FAILED)
     assert "SendHttp:ResponseProtocolError" in _names(commands)
 
 

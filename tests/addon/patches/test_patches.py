@@ -1,9 +1,8 @@
-"""The two patches of mitmproxy internals (addon/patches/cutoff.py, addon/upstream/credentials.py;
-docs/concurrency.md
-"Patches of mitmproxy"): installed from the addon, any number of times, by any copy of their
-module, always over mitmproxy's own method; and only on the mitmproxy versions pinned for them.
-What each wrapper relies on inside mitmproxy is checked, by name, in test_cutoff.py and
-test_credentials.py."""
+"""The two patches of mitmproxy internals (addon/patches/cutoff.py,
+addon/patches/wire_credentials.py; docs/concurrency.md "Patches of mitmproxy"): installed from the
+addon, any number of times, by any copy of their module, always over mitmproxy's own method; and
+only on the mitmproxy versions pinned for them. What each wrapper relies on inside mitmproxy is
+checked, by name, in test_cutoff.py and test_wire_credentials.py."""
 
 from __future__ import annotations
 
@@ -20,12 +19,11 @@ from mitmproxy.proxy.layers import http as http_layer
 from mitmproxy.test import taddons
 from packaging.requirements import Requirement
 
-from addon.patches import cutoff
-from addon.upstream import credentials
+from addon.patches import cutoff, wire_credentials
 
 ROOT = pathlib.Path(__file__).parents[3]
 PATCHES = [(cutoff, "handle_protocol_error", "_handle_protocol_error"),
-           (credentials, "_handle_event", "_handle_event")]
+           (wire_credentials, "_handle_event", "_handle_event")]
 
 
 def _copy(module: ModuleType) -> ModuleType:
@@ -69,14 +67,15 @@ def test_the_gateway_installs_both_patches_when_it_loads(monkeypatch: pytest.Mon
     from addon import gateway as script
 
     monkeypatch.setattr(http_layer.HttpStream, "handle_protocol_error", cutoff._ORIGINAL)
-    monkeypatch.setattr(http_layer.HttpStream, "_handle_event", credentials._ORIGINAL)
+    monkeypatch.setattr(http_layer.HttpStream, "_handle_event", wire_credentials._ORIGINAL)
     monkeypatch.setattr(script, "_started", False, raising=False)  # as in a fresh process
-    with taddons.context(script.Gateway()):
+    (gateway,) = [a for a in script.chain() if isinstance(a, script.Gateway)]
+    with taddons.context(gateway):
         assert http_layer.HttpStream.handle_protocol_error is cutoff._handle_protocol_error, (
             "loading the gateway did not install addon/patches/cutoff.py: an unreachable upstream would get "
             "mitmproxy's HTML page")
-        assert http_layer.HttpStream._handle_event is credentials._handle_event, (
-            "loading the gateway did not install addon/upstream/credentials.py: keys would not be sent")
+        assert http_layer.HttpStream._handle_event is wire_credentials._handle_event, (
+            "loading the gateway did not install addon/patches/wire_credentials.py: keys would not be sent")
 
 
 def _pinned() -> Requirement:
@@ -90,6 +89,6 @@ def test_the_installed_mitmproxy_is_the_range_the_patches_were_read_against() ->
     pin, installed = _pinned(), importlib.metadata.version("mitmproxy")
     assert pin.specifier.contains(installed), (
         f"mitmproxy {installed} is outside {pin.specifier} (pyproject.toml): re-read the internals "
-        "addon/patches/cutoff.py and addon/upstream/credentials.py wrap (docs/mitmproxy.md "
+        "addon/patches/cutoff.py and addon/patches/wire_credentials.py wrap (docs/mitmproxy.md "
         "\"Error hooks\", \"How a "
         "request head reaches the upstream\"), then move the pin")

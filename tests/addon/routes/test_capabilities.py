@@ -14,10 +14,9 @@ from mitmproxy import exceptions, http
 from mitmproxy.addons import proxyserver, serverplayback
 from mitmproxy.test import taddons
 
-from addon.gateway import Gateway
 from addon.routes.capabilities import KEEP_FAILURE, MAX_ANSWER, Capabilities
 from addon.routes.routing import Route, from_options
-from tests.addon.conftest import UPSTREAM_KEY, client_flow, run_request
+from tests.addon.conftest import UPSTREAM_KEY, Chain, client_flow, run_request
 from tests.support.models_endpoint import ModelsEndpoint, Reply, claude_model_info, gemini_model, json_reply
 from tests.support.wait import until
 
@@ -26,7 +25,7 @@ MODEL = "claude-sonnet-4-5"
 THINKING_REQUEST = {"model": "gpt-5.5", "input": "hi", "stream": True, "reasoning": {"effort": "high"}}
 ADAPTIVE_ONLY = json_reply(claude_model_info(MODEL, thinking=("adaptive", "disabled")))
 
-Configure = Callable[..., Gateway]
+Configure = Callable[..., Chain]
 
 
 @pytest.fixture
@@ -34,9 +33,9 @@ def configure(monkeypatch: pytest.MonkeyPatch) -> Iterator[Configure]:
     """`configure(endpoint, **options)`: a Gateway routed to anthropic at the fake endpoint, the
     key in the env, capabilities asked of the vendor (the default)."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", UPSTREAM_KEY)
-    addon = Gateway()
-    with taddons.context(proxyserver.Proxyserver(), serverplayback.ServerPlayback(), addon) as tctx:
-        def configure(endpoint: ModelsEndpoint | str, **options: Any) -> Gateway:
+    addon = Chain()
+    with taddons.context(proxyserver.Proxyserver(), serverplayback.ServerPlayback(), *addon.members) as tctx:
+        def configure(endpoint: ModelsEndpoint | str, **options: Any) -> Chain:
             url = endpoint if isinstance(endpoint, str) else endpoint.url
             tctx.configure(addon, **{"gateway_upstream": "anthropic", "gateway_base_url": url,
                                      "gateway_model": MODEL, "gateway_key_env": "ANTHROPIC_API_KEY",
@@ -45,7 +44,7 @@ def configure(monkeypatch: pytest.MonkeyPatch) -> Iterator[Configure]:
         yield configure
 
 
-def translated(addon: Gateway, body: dict[str, Any] | None = None) -> http.HTTPFlow:
+def translated(addon: Chain, body: dict[str, Any] | None = None) -> http.HTTPFlow:
     flow = client_flow(body or THINKING_REQUEST)
     run_request(addon, flow)
     assert flow.response is None, flow.response and flow.response.text
@@ -60,13 +59,13 @@ def capability_notes(flow: http.HTTPFlow) -> list[str]:
     return [note for note in flow.metadata["gateway"]["notes"] if note.startswith("capabilities:")]
 
 
-def route_of(addon: Gateway) -> Route:
+def route_of(addon: Chain) -> Route:
     route = addon.router.route("gpt-5.5")
     assert route is not None
     return route
 
 
-def wait_for_vendor(addon: Gateway, model: str = MODEL) -> None:
+def wait_for_vendor(addon: Chain, model: str = MODEL) -> None:
     until(lambda: (caps := addon.capabilities.best(route_of(addon), model)) is not None
           and caps.source == "vendor", "the fetch to fill the cache")
 
@@ -221,6 +220,8 @@ def test_many_concurrent_requests_share_one_fetch(configure: Configure) -> None:
 
         async def together() -> None:
             asyncio.get_running_loop().call_later(0.2, endpoint.gate.set)
+            for flow in flows:
+                addon.requestheaders(flow)
             await asyncio.gather(*(addon.request(flow) for flow in flows))
 
         asyncio.run(together())
@@ -234,6 +235,7 @@ def test_table_option_never_asks_the_vendor(configure: Configure) -> None:
         async def start_and_translate() -> http.HTTPFlow:
             addon = configure(endpoint, gateway_capabilities="table")
             flow = client_flow(THINKING_REQUEST)
+            addon.requestheaders(flow)
             await addon.request(flow)
             return flow
 
@@ -283,9 +285,9 @@ def test_a_responses_route_has_capabilities_only_when_it_states_a_figure() -> No
 
 # -- start-up ---------------------------------------------------------------------------------
 
-def start_in_a_loop(configure: Configure, endpoint: ModelsEndpoint, **options: Any) -> Gateway:
+def start_in_a_loop(configure: Configure, endpoint: ModelsEndpoint, **options: Any) -> Chain:
     """`configure` as mitmdump runs it: inside the running event loop."""
-    async def start() -> Gateway:
+    async def start() -> Chain:
         return configure(endpoint, **options)
     return asyncio.run(start())
 
@@ -327,6 +329,6 @@ def test_start_up_warns_about_a_deprecated_route_model_with_its_retirement_date(
     ({"gateway_capabilities_timeout": "-1"}, "gateway_capabilities_timeout is negative"),
 ])
 def test_bad_capabilities_option_is_an_options_error(options: dict[str, Any], says: str) -> None:
-    gateway = Gateway()
-    with taddons.context(gateway) as tctx, pytest.raises(exceptions.OptionsError, match=says):
+    gateway = Chain()
+    with taddons.context(*gateway.members) as tctx, pytest.raises(exceptions.OptionsError, match=says):
         tctx.configure(gateway, **options)

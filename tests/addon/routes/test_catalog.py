@@ -12,11 +12,10 @@ import pytest
 from mitmproxy import exceptions
 from mitmproxy.test import taddons
 
-from addon.gateway import Gateway
 from addon.routes import catalog
 from addon.routes.catalog import BUNDLED_VERSION, answer, build, catalog_request, client_version, with_window
 from addon.routes.routing import Route, Router, from_options
-from tests.addon.conftest import client_flow, run_request
+from tests.addon.conftest import Chain, client_flow, run_request
 from translators import dialect as dialects
 from translators.families.claude.models import lookup
 
@@ -189,7 +188,7 @@ def test_another_codex_version_at_the_gateway_path_gets_the_shipped_entries_with
 
 
 # -- through the addon -----------------------------------------------------------------------------
-def test_the_gateway_answers_codex_catalog_request_itself(gateway: tuple[Gateway, Any]) -> None:
+def test_the_gateway_answers_codex_catalog_request_itself(gateway: tuple[Chain, Any]) -> None:
     addon, _ = gateway
     flow = client_flow(url=CHATGPT_URL, method="GET")
     run_request(addon, flow)
@@ -198,7 +197,7 @@ def test_the_gateway_answers_codex_catalog_request_itself(gateway: tuple[Gateway
     assert next(m for m in served["models"] if m["slug"] == GPT_55)["context_window"] == 200_000
 
 
-def test_an_unmapped_catalog_request_goes_on_untouched(gateway: tuple[Gateway, Any]) -> None:
+def test_an_unmapped_catalog_request_goes_on_untouched(gateway: tuple[Chain, Any]) -> None:
     addon, tctx = gateway
     tctx.configure(addon, gateway_model="o3=claude-sonnet-4-6")
     flow = client_flow(url=CHATGPT_URL, method="GET")
@@ -207,7 +206,7 @@ def test_an_unmapped_catalog_request_goes_on_untouched(gateway: tuple[Gateway, A
     assert flow.request.url == CHATGPT_URL
 
 
-def test_gateway_context_window_applies_to_every_route(gateway: tuple[Gateway, Any]) -> None:
+def test_gateway_context_window_applies_to_every_route(gateway: tuple[Chain, Any]) -> None:
     addon, tctx = gateway
     tctx.configure(addon, gateway_context_window=50_000)
     flow = client_flow(url=f"http://127.0.0.1:8080{catalog.GATEWAY_PATH}", method="GET")
@@ -218,12 +217,14 @@ def test_gateway_context_window_applies_to_every_route(gateway: tuple[Gateway, A
 
 
 def test_an_unreadable_codex_catalog_option_is_an_options_error(tmp_path: Path) -> None:
-    addon = Gateway()
-    with taddons.context(addon) as tctx, pytest.raises(exceptions.OptionsError, match="cannot be read"):
-        tctx.configure(addon, gateway_codex_catalog=str(tmp_path / "missing.json"))
+    addon = Chain()
+    missing = str(tmp_path / "missing.json")
+    refused = pytest.raises(exceptions.OptionsError, match="cannot be read")
+    with taddons.context(*addon.members) as tctx, refused:
+        tctx.configure(addon, gateway_codex_catalog=missing)
 
 
-def test_a_translated_request_is_not_taken_for_a_catalog_request(gateway: tuple[Gateway, Any]) -> None:
+def test_a_translated_request_is_not_taken_for_a_catalog_request(gateway: tuple[Chain, Any]) -> None:
     addon, _ = gateway
     flow = client_flow()
     run_request(addon, flow)

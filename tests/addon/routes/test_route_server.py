@@ -11,15 +11,14 @@ import pytest
 from mitmproxy import exceptions
 from mitmproxy.test import taddons
 
-from addon.gateway import Gateway
-from tests.addon.conftest import client_flow, run_request
+from tests.addon.conftest import Chain, client_flow, run_request
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
 STRUCTURED = {"model": "gpt-5.5", "input": "where?", "stream": True,
               "text": {"format": {"type": "json_schema", "name": "place", "schema": SCHEMA, "strict": True}}}
 
 
-def _sent(gateway: tuple[Gateway, taddons.context], body: dict[str, Any] = STRUCTURED) -> dict[str, Any]:
+def _sent(gateway: tuple[Chain, taddons.context], body: dict[str, Any] = STRUCTURED) -> dict[str, Any]:
     addon, _ = gateway
     flow = client_flow(body)
     run_request(addon, flow)
@@ -27,7 +26,7 @@ def _sent(gateway: tuple[Gateway, taddons.context], body: dict[str, Any] = STRUC
     return json.loads(flow.request.content)
 
 
-def _chat(gateway: tuple[Gateway, taddons.context], listener: str, **options: Any) -> None:
+def _chat(gateway: tuple[Chain, taddons.context], listener: str, **options: Any) -> None:
     addon, tctx = gateway
     tctx.configure(addon, gateway_upstream="chat", gateway_base_url=listener, gateway_model="qwen3",
                    gateway_key_env="", **options)

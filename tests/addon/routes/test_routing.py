@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from addon.routes.route_file import from_toml
 from addon.routes.routing import (
     DEFAULT_MATCH,
     Route,
     RouteError,
     Router,
     from_options,
-    from_toml,
     model_name_problem,
     parse_models,
     serving,

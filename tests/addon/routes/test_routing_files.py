@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from addon.routes.routing import RouteError, from_toml, stated
+from addon.routes.route_file import from_toml
+from addon.routes.routing import RouteError, stated
 from tests.translators.files import pdf, user_with
 from translators import translate_request
 from translators.chat.models import capabilities

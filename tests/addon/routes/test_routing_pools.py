@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from addon.routes.routing import Route, RouteError, from_options, from_toml, pool_of
+from addon.routes.route_file import from_toml
+from addon.routes.routing import Route, RouteError, from_options, pool_of
 
 HEAD = '[[route]]\nmodel = "gpt-5*"\nupstream = "anthropic"\ntarget_model = "claude-sonnet-4-6"\n'
 

@@ -15,17 +15,16 @@ from anthropic.types.shared import ErrorResponse
 from mitmproxy import http
 from mitmproxy.test import taddons
 
-from addon.gateway import Gateway
 from addon.observe import flowinfo
-from addon.serve import pipeline
-from addon.state import turns
+from addon.serve import pipeline, translate
+from addon.state.storage import Storage
 from addon.state.store import StoreError
-from addon.team import keys
-from addon.team.keys import Client
-from tests.addon.conftest import client_flow, finish, run_request
+from addon.team import clients_file as keys
+from addon.team.clients_file import Client
+from tests.addon.conftest import Chain, client_flow, finish, run_request
 from translators.messages_client import errors as messages_errors
 
-Ctx = tuple[Gateway, taddons.context]
+Ctx = tuple[Chain, taddons.context]
 KEY = keys.KEY_PREFIX + "answers-unit-key-0123456789"
 CLIENTS = {
     "responses": ("https://api.openai.com/v1/responses",
@@ -64,7 +63,7 @@ def _said(client: str, flow: http.HTTPFlow, status: int, code: str) -> str:
     return error.error.message
 
 
-def _with_clients(tctx: taddons.context, addon: Gateway, tmp_path: Path, client: Client) -> None:
+def _with_clients(tctx: taddons.context, addon: Chain, tmp_path: Path, client: Client) -> None:
     path = tmp_path / "clients.toml"
     path.write_text(keys.table(client))
     tctx.configure(addon, gateway_clients=str(path))
@@ -109,7 +108,7 @@ def test_a_store_that_fails_is_503_an_overload_to_a_messages_client(
     async def broken(*_args: Any) -> Any:
         raise StoreError("the store is down")
 
-    monkeypatch.setattr(turns.State, "_call", lambda _self, *args: broken(*args))
+    monkeypatch.setattr(Storage, "call", lambda _self, *args: broken(*args))
     flow = _flow(client)
     run_request(addon, flow)
     assert _said(client, flow, 503, "store_unavailable") == "the store is down"
@@ -144,7 +143,7 @@ def test_a_translator_bug_is_answered_500_not_sent(gateway: Ctx, client: str,
     def broken(*_args: Any, **_kwargs: Any) -> None:
         raise KeyError("boom")
 
-    monkeypatch.setattr(pipeline, "translate_request", broken)
+    monkeypatch.setattr(translate, "translate_request", broken)
     flow = _flow(client)
     run_request(addon, flow)
     assert "KeyError" in _said(client, flow, 500, "server_error")

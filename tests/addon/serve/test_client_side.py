@@ -14,19 +14,18 @@ from mitmproxy import io as mio
 from mitmproxy.proxy.mode_specs import ProxyMode
 from mitmproxy.test import taddons, tflow
 
-from addon.gateway import Gateway
 from addon.observe import flowinfo, views
 from addon.routes.routing import DEFAULT_MATCH, Route, Router
 from addon.serve import client_side as client_dialects
 from addon.team import keys as clients
-from tests.addon.conftest import client_flow, finish, run_request
+from tests.addon.conftest import Chain, client_flow, finish, run_request
 from tests.data import DATA
 from tests.translators.messages_client.sdk import validate_stream
 from translators import client_dialects as registry
 from translators import dialect as dialects
 from translators import translate_request
 
-Ctx = tuple[Gateway, taddons.context]
+Ctx = tuple[Chain, taddons.context]
 ROUTER = Router(routes=(Route("claude-via-chat", dialects.get("chat"), "http://127.0.0.1:9",
                               "deepseek-chat", None),
                         Route("claude-*", dialects.get("gemini"), "http://127.0.0.1:9",
@@ -178,7 +177,7 @@ TURN = {"model": "claude-opus-5-5", "max_tokens": 1000, "stream": True,
         "messages": [{"role": "user", "content": "hi"}]}
 
 
-def _saved_turn(addon: Gateway) -> http.HTTPFlow:
+def _saved_turn(addon: Chain) -> http.HTTPFlow:
     """A Messages turn the gateway translated and answered, written with -w and read back."""
     f = client_flow(TURN, url=MESSAGES_URL, headers={"x-api-key": "sk-ant-client-0123456789",
                                                       "anthropic-version": "2023-06-01"})

@@ -14,19 +14,19 @@ from mitmproxy import http
 from mitmproxy import io as mio
 from mitmproxy.test import taddons, tflow
 
-from addon.gateway import Gateway
 from addon.observe import flowinfo
-from addon.serve.flow import Flows
-from tests.addon.conftest import client_flow, finish, run_request
+from addon.serve.flow import Flows, Stage, context_of
+from tests.addon.conftest import Chain, client_flow, finish, run_request
 from tests.data import DATA
 from tests.support.mitmdump import ROOT
 from translators import client_dialects
+from translators import client_dialects as client_registry
 
-Ctx = tuple[Gateway, taddons.context]
+Ctx = tuple[Chain, taddons.context]
 UPSTREAM = (DATA / "anthropic" / "text_after_tool_result.sse").read_bytes()
 
 
-def _answered(addon: Gateway, flow: http.HTTPFlow) -> None:
+def _answered(addon: Chain, flow: http.HTTPFlow) -> None:
     flow.response = http.Response.make(200, UPSTREAM, {"content-type": "text/event-stream"})
     flow.is_replay = "response"  # the whole-body path: no stream callable needed
     addon.responseheaders(flow)
@@ -54,7 +54,7 @@ def test_a_compaction_request_is_a_kind_of_its_own(gateway: Ctx) -> None:
                                   {"type": "compaction_trigger"}]})
     run_request(addon, flow)
     fc = addon.flows.get(flow)
-    assert fc is not None and fc.kind == "compaction"
+    assert fc is not None and fc.kind == "compaction_trigger"
 
 
 def test_a_flow_that_fails_lets_go_of_its_context(gateway: Ctx) -> None:
@@ -106,7 +106,7 @@ def test_importing_the_addon_changes_nothing_until_it_is_loaded() -> None:
         "assert (h.HttpStream.handle_protocol_error, h.HttpStream._handle_event) == before, 'patched'\n"
         "assert 'toy' not in c.names(), 'registered at import'\n"
         "from mitmproxy.test import taddons\n"
-        "with taddons.context(g.Gateway()):\n"
+        "with taddons.context(g.gateway):\n"
         "    assert h.HttpStream.handle_protocol_error is not before[0]\n"
         "    assert h.HttpStream._handle_event is not before[1]\n"
         "    assert 'toy' in c.names()\n"
@@ -126,3 +126,43 @@ def test_a_token_counts_record_says_it_is_a_count_so_it_is_no_turn() -> None:
     assert info["kind"] == flowinfo.COUNT_KIND
     turn = flows.open(tflow.tflow(), client_dialects.get("messages"))
     assert "kind" not in turn.begin("chat", "deepseek-chat", client_model="claude-sonnet-4-6")
+
+
+def test_a_streamed_turns_stage_moves_forward_with_its_hooks(gateway: Ctx) -> None:
+    """The hooks read the stage (addon/serve/flow.py `Stage`), never which fields happen to be set."""
+    addon, _ = gateway
+    flow = client_flow()
+    addon.requestheaders(flow)
+    fc = addon.flows.get(flow)
+    assert fc is not None and fc.stage is Stage.CLAIMED
+    finish(addon.request(flow))
+    assert fc.stage is Stage.SENT
+    flow.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
+    addon.responseheaders(flow)
+    assert fc.stage is Stage.STREAMING
+    for chunk in [UPSTREAM, b""]:
+        flow.response.stream(chunk)
+    finish(addon.response(flow))
+    assert fc.stage is Stage.SEALED and len(addon.flows) == 0
+    addon.responseheaders(flow)  # a hook seen again for an ended flow does nothing
+    assert flow.metadata[flowinfo.SEALED] is True
+
+
+def test_a_flow_the_proxy_answers_itself_is_sealed_at_once_and_never_read_as_an_upstream_answer(
+        gateway: Ctx) -> None:
+    addon, _ = gateway
+    flow = client_flow({"model": "gpt-5.5", "input": "hi", "previous_response_id": "resp_nowhere"})
+    run_request(addon, flow)
+    fc = context_of(flow)
+    assert fc is not None and fc.stage is Stage.SEALED and flow.response.status_code == 400
+    answered = flow.response.content
+    addon.responseheaders(flow)
+    finish(addon.response(flow))
+    assert flow.response.content == answered and len(addon.flows) == 0
+
+
+def test_stages_only_move_forward() -> None:
+    fc = Flows().open(http.HTTPFlow(None, None), client_registry.get(client_registry.DEFAULT))  # type: ignore[arg-type]
+    fc.at(Stage.SENT)
+    fc.at(Stage.READ)
+    assert fc.stage is Stage.SENT

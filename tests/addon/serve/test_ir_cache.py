@@ -11,15 +11,14 @@ import pytest
 from mitmproxy import exceptions
 from mitmproxy.test import taddons
 
-from addon.gateway import Gateway
+from addon.observe import flowinfo
 from addon.serve.ir_cache import ItemCaches
-from addon.serve.websocket import turn as socket_turn
-from addon.team import keys
-from tests.addon.conftest import client_flow, run_request
+from tests.addon.conftest import Chain, client_flow, run_request
 from tests.data import CODEX
 from translators import translate_request
 
-Ctx = tuple[Gateway, taddons.context]
+Ctx = tuple[Chain, taddons.context]
+CLIENT, SOCKET = flowinfo.CLIENT, flowinfo.WEBSOCKET
 
 
 def _flow(**metadata: Any) -> Any:
@@ -28,15 +27,15 @@ def _flow(**metadata: Any) -> Any:
 
 def test_one_cache_per_client_and_per_connection_and_none_for_anonymous_http() -> None:
     caches = ItemCaches()
-    ana = caches.of(_flow(**{keys.METADATA: "ana"}))
-    assert ana is not None and caches.of(_flow(**{keys.METADATA: "ana"})) is ana
-    assert caches.of(_flow(**{keys.METADATA: "bob"})) not in (None, ana)
-    socket = caches.of(_flow(**{socket_turn.METADATA: "ws_0123"}))
+    ana = caches.of(_flow(**{CLIENT: "ana"}))
+    assert ana is not None and caches.of(_flow(**{CLIENT: "ana"})) is ana
+    assert caches.of(_flow(**{CLIENT: "bob"})) not in (None, ana)
+    socket = caches.of(_flow(**{SOCKET: "ws_0123"}))
     assert socket is not None and socket not in (ana,)
-    assert caches.of(_flow(**{socket_turn.METADATA: "ws_0123"})) is socket
-    assert caches.of(_flow(**{socket_turn.METADATA: "ws_0123", keys.METADATA: "ana"})) is ana
+    assert caches.of(_flow(**{SOCKET: "ws_0123"})) is socket
+    assert caches.of(_flow(**{SOCKET: "ws_0123", CLIENT: "ana"})) is ana
     assert caches.of(_flow()) is None  # anyone who reaches the proxy
-    assert caches.of(_flow(**{socket_turn.METADATA: "https://api.openai.com/v1/responses"})) is None
+    assert caches.of(_flow(**{SOCKET: "https://api.openai.com/v1/responses"})) is None
 
 
 def test_shared_gives_anonymous_requests_one_cache_and_off_none() -> None:
@@ -44,19 +43,19 @@ def test_shared_gives_anonymous_requests_one_cache_and_off_none() -> None:
     caches.mode = "shared"
     shared = caches.of(_flow())
     assert shared is not None and caches.of(_flow()) is shared
-    assert caches.of(_flow(**{keys.METADATA: "ana"})) is not shared
+    assert caches.of(_flow(**{CLIENT: "ana"})) is not shared
     caches.mode = "off"
-    assert caches.of(_flow()) is None and caches.of(_flow(**{keys.METADATA: "ana"})) is None
+    assert caches.of(_flow()) is None and caches.of(_flow(**{CLIENT: "ana"})) is None
 
 
 def test_the_least_recently_used_cache_goes_past_the_bound() -> None:
     caches = ItemCaches(max_caches=2)
-    first = caches.of(_flow(**{keys.METADATA: "a"}))
-    caches.of(_flow(**{keys.METADATA: "b"}))
-    caches.of(_flow(**{keys.METADATA: "a"}))  # b is now the oldest
-    caches.of(_flow(**{keys.METADATA: "c"}))
+    first = caches.of(_flow(**{CLIENT: "a"}))
+    caches.of(_flow(**{CLIENT: "b"}))
+    caches.of(_flow(**{CLIENT: "a"}))  # b is now the oldest
+    caches.of(_flow(**{CLIENT: "c"}))
     assert len(caches) == 2
-    assert caches.of(_flow(**{keys.METADATA: "a"})) is first
+    assert caches.of(_flow(**{CLIENT: "a"})) is first
 
 
 def test_the_option_is_checked_and_off_forgets_the_caches(gateway: Ctx) -> None:
@@ -85,10 +84,10 @@ def test_a_connections_second_turn_is_translated_from_its_cache_as_without_it(ga
     sent = []
     for body in (first, second):
         flow = client_flow(body)
-        flow.metadata[socket_turn.METADATA] = "ws_00aa"  # a request of one WebSocket connection
+        flow.metadata[SOCKET] = "ws_00aa"  # a request of one WebSocket connection
         run_request(addon, flow)
         sent.append(json.loads(flow.request.content))
-    cache = addon.items.of(_flow(**{socket_turn.METADATA: "ws_00aa"}))
+    cache = addon.items.of(_flow(**{SOCKET: "ws_00aa"}))
     assert cache is not None and cache.reused == len(first["input"])
     alone = translate_request(second, "anthropic", "claude-sonnet-4-6", capabilities=None)
     assert sent[1]["messages"] == alone.body["messages"]

@@ -27,7 +27,7 @@ CALL = {"type": "function_call", "id": "fc_ref1", "call_id": "toolu_ref1", "name
 def stored(gateway: Ctx, client: str = "") -> None:
     """A turn the gateway answered earlier: a reasoning item and a call, as the client got them."""
     addon, _ = gateway
-    addon.state.store().put_response(ResponseRecord(
+    addon.storage.store().put_response(ResponseRecord(
         id="resp_ref1", response={"id": "resp_ref1", "object": "response", "status": "completed",
                                   "output": [REASONING, CALL]},
         input=[{"type": "message", "id": "msg_ref0", "role": "user", "content": [{"type": "input_text",
@@ -105,6 +105,6 @@ def test_the_stored_turn_keeps_the_items_not_the_references(gateway: Ctx) -> Non
     flow = client_flow(turn(*refs()))
     run_request(addon, flow)
     fc = addon.flows.get(flow)
-    assert fc is not None and fc.inputs is not None
-    kinds = [item["type"] for item in fc.inputs]
+    assert fc is not None and fc.turn is not None and fc.turn.inputs is not None
+    kinds = [item["type"] for item in fc.turn.inputs]
     assert kinds == ["message", "reasoning", "function_call", "function_call_output"]

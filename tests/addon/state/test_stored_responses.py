@@ -5,23 +5,21 @@ request, `previous_response_id` included though the addon resolved it into the i
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 from mitmproxy import http
 
-from addon.gateway import Gateway
 from addon.state.store import ResponseRecord
 from addon.work import offload
-from tests.addon.conftest import client_flow, finish, run_request, sse_events
+from tests.addon.conftest import Chain, client_flow, finish, run_request, sse_events
 from tests.data import DATA
 from tests.translators.responses_client.openresponses_rules import assert_valid_response
 
 UPSTREAM = (DATA / "anthropic" / "text_after_tool_result.sse").read_bytes()
 
 
-def _streamed(addon: Gateway, body: dict[str, Any]) -> dict[str, Any]:
+def _streamed(addon: Chain, body: dict[str, Any]) -> dict[str, Any]:
     """One streamed turn through the hooks, run to its end; the `response.completed` object."""
     flow = client_flow({**body, "stream": True})
     run_request(addon, flow)
@@ -36,7 +34,7 @@ def _streamed(addon: Gateway, body: dict[str, Any]) -> dict[str, Any]:
     return last["response"]
 
 
-def _whole(addon: Gateway, body: dict[str, Any]) -> dict[str, Any]:
+def _whole(addon: Chain, body: dict[str, Any]) -> dict[str, Any]:
     """One non-streamed turn, answered whole by Anthropic; the Responses object the client got."""
     flow = client_flow(body)
     run_request(addon, flow)
@@ -49,9 +47,9 @@ def _whole(addon: Gateway, body: dict[str, Any]) -> dict[str, Any]:
     return json.loads(flow.response.content)
 
 
-def _retrieved(addon: Gateway, response_id: str) -> dict[str, Any]:
+def _retrieved(addon: Chain, response_id: str) -> dict[str, Any]:
     flow = client_flow(url=f"https://api.openai.com/v1/responses/{response_id}", method="GET")
-    asyncio.run(addon.request(flow))
+    run_request(addon, flow)
     assert flow.response is not None and flow.response.status_code == 200, flow.response
     return json.loads(flow.response.content)
 
@@ -61,7 +59,7 @@ def test_a_streamed_turn_is_retrieved_as_the_client_got_it_whole(gateway: Any) -
     got = _streamed(addon, {"model": "gpt-5.5", "input": "hi", "metadata": {"ticket": "T-1"},
                             "temperature": 0.3, "instructions": "Be brief."})
     assert_valid_response(got)
-    addon.state.close()  # its write has landed
+    addon.storage.close()  # its write has landed
     retrieved = _retrieved(addon, got["id"])
     assert retrieved == got
     assert (retrieved["metadata"], retrieved["temperature"], retrieved["instructions"]) == (
@@ -77,7 +75,7 @@ def test_a_turn_continuing_another_echoes_its_previous_response_id_live_and_stor
     assert_valid_response(second)
     streamed = _streamed(addon, {"model": "gpt-5.5", "input": "more", "previous_response_id": second["id"]})
     assert streamed["previous_response_id"] == second["id"]
-    addon.state.close()
+    addon.storage.close()
     assert _retrieved(addon, second["id"]) == second
     assert _retrieved(addon, streamed["id"]) == streamed
 
@@ -101,7 +99,7 @@ def test_an_object_an_earlier_gateway_stored_is_retrieved_with_every_field(gatew
     old = {"id": "resp_old", "object": "response", "created_at": 1, "status": "completed", "model": "gpt-5.5",
            "output": [], "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "error": None,
            "incomplete_details": None, "usage": None, "previous_response_id": None, "store": True}
-    addon.state.store().put_response(ResponseRecord(id="resp_old", response=old, input=[],
+    addon.storage.store().put_response(ResponseRecord(id="resp_old", response=old, input=[],
                                                     route={"dialect": "anthropic", "model": "x"}))
     retrieved = _retrieved(addon, "resp_old")
     assert_valid_response(retrieved)
@@ -113,10 +111,10 @@ def test_an_object_an_earlier_gateway_stored_is_retrieved_with_every_field(gatew
 def test_a_turn_in_a_conversation_echoes_it_live_and_stored(gateway: Any) -> None:
     addon, _ = gateway
     created = client_flow({"items": []}, url="https://api.openai.com/v1/conversations")
-    asyncio.run(addon.request(created))
+    run_request(addon, created)
     conversation = json.loads(created.response.content)["id"]
     got = _streamed(addon, {"model": "gpt-5.5", "input": "hi", "conversation": conversation})
     assert got["conversation"] == {"id": conversation}
     assert_valid_response(got)
-    addon.state.close()
+    addon.storage.close()
     assert _retrieved(addon, got["id"]) == got

@@ -3,7 +3,6 @@ which paths are state endpoints."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import tracemalloc
@@ -15,18 +14,18 @@ from mitmproxy import http
 from mitmproxy.net import encoding
 from mitmproxy.test import taddons
 
-from addon.gateway import Gateway
 from addon.routes.routing import DEFAULT_MATCH
 from addon.serve.streaming import StreamHook
 from addon.state import turns as state_module
+from addon.state.rest import endpoint
 from addon.state.store import Conversation
-from addon.state.turns import State
+from addon.state.stored_turn import StoredTurn
 from addon.work import offload
-from tests.addon.conftest import CLIENT_KEY, UPSTREAM_KEY, client_flow, finish, run_request, sse_events
+from tests.addon.conftest import CLIENT_KEY, UPSTREAM_KEY, Chain, client_flow, finish, run_request, sse_events
 from tests.data import DATA
 from tests.support.wait import until
 
-Ctx = tuple[Gateway, taddons.context]
+Ctx = tuple[Chain, taddons.context]
 UPSTREAM = (DATA / "anthropic" / "text_after_tool_result.sse").read_bytes()
 
 
@@ -34,7 +33,7 @@ def _store_path(ctx: Ctx) -> Path:
     return Path(ctx[1].options.gateway_store_path)
 
 
-def _turn(addon: Gateway, flow: http.HTTPFlow) -> dict[str, Any]:
+def _turn(addon: Chain, flow: http.HTTPFlow) -> StoredTurn:
     """What the flow's answer will record in the store (its context, addon/serve/flow.py)."""
     fc = addon.flows.get(flow)
     assert fc is not None and fc.turn is not None
@@ -45,7 +44,7 @@ def _events(data: bytes) -> list[bytes]:
     return [block + b"\n\n" for block in data.split(b"\n\n") if block.strip()]
 
 
-def _streamed(addon: Gateway, body: dict[str, Any]) -> http.HTTPFlow:
+def _streamed(addon: Chain, body: dict[str, Any]) -> http.HTTPFlow:
     """A turn through the hooks, its upstream stream (`UPSTREAM`) fed whole to the stream
     callable; the `response` hook is left to the test."""
     flow = client_flow(body)
@@ -57,7 +56,7 @@ def _streamed(addon: Gateway, body: dict[str, Any]) -> http.HTTPFlow:
     return flow
 
 
-def _answered_whole(addon: Gateway, flow: http.HTTPFlow, text: str) -> str:
+def _answered_whole(addon: Chain, flow: http.HTTPFlow, text: str) -> str:
     """The upstream's whole (non-streamed) Anthropic answer `text` through the response hooks,
     run to their end; the id of the Responses object the client got."""
     answer = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
@@ -82,7 +81,7 @@ def _answered_whole(addon: Gateway, flow: http.HTTPFlow, text: str) -> str:
 ])
 def test_state_endpoints_sit_next_to_the_intercepted_responses_paths(host: str, path: str,
                                                                       rest: str | None) -> None:
-    assert State.endpoint(DEFAULT_MATCH, host, path) == rest
+    assert endpoint(DEFAULT_MATCH, host, path) == rest
 
 
 def test_a_store_false_turn_never_opens_the_store(gateway: Ctx) -> None:
@@ -102,7 +101,7 @@ def test_a_streamed_turn_is_found_by_a_request_sent_as_its_terminal_event_leaves
     is written in the store's own thread meanwhile, never on the event loop."""
     addon, _ = gateway
     writers: list[bool] = []
-    store = addon.state.store()
+    store = addon.storage.store()
     put = store.put_response
     monkeypatch.setattr(store, "put_response", lambda record: (
         writers.append(threading.current_thread() is threading.main_thread()), put(record))[-1])
@@ -138,7 +137,7 @@ def test_an_answer_ends_once_its_turn_is_written_and_a_hung_write_is_waited_for_
     write; a write that hangs holds the answer `WRITE_WAIT` at most, and the flow says so."""
     addon, _ = gateway
     monkeypatch.setattr(state_module, "WRITE_WAIT", 0.2)
-    store = addon.state.store()
+    store = addon.storage.store()
     put, hung, written = store.put_response, threading.Event(), threading.Event()
     monkeypatch.setattr(store, "put_response", lambda record: (hung.wait(60), put(record), written.set())[1])
     flow = _streamed(addon, {"model": "gpt-5.5", "input": "hi", "stream": True})
@@ -149,9 +148,9 @@ def test_an_answer_ends_once_its_turn_is_written_and_a_hung_write_is_waited_for_
     assert any("still being written after 0.2 s" in n for n in flow.metadata["gateway"]["notes"])
     assert "notes: 1" in flow.comment  # described again once the wait was over
     hung.set()
-    addon.state.close()  # the write goes on and lands
+    addon.storage.close()  # the write goes on and lands
     response_id = sse_events(flow.response.content)[-1]["response"]["id"]
-    assert addon.state.store().get_response(response_id) is not None
+    assert addon.storage.store().get_response(response_id) is not None
 
 
 def test_a_whole_answer_is_sent_once_its_turn_is_written(
@@ -160,7 +159,7 @@ def test_a_whole_answer_is_sent_once_its_turn_is_written(
     write: a slow write (held until the hook is waiting) is waited for whole, and the flow has
     nothing to say."""
     addon, _ = gateway
-    store = addon.state.store()
+    store = addon.storage.store()
     put, release, order = store.put_response, threading.Event(), []
 
     def slow_put(record: Any) -> Any:
@@ -191,7 +190,7 @@ def test_the_store_file_holds_no_key(gateway: Ctx) -> None:
     addon, _ = gateway
     flow = _streamed(addon, {"model": "gpt-5.5", "input": "hi", "stream": True})
     finish(addon.response(flow))
-    addon.state.close()
+    addon.storage.close()
     raw = b"".join(p.read_bytes() for p in _store_path(gateway).parent.iterdir())
     assert b"gpt-5.5" in raw or b"claude-sonnet-4-6" in raw  # the turn is there
     assert CLIENT_KEY.encode() not in raw and UPSTREAM_KEY.encode() not in raw
@@ -211,7 +210,7 @@ def test_an_unknown_previous_response_id_is_answered_and_never_sent(gateway: Ctx
 def test_store_endpoints_answer_404_in_responses_shape_for_unknown_ids(gateway: Ctx) -> None:
     addon, _ = gateway
     flow = client_flow(url="https://api.openai.com/v1/responses/resp_gone", method="GET")
-    asyncio.run(addon.request(flow))
+    run_request(addon, flow)
     assert flow.response.status_code == 404
     assert json.loads(flow.response.content)["error"]["message"] == "Response with id 'resp_gone' not found."
 
@@ -225,11 +224,11 @@ def test_a_long_input_is_stored_from_the_workers_json_and_continued_like_a_short
     assert len(json.dumps(items)) >= offload.INLINE_BYTES
     flow = client_flow({"model": "gpt-5.5", "input": items})
     run_request(addon, flow)
-    assert _turn(addon, flow)["input_items"] == 5000
+    assert _turn(addon, flow).input_count == 5000
     sent = json.loads(flow.request.content or b"")["messages"]  # one user turn of 5000 parts
     assert [len(m["content"]) for m in sent] == [5000]
     response_id = _answered_whole(addon, flow, "read them all")
-    addon.state.close()  # the queued write is done
+    addon.storage.close()  # the queued write is done
     following = client_flow({"model": "gpt-5.5", "input": "and then?", "previous_response_id": response_id})
     run_request(addon, following)
     messages = json.loads(following.request.content or b"")["messages"]
@@ -237,7 +236,7 @@ def test_a_long_input_is_stored_from_the_workers_json_and_continued_like_a_short
     assert messages[-1]["content"][-1]["text"] == "and then?"
     listed = client_flow(url=f"https://api.openai.com/v1/responses/{response_id}/input_items?order=asc&limit=2",
                          method="GET")
-    asyncio.run(addon.request(listed))
+    run_request(addon, listed)
     assert [i["content"][0]["text"] for i in listed.response.json()["data"]][:2] == [
         "turn 0 " + "x" * 40, "turn 1 " + "x" * 40]
 
@@ -271,7 +270,7 @@ def test_a_short_turn_continuing_a_long_history_is_read_by_a_worker_not_the_prox
     run_request(addon, first)
     first_id = _answered_whole(addon, first, "read them all")
     stored = len(json.dumps(items))
-    addon.state.close()  # the queued write is done
+    addon.storage.close()  # the queued write is done
     following = client_flow({"model": "gpt-5.5", "input": "and then?", "previous_response_id": first_id})
     tracemalloc.start()
     try:
@@ -281,7 +280,7 @@ def test_a_short_turn_continuing_a_long_history_is_read_by_a_worker_not_the_prox
         tracemalloc.stop()
     messages = json.loads(following.request.content or b"")["messages"]
     assert len(messages[0]["content"]) == 5000 and messages[-1]["content"][-1]["text"] == "and then?"
-    assert _turn(addon, following)["previous_id"] == first_id
+    assert _turn(addon, following).previous_id == first_id
     assert peak < 10 * stored  # texts, their copy for the worker, the translation: 6x; parsed: 35x
 
 
@@ -289,7 +288,7 @@ def test_a_turn_in_a_long_conversation_is_expanded_by_a_worker_with_every_item(g
     addon, _ = gateway
     items = [{"type": "message", "id": f"msg_{i}", "role": "user", "status": "completed",
               "content": [{"type": "input_text", "text": f"turn {i} " + "x" * 40}]} for i in range(5000)]
-    addon.state.store().create_conversation(Conversation(id="conv_long", created_at=1.0), items)
+    addon.storage.store().create_conversation(Conversation(id="conv_long", created_at=1.0), items)
     flow = client_flow({"model": "gpt-5.5", "input": "and then?", "conversation": "conv_long"})
     run_request(addon, flow)
     messages = json.loads(flow.request.content or b"")["messages"]
@@ -376,7 +375,7 @@ def test_a_store_that_cannot_be_written_is_503_store_unavailable(gateway: Ctx, t
 
 def test_a_turn_that_cannot_be_recorded_is_answered_with_a_note(gateway: Ctx) -> None:
     addon, _ = gateway
-    store = addon.state.store()
+    store = addon.storage.store()
     store._db.execute(f"PRAGMA max_page_count = {store._db.execute('PRAGMA page_count').fetchone()[0]}")
     flow = client_flow({"model": "gpt-5.5", "input": "x" * 50_000})
     run_request(addon, flow)

@@ -16,6 +16,7 @@ import tempfile
 import pytest
 
 from addon.serve import bodies
+from addon.serve.translate import Asked
 from addon.state import stored_items
 from addon.work import offload, workers
 from translators import TranslatorError, translate_request
@@ -34,18 +35,25 @@ def _pool_shut_down_after() -> object:
     workers.shutdown()
 
 
-def _translate(data: bytes, *args: object) -> workers.Translated[bytes]:
+def _asked(model: str | None = "claude-haiku-4-5", *, endpoint: bool = False, client: str = "responses",
+           counting: bool = False) -> Asked:
+    return Asked("anthropic", model, client, "compaction_endpoint" if endpoint else "turn", counting, None,
+                 "follow")
+
+
+def _translate(data: bytes, asked: Asked,
+               past: list[dict[str, object]] | None = None) -> workers.Translated[bytes]:
     """`data` translated in a worker, as the gateway hands a large body over (a private file)."""
     spilled = workers.spill(data)
     try:
-        return asyncio.run(workers.run_translate(spilled, *args))  # type: ignore[arg-type]
+        return asyncio.run(workers.run_translate(spilled, asked, past))
     finally:
         workers.discard(spilled)
 
 
 def test_a_worker_writes_the_upstream_body_and_metadata_the_proxy_would() -> None:
     data = json.dumps(BODY, ensure_ascii=False).encode()
-    done = _translate(data, "anthropic", "claude-haiku-4-5", None, "follow")
+    done = _translate(data, _asked())
     here = translate_request(BODY, "anthropic", "claude-haiku-4-5")
     assert done.content == wirejson.dumps(here.body)
     assert done.saved == here.model_dump(mode="json", exclude={"body"})
@@ -56,7 +64,7 @@ def test_a_worker_writes_the_upstream_body_and_metadata_the_proxy_would() -> Non
 def test_a_refused_request_comes_back_as_the_translators_error() -> None:
     data = json.dumps({"model": "gpt-5.5", "input": [{"type": "reasoning", "summary": 5}]}).encode()
     with pytest.raises(TranslatorError) as refused:
-        _translate(data, "anthropic", None, None, "follow")
+        _translate(data, _asked(None))
     assert refused.value.status == 400 and refused.value.message
 
 
@@ -65,7 +73,7 @@ def test_a_translation_after_a_worker_died_is_done_by_a_new_pool() -> None:
     broken = offload.pool()
     os.kill(broken.submit(os.getpid).result(timeout=60), signal.SIGKILL)
     data = json.dumps({"model": "gpt-5.5", "input": "hi"}).encode()
-    done = _translate(data, "anthropic", "claude-haiku-4-5", None, "follow")
+    done = _translate(data, _asked())
     assert json.loads(done.content)["messages"][0]["content"][0]["text"] == "hi"
     assert offload.pool() is not broken
 
@@ -77,7 +85,7 @@ PAST = [{"type": "message", "role": "user", "content": "before", "id": "msg_1", 
 
 def test_a_turn_that_reads_state_is_expanded_in_the_worker_as_in_the_proxy() -> None:
     data = json.dumps(BODY, ensure_ascii=False).encode()
-    done = _translate(data, "anthropic", "claude-haiku-4-5", None, "follow", PAST, False)
+    done = _translate(data, _asked(), PAST)
     expanded, new_items = stored_items.expand(BODY, PAST)
     here = translate_request(expanded, "anthropic", "claude-haiku-4-5")
     assert done.content == wirejson.dumps(here.body)
@@ -90,7 +98,7 @@ def test_a_turn_that_reads_state_is_expanded_in_the_worker_as_in_the_proxy() -> 
 
 def test_a_compaction_keeps_the_user_messages_of_the_history_and_the_new_input() -> None:
     data = json.dumps({"model": "gpt-5.5", "input": "summarize me"}).encode()
-    done = _translate(data, "anthropic", "claude-haiku-4-5", None, "follow", PAST, True)
+    done = _translate(data, _asked(endpoint=True), PAST)
     assert done.translation.compaction and not done.translation.stream
     kept = done.translation.compaction_kept or []
     assert [m["content"][0]["text"] for m in kept] == ["before", "summarize me"]
@@ -132,7 +140,7 @@ def test_bodies_cross_in_private_files_that_are_gone_once_read_back() -> None:
     head = asyncio.run(workers.read_head(data, None, 1 << 30, 1 << 30))
     folder = os.path.dirname(head.body.path)
     assert os.stat(folder).st_mode & 0o777 == 0o700 and os.stat(head.body.path).st_mode & 0o777 == 0o600
-    asyncio.run(workers.run_translate(head.body, "anthropic", "claude-haiku-4-5", None, "follow"))
+    asyncio.run(workers.run_translate(head.body, _asked()))
     workers.discard(head.body)
     with pytest.raises(ValueError):
         asyncio.run(workers.read_head(b"{not json" + b" " * 1000, None, 1 << 20, 1 << 20))

@@ -16,13 +16,12 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosedOK, InvalidStatus
 from wsproto.frame_protocol import Opcode
 
-from addon.gateway import Gateway
-from addon.serve.websocket.endpoint import DROPPED, Connection, Endpoint
-from addon.serve.websocket.turn import METADATA
+from addon.observe import flowinfo
+from addon.serve.websocket.endpoint import Connection, Endpoint
 from addon.work import limits
-from tests.addon.conftest import client_flow
+from tests.addon.conftest import Chain, client_flow
 
-Ctx = tuple[Gateway, Any]
+Ctx = tuple[Chain, Any]
 UPGRADE = {"upgrade": "websocket", "connection": "Upgrade", "sec-websocket-version": "13",
            "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ=="}
 
@@ -98,13 +97,13 @@ def test_a_socket_flow_keeps_only_its_latest_messages_within_kept_bytes(gateway:
     endpoint = Endpoint()
     flow = tflow.twebsocketflow(messages=False)
     flow.websocket.messages = []
-    flow.metadata[METADATA] = "https://api.openai.com/v1/responses"
+    flow.metadata[flowinfo.WEBSOCKET] = "https://api.openai.com/v1/responses"
     for i in range(10):
         flow.websocket.messages.append(WebSocketMessage(Opcode.TEXT, i % 2 == 0, b"%02d" % i * 50))
         endpoint.websocket_message(flow)
     kept = flow.websocket.messages
     assert [m.content[:2] for m in kept] == [b"08", b"09"]
-    assert flow.metadata[DROPPED] == 8
+    assert flow.metadata[flowinfo.WEBSOCKET_DROPPED] == 8
 
 
 def test_other_websocket_flows_keep_every_message(gateway: Ctx) -> None:
