@@ -26,13 +26,21 @@ if _ROOT not in sys.path:
 
 from mitmproxy import ctx, exceptions, http  # noqa: E402
 
-from addon.observe import console, flowinfo, metrics, traces, views  # noqa: E402
-from addon.patches import cutoff, wire_credentials  # noqa: E402
+from addon.observe import console, escape, flowinfo, metrics, traces, views  # noqa: E402
+from addon.patches import (  # noqa: E402
+    admission,
+    cutoff,
+    early_answer,
+    head_bound,
+    trailers,
+    websocket_bound,
+    wire_credentials,
+)
 from addon.routes import catalog, plugins  # noqa: E402
 from addon.routes.capabilities import MODES  # noqa: E402
 from addon.routes.route_file import from_toml  # noqa: E402
 from addon.routes.routing import DEFAULT_MATCH, RouteError, Router, from_options  # noqa: E402
-from addon.serve import pipeline, upstream_answer, websocket  # noqa: E402
+from addon.serve import connections, pipeline, upstream_answer, websocket  # noqa: E402
 from addon.serve.claim import Claims  # noqa: E402
 from addon.serve.flow import SERVED, FlowCtx, Flows, Stage, speaks_of  # noqa: E402
 from addon.serve.guard import guarded  # noqa: E402
@@ -40,8 +48,10 @@ from addon.serve.services import Services  # noqa: E402
 from addon.state.rest import StoreEndpoints  # noqa: E402
 from addon.state.storage import Storage  # noqa: E402
 from addon.state.turns import Turns  # noqa: E402
+from addon.team import passing  # noqa: E402
 from addon.team.budgets import Budgets  # noqa: E402
 from addon.team.keys import Keys  # noqa: E402
+from addon.team.passing import Passing  # noqa: E402
 from addon.work import limits, offload, workers  # noqa: E402
 from translators import dialect as registry  # noqa: E402
 from translators.features import websearch  # noqa: E402
@@ -51,15 +61,21 @@ _started = False
 
 def _start() -> None:
     """Once per process, from the first `Gateway.load`: the dialects `$GATEWAY_DIALECTS` names
-    (before `load` declares their options), and the two patches of mitmproxy's HTTP layer (an
-    upstream failure answered in the client's dialect, addon/patches/cutoff.py; credentials put on the
-    wire only, addon/patches/wire_credentials.py). Each is idempotent; a reload of the script runs
-    none again."""
+    (before `load` declares their options), the escaping of the gateway's log records, and the
+    patches of mitmproxy's internals (addon/patches/, docs/concurrency.md "Patches of mitmproxy":
+    an upstream failure answered in the client's dialect, credentials put on the wire only, and the
+    bounds on hostile clients). Each is idempotent; a reload of the script runs none again."""
     global _started
     if _started:
         return
     plugins.load_extra()
+    escape.install()  # a client's value on a log line writes only itself (addon/observe/escape.py)
     cutoff.install()
+    early_answer.install()
+    admission.install()  # the bounds on client connections (addon/serve/connections.py)
+    head_bound.install()
+    trailers.install()
+    websocket_bound.install()
     wire_credentials.install()
     _started = True
 
@@ -222,11 +238,15 @@ def chain() -> list[Any]:
     services = Services(flows=flows, clients=keys, budgets=Budgets(storage, keys), storage=storage,
                         turns=Turns(storage, keys))
     return [
-        # what each request is to the gateway, decided once from its path: its context opened
-        # (a request no one claims goes on untouched)
+        # the bounds on client connections: how many, from where, how long a head may take
+        connections.Connections(),
+        # what each request is to the gateway, decided once from its path (read as the upstream's
+        # server reads it): its context opened (a request no one claims goes on untouched)
         Claims(services),
         # who sent a claimed request: a client key, else 401 before anything is served or sent
         keys,
+        # with client keys, what the gateway does not claim: refused, or passed on without a key
+        Passing(keys, flows, lambda: passing.gateway_hosts(services.router.match)),
         # the response store's options; opened at first use, closed at `done`
         storage,
         # the routes; a declared body too large: 413; an upgrade to the WebSocket endpoint; then
@@ -251,5 +271,5 @@ def chain() -> list[Any]:
 
 
 addons = chain()
-gateway = addons[3]
+gateway = next(a for a in addons if isinstance(a, Gateway))
 """The `Gateway` of this script's chain (bench and test scripts look it up by this name)."""

@@ -27,7 +27,7 @@ from typing import Any
 
 import certifi
 
-from addon.routes.routing import Route, stated, states
+from addon.routes.routing import Route, model_name_problem, stated, states
 from addon.upstream import auth
 from addon.work import offload
 from translators import dialect as dialects
@@ -203,6 +203,8 @@ class Capabilities:
     def _fetch(self, route: Route, model: str) -> Outcome:
         endpoint = _endpoint(route.dialect)
         assert endpoint is not None
+        if problem := model_name_problem(model):  # refused before, in the pipeline; never asked here
+            return Outcome(None, problem, self._clock())
         key = auth.read_key(route.key_env) if route.key_env else None  # the route's key rule: routing.py
         headers = {**endpoint.headers, **auth.key_headers(route.dialect, key), "accept": "application/json"}
         request = urllib.request.Request(route.base_url + endpoint.path(model), headers=headers, method="GET")

@@ -37,7 +37,7 @@ from mitmproxy import ctx, exceptions, http
 from addon.observe import console
 from addon.routes.route_file import from_toml
 from addon.routes.routing import Route, RouteError, Router, from_options
-from addon.serve import client_facts
+from addon.serve import client_facts, paths
 from addon.serve.answers import answer as answer_flow
 from addon.serve.answers import json_response
 from translators.core.capabilities import ModelCapabilities
@@ -193,7 +193,7 @@ def catalog_request(method: str, host: str, path: str) -> Where | None:
     bare = path.split("?", 1)[0]
     if bare == GATEWAY_PATH:
         return "gateway"
-    if host == CHATGPT_HOST and bare == CHATGPT_PATH:
+    if paths.host(host) == CHATGPT_HOST and bare == CHATGPT_PATH:
         return "chatgpt"
     return None
 

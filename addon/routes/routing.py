@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from addon.serve import client_facts
+from addon.serve import client_facts, paths
 from translators import dialect as dialects
 from translators.core.capabilities import ModelCapabilities
 from translators.core.pricing import Price
@@ -166,8 +166,10 @@ class Router:
 
     def matches(self, host: str, path: str) -> bool:
         """`host/path` against each pattern; `*` wildcards; a pattern without a host part
-        (starting with `/`) matches any host (reverse mode, custom providers)."""
-        target = f"{host}{path.split('?', 1)[0]}"
+        (starting with `/`) matches any host (reverse mode, custom providers). The host is read
+        as DNS reads it (`paths.host`); the path as the request holds it, normalised before
+        (addon/serve/paths.py `settle`)."""
+        target = f"{paths.host(host)}{path.split('?', 1)[0]}"
         for pattern in self.match:
             candidate = target if not pattern.startswith("/") else path.split("?", 1)[0]
             if fnmatch.fnmatchcase(candidate, pattern):

@@ -12,13 +12,14 @@ A request no one claims goes on untouched, with no hook of the gateway's doing a
 from __future__ import annotations
 
 import fnmatch
+import functools
 from typing import TYPE_CHECKING
 
 from mitmproxy import http
 
 from addon.observe import flowinfo
 from addon.routes import catalog
-from addon.serve import client_side
+from addon.serve import client_side, paths
 from addon.serve.flow import FlowCtx, Kind, speaks_of
 from addon.state import rest
 from translators import client_dialects as client_registry
@@ -46,31 +47,53 @@ def claim(services: Services, flow: http.HTTPFlow) -> FlowCtx | None:
     catalog, `/gateway/usage`, or a saved gateway flow sent again (mitmweb's Replay, `mitmdump
     -C`); else None. A saved flow loaded with its answer is not claimed: its context is restored
     from its metadata by whichever hook asks (`Flows.get`)."""
-    flows, router, request = services.flows, services.router, flow.request
+    flows = services.flows
     if flowinfo.KEY in flow.metadata:
         if flow.is_replay == "request" and flow.live:
             return flows.open(flow, speaks_of(flow.metadata), replay=True)
         return None
+    # a variant of a path the gateway serves (`//v1/responses`, `/v1/Responses`) is served as it,
+    # read as the upstream's server would read it (addon/serve/paths.py)
+    paths.settle(flow, gateway_literals(services.router.match), lambda f: _claimed(services, f) is not None)
+    found = _claimed(services, flow)
+    if found is None:
+        return None
+    speaks, kind, endpoint = found
+    return flows.open(flow, speaks, kind=kind, endpoint=endpoint)
+
+
+@functools.lru_cache(maxsize=16)
+def gateway_literals(match: tuple[str, ...]) -> frozenset[str]:
+    """The route literals of every path the gateway serves under `gateway_match` (`match`): those
+    patterns, each client dialect's paths, the store's endpoints, the model catalog and
+    `/gateway/usage` (addon/serve/paths.py `literals`)."""
+    dialect_paths = [p for name in client_registry.names() for p in client_registry.get(name).paths]
+    return paths.literals((*match, *dialect_paths, *rest.PATHS, catalog.GATEWAY_PATH, catalog.CHATGPT_PATH))
+
+
+def _claimed(services: Services, flow: http.HTTPFlow) -> tuple[ClientDialect, Kind, str | None] | None:
+    """What the gateway takes this request on as (its client dialect, its kind, its store endpoint),
+    from its method, host and path alone; None when it does not. Reads the flow, changes nothing."""
+    router, request = services.router, flow.request
     path, host, method = client_side.path_of(flow), request.pretty_host, request.method
     speaks = client_side.claim(flow, router)
     if speaks is not None:
-        return flows.open(flow, speaks, kind=_client_kind(speaks, method, path))
+        return speaks, _client_kind(speaks, method, path), None
     default = client_registry.get(client_registry.DEFAULT)
     if catalog.catalog_request(method, host, request.path) is not None:
-        return flows.open(flow, default, kind="catalog")
+        return default, "catalog", None
     if rest.is_usage(request.path):
-        return flows.open(flow, default, kind="usage")
+        return default, "usage", None
     matched = router.matches(host, request.path)
     if matched and request.headers.get("upgrade", "").lower() == "websocket":
-        return flows.open(flow, default, kind="websocket")
+        return default, "websocket", None
     endpoint = rest.endpoint(router.match, host, request.path)
     if endpoint == "responses/compact":
-        kind: Kind = "compaction_endpoint" if method == "POST" else "other"
-        return flows.open(flow, default, kind=kind, endpoint=endpoint)
+        return default, "compaction_endpoint" if method == "POST" else "other", endpoint
     if endpoint is not None:
-        return flows.open(flow, default, kind="store", endpoint=endpoint)
+        return default, "store", endpoint
     if matched:
-        return flows.open(flow, default, kind="turn" if method == "POST" else "other")
+        return default, "turn" if method == "POST" else "other", None
     return None
 
 

@@ -23,6 +23,7 @@ from mitmproxy.proxy.mode_specs import ReverseMode
 
 from addon.observe import flowinfo
 from addon.routes.routing import Route, Router
+from addon.serve import paths
 from addon.serve.answers import answer, json_response
 from addon.serve.flow import speaks_of
 from translators import client_dialects as registry
@@ -51,7 +52,7 @@ def claim(flow: http.HTTPFlow, router: Router) -> ClientDialect | None:
         saved = speaks_of(flow.metadata)
         return saved if saved.name != registry.DEFAULT else None
     path = path_of(flow)
-    host = flow.request.pretty_host
+    host = paths.host(flow.request.pretty_host)
     for name in registry.names():
         speaks = registry.get(name)
         if not any(fnmatch.fnmatchcase(path, p) for p in speaks.paths):

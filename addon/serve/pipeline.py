@@ -22,7 +22,8 @@ from typing import Any, Literal
 from mitmproxy import ctx as mitm
 
 from addon.observe import flowinfo
-from addon.routes.routing import Route, serving
+from addon.patches import early_answer
+from addon.routes.routing import Route, model_name_problem, serving
 from addon.serve import bodies
 from addon.serve import client_side as client_dialects
 from addon.serve.answers import answer, error_response, json_response
@@ -67,6 +68,8 @@ def claimed(fc: FlowCtx) -> None:
         return  # the body that counts is the saved client request
     if refused := bodies.declared_too_large(fc.flow.request.headers, max_request()):
         answer(fc.flow, error_response(fc.speaks, 413, "request_too_large", refused))
+        return
+    early_answer.bound(fc.flow, max_request())  # a chunked body too, as it arrives (addon/patches/)
 
 
 async def serve(services: Services, fc: FlowCtx) -> None:
@@ -184,6 +187,10 @@ def _read_inline(raw: bytes, encoding: str | None, kept: int, limit: int) -> tup
 async def _plan(services: Services, fc: FlowCtx, read: Read) -> None:
     flow, speaks = fc.flow, fc.speaks
     client_model = read.fields.get("model")
+    if isinstance(client_model, str) and (problem := model_name_problem(client_model)):
+        # one rule for every client dialect and endpoint: a name never becomes part of a URL
+        refuse(fc, 400, "invalid_model", problem)
+        return
     route = services.router.route(client_model if isinstance(client_model, str) else "")
     if route is None:
         if fc.replay:

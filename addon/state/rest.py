@@ -51,6 +51,10 @@ def endpoint(match: tuple[str, ...], host: str, path: str) -> str | None:
     return None
 
 
+PATHS = ("/responses/input_items/compact", "/conversations/items", usage.PATH)
+"""The literal segments of the paths answered here (addon/serve/claim.py `gateway_literals`)."""
+
+
 def is_usage(path: str) -> bool:
     return path.split("?", 1)[0].rstrip("/") == usage.PATH
 

@@ -176,6 +176,23 @@ class Keys:
         if found is not None:
             self._connections[flow.client_conn] = found
 
+    def tunnel_client(self, client_conn: Any) -> Client | None:
+        """Regular mode: the client the CONNECT of this client connection named, if any."""
+        return self._connections.get(client_conn)
+
+    def knows(self, key: str) -> bool:
+        """`key` is one of the clients' keys (compared as `match` compares)."""
+        return self.on and bool(key) and match(self._fresh(), key) is not None
+
+    def key_holder(self, flow: Any) -> Client | None:
+        """The client a request names, without refusing it nor touching its headers: by the key
+        it presents (proxy password, bearer, `x-api-key`), else by its tunnel's CONNECT."""
+        if not self.on:
+            return ANONYMOUS
+        key, _ = presented(flow.request.headers)
+        found = match(self._fresh(), key) if key else None
+        return found if found is not None else self._connections.get(flow.client_conn)
+
     def requestheaders(self, flow: Any) -> None:
         """A claimed request's client, or 401 before anything is served or sent for it."""
         if flow.response or flow.error or self.flows.live(flow) is None:
@@ -204,11 +221,13 @@ class Keys:
                 headers.pop(where, None)  # an unknown key, maybe a mistyped gateway key: not kept
         headers.pop("proxy-authorization", None)
         if found is None:
-            _refuse(flow, 401, "invalid_api_key",
-                    "Incorrect API key provided: this gateway wants one of its client keys as "
-                    "`Authorization: Bearer <key>` (or the proxy password)" if key else
-                    "Missing gateway client key: send `Authorization: Bearer <key>` (the OpenAI SDKs' "
-                    "api_key, Codex's env_key), or the proxy password in regular mode")
+            # `connection: close`: a stranger keeps no connection open between refusals
+            refuse(flow, 401, "invalid_api_key",
+                   "Incorrect API key provided: this gateway wants one of its client keys as "
+                   "`Authorization: Bearer <key>` (or the proxy password)" if key else
+                   "Missing gateway client key: send `Authorization: Bearer <key>` (the OpenAI SDKs' "
+                   "api_key, Codex's env_key), or the proxy password in regular mode",
+                   {"connection": "close"})
             return None
         flow.metadata[flowinfo.CLIENT] = found.name
         return found
@@ -248,8 +267,10 @@ def exposed_listeners(modes: Sequence[str], listen_host: str) -> list[str]:
     return exposed
 
 
-def _refuse(flow: Any, status: int, code: str, message: str,
-            headers: Mapping[str, str] | None = None) -> None:
+def refuse(flow: Any, status: int, code: str, message: str,
+           headers: Mapping[str, str] | None = None) -> None:
+    """Answer a request the gateway will not serve, in its client's shape; the flow's record says
+    why."""
     flow.metadata[flowinfo.KEY] = {"upstream": "-", "model": None, "dropped": [], "notes": [],
                                    "refused": message, **Keys.named(flow)}
     answer(flow, error_response(speaks_of(flow.metadata), status, code, message, headers=dict(headers or {})))

@@ -45,9 +45,14 @@ last 60 minutes (docs/websocket.md "Limits")."""
 PING_SECONDS = 20
 """The server pings; Codex answers pings (docs/codex.md "Transport"). A peer that stops answering
 for as long is gone."""
-PENDING = 256
-"""Re-targeted upgrades not yet connected that are remembered; an older one is forgotten (its
-client left before mitmproxy connected it)."""
+PENDING_PER_CLIENT = 1024
+"""Re-targeted upgrades of one client (its key's name, else its address) not yet connected by
+mitmproxy; one more is refused at once (429 with `retry-after`), never an older one forgotten. An
+upgrade is connected within milliseconds, so a burst of hundreds passes."""
+PENDING = 16384
+"""The same for all clients together (503)."""
+PENDING_SECONDS = 30.0
+"""An upgrade not connected by then is forgotten (its client left before mitmproxy connected it)."""
 
 
 class Endpoint:
@@ -55,7 +60,11 @@ class Endpoint:
         self.idle_seconds = idle_seconds
         self._server: Server | None = None
         self._socket: socket.socket | None = None
-        self._pending: collections.OrderedDict[str, turns.Upgrade] = collections.OrderedDict()
+        self._pending: collections.OrderedDict[str, tuple[turns.Upgrade, str, float]] = (
+            collections.OrderedDict())
+        """token -> (upgrade, its client, when it was re-targeted), oldest first."""
+        self._waiting: collections.Counter[str] = collections.Counter()
+        """Pending upgrades per client."""
         self._connections: set[Connection] = set()
 
     @property
@@ -132,17 +141,52 @@ class Endpoint:
                                            "the gateway's WebSocket endpoint is not running: use the "
                                            "HTTP transport (POST .../responses)")
             return
+        upgrade = turns.Upgrade.of(flow)
+        owner = upgrade.client or _address(flow)
+        self._forget_stale()
+        if self._waiting[owner] >= PENDING_PER_CLIENT or len(self._pending) >= PENDING:
+            every = self._waiting[owner] < PENDING_PER_CLIENT
+            status, whose = (503, "all clients") if every else (429, "this client")
+            limit = PENDING if every else PENDING_PER_CLIENT
+            flow.response = error_response(speaks_of(flow.metadata), status, "too_many_websocket_upgrades",
+                                           f"{limit} WebSocket upgrades of {whose} are waiting to be "
+                                           "connected: retry in a second")
+            flow.response.headers["retry-after"] = "1"
+            return
         token = secrets.token_urlsafe(18)
-        self._pending[token] = turns.Upgrade.of(flow)
-        while len(self._pending) > PENDING:
-            self._pending.popitem(last=False)
+        self._pending[token] = (upgrade, owner, time.monotonic())
+        self._waiting[owner] += 1
         flow.metadata[flowinfo.WEBSOCKET] = flow.request.url
         flow.request.scheme, flow.request.host, flow.request.port = "http", "127.0.0.1", port
         flow.request.path = f"/{token}"
 
+    def _forget(self, token: str) -> turns.Upgrade | None:
+        found = self._pending.pop(token, None)
+        if found is None:
+            return None
+        upgrade, owner, _since = found
+        self._waiting[owner] -= 1
+        if self._waiting[owner] <= 0:
+            del self._waiting[owner]
+        return upgrade
+
+    def _forget_stale(self) -> None:
+        deadline = time.monotonic() - PENDING_SECONDS
+        while self._pending:
+            token, (_upgrade, _owner, since) = next(iter(self._pending.items()))
+            if since > deadline:
+                return
+            self._forget(token)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        """An upgrade that failed before mitmproxy connected it (its client left) waits no more."""
+        if flowinfo.WEBSOCKET in flow.metadata and flow.websocket is None and self.port is not None \
+                and flow.request.host == "127.0.0.1" and flow.request.port == self.port:
+            self._forget(flow.request.path.lstrip("/"))
+
     def _admit(self, ws: ServerConnection, request: Request) -> Response | None:
         """Only an upgrade the gateway re-targeted, once: the port is reachable by any local user."""
-        upgrade = self._pending.pop(request.path.lstrip("/"), None)
+        upgrade = self._forget(request.path.lstrip("/"))
         if upgrade is None:
             return ws.respond(404, "unknown WebSocket path\n")
         ws.upgrade = upgrade  # type: ignore[attr-defined]
@@ -155,6 +199,11 @@ class Endpoint:
             await connection.run()
         finally:
             self._connections.discard(connection)
+
+
+def _address(flow: http.HTTPFlow) -> str:
+    peer = flow.client_conn.peername
+    return str(peer[0]) if peer else "?"
 
 
 class Connection:

@@ -1,8 +1,13 @@
 """The embedded backend: one SQLite file, private to its owner (0600, its journal files too).
 
-Several gateway processes on one machine may share the file (WAL mode); a transaction waits at most
+Several gateway processes on one machine may share the file; a transaction waits at most
 `BUSY_TIMEOUT` for another's write lock, then fails as `StoreError` (503 to the client). Across
 machines use the PostgreSQL backend.
+
+No memory-mapped file: SQLite's WAL mode maps its `-shm` index into memory, and a `-shm` that
+cannot be written (truncated, or a full disk under it) is a SIGBUS at the next access, which ends
+the whole proxy with every client on it. The rollback journal (`TRUNCATE`) reads and writes with
+plain calls, so such a fault is an error, i.e. a 503 and a note (docs/state.md "Store failures").
 
 The file is watched: one removed or replaced under a running gateway (another process would start
 a fresh store in its place, and this one would go on writing into the unlinked file) is noticed at
@@ -23,6 +28,8 @@ from addon.state.store.sql import Query, SqlStore
 
 log = logging.getLogger(__name__)
 
+JOURNAL = "TRUNCATE"
+"""The rollback journal, kept between transactions (cheaper than creating it for each); never WAL."""
 BUSY_TIMEOUT = 5.0
 """Seconds a transaction waits for another connection's write lock (SQLite's busy timeout)."""
 
@@ -43,11 +50,16 @@ class SqliteStore(SqlStore):
             os.chmod(self.path, 0o600)
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                  timeout=BUSY_TIMEOUT)
-            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA mmap_size=0")
+            mode = db.execute(f"PRAGMA journal_mode={JOURNAL}").fetchone()[0]
             stat = os.stat(self.path)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"the response store {str(self.path)!r} cannot be opened: {exc}") from None
         self._identity = (stat.st_dev, stat.st_ino)
+        if str(mode).lower() != JOURNAL.lower():
+            # another process holds the file in WAL mode (a gateway before this release)
+            log.warning("the response store %s stays in %s mode while another process has it open: "
+                        "a fault of its -shm file would end this process", self.path, mode)
         return db
 
     def _check_file(self) -> None:

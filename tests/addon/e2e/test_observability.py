@@ -21,7 +21,7 @@ import openai
 import pytest
 from websockets.asyncio.client import connect
 
-from addon.team import keys as clients
+from addon.team import clients_file as clients
 from tests.support import fake_upstream
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.mitmdump import ROOT, MitmDump

@@ -1,8 +1,8 @@
-"""The two patches of mitmproxy internals (addon/patches/cutoff.py,
-addon/patches/wire_credentials.py; docs/concurrency.md "Patches of mitmproxy"): installed from the
-addon, any number of times, by any copy of their module, always over mitmproxy's own method; and
-only on the mitmproxy versions pinned for them. What each wrapper relies on inside mitmproxy is
-checked, by name, in test_cutoff.py and test_wire_credentials.py."""
+"""The patches of mitmproxy internals (addon/patches/; docs/concurrency.md "Patches of mitmproxy"):
+installed from the addon, any number of times, by any copy of their module, always over mitmproxy's
+own method; and only on the mitmproxy versions pinned for them. What each wrapper relies on inside
+mitmproxy is checked, by name: here for every name a patch module lists in its `INTERNALS`, and by
+behaviour in test_cutoff.py and test_wire_credentials.py."""
 
 from __future__ import annotations
 
@@ -15,15 +15,37 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from mitmproxy.proxy import server
 from mitmproxy.proxy.layers import http as http_layer
+from mitmproxy.proxy.layers import websocket as websocket_layer
+from mitmproxy.proxy.layers.http._http1 import Http1Connection, Http1Server
 from mitmproxy.test import taddons
 from packaging.requirements import Requirement
 
-from addon.patches import cutoff, wire_credentials
+from addon.patches import (
+    admission,
+    cutoff,
+    early_answer,
+    head_bound,
+    trailers,
+    websocket_bound,
+    wire_credentials,
+)
 
 ROOT = pathlib.Path(__file__).parents[3]
-PATCHES = [(cutoff, "handle_protocol_error", "_handle_protocol_error"),
-           (wire_credentials, "_handle_event", "_handle_event")]
+STREAM = http_layer.HttpStream
+PATCHES = [(cutoff, STREAM, "handle_protocol_error", "_handle_protocol_error"),
+           (wire_credentials, STREAM, "_handle_event", "_handle_event"),
+           (early_answer, STREAM, "state_wait_for_request_headers", "_wait_for_request_headers"),
+           (early_answer, STREAM, "state_consume_request_body", "_consume_request_body"),
+           (admission, server.ConnectionHandler, "handle_client", "_handle_client"),
+           (head_bound, Http1Server, "read_headers", "_read_headers"),
+           (head_bound, Http1Server, "wait", "_wait"),
+           (trailers, Http1Connection, "read_body", "_read_body"),
+           (websocket_bound, websocket_layer.WebsocketLayer, "relay_messages", "_relay_messages")]
+"""(module, the mitmproxy class it patches, the method, the module's wrapper)."""
+LISTED = [early_answer, admission, head_bound, trailers, websocket_bound]
+"""The patch modules that list the mitmproxy internals they use (`INTERNALS`)."""
 
 
 def _copy(module: ModuleType) -> ModuleType:
@@ -40,42 +62,43 @@ def _copy(module: ModuleType) -> ModuleType:
     return copy
 
 
-@pytest.mark.parametrize(("module", "method", "wrapper"), PATCHES)
-def test_installing_again_keeps_the_one_wrapper(module: ModuleType, method: str, wrapper: str) -> None:
+@pytest.mark.parametrize(("module", "owner", "method", "wrapper"), PATCHES)
+def test_installing_again_keeps_the_one_wrapper(module: ModuleType, owner: type, method: str,
+                                                wrapper: str) -> None:
     module.install()
     module.install()
-    assert getattr(http_layer.HttpStream, method) is getattr(module, wrapper)
+    assert getattr(owner, method) is getattr(module, wrapper)
 
 
-@pytest.mark.parametrize(("module", "method", "wrapper"), PATCHES)
+@pytest.mark.parametrize(("module", "owner", "method", "wrapper"), PATCHES)
 def test_another_copy_of_the_module_wraps_mitmproxys_method_never_the_first_wrapper(
-        module: ModuleType, method: str, wrapper: str) -> None:
+        module: ModuleType, owner: type, method: str, wrapper: str) -> None:
     module.install()
     copy = _copy(module)
     try:
         copy.install()
-        assert getattr(http_layer.HttpStream, method) is getattr(copy, wrapper)
-        assert copy._ORIGINAL is module._ORIGINAL
-        assert module._ORIGINAL.__qualname__ == f"HttpStream.{method}"
+        assert getattr(owner, method) is getattr(copy, wrapper)
+        original = getattr(module, wrapper)._gateway_wraps  # what a wrapper wraps
+        assert getattr(copy, wrapper)._gateway_wraps is original
+        assert original.__qualname__.endswith(f".{method}") and "gateway" not in original.__module__
     finally:
         module.install()
-    assert getattr(http_layer.HttpStream, method) is getattr(module, wrapper)
+    assert getattr(owner, method) is getattr(module, wrapper)
 
 
-def test_the_gateway_installs_both_patches_when_it_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_gateway_installs_every_patch_when_it_loads(monkeypatch: pytest.MonkeyPatch) -> None:
     """Installed by `load`, visibly, not by importing the script (docs/concurrency.md)."""
     from addon import gateway as script
 
-    monkeypatch.setattr(http_layer.HttpStream, "handle_protocol_error", cutoff._ORIGINAL)
-    monkeypatch.setattr(http_layer.HttpStream, "_handle_event", wire_credentials._ORIGINAL)
+    for module, owner, method, wrapper in PATCHES:
+        monkeypatch.setattr(owner, method, getattr(module, wrapper)._gateway_wraps
+                            if hasattr(getattr(module, wrapper), "_gateway_wraps") else module._ORIGINAL)
     monkeypatch.setattr(script, "_started", False, raising=False)  # as in a fresh process
     (gateway,) = [a for a in script.chain() if isinstance(a, script.Gateway)]
     with taddons.context(gateway):
-        assert http_layer.HttpStream.handle_protocol_error is cutoff._handle_protocol_error, (
-            "loading the gateway did not install addon/patches/cutoff.py: an unreachable upstream would get "
-            "mitmproxy's HTML page")
-        assert http_layer.HttpStream._handle_event is wire_credentials._handle_event, (
-            "loading the gateway did not install addon/patches/wire_credentials.py: keys would not be sent")
+        for module, owner, method, wrapper in PATCHES:
+            assert getattr(owner, method) is getattr(module, wrapper), (
+                f"loading the gateway did not install {module.__name__} ({owner.__name__}.{method})")
 
 
 def _pinned() -> Requirement:
@@ -89,6 +112,36 @@ def test_the_installed_mitmproxy_is_the_range_the_patches_were_read_against() ->
     pin, installed = _pinned(), importlib.metadata.version("mitmproxy")
     assert pin.specifier.contains(installed), (
         f"mitmproxy {installed} is outside {pin.specifier} (pyproject.toml): re-read the internals "
-        "addon/patches/cutoff.py and addon/patches/wire_credentials.py wrap (docs/mitmproxy.md "
+        "addon/patches/ wraps (docs/mitmproxy.md "
         "\"Error hooks\", \"How a "
         "request head reaches the upstream\"), then move the pin")
+
+
+def _resolve(dotted: str) -> object:
+    """The object a dotted name names: a module's attribute, a class's attribute, or an attribute
+    a class's methods assign to `self` (`__static_attributes__`, Python 3.13)."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for i, name in enumerate(parts[cut:], start=cut):
+            if hasattr(found, name):
+                found = getattr(found, name)
+            elif isinstance(found, type) and i == len(parts) - 1 and any(
+                    name in getattr(k, "__static_attributes__", ()) for k in found.__mro__):
+                return name
+            else:
+                raise AttributeError(f"{'.'.join(parts[:i])} has no attribute {name!r}")
+        return found
+    raise AttributeError(f"no module in {dotted}")
+
+
+@pytest.mark.parametrize("dotted", [name for module in LISTED for name in module.INTERNALS])
+def test_every_internal_a_patch_uses_is_in_the_installed_mitmproxy(dotted: str) -> None:
+    try:
+        _resolve(dotted)
+    except AttributeError as exc:
+        pytest.fail(f"{dotted} is gone from mitmproxy {importlib.metadata.version('mitmproxy')} ({exc}): "
+                    "re-read the patch that lists it (addon/patches/) against the new internals")

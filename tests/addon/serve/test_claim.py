@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from mitmproxy.test import taddons
 
+from addon.serve.claim import Claims
 from tests.addon.conftest import Chain, client_flow
 
 Ctx = tuple[Chain, taddons.context]
@@ -30,7 +31,8 @@ def test_a_request_is_claimed_as_one_kind(gateway: Ctx, method: str, url: str, h
                                           kind: str, client: str) -> None:
     addon, _ = gateway
     flow = client_flow(url=url, method=method, headers=headers)
-    addon.members[0].requestheaders(flow)  # the claim alone: no key asked, no body read
+    claims = next(a for a in addon.members if isinstance(a, Claims))
+    claims.requestheaders(flow)  # the claim alone: no key asked, no body read
     fc = addon.flows.live(flow)
     assert fc is not None and (fc.kind, fc.speaks.name) == (kind, client)
     assert fc.endpoint == ("responses/resp_1/input_items" if kind == "store" and "resp_1" in url

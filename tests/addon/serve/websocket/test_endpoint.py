@@ -17,6 +17,7 @@ from websockets.exceptions import ConnectionClosedOK, InvalidStatus
 from wsproto.frame_protocol import Opcode
 
 from addon.observe import flowinfo
+from addon.serve.websocket import endpoint as endpoint_module
 from addon.serve.websocket.endpoint import Connection, Endpoint
 from addon.work import limits
 from tests.addon.conftest import Chain, client_flow
@@ -150,3 +151,33 @@ def test_a_client_that_does_not_read_is_closed_once_its_backlog_passes_the_bound
     closed, queued = asyncio.run(asyncio.wait_for(main(), 30))
     assert closed is not None and closed[0] == 1008
     assert queued <= 10  # what fit within the bound; the rest was never queued
+
+
+def test_pending_upgrades_are_bounded_per_client_with_a_clear_refusal(
+        gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35, case 9: a burst from one client used to push out the table's oldest entries, shared
+    by every client (their sockets then got 404); one client past its own bound is refused at once."""
+    addon, _ = gateway
+    monkeypatch.setattr(endpoint_module, "PENDING_PER_CLIENT", 3)
+
+    async def main() -> list[Any]:
+        endpoint = Endpoint()
+        await endpoint.start(max_size=1 << 20)
+        try:
+            flows = [client_flow(method="GET", headers=UPGRADE) for _ in range(4)]
+            other = client_flow(method="GET", headers=UPGRADE)
+            other.client_conn.peername = ("192.0.2.7", 40000)
+            for flow in (*flows, other):
+                endpoint.take(flow, addon.router.routes)
+            endpoint.error(flows[0])  # its client left: its place is free again
+            again = client_flow(method="GET", headers=UPGRADE)
+            endpoint.take(again, addon.router.routes)
+            return [*flows, other, again]
+        finally:
+            await endpoint.done()
+
+    *first, refused, other, again = asyncio.run(main())
+    assert all(f.response is None for f in (*first, other, again))
+    assert refused.response is not None and refused.response.status_code == 429
+    assert refused.response.headers["retry-after"] == "1"
+    assert refused.response.json()["error"]["code"] == "too_many_websocket_upgrades"

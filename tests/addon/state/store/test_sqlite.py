@@ -21,7 +21,7 @@ def test_the_store_file_and_its_journal_are_private(tmp_path: Path) -> None:
     assert isinstance(store, SqliteStore)
     store.put_response(ResponseRecord(id="resp_1", response={}, input=[], route={}))
     files = [p for p in path.parent.iterdir() if p.name.startswith("store.sqlite")]
-    assert len(files) >= 2  # the database and its WAL
+    assert len(files) >= 2  # the database and its journal
     for p in files:
         assert stat.S_IMODE(p.stat().st_mode) == 0o600, p
     store.close()
