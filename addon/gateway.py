@@ -254,6 +254,8 @@ def chain() -> list[Any]:
         # the routes; a declared body too large: 413; an upgrade to the WebSocket endpoint; then
         # the pipeline's steps of the turns, counts and models it serves
         Gateway(services),
+        # `gateway_item_cache`: each client's decoded request items, for the pipeline's translations
+        services.items,
         # Codex's model catalog, answered in `requestheaders`
         catalog.Server(services),
         # the store's REST endpoints and `/gateway/usage`, answered in `request`

@@ -1,8 +1,9 @@
 """`python -m bench [--quick] [--out bench/results/latest.json] [--skip NAME ...]`
 
-Runs request translation, stream translation, the proxy comparison, one Codex turn step by step
+Runs request translation, request translation over long sessions with the client's cache
+(bench/sessions.py), stream translation, the proxy comparison, one Codex turn step by step
 (bench/hooks.py), the litellm peer and a profile of our side; prints the tables and the verdicts
-against the targets of issue 8; writes the JSON.
+against the targets of issues 8 and 39; writes the JSON.
 Exit status 1 when a benchmark failed to run (a dialect or peer that is missing is only a note).
 """
 
@@ -23,13 +24,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from bench import growth, hooks, peer_litellm, profile, proxy, requests, stall, streams
+from bench import growth, hooks, peer_litellm, profile, proxy, requests, sessions, stall, streams
 from bench.fixtures import long_answer, recorded
 from bench.report import Results, render, write
-from bench.workloads import TARGET_MODELS, long_request, small_request
+from bench.workloads import TARGET_MODELS, lite_session, long_request, small_request
 from translators import Translation, translate_request
 
-STEPS = ("requests", "streams", "growth", "proxy", "stall", "hooks", "peer", "profile")
+STEPS = ("requests", "sessions", "streams", "growth", "proxy", "stall", "hooks", "peer", "profile")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,8 @@ class Budget:
     hooks_turns: int = 8
     """Measured turns per mode and client in each session of bench/hooks.py."""
     hooks_sessions: int = 3
+    session_samples: int = 40
+    """Timed calls per case of bench/sessions.py."""
 
 
 FULL = Budget(request_samples={"small": 200, "long": 40}, peer_request_samples={"small": 60, "long": 12},
@@ -67,7 +70,7 @@ QUICK = Budget(request_samples={"small": 10, "long": 3}, peer_request_samples={"
                stream_samples=3, peer_stream_samples=1, long_deltas=200, proxy_deltas=200, proxy_turns=1,
                proxy_sessions=1, proxy_callable_turns=1,
                profile_seconds=0.2, growth_samples=3, stall_items=5_000,
-               stall_event_mb=1, hooks_turns=1, hooks_sessions=1)
+               stall_event_mb=1, hooks_turns=1, hooks_sessions=1, session_samples=3)
 
 
 def _version(dist: str) -> str | None:
@@ -102,10 +105,11 @@ def _translate_all(dialect: str, translation: Translation, streams_chunks: list[
 
 
 def _profiles(res: Results, targets: list[str], budget: Budget) -> None:
-    small, long = small_request(), long_request()
+    small, long, lite = small_request(), long_request(), lite_session()
     jobs: list[tuple[str, Callable[[], object]]] = []
     if "anthropic" in targets:
         jobs.append(("request small -> anthropic", lambda: requests.ours(small, "anthropic")))
+        jobs.append(("request Lite 188 -> anthropic", lambda: requests.ours(lite, "anthropic")))
     jobs += [(f"request long -> {t}", partial(requests.ours, long, t)) for t in targets]
     for dialect in targets:
         translation = translate_request(json.loads(small), dialect, TARGET_MODELS[dialect])
@@ -146,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
         rows, notes = requests.run(targets, budget.request_samples, peer, budget.peer_request_samples)
         res.requests, res.notes = rows, res.notes + notes
 
+    def run_sessions() -> None:
+        res.sessions, res.session_turn = sessions.run(budget.session_samples)
+
     def run_streams() -> None:
         rows, files, notes = streams.run(targets, budget.stream_samples, peer, budget.peer_stream_samples,
                                          budget.long_deltas)
@@ -171,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             _profiles(res, targets, budget)
 
-    for name, step in (("requests", run_requests), ("streams", run_streams), ("growth", run_growth),
+    for name, step in (("requests", run_requests), ("sessions", run_sessions), ("streams", run_streams),
+                       ("growth", run_growth),
                        ("proxy", run_proxy), ("stall", run_stall), ("hooks", run_hooks),
                        ("profile", run_profile)):
         if name not in args.skip:

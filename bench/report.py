@@ -13,6 +13,9 @@ from bench.hooks_report import render as hooks_render
 from bench.profile import Profile
 from bench.proxy import ProxyResult
 from bench.requests import RequestRow
+from bench.sessions import SessionRow, TurnRatio
+from bench.sessions import table as session_table
+from bench.sessions import verdicts as session_verdicts
 from bench.stall import StallRow
 from bench.streams import StreamRow
 
@@ -21,6 +24,8 @@ from bench.streams import StreamRow
 class Results:
     meta: dict[str, Any]
     requests: list[RequestRow] = field(default_factory=list)
+    sessions: list[SessionRow] = field(default_factory=list)
+    session_turn: TurnRatio | None = None
     streams: list[StreamRow] = field(default_factory=list)
     stream_files: list[StreamRow] = field(default_factory=list)
     growth: list[GrowthRow] = field(default_factory=list)
@@ -119,6 +124,9 @@ def verdicts(res: Results) -> list[Verdict]:
                            f"in CPU time worst {worst_cpu.ratio_cpu:.2f}x "
                            f"({worst_cpu.workload} -> {worst_cpu.target})",
                            worst_cpu.ratio_cpu <= 3))
+    if res.sessions and res.session_turn is not None:
+        out += [Verdict(target, ok, measured, ok_cpu)
+                for target, ok, ok_cpu, measured in session_verdicts(res.sessions, res.session_turn)]
     peered = [r for r in res.requests if r.speedup is not None and r.speedup_cpu is not None]
     out.append(Verdict("request translation >= 10x faster than litellm",
                        min(r.speedup or 0.0 for r in peered) >= 10 if peered else None,
@@ -172,6 +180,11 @@ def render(res: Results) -> str:
                   "issue's floor; orjson = the same two calls with orjson, the parser the gateway uses; "
                   "peer = litellm, anthropic only)",
                   request_table(res.requests)]
+    if res.sessions and res.session_turn is not None:
+        parts += ["", "Request translation over a session (bench/sessions.py: anthropic; warm = the client's "
+                  "cache holds what the session's previous request decoded; floor = json.loads + json.dumps "
+                  "of the same bytes)",
+                  session_table(res.sessions, res.session_turn)]
     if res.streams:
         parts += ["", "Stream translation (one chunk per upstream event, fresh translator per stream; "
                   "floor = json.loads + json.dumps of every event payload; ×orjson = against the same "
@@ -212,6 +225,8 @@ def to_json(res: Results) -> dict[str, Any]:
     return {
         "meta": res.meta,
         "requests": [r.as_dict() for r in res.requests],
+        "sessions": [r.as_dict() for r in res.sessions],
+        "session_turn": None if res.session_turn is None else res.session_turn.as_dict(),
         "streams": [r.as_dict() for r in res.streams],
         "stream_files": [r.as_dict() for r in res.stream_files],
         "growth": [g.as_dict() for g in res.growth],

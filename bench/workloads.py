@@ -232,3 +232,103 @@ def _js_call(t: int, rng: random.Random) -> list[Json]:
 
 def _prose(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(_WORDS) for _ in range(words))
+
+
+# -- Responses Lite sessions ----------------------------------------------------------------------
+
+LITE_CAPTURE = "request_lite_functions_namespace.json"
+LITE_ITEMS = 188
+"""Input items of the held-out kind of session (issue 39): a long Responses Lite conversation."""
+
+
+def lite_requests(max_items: int) -> list[bytes]:
+    """Every request a Codex Lite session sends until its input holds `max_items` items, in order.
+
+    Built on the real Lite request (docs/codex.md "Responses Lite": the `additional_tools` item with
+    the `functions` namespace and `tool_search`, the developer prompt, skills, environment, then
+    the user's first message), grown the way Codex grows it: each request repeats the last one's
+    input and adds what happened since, the model's output items as the gateway streamed them (a
+    reasoning item carrying the Anthropic thinking signature, commentary, calls to the
+    `functions` tools, which carry no namespace, and to a namespace loaded by `tool_search`) and
+    Codex's outputs of the calls it ran; a turn ends with the final answer, and the next one
+    starts with the user's message."""
+    base = json.loads(capture(LITE_CAPTURE))
+    rng = random.Random(39)
+    browser = _deferred(_namespace("mcp__browser", _BROWSER, _property_pool(_lite_functions(base)), rng))
+    items: list[Json] = list(base["input"])
+    out = [_with_input(base, items)]
+    t = 0
+    while len(items) < max_items:
+        for step in _lite_turn(t, rng, browser):
+            items = items + step
+            out.append(_with_input(base, items))
+            if len(items) >= max_items:
+                break
+        t += 1
+    return out
+
+
+def lite_session(items: int = LITE_ITEMS) -> bytes:
+    """The request of a Lite session (`lite_requests`) whose input holds exactly `items` items."""
+    found = _lite_by_size(items).get(items)
+    if found is None:
+        raise ValueError(f"no request of the Lite session has exactly {items} input items")
+    return found
+
+
+def lite_before(items: int = LITE_ITEMS) -> bytes:
+    """The request the Lite session sent before `lite_session(items)`."""
+    sizes = list(_lite_by_size(items))
+    if items not in sizes or sizes.index(items) == 0:
+        raise ValueError(f"no request of the Lite session has exactly {items} input items, after another")
+    return _lite_by_size(items)[sizes[sizes.index(items) - 1]]
+
+
+@cache
+def _lite_by_size(items: int) -> dict[int, bytes]:
+    return {len(json.loads(raw)["input"]): raw for raw in lite_requests(items)}
+
+
+def _with_input(base: Json, items: list[Json]) -> bytes:
+    return json.dumps({**base, "input": items}, ensure_ascii=False).encode()
+
+
+def _lite_functions(base: Json) -> list[Json]:
+    return [t for ns in base["input"][0]["tools"] if ns.get("type") == "namespace" for t in ns["tools"]]
+
+
+def _lite_turn(t: int, rng: random.Random, browser: Json) -> list[list[Json]]:
+    """The items each request of turn `t` adds: the last turn's final answer and the user's new
+    message (the first turn's is the capture's), then each batch of calls with their outputs."""
+    steps: list[list[Json]] = [] if t == 0 else [[
+        {**_message("assistant", "output_text", _prose(rng, 60), f"msg_l{t - 1}_f"), "phase": "final_answer"},
+        _message("user", "input_text", f"Task {t + 1}: {_prose(rng, 30)}", f"msg_l{t}_u")]]
+    call, output = _exec_call(t, 1, rng)
+    steps.append([_reasoning(t, 0, rng),
+                  {**_message("assistant", "output_text", _prose(rng, 25), f"msg_l{t}_c"),
+                   "phase": "commentary"}, call, output])
+    steps.append(list(_exec_call(t, 2, rng)))  # a call and its output: a 2-item request
+    if t == 1:
+        steps.append(_tool_search(t, browser, rng))
+    if t % 2 == 1:
+        steps.append(list(_ns_call(t, 3, "mcp__browser", _BROWSER[t % len(_BROWSER)], rng)))
+    steps.append([_reasoning(t, 1, rng), *_patch_call(t, rng)])
+    if t % 5 == 4:
+        steps.append(_js_call(t, rng))  # an array output (docs/codex.md "Echo behaviour")
+    return steps
+
+
+def with_a_call(raw: bytes) -> bytes:
+    """`raw` and 2 more items, the model's `exec_command` call and Codex's output of it: the
+    request that follows a tool call in the middle of a turn."""
+    body = json.loads(raw)
+    call, output = _exec_call(900, 1, random.Random(len(body["input"])))
+    return json.dumps({**body, "input": [*body["input"], call, output]}, ensure_ascii=False).encode()
+
+
+def steered(raw: bytes) -> bytes:
+    """`raw` and the message a user types while the model works, which Codex sends with the next
+    request (a request of 10 items from the Lite session's 9-item one)."""
+    body = json.loads(raw)
+    message = _message("user", "input_text", "also run the linter", "msg_steer")
+    return json.dumps({**body, "input": [*body["input"], message]}, ensure_ascii=False).encode()

@@ -18,10 +18,11 @@ from translators.core.errors import (
     UnsupportedFeature,
     UpstreamProtocolError,
 )
+from translators.core.item_cache import ItemCache
 from translators.core.translation import Translation, UpstreamError
 
 __all__ = [
-    "MalformedRequest", "PassthroughTranslator", "Refused", "StreamTranslator", "Translation",
+    "ItemCache", "MalformedRequest", "PassthroughTranslator", "Refused", "StreamTranslator", "Translation",
     "TranslatorError", "UnsupportedFeature", "UpstreamError", "UpstreamProtocolError", "stream_translator",
     "translate_error", "translate_request", "translate_response",
 ]

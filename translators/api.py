@@ -11,6 +11,7 @@ from translators import dialect as dialects
 from translators.core.capabilities import ModelCapabilities
 from translators.core.errors import MalformedRequest, TranslatorError, UnsupportedFeature
 from translators.core.ids import IdFactory, random_ids
+from translators.core.item_cache import ItemCache
 from translators.core.report import Report
 from translators.core.translation import Translation, UpstreamError
 from translators.features import caching, compaction, websearch
@@ -33,7 +34,8 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
                       capabilities: ModelCapabilities | None = None,
                       web_search: str = "follow", resolved: dict[str, Any] | None = None,
                       client: str = clients.DEFAULT,
-                      kind: Literal["turn", "compaction_endpoint"] = "turn") -> Translation:
+                      kind: Literal["turn", "compaction_endpoint"] = "turn",
+                      items: ItemCache | None = None) -> Translation:
     """Client body (Responses unless `client` says otherwise) -> what to send to `target`. Raises
     `Refused` (with a Responses-shaped error in `.to_body()`) for a request that must not go
     upstream. `capabilities`: what the vendor said the model accepts; without it the dialect's
@@ -47,7 +49,10 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
     took out of `body` once it had put their history into `input` (the addon's store,
     addon/stored_items.py): not translated, only echoed in every Responses object. `client`: the client
     dialect the body is written in (translators/client_dialects.py); its decoder reads the body, and
-    a refusal raised for it is written in its error shape by `ClientDialect.refusal`."""
+    a refusal raised for it is written in its error shape by `ClientDialect.refusal`. `items`: the
+    client's own cache of decoded input items (translators/core/item_cache.py), for a client
+    dialect that reuses them (`ClientDialect.reuses_items`): the translation is the same, only
+    the items it does not hold are decoded; never one cache for two clients."""
     report = Report()
     summarize = False
     kept: list[dict[str, Any]] | None = None
@@ -69,7 +74,10 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
         client_model = body["model"]
         stream = bool(body.get("stream", False))
     else:
-        request = speaks.decode(body, report)
+        if items is not None and speaks.reuses_items:
+            request = speaks.decode(body, report, items=items)  # type: ignore[call-arg]
+        else:
+            request = speaks.decode(body, report)
         if kind == "compaction_endpoint":  # answered whole, never streamed
             request = request.model_copy(update={"kind": "compaction", "stream": False})
             kept = speaks.compaction_kept(body.get("input"))

@@ -102,6 +102,9 @@ class ClientDialect:
     """How mitmweb's views name what the client sent and got."""
     decode: Callable[[Any, Report], Request]
     """The client's body -> the IR; raises `MalformedRequest` / `UnsupportedFeature`."""
+    reuses_items: bool = False
+    """Its `decode` also takes the client's `ItemCache` (`items=`, translators/core/item_cache.py)
+    and decodes only the items the cache does not hold."""
     encoder: Encoder
     """IR events -> the client's bytes (a stream) or its whole answer (`response()`)."""
     error_body: ErrorBody

@@ -36,7 +36,7 @@ from addon.state.store import ItemsJSON
 from addon.state.stored_turn import StoredTurn, Unstored
 from addon.upstream import auth, credentials
 from addon.work import offload, workers
-from translators import Translation, TranslatorError
+from translators import ItemCache, Translation, TranslatorError
 from translators import dialect as dialects
 from translators.features import compaction
 from translators.wire import wirejson
@@ -221,7 +221,7 @@ async def _plan(services: Services, fc: FlowCtx, read: Read) -> None:
     if caps is not None:
         info["capabilities"] = caps.capabilities.source
         info["notes"] += [caps.note] if caps.note else []
-    done = await _translate(fc, read, caps.capabilities if caps else None)
+    done = await _translate(fc, read, caps.capabilities if caps else None, services.items.of(flow))
     if done is None:
         return
     translation, content, saved = done
@@ -253,11 +253,12 @@ def _where(fc: FlowCtx, read: Read) -> Where:
     return "thread" if fc.counting else "process"
 
 
-async def _translate(fc: FlowCtx, read: Read,
-                     caps: Any) -> tuple[Translation, bytes | None, dict[str, Any]] | None:
+async def _translate(fc: FlowCtx, read: Read, caps: Any, items: ItemCache | None = None,
+                     ) -> tuple[Translation, bytes | None, dict[str, Any]] | None:
     """The upstream request, by the one translate step (addon/serve/translate.py) wherever it runs,
     with the stored history the turn continues in its input and its new input items kept for the
-    answer to record. Returns the translation, its body when already written (by a worker), and its
+    answer to record, and the client's cache of decoded items (addon/serve/ir_cache.py; a worker
+    takes none). Returns the translation, its body when already written (by a worker), and its
     metadata copy; None when the flow is answered (a refusal)."""
     route = fc.route
     assert route is not None
@@ -279,9 +280,9 @@ async def _translate(fc: FlowCtx, read: Read,
                 turn.keep_inputs(ItemsJSON(done.new_items), done.count)
             return done.translation, done.content, done.saved
         if where == "thread":
-            translation, new_items = await offload.in_thread(_translate_read, read, turn, asked)
+            translation, new_items = await offload.in_thread(_translate_read, read, turn, asked, items)
         else:
-            translation, new_items = _translate_read(read, turn, asked)
+            translation, new_items = _translate_read(read, turn, asked, items)
         if turn is not None:
             turn.keep_inputs(new_items, len(new_items))
         return translation, None, translation.model_dump(mode="json", exclude={"body"})
@@ -290,13 +291,13 @@ async def _translate(fc: FlowCtx, read: Read,
         return None
 
 
-def _translate_read(read: Read, turn: StoredTurn | None,
-                    asked: Asked) -> tuple[Translation, list[dict[str, Any]]]:
+def _translate_read(read: Read, turn: StoredTurn | None, asked: Asked,
+                    items: ItemCache | None = None) -> tuple[Translation, list[dict[str, Any]]]:
     """On the loop, or in a thread (what it reads of the flow is its own)."""
     body = read.body if read.spilled is None else wirejson.loads(workers.read(read.spilled))
     past = turn.past if turn is not None else None
     assert not isinstance(past, stored_items.Stored)  # a long history is read in a worker
-    return translate_turn(body, past, asked, turn.found if turn is not None else None)
+    return translate_turn(body, past, asked, turn.found if turn is not None else None, items=items)
 
 
 # -- send ------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from addon.routes.capabilities import Capabilities
 from addon.routes.routing import Router
 from addon.serve.flow import Flows
+from addon.serve.ir_cache import ItemCaches
 
 if TYPE_CHECKING:
     from addon.state.storage import Storage
@@ -36,3 +37,5 @@ class Services:
     """What each route model accepts (the vendor's models endpoint, else the shipped table)."""
     settings: dict[str, Settings] = field(default_factory=dict)
     """Each dialect's own options and environment variables (addon/routes/plugins.py)."""
+    items: ItemCaches = field(default_factory=ItemCaches)
+    """Each client's decoded request items, which its next turns reuse (addon/serve/ir_cache.py)."""

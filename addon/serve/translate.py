@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from addon.state import stored_items
-from translators import Translation, translate_request
+from translators import ItemCache, Translation, translate_request
 from translators.core.capabilities import ModelCapabilities
 
 
@@ -39,11 +39,12 @@ class Asked:
 
 
 def translate_turn(body: Any, past: list[dict[str, Any]] | None, asked: Asked,
-                   found: dict[str, dict[str, Any]] | None = None,
+                   found: dict[str, dict[str, Any]] | None = None, *, items: ItemCache | None = None,
                    ) -> tuple[Translation, list[dict[str, Any]]]:
     """The translation of `body`, and the turn's new input items as the store keeps them (empty
     when `past` is None: the turn reads no stored history); `found`: the stored items its
-    `item_reference`s name, put in their place (`stored_items.resolve`)."""
+    `item_reference`s name, put in their place (`stored_items.resolve`); `items`: the client's
+    cache of decoded items (addon/serve/ir_cache.py), never in a worker (it is not `Asked`)."""
     resolved: dict[str, Any] = {}
     new_items: list[dict[str, Any]] = []
     if past is not None:
@@ -54,5 +55,5 @@ def translate_turn(body: Any, past: list[dict[str, Any]] | None, asked: Asked,
         body = {**body, "max_tokens": body.get("max_tokens", 1), "stream": False}
     translation = translate_request(body, asked.dialect, asked.model, capabilities=asked.capabilities,
                                     web_search=asked.web_search, resolved=resolved, client=asked.client,
-                                    kind=asked.kind)
+                                    kind=asked.kind, items=items)
     return translation, new_items

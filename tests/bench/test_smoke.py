@@ -141,3 +141,29 @@ def test_growth_workloads_translate_to_one_whole_answer() -> None:
     assert streams.terminal(out) == "response.completed" and out.count(b'"p') > 0
     out = streams.translate("anthropic", translation, growth.one_event(70_000))
     assert streams.terminal(out) == "response.completed" and b"g" * 70_000 in out
+
+
+def test_lite_sessions_grow_from_the_real_lite_request() -> None:
+    lite = json.loads(workloads.lite_session(188))
+    capture = json.loads(workloads.capture(workloads.LITE_CAPTURE))
+    assert len(lite["input"]) == 188 and lite["input"][:5] == capture["input"]
+    assert lite | {"input": []} == capture | {"input": []}
+    before = json.loads(workloads.lite_before(188))["input"]
+    assert lite["input"][:len(before)] == before and len(before) < 188
+    turn = json.loads(workloads.with_a_call(workloads.lite_session(200)))["input"]
+    assert len(turn) == 202 and [i["type"] for i in turn[-2:]] == ["function_call", "function_call_output"]
+    assert len(json.loads(workloads.steered(workloads.lite_session(9)))["input"]) == 10
+
+
+def test_session_benchmark_times_every_case_fresh_and_warm(capsys: pytest.CaptureFixture[str],
+                                                           tmp_path: Path) -> None:
+    from bench import sessions
+
+    rows, turn = sessions.run(samples=1, warmup=0)
+    assert [(r.case, r.cache) for r in rows] == [
+        ("lite 188", "fresh"), ("lite 188", "warm"), ("classic 216", "fresh"), ("classic 216", "warm"),
+        ("fresh request", "fresh"), ("+2 items to 200", "warm"), ("10-item request", "fresh")]
+    assert all(r.ours_us > 0 and r.floor_us > 0 for r in rows) and turn.ratio > 0
+    assert sessions.main(["--samples", "1", "--json", str(tmp_path / "s.json")]) == 0
+    assert "+2 items to 200 (warm) / 10-item request" in capsys.readouterr().out
+    assert json.loads((tmp_path / "s.json").read_text())[0]["turn"]["ratio"] > 0

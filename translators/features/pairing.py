@@ -13,15 +13,16 @@ without a result gets "aborted", as Codex itself fills in interrupted calls.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from translators.core.report import Report
 from translators.ir.request import Item, Text, ToolCall, ToolResult
 
 ABORTED = "aborted"
 
 
-def _assistant_side(item: Item) -> bool:
-    return (item.type in ("tool_call", "reasoning", "web_search")
-            or (item.type == "message" and item.role == "assistant"))
+_ASSISTANT_SIDE = frozenset({"tool_call", "reasoning", "web_search"})
+"""Item types the model produced (with assistant messages): they continue an assistant turn."""
 
 
 def pair(items: list[Item], report: Report) -> list[Item]:
@@ -37,6 +38,8 @@ def pair(items: list[Item], report: Report) -> list[Item]:
 
     out: list[Item] = []
     run: list[ToolCall] = []
+    running: set[str] = set()
+    """The call ids of `run`."""
 
     def close_run() -> None:
         for call in run:
@@ -46,26 +49,29 @@ def pair(items: list[Item], report: Report) -> list[Item]:
                 result = ToolResult(kind=call.kind, call_id=call.call_id, parts=[Text(text=ABORTED)],
                                     origin=call.origin)
             elif result.kind != call.kind:
-                result = result.model_copy(update={"kind": call.kind})
+                result = replace(result, kind=call.kind)
             out.append(result)
         run.clear()
+        running.clear()
 
     seen: set[str] = set()
     for item in items:
-        if item.type == "tool_result":
+        kind = item.type
+        if kind == "tool_result":
             # A result of the open run ends that assistant turn: the next call was made after the
             # model saw this result, so the two turns must not be merged into one.
-            if any(call.call_id == item.call_id for call in run):
+            if item.call_id in running:
                 close_run()
             continue
-        if item.type == "tool_call":
+        if kind == "tool_call":
             if item.call_id in seen:
                 report.drop(item.origin)  # a repeated call id would answer one result twice
                 continue
             seen.add(item.call_id)
             run.append(item)
-        elif not _assistant_side(item):
-            close_run()
+            running.add(item.call_id)
+        elif run and kind not in _ASSISTANT_SIDE and not (kind == "message" and item.role == "assistant"):
+            close_run()  # a user-side item ends the assistant turn
         out.append(item)
     close_run()
     return out

@@ -3,6 +3,16 @@
 Every item remembers `origin`, the dotted path of the client field it came from, so an encoder
 that cannot express it reports that exact path as dropped.
 
+The history's items and their parts (`Item`, `Part`) are plain slotted dataclasses, built without
+validation: a client decoder checks every value it reads before it builds one (what it refuses
+is refused there, with the client's path), and a long session builds hundreds per request, where
+pydantic's validation cost five times the object itself (bench/, docs/benchmarks.md "Request
+translation over a session"). Nothing changes an item once built: an item a client's
+`ItemCache` holds is shared by the requests of its conversation (translators/core/item_cache.py).
+What comes from outside the decoders' checks is still validated: the gateway's own payloads a
+client replays (`VendorState`, through translators/wire/payload.py), and the request's settings
+and tools (pydantic models below).
+
 Loops over a whole history tell items apart by their `type` tag (tools by `kind`), not by
 isinstance: isinstance against a pydantic model class that does not match goes through
 `ABCMeta.__instancecheck__`, several times slower than comparing the tag.
@@ -11,6 +21,7 @@ isinstance: isinstance against a pydantic model class that does not match goes t
 from __future__ import annotations
 
 import base64
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,13 +45,15 @@ class CacheMark(_Model):
     """The client's field, e.g. `system[1].cache_control`."""
 
 
-class Text(_Model):
+@dataclass(slots=True, kw_only=True)
+class Text:
     type: Literal["text"] = "text"
     text: str
     cache: CacheMark | None = None
 
 
-class Image(_Model):
+@dataclass(slots=True, kw_only=True)
+class Image:
     type: Literal["image"] = "image"
     url: str
     """A `data:` URL (inline bytes) or an http(s) URL."""
@@ -58,7 +71,8 @@ class Image(_Model):
         return (media, data) if head.endswith(";base64") else None
 
 
-class Document(_Model):
+@dataclass(slots=True, kw_only=True)
+class Document:
     """A file for the model to read: a PDF, a plain-text or an office document (a Responses
     `input_file`, docs/responses.md "Files"). Inline bytes (`data`) or a URL the upstream fetches
     (`url`), never both; each encoder says which media types its vendor takes and reports the rest
@@ -125,7 +139,8 @@ class VendorState(_Model):
     `toolCall` / `toolResponse` parts (translators/features/websearch.py)."""
 
 
-class Message(_Model):
+@dataclass(slots=True, kw_only=True)
+class Message:
     type: Literal["message"] = "message"
     role: Literal["user", "assistant", "system"]
     """`system` is a developer/system message that arrives after the conversation started."""
@@ -135,10 +150,11 @@ class Message(_Model):
     origin: str = ""
 
 
-class Reasoning(_Model):
+@dataclass(slots=True, kw_only=True)
+class Reasoning:
     type: Literal["reasoning"] = "reasoning"
-    summary: list[str] = Field(default_factory=list)
-    content: list[str] = Field(default_factory=list)
+    summary: list[str] = field(default_factory=list)
+    content: list[str] = field(default_factory=list)
     state: VendorState | None = None
     opaque: str | None = None
     """`encrypted_content` not made by this gateway (OpenAI's own); only a Responses target reads it."""
@@ -148,7 +164,8 @@ class Reasoning(_Model):
 ToolKind = Literal["function", "custom", "tool_search", "local_shell", "shell", "apply_patch", "computer"]
 
 
-class ToolCall(_Model):
+@dataclass(slots=True, kw_only=True)
+class ToolCall:
     type: Literal["tool_call"] = "tool_call"
     kind: ToolKind
     call_id: str
@@ -161,7 +178,8 @@ class ToolCall(_Model):
     cache: CacheMark | None = None
 
 
-class ToolResult(_Model):
+@dataclass(slots=True, kw_only=True)
+class ToolResult:
     type: Literal["tool_result"] = "tool_result"
     kind: ToolKind
     call_id: str
@@ -174,7 +192,8 @@ class ToolResult(_Model):
     """A breakpoint on the result, or on a block inside it (the upstreams mark the result)."""
 
 
-class WebSearchCall(_Model):
+@dataclass(slots=True, kw_only=True)
+class WebSearchCall:
     """A web search the upstream ran on its own side (a Responses `web_search_call`)."""
 
     type: Literal["web_search"] = "web_search"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from dataclasses import replace
 from typing import Any
 
 from translators.core.errors import MalformedRequest
@@ -233,7 +234,7 @@ class Messages:
                 if mark is not None:
                     self.report.drop(part.cache.origin, kind="cosmetic")  # the result has one already
                 mark = mark or part.cache
-                part = part.model_copy(update={"cache": None})
+                part = replace(part, cache=None)
             parts.append(part)
         return [ToolResult(kind="function", call_id=call_id, parts=parts,
                            is_error=block.get("is_error") is True, origin=path, cache=mark)]

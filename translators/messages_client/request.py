@@ -66,11 +66,14 @@ def decode(body: Any, report: Report) -> Request:
     choice, parallel = tool_choice(body.get("tool_choice"), report)
     output = body.get("output_config")
     asked = _effort(output, messages.effort)
-    request = Request(
+    # every value below was checked as it was read: built as it stands, not validated again,
+    # each field with a default factory given (pydantic inspects a factory's signature per call)
+    request = Request.model_construct(
         model=model,
         system=system,
         items=pairing.pair(items, report),
         tools=declared,
+        namespaces=[],
         tool_choice=choice,
         parallel_tool_calls=parallel,
         max_output_tokens=max_tokens,
@@ -149,7 +152,10 @@ def _number(body: dict[str, Any], key: str) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise MalformedRequest(f"{key} must be a number", param=key)
-    return value
+    try:
+        return float(value)  # the IR keeps a float: an integer `1` is sent on as `1.0`
+    except OverflowError:  # an integer of hundreds of digits, read by the standard parser
+        raise MalformedRequest(f"{key} is out of range", param=key) from None
 
 
 def _top_k(value: Any) -> int | None:

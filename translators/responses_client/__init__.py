@@ -5,8 +5,9 @@ docs/codex.md).
 The client side of the wire; `translators/responses/` is the Responses upstream (its passthrough
 for this client, its codec for the others). Pure, like the rest of the package:
 
-- `request.decode(body, report) -> Request` (with `tools.py` and `files.py`): every item Codex
-  sends, to the IR; a trailing `compaction_trigger` makes it a compaction;
+- `request.decode(body, report, items=None) -> Request` (with `tools.py` and `files.py`): every
+  item Codex sends, to the IR; a trailing `compaction_trigger` makes it a compaction; with the
+  client's `ItemCache`, only the items it does not hold (`reuse.py`);
 - `stream.ResponsesEncoder`: IR events to Responses SSE, or the whole object (`response()`);
   `compaction.CompactionEncoder`: a compaction's one answer (docs/compaction.md);
 - `echo.from_request`: the request fields every Response object repeats;
@@ -41,7 +42,7 @@ def _encoder(translation: Translation, report: Report, new_id: IdFactory,
 
 
 CLIENT_DIALECT = ClientDialect(
-    name="responses", label="Responses", view="responses", decode=decode, encoder=_encoder,
+    name="responses", label="Responses", view="responses", decode=decode, reuses_items=True, encoder=_encoder,
     error_body=errors.error_body, refusal=errors.refusal, answer_status=errors.answer_status,
     stream_error=errors.stream_failed, stream_terminals=errors.TERMINALS,
     echo=echo.from_request, stores_state=True, compaction_kept=kept_messages, takes_passthrough=True,

@@ -7,9 +7,11 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from translators.core.errors import MalformedRequest, UnsupportedFeature
+from translators.core.item_cache import ItemCache
 from translators.core.report import Report
 from translators.features import compaction, pairing, vendor_state
 from translators.ir.request import (
+    CacheHints,
     Image,
     Item,
     Message,
@@ -24,6 +26,7 @@ from translators.ir.request import (
     WebSearchCall,
 )
 from translators.responses_client import client_tools, files
+from translators.responses_client.reuse import Reuse
 from translators.responses_client.tools import ToolCollector, listing
 from translators.wire import wirejson
 
@@ -77,7 +80,9 @@ _TOOL_SEARCH_OUTPUT_KEYS = _known_keys("call_id", "execution", "tools")
 _WEB_SEARCH_CALL_KEYS = _known_keys("action")
 
 
-def decode(body: Any, report: Report) -> Request:
+def decode(body: Any, report: Report, items: ItemCache | None = None) -> Request:
+    """`items`: the client's cache of decoded items (translators/responses_client/reuse.py);
+    the request decodes only the items (and top-level tools) it does not hold."""
     if not isinstance(body, dict):
         raise MalformedRequest("the request body must be a JSON object")
     model = body.get("model")
@@ -88,10 +93,14 @@ def decode(body: Any, report: Report) -> Request:
             raise UnsupportedFeature(why, param=key)
 
     tools = ToolCollector(report)
+    reuse = Reuse(items) if items is not None else None
     if body.get("tools") is not None:
-        tools.add_all(body["tools"], "tools")
+        if reuse is not None:
+            reuse.tools(tools, body["tools"], "tools")
+        else:
+            tools.add_all(body["tools"], "tools")
     reasoning = _reasoning_config(body.get("reasoning"), report)
-    state = _ItemState(report, tools, reasoning)
+    state = _ItemState(report, tools, reasoning, reuse)
     system: list[str] = []
     instructions = body.get("instructions")
     if isinstance(instructions, str) and instructions.strip():
@@ -102,7 +111,9 @@ def decode(body: Any, report: Report) -> Request:
     compacting = compaction.is_trigger(body)
     items = state.decode_input(body["input"][:-1] if compacting else body.get("input"), system)
 
-    request = Request(
+    # every value below was checked as it was read: built as it stands, not validated again,
+    # each field with a default factory given (pydantic inspects a factory's signature per call)
+    request = Request.model_construct(
         model=model,
         kind="compaction" if compacting else "turn",
         system=system,
@@ -112,11 +123,13 @@ def decode(body: Any, report: Report) -> Request:
         tool_choice=_tool_choice(body.get("tool_choice"), report),
         parallel_tool_calls=_optional(body, "parallel_tool_calls", bool, report),
         max_output_tokens=_optional(body, "max_output_tokens", int, report),
-        temperature=_optional(body, "temperature", (int, float), report),
-        top_p=_optional(body, "top_p", (int, float), report),
+        temperature=_number(body, "temperature", report),
+        top_p=_number(body, "top_p", report),
+        stop_sequences=[],
         reasoning=state.reasoning,
         stream=bool(body.get("stream", False)),
         user=_end_user(body, report),
+        cache=CacheHints(),
         **_text_controls(body.get("text"), report),
     )
     _report_top_level(body, report)
@@ -156,6 +169,15 @@ def _optional(body: dict[str, Any], key: str, kind: type | tuple[type, ...], rep
     if not isinstance(value, kind):
         raise MalformedRequest(f"{key} has the wrong type", param=key)
     return value
+
+
+def _number(body: dict[str, Any], key: str, report: Report) -> float | None:
+    """A number the IR keeps as a float (an integer `1` is sent on as `1.0`)."""
+    value = _optional(body, key, (int, float), report)
+    try:
+        return None if value is None else float(value)
+    except OverflowError:  # an integer of hundreds of digits, read by the standard parser
+        raise MalformedRequest(f"{key} is out of range", param=key) from None
 
 
 def _reasoning_config(value: Any, report: Report) -> ReasoningConfig:
@@ -220,10 +242,12 @@ def _tool_choice(value: Any, report: Report) -> ToolChoice:
 class _ItemState:
     """Walks `input`, turning each item into IR items and naming what it cannot carry."""
 
-    def __init__(self, report: Report, tools: ToolCollector, reasoning: ReasoningConfig) -> None:
+    def __init__(self, report: Report, tools: ToolCollector, reasoning: ReasoningConfig,
+                 reuse: Reuse | None = None) -> None:
         self.report = report
         self.tools = tools
         self.reasoning = reasoning
+        self.reuse = reuse
 
     def decode_input(self, value: Any, system: list[str]) -> list[Item]:
         if isinstance(value, str):
@@ -233,8 +257,13 @@ class _ItemState:
         if not isinstance(value, list):
             raise MalformedRequest("input must be a string or an array of items", param="input")
         items: list[Item] = []
-        for i, raw in enumerate(value):
-            path = f"input[{i}]"
+        reuse = self.reuse
+        again = reuse.begin(value) if reuse is not None else 0  # items the conversation's last request had
+        if again:
+            assert reuse is not None
+            reuse.again(self, again, items, system)
+        for i in range(again, len(value)):
+            raw, path = value[i], f"input[{i}]"
             if not isinstance(raw, dict):
                 raise MalformedRequest(f"{path} must be an object", param=path)
             kind = raw.get("type", "message" if "role" in raw else None)
@@ -242,16 +271,28 @@ class _ItemState:
                 raise MalformedRequest(f"{path}.type must be a string", param=f"{path}.type")
             handler = self._HANDLERS.get(kind)
             if handler is None:
+                if reuse is not None:
+                    reuse.skip()
                 self._unhandled(raw, path, kind)
                 continue
-            for item in handler(self, raw, path):
-                if not items and item.type == "message" and item.role == "system":
-                    # the developer messages that open the conversation are the system prompt
-                    # (Codex 0.169 sends its base prompt this way, docs/codex.md "Request")
-                    system.append(_join(item.parts, self.report))
-                    continue
-                items.append(item)
+            if reuse is None:
+                self.keep(handler(self, raw, path), items, system)
+            else:
+                self.keep(reuse.item(self, handler, raw, path, kind), items, system)
+        if reuse is not None:
+            reuse.end()
         return items
+
+    def keep(self, decoded: list[Item] | tuple[Item, ...], items: list[Item], system: list[str]) -> None:
+        """An item's IR items into `items`, or, while none is there, its system messages into
+        the system prompt."""
+        for item in decoded:
+            if not items and item.type == "message" and item.role == "system":
+                # the developer messages that open the conversation are the system prompt
+                # (Codex 0.169 sends its base prompt this way, docs/codex.md "Request")
+                system.append(_join(item.parts, self.report))
+                continue
+            items.append(item)
 
     def _unhandled(self, raw: dict[str, Any], path: str, kind: str) -> None:
         """An item no handler reads: refused, dropped (and reported), or not a Responses item."""

@@ -23,6 +23,8 @@ from translators.responses_client import client_tools
 
 _HOSTED = "\x00hosted"
 """The key space of hosted tools in the collector (no namespace can be named so)."""
+ToolKey = tuple[str | None, str]
+"""A declared tool's place in the collector: (namespace, name), or (`_HOSTED`, name)."""
 
 LOCAL_SHELL_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -63,9 +65,9 @@ class ToolCollector:
 
     def __init__(self, report: Report) -> None:
         self.report = report
-        self._tools: dict[tuple[str | None, str], Tool] = {}
+        self._tools: dict[ToolKey, Tool] = {}
         self._namespaces: dict[str, Namespace] = {}
-        self._declared: list[tuple[str | None, str]] = []
+        self._declared: list[ToolKey] = []
 
     @property
     def tools(self) -> list[Tool]:
@@ -74,6 +76,17 @@ class ToolCollector:
     @property
     def namespaces(self) -> list[Namespace]:
         return list(self._namespaces.values())
+
+    def declared(self) -> tuple[tuple[tuple[ToolKey, Tool], ...], tuple[tuple[str, Namespace], ...]]:
+        """Every tool and namespace declared so far, in order (what `restore` takes)."""
+        return tuple(self._tools.items()), tuple(self._namespaces.items())
+
+    def restore(self, tools: tuple[tuple[ToolKey, Tool], ...],
+                namespaces: tuple[tuple[str, Namespace], ...]) -> None:
+        """Declare again, in order, what another collector declared (`declared`): a request
+        reusing an item's decoding (translators/responses_client/reuse.py)."""
+        self._tools.update(tools)
+        self._namespaces.update(namespaces)
 
     def add_all(self, declarations: Any, path: str) -> list[Tool]:
         """Declare every tool of the array; returns the tools it declared (new or replacing)."""

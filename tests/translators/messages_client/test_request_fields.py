@@ -460,6 +460,18 @@ def test_sampling_and_max_tokens_are_translated() -> None:
     assert not report
 
 
+def test_an_integer_temperature_is_a_float_in_the_ir() -> None:
+    request, _ = decoded(body(temperature=1, top_p=1))
+    assert (repr(request.temperature), repr(request.top_p)) == ("1.0", "1.0")
+
+
+@pytest.mark.parametrize("key", ["temperature", "top_p"])
+def test_a_number_past_a_float_is_refused_with_its_field(key: str) -> None:
+    with pytest.raises(MalformedRequest) as refused:  # the standard parser reads such integers exactly
+        decoded(body(**{key: 10**400}))
+    assert refused.value.param == key
+
+
 def test_missing_max_tokens_is_refused() -> None:
     raw = body()
     del raw["max_tokens"]

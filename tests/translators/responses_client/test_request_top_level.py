@@ -7,6 +7,7 @@ import pytest
 from tests.translators.bodies import body, decoded, user
 from tests.translators.streamcheck import codex_request
 from translators import dialect, translate_request
+from translators.core.errors import MalformedRequest
 from translators.ir.request import ReasoningConfig, ToolChoice
 
 CLIENT_METADATA = {"session_id": "s", "x-codex-installation-id": "i", "x-codex-turn-metadata": "{}"}
@@ -27,6 +28,18 @@ def test_sampling_limits_and_reasoning_are_carried():
     assert request.parallel_tool_calls is False
     assert request.reasoning == ReasoningConfig(effort="high", summary="detailed")
     assert report.dropped == []
+
+
+def test_an_integer_temperature_is_a_float_in_the_ir():
+    request, _ = decoded(body(user("q"), temperature=1, top_p=1))
+    assert (repr(request.temperature), repr(request.top_p)) == ("1.0", "1.0")
+
+
+@pytest.mark.parametrize("key", ["temperature", "top_p"])
+def test_a_number_past_a_float_is_refused_with_its_field(key):
+    with pytest.raises(MalformedRequest) as refused:  # the standard parser reads such integers exactly
+        decoded(body(user("q"), **{key: 10**400}))
+    assert refused.value.param == key
 
 
 def test_verbosity_is_carried_in_the_ir():

@@ -45,33 +45,39 @@ class Blocks(Protocol):
 
 def alternate(request: Request, blocks: Blocks, thinking: bool, report: Report) -> list[Turn]:
     turns: list[Turn] = []
-
-    def add(role: str, content: list[dict[str, Any]]) -> None:
-        if not content:
-            return
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(content)
-        else:
-            turns.append({"role": role, "content": content})
-
+    role = ""
+    """The last turn's role."""
+    content: list[dict[str, Any]] = []
+    """The last turn's blocks."""
     for item in request.items:
-        if item.type == "message":
+        kind = item.type
+        if kind == "tool_call":
+            added, speaker = [blocks.tool_call(item)], "assistant"
+        elif kind == "tool_result":
+            added, speaker = [blocks.tool_result(item)], "user"
+        elif kind == "message":
             if item.phase is not None:
-                report.drop(f"{item.origin}.phase")
-            role = "assistant" if item.role == "assistant" else "user"
-            add(role, blocks.parts(item.parts, role))
-        elif item.type == "reasoning":
+                report.drop(f"{item.origin}.phase", "cosmetic")  # report.COSMETIC's input[*].phase
+            speaker = "assistant" if item.role == "assistant" else "user"
+            added = blocks.parts(item.parts, speaker)
+        elif kind == "reasoning":
             block = blocks.reasoning(item) if thinking else None
             if block is None:
                 report.drop(item.origin)
-            else:
-                add("assistant", [block])
-        elif item.type == "tool_call":
-            add("assistant", [blocks.tool_call(item)])
-        elif item.type == "tool_result":
-            add("user", [blocks.tool_result(item)])
-        elif item.type == "web_search":
-            add("assistant", blocks.web_search(item))
+                continue
+            added, speaker = [block], "assistant"
+        elif kind == "web_search":
+            added, speaker = blocks.web_search(item), "assistant"
+        else:
+            continue
+        if not added:
+            continue
+        # consecutive blocks of one role are one turn
+        if speaker == role:
+            content.extend(added)
+        else:
+            role, content = speaker, added
+            turns.append({"role": role, "content": content})
     return turns
 
 
