@@ -34,6 +34,7 @@ from addon.patches import (  # noqa: E402
     head_bound,
     trailers,
     websocket_bound,
+    websocket_served,
     wire_credentials,
 )
 from addon.routes import catalog, plugins  # noqa: E402
@@ -76,6 +77,7 @@ def _start() -> None:
     head_bound.install()
     trailers.install()
     websocket_bound.install()
+    websocket_served.install()  # a socket the gateway serves, served where mitmproxy hands it over
     wire_credentials.install()
     _started = True
 

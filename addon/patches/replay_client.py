@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Generator, Mapping
 from typing import Any, Protocol
 
 from mitmproxy import http
 from mitmproxy.addons.clientplayback import MockServer, ReplayHandler
-from mitmproxy.proxy import events
+from mitmproxy.proxy import commands, events
 from mitmproxy.proxy.layers import http as http_layer
+
+log = logging.getLogger(__name__)
 
 END_SECONDS = 10.0
 """How long the answer may take to reach the stand-in client after the flow's last hook: it is
@@ -75,6 +78,19 @@ class Turn(ReplayHandler):
                 await asyncio.wait_for(self.ended.wait(), END_SECONDS)
         if self.flow.error is not None:
             self.relay.end(self.flow.error.msg)  # a no-op once the relay ended it
+
+    def log(self, message: str, level: int = logging.INFO, exc_info: Any = None) -> None:
+        """The turn's own connections (server connect, disconnect) are the gateway's business: a
+        debug line, not mitmproxy's `[replay]` info line; a problem stays a warning."""
+        log.log(level if level >= logging.WARNING else logging.DEBUG, "WebSocket turn: %s", message,
+                exc_info=exc_info)
+
+    async def handle_hook(self, hook: commands.StartHook) -> None:
+        await super().handle_hook(hook)
+        if isinstance(hook, http_layer.HttpRequestHeadersHook):
+            # the client is known (addon/team/keys.py reads `is_replay` to take the upgrade's):
+            # from here on the turn is the client's flow, listed and printed as one, not a replay
+            self.flow.is_replay = None
 
     def stop(self) -> None:
         """End the upstream call: its connection is closed, the flow ends with an error."""

@@ -1,12 +1,12 @@
 """The Responses WebSocket transport, served (docs/websocket.md).
 
-An addon with its own WebSocket server on a loopback port, on mitmproxy's event loop (started in
-`running`, closed in `done`). The gateway's `requestheaders` hands it a matched upgrade (`take`):
-the upgrade is re-targeted to this server under a one-time path, so mitmproxy relays the socket
-between two real ends and mitmweb shows it. Each connection then turns each `response.create` into
-an ordinary POST through the gateway's own HTTP path (addon/serve/websocket/turn.py, run by
-addon/patches/replay_client.py), its answer's SSE events into text frames
-(addon/serve/websocket/relay.py), with the history rules of addon/serve/websocket/session.py.
+An addon. The gateway's `requestheaders` hands it a matched upgrade (`take`): it is answered `101`
+right there, and mitmproxy hands the socket to the gateway's own layer on the client's connection
+(addon/patches/websocket_served.py) instead of relaying it: no server connection, no hook per
+message. Each `Connection` then turns each `response.create` into an ordinary POST through the
+gateway's own HTTP path (addon/serve/websocket/turn.py, run by addon/patches/replay_client.py), its
+answer's SSE events into text frames (addon/serve/websocket/relay.py), with the history rules of
+addon/serve/websocket/session.py.
 """
 
 from __future__ import annotations
@@ -16,20 +16,22 @@ import collections
 import contextlib
 import logging
 import secrets
-import socket
 import time
-from typing import Any
+import weakref
+from typing import Any, Protocol
 
 from mitmproxy import ctx, http
-from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.exceptions import ConnectionClosed
-from websockets.http11 import Request, Response
+from mitmproxy.websocket import WebSocketMessage
+from wsproto.frame_protocol import Opcode
+from wsproto.utilities import generate_accept_token
 
 from addon.observe import flowinfo
-from addon.patches import replay_client
+from addon.patches import replay_client, websocket_served
+from addon.patches.websocket_served import Gone, Handover
 from addon.routes import plugins
 from addon.serve.answers import error_response
 from addon.serve.flow import speaks_of
+from addon.serve.websocket import frames
 from addon.serve.websocket import turn as turns
 from addon.serve.websocket.relay import Relay
 from addon.serve.websocket.session import Local, Refused, Send, Session
@@ -45,195 +47,173 @@ last 60 minutes (docs/websocket.md "Limits")."""
 PING_SECONDS = 20
 """The server pings; Codex answers pings (docs/codex.md "Transport"). A peer that stops answering
 for as long is gone."""
-PENDING_PER_CLIENT = 1024
-"""Re-targeted upgrades of one client (its key's name, else its address) not yet connected by
-mitmproxy; one more is refused at once (429 with `retry-after`), never an older one forgotten. An
-upgrade is connected within milliseconds, so a burst of hundreds passes."""
-PENDING = 16384
-"""The same for all clients together (503)."""
-PENDING_SECONDS = 30.0
-"""An upgrade not connected by then is forgotten (its client left before mitmproxy connected it)."""
+
+
+class Socket(Protocol):
+    """Where a connection's frames go (addon/patches/websocket_served.py `Handover`)."""
+
+    async def send(self, data: bytes, close: bool = False) -> None: ...
 
 
 class Endpoint:
     def __init__(self, idle_seconds: float = IDLE_SECONDS) -> None:
         self.idle_seconds = idle_seconds
-        self._server: Server | None = None
-        self._socket: socket.socket | None = None
-        self._pending: collections.OrderedDict[str, tuple[turns.Upgrade, str, float]] = (
-            collections.OrderedDict())
-        """token -> (upgrade, its client, when it was re-targeted), oldest first."""
-        self._waiting: collections.Counter[str] = collections.Counter()
-        """Pending upgrades per client."""
-        self._connections: set[Connection] = set()
-
-    @property
-    def port(self) -> int | None:
-        if self._socket is None:
-            return None
-        return self._socket.getsockname()[1]
+        self.running_now = False
+        self._answered: weakref.WeakSet[http.HTTPFlow] = weakref.WeakSet()
+        """The upgrades answered 101 here: their sockets are served by this endpoint."""
+        self._connections: dict[Connection, asyncio.Task[None]] = {}
 
     def load(self, _loader: Any) -> None:
-        # bound now, served from `running`: mitmproxy's listener may take an upgrade before this
-        # addon's `running` has run, and the connection then waits in the backlog
-        self._bind()
+        websocket_served.served = self._answered.__contains__
+        websocket_served.opened = self.open
 
-    async def running(self) -> None:
-        await self.start()
-
-    def _bind(self) -> None:
-        if self._socket is None:
-            self._socket = socket.create_server(("127.0.0.1", 0), backlog=128)
-            self._socket.setblocking(False)
-
-    async def start(self, max_size: int | None = None) -> None:
-        if self._server is not None:
-            return
-        self._bind()
-        if max_size is None:
-            max_size = int(ctx.options.gateway_max_request_bytes)
-        # a message is a request: bounded as an HTTP body is (docs/websocket.md "Limits")
-        self._server = await serve(self._serve, sock=self._socket, process_request=self._admit,
-                                   max_size=max_size, ping_interval=PING_SECONDS,
-                                   ping_timeout=PING_SECONDS, server_header=None, logger=log,
-                                   compression=None)
+    def running(self) -> None:
+        self.running_now = True
 
     async def done(self) -> None:
-        server, bound = self._server, self._socket
-        self._server = self._socket = None
-        if server is None:
-            if bound is not None:
-                bound.close()
-            return
-        server.close()  # open connections get a 1001 close; their turns are cancelled
-        await server.wait_closed()
-
-    def websocket_message(self, flow: http.HTTPFlow) -> None:
-        """A served socket's flow keeps at most `gateway_max_kept_bytes` of its messages, the
-        latest: mitmproxy keeps every message of a flow for as long as the proxy runs, and one
-        Codex connection carries every event of every request of a session (each request's events
-        are in its own flow too) (docs/websocket.md "Limits")."""
-        if flowinfo.WEBSOCKET not in flow.metadata or flow.websocket is None:
-            return
-        messages = flow.websocket.messages
-        kept = flow.metadata.get(flowinfo.WEBSOCKET_KEPT, 0) + len(messages[-1].content)
-        limit = int(ctx.options.gateway_max_kept_bytes)
-        if kept > limit:
-            drop = 0
-            while kept > limit and drop < len(messages) - 1:
-                kept -= len(messages[drop].content)
-                drop += 1
-            del messages[:drop]
-            dropped = flow.metadata.get(flowinfo.WEBSOCKET_DROPPED, 0) + drop
-            flow.metadata[flowinfo.WEBSOCKET_DROPPED] = dropped
-        flow.metadata[flowinfo.WEBSOCKET_KEPT] = kept
+        self.running_now = False
+        for connection, task in list(self._connections.items()):
+            connection.close(1001, "going away")  # the proxy stops: its turns are cancelled
+            task.cancel()
+        if self._connections:
+            await asyncio.wait(list(self._connections.values()), timeout=5)
 
     # -- the upgrade --------------------------------------------------------------------------
     def take(self, flow: http.HTTPFlow, routes: Any) -> None:
         """A WebSocket upgrade on an intercepted Responses path (`routes`: the router's routes).
         When every route passes through to the client's own vendor, the socket goes on untouched,
-        as those routes' HTTP requests do; otherwise it is re-targeted here."""
+        as those routes' HTTP requests do; otherwise it is answered `101` here and served."""
         if all(plugins.passes_through(route.dialect) for route in routes):
             return
-        port = self.port
-        if port is None:  # not running (yet, or any more): the client falls back to HTTP
-            flow.response = error_response(speaks_of(flow.metadata), 503, "websocket_unavailable",
+        speaks = speaks_of(flow.metadata)
+        if not self.running_now or not ctx.options.websocket:
+            # not running (yet, or any more), or mitmproxy's WebSocket support is off: the client
+            # falls back to HTTP
+            flow.response = error_response(speaks, 503, "websocket_unavailable",
                                            "the gateway's WebSocket endpoint is not running: use the "
                                            "HTTP transport (POST .../responses)")
             return
-        upgrade = turns.Upgrade.of(flow)
-        owner = upgrade.client or _address(flow)
-        self._forget_stale()
-        if self._waiting[owner] >= PENDING_PER_CLIENT or len(self._pending) >= PENDING:
-            every = self._waiting[owner] < PENDING_PER_CLIENT
-            status, whose = (503, "all clients") if every else (429, "this client")
-            limit = PENDING if every else PENDING_PER_CLIENT
-            flow.response = error_response(speaks_of(flow.metadata), status, "too_many_websocket_upgrades",
-                                           f"{limit} WebSocket upgrades of {whose} are waiting to be "
-                                           "connected: retry in a second")
-            flow.response.headers["retry-after"] = "1"
+        key = flow.request.headers.get("sec-websocket-key", "")
+        if flow.request.headers.get("sec-websocket-version", "") != "13" or not key:
+            # RFC 6455 4.4: a version the server does not speak is answered 426 with the one it does
+            flow.response = error_response(speaks, 426, "unsupported_websocket_version",
+                                           "send a WebSocket upgrade with Sec-WebSocket-Version: 13 "
+                                           "and a Sec-WebSocket-Key")
+            flow.response.headers["sec-websocket-version"] = "13"
             return
-        token = secrets.token_urlsafe(18)
-        self._pending[token] = (upgrade, owner, time.monotonic())
-        self._waiting[owner] += 1
         flow.metadata[flowinfo.WEBSOCKET] = flow.request.url
-        flow.request.scheme, flow.request.host, flow.request.port = "http", "127.0.0.1", port
-        flow.request.path = f"/{token}"
+        flow.response = http.Response.make(101, b"", {
+            "upgrade": "websocket", "connection": "Upgrade",
+            "sec-websocket-accept": generate_accept_token(key.encode()).decode()})
+        self._answered.add(flow)
 
-    def _forget(self, token: str) -> turns.Upgrade | None:
-        found = self._pending.pop(token, None)
-        if found is None:
-            return None
-        upgrade, owner, _since = found
-        self._waiting[owner] -= 1
-        if self._waiting[owner] <= 0:
-            del self._waiting[owner]
-        return upgrade
-
-    def _forget_stale(self) -> None:
-        deadline = time.monotonic() - PENDING_SECONDS
-        while self._pending:
-            token, (_upgrade, _owner, since) = next(iter(self._pending.items()))
-            if since > deadline:
-                return
-            self._forget(token)
-
-    def error(self, flow: http.HTTPFlow) -> None:
-        """An upgrade that failed before mitmproxy connected it (its client left) waits no more."""
-        if flowinfo.WEBSOCKET in flow.metadata and flow.websocket is None and self.port is not None \
-                and flow.request.host == "127.0.0.1" and flow.request.port == self.port:
-            self._forget(flow.request.path.lstrip("/"))
-
-    def _admit(self, ws: ServerConnection, request: Request) -> Response | None:
-        """Only an upgrade the gateway re-targeted, once: the port is reachable by any local user."""
-        upgrade = self._forget(request.path.lstrip("/"))
-        if upgrade is None:
-            return ws.respond(404, "unknown WebSocket path\n")
-        ws.upgrade = upgrade  # type: ignore[attr-defined]
-        return None
-
-    async def _serve(self, ws: ServerConnection) -> None:
-        connection = Connection(ws, ws.upgrade, self.idle_seconds)  # type: ignore[attr-defined]
-        self._connections.add(connection)
-        try:
-            await connection.run()
-        finally:
-            self._connections.discard(connection)
+    def open(self, flow: http.HTTPFlow, socket: Handover) -> Connection:
+        """The socket of an upgrade answered here is open (addon/patches/websocket_served.py)."""
+        self._answered.discard(flow)
+        connection = Connection(socket, turns.Upgrade.of(flow), self.idle_seconds, flow)
+        task = asyncio.ensure_future(connection.run())
+        self._connections[connection] = task
+        task.add_done_callback(lambda _t: self._connections.pop(connection, None))
+        return connection
 
 
-def _address(flow: http.HTTPFlow) -> str:
-    peer = flow.client_conn.peername
-    return str(peer[0]) if peer else "?"
+def keep(flow: http.HTTPFlow, content: bytes) -> None:
+    """A client message on a served socket's flow, which keeps at most `gateway_max_kept_bytes` of
+    them, the latest: one Codex connection carries every request of a session, and each request's
+    events are in its own flow (docs/websocket.md "Limits")."""
+    if flow.websocket is None:
+        return
+    messages = flow.websocket.messages
+    messages.append(WebSocketMessage(Opcode.TEXT, True, content))
+    kept = flow.metadata.get(flowinfo.WEBSOCKET_KEPT, 0) + len(content)
+    limit = int(ctx.options.gateway_max_kept_bytes)
+    if kept > limit:
+        drop = 0
+        while kept > limit and drop < len(messages) - 1:
+            kept -= len(messages[drop].content)
+            drop += 1
+        del messages[:drop]
+        flow.metadata[flowinfo.WEBSOCKET_DROPPED] = flow.metadata.get(flowinfo.WEBSOCKET_DROPPED, 0) + drop
+    flow.metadata[flowinfo.WEBSOCKET_KEPT] = kept
 
 
 class Connection:
-    """One client socket: its messages in order, one request at a time."""
+    """One client socket: its messages in order, one request at a time. Its frames go out through
+    `socket` in batches (all those queued when the writer wakes up), each batch written once the
+    previous one was taken by the client's connection."""
 
-    def __init__(self, ws: ServerConnection, upgrade: turns.Upgrade, idle_seconds: float) -> None:
-        self.ws = ws
+    def __init__(self, socket: Socket, upgrade: turns.Upgrade, idle_seconds: float,
+                 flow: http.HTTPFlow | None = None) -> None:
+        self.socket = socket
         self.upgrade = upgrade
         self.idle_seconds = idle_seconds
+        self.flow = flow
+        """The upgrade's flow: it keeps the client's messages (`keep`)."""
         self.id = f"ws_{secrets.token_hex(8)}"
         self.session = Session(max_bytes=int(ctx.options.gateway_max_request_bytes))
-        self._out: asyncio.Queue[str | None] = asyncio.Queue()
+        self._in: asyncio.Queue[str | bytes | None] = asyncio.Queue()
+        self._out: collections.deque[bytes] = collections.deque()
+        self._wake = asyncio.Event()
         self._backlog = 0
-        """Characters of the frames queued for the client and not yet written; -1 once closing."""
+        """Bytes of the frames queued for the client and not yet taken; -1 once closing."""
+        self._ending: bytes | None = None
+        """Set once the connection ends: the close frame to write last (b"": the client left)."""
         self._closing: asyncio.Future[None] | None = None
+        self._sending = False
+        """The writer waits for the client's connection to take a batch."""
         self._turn: asyncio.Task[None] | None = None
         self._relay: Relay | None = None
         self._quiet_since = time.monotonic()
+        self._ponged = time.monotonic()
 
+    # -- what the client's end hands over (addon/patches/websocket_served.py `Peer`) ---------
+    def message(self, data: str | bytes) -> None:
+        if self.flow is not None:
+            keep(self.flow, data.encode() if isinstance(data, str) else data)
+        self._in.put_nowait(data)
+
+    def pong(self) -> None:
+        self._ponged = time.monotonic()
+
+    def gone(self) -> None:
+        self._in.put_nowait(None)
+        if self._ending is None:
+            self._ending = b""
+            self._wake.set()
+
+    def close(self, code: int, reason: str) -> None:
+        """Close the socket: what is queued is written, then the close frame; while a write waits
+        for a client that does not read, the close frame goes at once and the queue is dropped."""
+        if self._ending is None:
+            frame = frames.close(code, reason)
+            if self._sending:
+                self._ending = b""
+                self._closing = asyncio.ensure_future(self._close_now(frame))
+            else:
+                self._ending = frame
+            self._wake.set()
+        self._in.put_nowait(None)
+
+    async def _close_now(self, frame: bytes) -> None:
+        with contextlib.suppress(Gone):
+            await self.socket.send(frame, close=True)
+
+    # -- the connection's life ---------------------------------------------------------------
     async def run(self) -> None:
         writer = asyncio.create_task(self._write())
+        pinger = asyncio.create_task(self._ping())
         try:
             while (message := await self._next()) is not None:
                 await self._handle(message)
         finally:
+            pinger.cancel()
             if self._turn is not None:
                 self._turn.cancel()  # the client left: its upstream call ends too
                 with contextlib.suppress(asyncio.CancelledError):
                     await self._turn
-            self._out.put_nowait(None)
+            if self._ending is None:
+                self._ending = frames.close(1000, "")
+            self._wake.set()
             await writer
 
     async def _next(self) -> str | bytes | None:
@@ -245,14 +225,22 @@ class Connection:
             try:
                 if wait is not None and wait <= 0:
                     raise TimeoutError
-                return await asyncio.wait_for(self.ws.recv(), timeout=wait if not busy else None)
+                return await asyncio.wait_for(self._in.get(), timeout=wait)
             except TimeoutError:
                 if self._turn is not None and not self._turn.done():
                     continue
-                await self.ws.close(1000, "idle")
+                self.close(1000, "idle")
                 return None
-            except ConnectionClosed:
-                return None
+
+    async def _ping(self) -> None:
+        """A ping every `PING_SECONDS`; a peer that answered none of the last one is gone."""
+        while True:
+            sent = time.monotonic()
+            self._send_frame(frames.PING)
+            await asyncio.sleep(PING_SECONDS)
+            if self._ponged < sent:
+                self.close(1011, "keepalive ping timeout")
+                return
 
     async def _handle(self, message: str | bytes) -> None:
         if isinstance(message, bytes):
@@ -276,7 +264,7 @@ class Connection:
             return
         if isinstance(plan, Local):
             for event in plan.events:
-                self._put(wirejson.dumps(event).decode())
+                self._put(wirejson.dumps(event))
             self._quiet_since = time.monotonic()
             return
         self._turn = asyncio.create_task(self._send(plan))
@@ -310,30 +298,52 @@ class Connection:
         task.cancel()  # ends the upstream call (replay_client.run)
 
     def _refuse(self, refused: Refused) -> None:
-        self._put(wirejson.dumps(refused.event()).decode())
+        self._put(wirejson.dumps(refused.event()))
 
-    def _put(self, frame: str) -> None:
-        """A frame for the client. Past `limits.SOCKET_BACKLOG_BYTES` unread, the client is not
-        reading: its upstream call ends and the connection closes (1008), so memory stays bounded."""
-        if self._backlog < 0:
+    def _put(self, payload: bytes) -> None:
+        """A text frame for the client. Past `limits.SOCKET_BACKLOG_BYTES` not yet taken, the client
+        is not reading: its upstream call ends and the connection closes (1008), so memory stays
+        bounded."""
+        if self._backlog < 0 or self._ending is not None:
             return  # closing already
+        frame = frames.text(payload)
         self._backlog += len(frame)
         if self._backlog <= limits.SOCKET_BACKLOG_BYTES:
-            self._out.put_nowait(frame)
+            self._out.append(frame)
+            self._wake.set()
             return
         self._backlog = -1
         log.warning("gateway: a WebSocket client left %d bytes of answers unread; its connection "
                     "is closed", limits.SOCKET_BACKLOG_BYTES)
         if self._turn is not None and not self._turn.done():
             self._turn.cancel()
-        self._closing = asyncio.ensure_future(self.ws.close(1008, "the client does not read its answers"))
+        self.close(1008, "the client does not read its answers")
+
+    def _send_frame(self, frame: bytes) -> None:
+        """A control frame: written with the next batch, outside the backlog's count."""
+        if self._ending is None:
+            self._out.append(frame)
+            self._wake.set()
 
     async def _write(self) -> None:
-        while (frame := await self._out.get()) is not None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            batch = b"".join(self._out) if len(self._out) > 1 else (self._out[0] if self._out else b"")
+            self._out.clear()
+            ending = self._ending
             try:
-                await self.ws.send(frame)
-            except ConnectionClosed:
+                if ending is not None:
+                    if ending:  # this side closes: what was queued, then the close frame
+                        await self.socket.send(batch + ending, close=True)
+                    return
+                if batch:
+                    self._sending = True
+                    await self.socket.send(batch)
+            except Gone:
+                self.gone()
                 return
+            finally:
+                self._sending = False
             if self._backlog >= 0:
-                self._backlog -= len(frame)
-
+                self._backlog = max(0, self._backlog - len(batch))

@@ -4,7 +4,11 @@ event's data, as it is; an error answer gives one `error` event with its status.
 keeps what the session needs: the answer's id and its output items as the client saw them.
 
 No mitmproxy, no network: `headers`, `data`, `end` are fed by the replayed flow
-(addon/serve/websocket/turn.py), `send` takes each frame's text.
+(addon/serve/websocket/turn.py), `send` takes each frame's text (UTF-8 bytes).
+
+An event is relayed as it is, its type read from its first member (the gateway's encoder writes
+`{"type":...` first): only the few events the session keeps (`response.created`, the output items,
+the terminal event) are parsed.
 """
 
 from __future__ import annotations
@@ -17,10 +21,13 @@ from translators.wire import wirejson
 
 TERMINAL = ("response.completed", "response.failed", "response.incomplete", "error")
 """The events that end a request on the socket; Codex reads the next request's answer after one."""
+_READ = frozenset(t.encode() for t in (*TERMINAL, "response.created", "response.output_item.done"))
+"""The events the relay parses; every other one is sent on unread."""
+_TYPE = b'{"type":"'
 
 
 class Relay:
-    def __init__(self, send: Callable[[str], None], max_bytes: int) -> None:
+    def __init__(self, send: Callable[[bytes], None], max_bytes: int) -> None:
         self.send = send
         self.max_bytes = max_bytes
         """An error body is read up to this many bytes; the output items kept for the session too."""
@@ -36,7 +43,7 @@ class Relay:
         self.output: list[Any] = []
         self.output_bytes = 0
         self.terminal: str | None = None
-        self._held: str | None = None
+        self._held: bytes | None = None
         """The terminal event, sent once the flow is over: over HTTP the client's body ends only
         after the gateway's `response` hook (its turn stored, its report written), and a socket
         client that reads the end of an answer finds the same (docs/websocket.md "Events")."""
@@ -56,6 +63,14 @@ class Relay:
             self._error_body += chunk[:max(room, 0)]
             return
         self._buffer += chunk
+        if b"\r" not in self._buffer:  # the gateway's own framing: events end at a blank line
+            blocks = self._buffer.split(b"\n\n")
+            self._buffer = blocks.pop()
+            for block in blocks:
+                self._event(block)
+                if self.terminal is not None:
+                    return
+            return
         while True:
             cut = _boundary(self._buffer)
             if cut is None:
@@ -101,14 +116,18 @@ class Relay:
         self.send(wirejson.dumps({"type": "response.completed", "response": {
             "id": rid, "object": "response", "created_at": now, "status": "incomplete",
             "incomplete_details": {"reason": "interrupted"}, "output": self.output, "usage": None,
-            "error": None}}).decode())
+            "error": None}}))
 
     # -- events -----------------------------------------------------------------------------
     def _event(self, block: bytes) -> None:
-        data = b"\n".join(line[5:].removeprefix(b" ") for line in block.splitlines()
-                          if line.startswith(b"data:"))
+        data = _data(block)
         if not data.strip():
             return  # a comment or an event without data
+        if data.startswith(_TYPE):
+            end = data.find(b'"', len(_TYPE))
+            if end > 0 and data[len(_TYPE):end] not in _READ:
+                self.send(data)  # relayed unread
+                return
         try:
             event = wirejson.loads(data)
         except ValueError:
@@ -126,9 +145,9 @@ class Relay:
             self.terminal = kind
             if kind == "response.completed" and isinstance(response.get("id"), str):
                 self.completed = response["id"]
-            self._held = data.decode()
+            self._held = data
             return
-        self.send(data.decode())
+        self.send(data)
 
     def _error_answer(self) -> None:
         try:
@@ -144,7 +163,18 @@ class Relay:
 
     def _emit(self, event: dict[str, Any]) -> None:
         self.terminal = "error"
-        self.send(wirejson.dumps(event).decode())
+        self.send(wirejson.dumps(event))
+
+
+def _data(block: bytes) -> bytes:
+    """An SSE event's data: its one `data:` line (the gateway's framing), else its lines joined."""
+    first = block.startswith(b"data:")
+    at = 0 if first else block.find(b"\ndata:") + 1
+    if at > 0 or first:
+        rest = block[at + 5:]
+        if b"\n" not in rest and b"\r" not in rest:
+            return rest[1:] if rest[:1] == b" " else rest
+    return b"\n".join(line[5:].removeprefix(b" ") for line in block.splitlines() if line.startswith(b"data:"))
 
 
 def _boundary(buffer: bytes) -> tuple[int, int] | None:
