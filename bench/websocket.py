@@ -1,8 +1,11 @@
 """The Responses WebSocket transport against HTTP over one growing Codex session
-(docs/websocket.md "Measured"): `python -m bench.websocket [--turns 30] [--rounds 1]`.
+(docs/websocket.md "Measured"): `python -m bench.websocket [--turns 30] [--answer 161|recorded]`.
 
-One mitmdump with the addon (reverse mode) in front of the loopback Anthropic upstream
-(bench/loopback.py, an answer of 40 text deltas, unpaced). Two sessions of the same conversation run
+One mitmdump with the addon (reverse mode) in front of a loopback Anthropic upstream answering all
+at once (unpaced): bench/loopback.py's answer of 161 text deltas, 169 events for the client (the
+length of the real Codex answer issue 39 measured), or with `--answer recorded` the longest
+recorded Anthropic stream (bench/turn_ends.py `anthropic_answer`: thinking then text, 121 events
+for the client). Two sessions of the same conversation run
 interleaved turn by turn, so both see the same machine: over HTTP the client POSTs the whole history
 each turn, as Codex does without the socket; over one WebSocket it sends a prewarm, then each turn
 `previous_response_id` and only its new items, as Codex 0.169 does. Each turn adds a user message
@@ -27,6 +30,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from bench.loopback import Upstream
 from bench.proxy import Mitmdump, _addon_args
+from bench.turn_ends import AnswerServer, anthropic_answer
 from bench.workloads import small_request
 
 PASTE = "\n".join(f"{i:04d} INFO worker[{i % 7}] processed batch {i} in {i % 97} ms; queue depth {i % 13}"
@@ -38,6 +42,8 @@ PASTE = "\n".join(f"{i:04d} INFO worker[{i % 7}] processed batch {i} in {i % 97}
 class Side:
     uploaded: list[int] = field(default_factory=list)
     cpu_ms: list[float] = field(default_factory=list)
+    events: list[int] = field(default_factory=list)
+    """Events the client got per turn."""
 
 
 def _new_items(turn: int) -> list[dict[str, Any]]:
@@ -93,11 +99,13 @@ async def _session(proxy: Mitmdump, turns: int) -> dict[str, Side]:
             uploaded, events = await _http_turn(proxy.port, {**fields, "input": [*http_history, *new]})
             sides["http"].cpu_ms.append((proxy.cpu_s() - before) * 1e3)
             sides["http"].uploaded.append(uploaded)
+            sides["http"].events.append(len(events))
             http_history += [*new, *_items_of(events)]
             before = proxy.cpu_s()
             message = {"type": "response.create", **fields, "previous_response_id": last, "input": new}
             uploaded, events = await _ws_turn(ws, message)
             sides["websocket"].cpu_ms.append((proxy.cpu_s() - before) * 1e3)
+            sides["websocket"].events.append(len(events))
             if turn == 0:
                 sides["websocket"].uploaded[0] += uploaded
             else:
@@ -106,8 +114,9 @@ async def _session(proxy: Mitmdump, turns: int) -> dict[str, Side]:
     return sides
 
 
-async def _main(turns: int, extra: list[str]) -> dict[str, Side]:
-    upstream = Upstream(deltas=40, interval_s=0)
+async def _main(turns: int, extra: list[str], answer: str = "161") -> dict[str, Side]:
+    upstream: Upstream | AnswerServer = (AnswerServer(anthropic_answer()) if answer == "recorded"
+                                         else Upstream(deltas=int(answer), interval_s=0))
     await upstream.start()
     with tempfile.TemporaryDirectory(prefix="bench-ws-") as tmp:
         proxy = Mitmdump([*_addon_args(upstream.port), *extra], f"{tmp}/addon")
@@ -123,6 +132,7 @@ def report(sides: dict[str, Side]) -> dict[str, Any]:
     last10 = slice(-10, None)
     return {
         "turns": len(http.uploaded),
+        "events_per_answer": {"http": median(http.events), "websocket": median(ws.events)},
         "uploaded_bytes_total": {"http": sum(http.uploaded), "websocket": sum(ws.uploaded),
                                  "ratio": sum(http.uploaded) / sum(ws.uploaded)},
         "uploaded_bytes_last_turn": {"http": http.uploaded[-1], "websocket": ws.uploaded[-1]},
@@ -139,11 +149,13 @@ def report(sides: dict[str, Side]) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument("--answer", default="161",
+                        help="a number of text deltas (161: 169 events for the client) or recorded")
     parser.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
                         help="a mitmdump option for the proxy (e.g. flow_detail=0)")
     args = parser.parse_args()
     extra = [arg for option in args.set for arg in ("--set", option)]
-    print(json.dumps(report(asyncio.run(_main(args.turns, extra))), indent=2))
+    print(json.dumps(report(asyncio.run(_main(args.turns, extra, args.answer))), indent=2))
 
 
 if __name__ == "__main__":
