@@ -104,27 +104,20 @@ UPGRADE = {"upgrade": "websocket", "connection": "Upgrade", "sec-websocket-versi
            "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "openai-beta": "responses_websockets=2026-02-06"}
 
 
-def test_websocket_upgrade_on_responses_is_retargeted_to_the_loopback_endpoint(
+def test_websocket_upgrade_on_responses_is_answered_101_and_served_by_the_endpoint(
         gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The gateway serves the socket itself (docs/websocket.md): mitmproxy relays the upgrade to
-    the addon's own endpoint under a one-time path."""
+    """The gateway serves the socket itself (docs/websocket.md): the upgrade is answered 101 in
+    `requestheaders`, its URL left as the client sent it, and mitmproxy hands the socket over to
+    the endpoint (addon/patches/websocket_served.py) instead of relaying it anywhere."""
     addon, _ = gateway
     endpoint = Endpoint()
+    endpoint.running()
     monkeypatch.setattr(websocket, "ENDPOINT", endpoint)
-
-    async def main() -> tuple[http.HTTPFlow, int | None]:
-        await endpoint.start(max_size=1 << 20)
-        try:
-            flow = client_flow(method="GET", headers=UPGRADE)
-            addon.requestheaders(flow)
-            return flow, endpoint.port
-        finally:
-            await endpoint.done()
-
-    flow, port = asyncio.run(main())
-    assert flow.response is None
-    assert (flow.request.scheme, flow.request.host, flow.request.port) == ("http", "127.0.0.1", port)
-    assert len(flow.request.path) > 16  # the one-time token
+    flow = client_flow(method="GET", headers=UPGRADE)
+    addon.requestheaders(flow)
+    assert flow.response is not None and flow.response.status_code == 101
+    assert flow.response.headers["upgrade"] == "websocket"
+    assert flow.request.url == CLIENT_URL
     assert flow.metadata["gateway.websocket"] == CLIENT_URL
 
 

@@ -29,6 +29,7 @@ from addon.patches import (
     head_bound,
     trailers,
     websocket_bound,
+    websocket_served,
     wire_credentials,
 )
 
@@ -42,9 +43,10 @@ PATCHES = [(cutoff, STREAM, "handle_protocol_error", "_handle_protocol_error"),
            (head_bound, Http1Server, "read_headers", "_read_headers"),
            (head_bound, Http1Server, "wait", "_wait"),
            (trailers, Http1Connection, "read_body", "_read_body"),
-           (websocket_bound, websocket_layer.WebsocketLayer, "relay_messages", "_relay_messages")]
+           (websocket_bound, websocket_layer.WebsocketLayer, "relay_messages", "_relay_messages"),
+           (websocket_served, STREAM, "flow_done", "_flow_done")]
 """(module, the mitmproxy class it patches, the method, the module's wrapper)."""
-LISTED = [early_answer, admission, head_bound, trailers, websocket_bound]
+LISTED = [early_answer, admission, head_bound, trailers, websocket_bound, websocket_served]
 """The patch modules that list the mitmproxy internals they use (`INTERNALS`)."""
 
 
