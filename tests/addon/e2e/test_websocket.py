@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import ssl
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -122,6 +123,35 @@ def test_pings_are_answered_through_the_relay_and_a_close_is_clean(reverse_proxy
             return ws.close_code, received.code if received else None
 
     assert run(scenario) == (1000, 1000)
+
+
+def test_a_turn_prints_its_lines_and_a_client_that_drops_its_socket_is_no_error(
+        start_proxy: StartProxy, upstream: Upstream) -> None:
+    """Issue 38: the socket is served where mitmproxy hands it over (docs/websocket.md), so a turn
+    prints what an HTTP turn prints (the gateway's line, the flow's line with the client's address)
+    and the socket's own 101 once; nothing of the gateway's own machinery (a listener, its
+    connections, `[replay]` flows, a re-targeted `/<token>` upgrade), and Codex's way of leaving
+    (TCP dropped, no close frame) is no error."""
+    proxy = start_proxy("ws-quiet", "reverse:https://api.openai.com")
+    upstream.reset()
+    upstream.plan(stream())
+
+    async def scenario() -> None:
+        async with reverse_socket(proxy) as ws:
+            await answer(ws, create(input=[USER]))
+            ws.transport.abort()  # as Codex leaves: no close frame
+
+    run(scenario)
+    until(lambda: "client disconnect" in proxy.log, "the client's disconnect")
+    log = proxy.log
+    for noise in ("Error in WebSocket connection", "ABNORMAL_CLOSURE", "[replay]", "server listening",
+                  "connection open", "WebSocket turn"):
+        assert noise not in log, f"{noise!r} printed:\n{log}"
+    assert log.count("Switching Protocols") == 1  # the client's own upgrade, its real path
+    assert "GET https://api.openai.com/v1/responses" in log
+    assert "| 200 |" in log  # the gateway's line
+    assert log.count("POST ") == 1  # the turn's flow, printed as the client's
+    assert not re.search(r"GET http://127\.0\.0\.1:\d+/[\w-]{16,}", log)
 
 
 def test_a_tool_loop_over_one_connection_sends_only_new_items_and_the_upstream_gets_the_whole_history(
