@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from addon.serve.websocket.relay import Relay
 
 ITEM = {"type": "message", "id": "msg_1", "role": "assistant",
@@ -93,3 +95,31 @@ def test_the_terminal_event_waits_for_the_end_of_the_flow() -> None:
     assert frames == [CREATED, DONE_ITEM]
     r.end(None)
     assert frames == [CREATED, DONE_ITEM, COMPLETED]
+
+
+def test_an_event_the_session_does_not_keep_is_relayed_unread_byte_for_byte(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gateway's encoder writes `{"type":...` first: a delta goes on without a JSON parse; only
+    the events the session keeps are parsed (docs/websocket.md "Where the socket is served")."""
+    from addon.serve.websocket import relay as relay_module
+    from translators.wire import wirejson
+
+    parsed: list[bytes] = []
+    original = wirejson.loads
+
+    def loads(data: bytes | str) -> Any:
+        parsed.append(data if isinstance(data, bytes) else data.encode())
+        return original(data)
+
+    monkeypatch.setattr(relay_module.wirejson, "loads", loads)
+    events = (CREATED, DELTA, DELTA, DONE_ITEM, COMPLETED)
+    compact = [json.dumps(e, separators=(",", ":")).encode() for e in events]
+    frames: list[bytes] = []
+    r = Relay(frames.append, max_bytes=1 << 20)
+    r.headers(200, "text/event-stream", None)
+    r.data(b"".join(b"event: x\ndata: %s\n\n" % c for c in compact))
+    r.end(None)
+    assert frames == compact
+    assert (r.response_id, r.completed, r.output) == ("resp_1", "resp_1", [ITEM])
+    assert [json.loads(p)["type"] for p in parsed] == ["response.created", "response.output_item.done",
+                                                       "response.completed"]
