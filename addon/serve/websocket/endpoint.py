@@ -47,6 +47,10 @@ last 60 minutes (docs/websocket.md "Limits")."""
 PING_SECONDS = 20
 """The server pings; Codex answers pings (docs/codex.md "Transport"). A peer that stops answering
 for as long is gone."""
+WAITING_MESSAGES = 16
+"""Client messages read and not yet taken up (one request runs at a time): past this many, or past
+`gateway_max_request_bytes` of them, the client is not waiting for its answers and the socket is
+closed (1008) (docs/websocket.md "Limits"). Codex and the Agents SDK send one request and wait."""
 
 
 class Socket(Protocol):
@@ -152,6 +156,8 @@ class Connection:
         self.id = f"ws_{secrets.token_hex(8)}"
         self.session = Session(max_bytes=int(ctx.options.gateway_max_request_bytes))
         self._in: asyncio.Queue[str | bytes | None] = asyncio.Queue()
+        self._waiting = 0
+        """Bytes of the client messages in `_in`."""
         self._out: collections.deque[bytes] = collections.deque()
         self._wake = asyncio.Event()
         self._backlog = 0
@@ -168,8 +174,18 @@ class Connection:
 
     # -- what the client's end hands over (addon/patches/websocket_served.py `Peer`) ---------
     def message(self, data: str | bytes) -> None:
+        if self._ending is not None:
+            return
         if self.flow is not None:
             keep(self.flow, data.encode() if isinstance(data, str) else data)
+        self._waiting += len(data)
+        if self._in.qsize() >= WAITING_MESSAGES or self._waiting > self.session.max_bytes:
+            log.warning("gateway: a WebSocket client sent %d messages without waiting for their "
+                        "answers; its connection is closed", self._in.qsize() + 1)
+            if self._turn is not None and not self._turn.done():
+                self._turn.cancel()
+            self.close(1008, "one request at a time: wait for each answer")
+            return
         self._in.put_nowait(data)
 
     def pong(self) -> None:
@@ -220,12 +236,17 @@ class Connection:
         """The next client message; None once the client closed, or after `idle_seconds` with
         no request in flight (then this side closes)."""
         while True:
+            if self._ending is not None:
+                return None  # closing: what the client sent meanwhile is not served
             busy = self._turn is not None and not self._turn.done()
             wait = None if busy else self.idle_seconds - (time.monotonic() - self._quiet_since)
             try:
                 if wait is not None and wait <= 0:
                     raise TimeoutError
-                return await asyncio.wait_for(self._in.get(), timeout=wait)
+                message = await asyncio.wait_for(self._in.get(), timeout=wait)
+                if message is not None:
+                    self._waiting -= len(message)
+                return message
             except TimeoutError:
                 if self._turn is not None and not self._turn.done():
                     continue

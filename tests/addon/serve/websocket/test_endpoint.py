@@ -245,3 +245,19 @@ def test_a_text_frame_is_read_back_by_a_websocket_client_whatever_its_length(siz
     got = list(client.events())
     assert isinstance(got[0], wsproto.events.TextMessage) and got[0].data == payload.decode()
     assert isinstance(got[-1], wsproto.events.CloseConnection) and got[-1].code == 1000
+
+
+def test_a_client_that_sends_without_waiting_for_its_answers_is_closed(gateway: Ctx) -> None:
+    """Messages read and not yet served are bounded (`WAITING_MESSAGES`, and their bytes by
+    `gateway_max_request_bytes`): mitmproxy reads a client without pause, so a client that sends
+    request after request without reading its answers would otherwise pile them up in memory."""
+    async def scenario(connection: Connection, client: Client) -> tuple[int, str] | None:
+        hold = asyncio.get_running_loop().create_future()
+        connection._turn = asyncio.ensure_future(hold)  # a request in flight: the next ones wait
+        for _ in range(endpoint_module.WAITING_MESSAGES + 5):
+            connection.message(json.dumps(PREWARM))
+        await client.until(lambda: client.closed)
+        return client.close_frame()
+
+    code, _reason = served(gateway, scenario)
+    assert code == 1008
