@@ -20,10 +20,8 @@ from typing import Any, Protocol
 
 from mitmproxy import http
 from mitmproxy.addons.clientplayback import MockServer, ReplayHandler
-from mitmproxy.proxy import commands, events
+from mitmproxy.proxy import commands, events, server
 from mitmproxy.proxy.layers import http as http_layer
-
-log = logging.getLogger(__name__)
 
 END_SECONDS = 10.0
 """How long the answer may take to reach the stand-in client after the flow's last hook: it is
@@ -80,10 +78,9 @@ class Turn(ReplayHandler):
             self.relay.end(self.flow.error.msg)  # a no-op once the relay ended it
 
     def log(self, message: str, level: int = logging.INFO, exc_info: Any = None) -> None:
-        """The turn's own connections (server connect, disconnect) are the gateway's business: a
-        debug line, not mitmproxy's `[replay]` info line; a problem stays a warning."""
-        log.log(level if level >= logging.WARNING else logging.DEBUG, "WebSocket turn: %s", message,
-                exc_info=exc_info)
+        """The turn's own lines (server connect, disconnect) as an HTTP turn's, with the socket
+        client's address: mitmproxy's `ReplayHandler` prefixes them `[replay]`."""
+        server.ConnectionHandler.log(self, message, level, exc_info)
 
     async def handle_hook(self, hook: commands.StartHook) -> None:
         await super().handle_hook(hook)
