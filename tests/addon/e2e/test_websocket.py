@@ -214,6 +214,10 @@ def test_each_request_is_a_translated_flow_of_its_own(start_proxy: StartProxy, m
         assert flow.response.status_code == 200
     (socket,) = [f for f in flows if f.websocket is not None]
     assert socket.metadata["gateway.websocket"].endswith("/v1/responses")
+    # issue 38: no internal flow saved: the socket's flow is the client's own upgrade, as it asked
+    assert socket.request.path == "/v1/responses" and socket.response.status_code == 101
+    assert [json.loads(m.content)["input"] for m in socket.websocket.messages] == [[USER], [USER, DEVELOPER]]
+    assert all(f.request.path.startswith("/v1/") for f in flows), [f.request.url for f in flows]
 
 
 def test_an_answer_the_connection_cannot_extend_is_previous_response_not_found_and_the_socket_lives_on(
