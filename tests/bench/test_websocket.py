@@ -18,3 +18,4 @@ def test_three_turns_over_http_and_over_one_socket() -> None:
     assert ws.uploaded[2] < http.uploaded[2]
     report = websocket.report(sides)
     assert report["uploaded_bytes_total"]["ratio"] > 1
+    assert report["events_per_answer"] == {"http": 169, "websocket": 169}  # issue 39's answer length
