@@ -114,9 +114,9 @@ async def _session(proxy: Mitmdump, turns: int) -> dict[str, Side]:
     return sides
 
 
-async def _main(turns: int, extra: list[str], answer: str = "161") -> dict[str, Side]:
+async def _main(turns: int, extra: list[str], answer: str = "161", interval_s: float = 0) -> dict[str, Side]:
     upstream: Upstream | AnswerServer = (AnswerServer(anthropic_answer()) if answer == "recorded"
-                                         else Upstream(deltas=int(answer), interval_s=0))
+                                         else Upstream(deltas=int(answer), interval_s=interval_s))
     await upstream.start()
     with tempfile.TemporaryDirectory(prefix="bench-ws-") as tmp:
         proxy = Mitmdump([*_addon_args(upstream.port), *extra], f"{tmp}/addon")
@@ -151,11 +151,13 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--answer", default="161",
                         help="a number of text deltas (161: 169 events for the client) or recorded")
+    parser.add_argument("--interval", type=float, default=0.0,
+                        help="seconds between the upstream's deltas (paced; default: all at once)")
     parser.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
                         help="a mitmdump option for the proxy (e.g. flow_detail=0)")
     args = parser.parse_args()
     extra = [arg for option in args.set for arg in ("--set", option)]
-    print(json.dumps(report(asyncio.run(_main(args.turns, extra, args.answer))), indent=2))
+    print(json.dumps(report(asyncio.run(_main(args.turns, extra, args.answer, args.interval))), indent=2))
 
 
 if __name__ == "__main__":
