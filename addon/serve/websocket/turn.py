@@ -45,7 +45,9 @@ def make_flow(upgrade: Upgrade, content: bytes, connection_id: str) -> http.HTTP
         (b"content-type", b"application/json"), (b"accept", b"text/event-stream")])
     flow = http.HTTPFlow(upgrade.client_conn, connection.Server(address=(request.host, request.port)))
     flow.request = request
-    flow.is_replay = "request"  # made by the proxy: clients.identify takes the upgrade's client
+    # made by the proxy: keys.identify takes the upgrade's client; cleared once the request's head
+    # hooks ran (addon/patches/replay_client.py), so the flow is listed and printed as the client's
+    flow.is_replay = "request"
     if upgrade.client:
         flow.metadata[flowinfo.CLIENT] = upgrade.client
     flow.metadata[flowinfo.WEBSOCKET] = connection_id
