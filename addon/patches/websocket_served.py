@@ -19,7 +19,6 @@ attribute, when an internal used here changes.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable, Generator
@@ -182,10 +181,10 @@ class Handover:
         await handler.server_event(Outgoing(self.flow, data, close))
         transport = handler.transports.get(handler.client)
         writer = transport.writer if transport is not None else None
-        if isinstance(writer, asyncio.StreamWriter) and not close:
+        if writer is not None and not close:  # an asyncio StreamWriter, or mitmproxy_rs's Stream
             try:
                 await writer.drain()
-            except (ConnectionError, RuntimeError) as exc:
+            except (ConnectionError, RuntimeError, OSError) as exc:
                 raise Gone from exc
         if self.flow.client_conn.timestamp_end is not None:
             raise Gone
