@@ -10,8 +10,8 @@ reads the client's frames (wsproto, as mitmproxy's layer does, with the bound of
 addon/patches/websocket_bound.py), answers pings, and hands each whole message to the endpoint's
 `Peer`. Frames for the client are written by `Handover.send`: an `Outgoing` event injected into the
 connection's handler, as mitmproxy's own `inject.websocket` does (`Proxyserver.inject_event`), so
-they pass the connection's TLS layer and mitmproxy's HTTP/1 framing like any other bytes, and no
-hook runs per frame.
+they pass the connection's TLS layer like any other bytes, and no hook runs per frame; on a plain
+connection, where every layer above passes them on unchanged, they are written to its transport.
 
 mitmproxy is pinned (`pyproject.toml`); `tests/addon/patches/test_patches.py` fails, naming the
 attribute, when an internal used here changes.
@@ -45,6 +45,8 @@ INTERNALS = (
     "mitmproxy.proxy.server.ConnectionHandler.server_event",
     "mitmproxy.proxy.server.ConnectionHandler.transports",
     "mitmproxy.proxy.server.ConnectionHandler.client",
+    "mitmproxy.proxy.server.ConnectionHandler.timeout_watchdog",
+    "mitmproxy.proxy.server.TimeoutWatchdog.register_activity",
     "mitmproxy.proxy.server.ConnectionIO.writer",
 )
 """What this module uses of mitmproxy's internals (tests/addon/patches/test_patches.py)."""
@@ -178,9 +180,16 @@ class Handover:
         """Write `data` (frames) to the client, then wait until the client's connection has taken
         them (its write buffer drained), so a client that does not read holds back its writer."""
         handler = self._handler()
-        await handler.server_event(Outgoing(self.flow, data, close))
         transport = handler.transports.get(handler.client)
         writer = transport.writer if transport is not None else None
+        if writer is not None and not close and not self.flow.client_conn.tls and not writer.is_closing():
+            # a plain connection: after its 101 every layer above `Served` passes the bytes on as
+            # they are (HTTP/1 after an upgrade writes a response's data unframed), so they are
+            # written here, without a walk through the layers per write
+            handler.timeout_watchdog.register_activity()
+            writer.write(data)
+        else:  # TLS (regular mode's tunnel), or the close: through the layers
+            await handler.server_event(Outgoing(self.flow, data, close))
         if writer is not None and not close:  # an asyncio StreamWriter, or mitmproxy_rs's Stream
             try:
                 await writer.drain()
