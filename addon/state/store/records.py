@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from translators.wire import wirejson
+
+if TYPE_CHECKING:
+    from addon.state.store.sql import Hold, Over
 
 
 class StoreError(RuntimeError):
@@ -113,6 +117,23 @@ class Store(Protocol):
 
     def tokens_on(self, client: str, day: str) -> int:
         """Input + output tokens the client used on the day (`tokens_per_day`)."""
+        ...
+
+    def reserve(self, client: str, holds: Sequence[Hold]) -> Over | None:
+        """Hold every amount within its limit, all or none, atomically across processes; None
+        when held, else the first that did not fit (addon/team/budgets.py)."""
+        ...
+
+    def settle(self, client: str, holds: Sequence[Hold], spent: Sequence[float]) -> None:
+        """Let go of a turn's holds and add what it spent."""
+        ...
+
+    def spent(self, client: str, period: str, kind: str) -> tuple[float, float]:
+        """(spent, held) of one budget."""
+        ...
+
+    def take_request(self, client: str, per_minute: int) -> float:
+        """Count one request within `per_minute` (0.0), else the seconds until one may go."""
         ...
 
     def purge(self) -> None:
