@@ -215,7 +215,8 @@ class Gateway:
     def error(self, flow: http.HTTPFlow) -> None:
         fc = self.services.flows.drop(flow)
         if flowinfo.KEY in flow.metadata:
-            upstream_answer.failed(fc or FlowCtx(flow, speaks_of(flow.metadata)))
+            upstream_answer.failed(fc or FlowCtx(flow, speaks_of(flow.metadata)), self.services)
+        self.services.budgets.release(flow)  # a turn nothing settled: what it held is let go of
 
     def done(self) -> None:
         workers.shutdown()
