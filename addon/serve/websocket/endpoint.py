@@ -33,6 +33,7 @@ from addon.serve.flow import speaks_of
 from addon.serve.websocket import turn as turns
 from addon.serve.websocket.relay import Relay
 from addon.serve.websocket.session import Local, Refused, Send, Session
+from addon.team.sockets import SOCKETS
 from addon.work import limits
 from translators.wire import wirejson
 
@@ -195,10 +196,12 @@ class Endpoint:
     async def _serve(self, ws: ServerConnection) -> None:
         connection = Connection(ws, ws.upgrade, self.idle_seconds)  # type: ignore[attr-defined]
         self._connections.add(connection)
+        SOCKETS.register(connection.id, connection.upgrade.client, ws.close)  # addon/team/sockets.py
         try:
             await connection.run()
         finally:
             self._connections.discard(connection)
+            SOCKETS.unregister(connection.id)
 
 
 def _address(flow: http.HTTPFlow) -> str:
