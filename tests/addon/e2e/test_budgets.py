@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import httpx
 import openai
 import pytest
@@ -238,3 +239,21 @@ def _known(urls: list[str], key: str) -> bool:
     time.sleep(0.1)
     asked = [httpx.get(f"{url}/gateway/usage", headers={"authorization": f"Bearer {key}"}) for url in urls]
     return all(answer.status_code == 200 for answer in asked)
+
+
+def test_a_messages_client_over_budget_gets_anthropics_429(gateways: list[MitmDump], upstream: Upstream,
+                                                           store: dict[str, str], module_dir: Path) -> None:
+    """Claude Code's shape of the refusal: `rate_limit_error` with `retry-after`, as Anthropic's API
+    answers it (docs.claude.com/en/api/errors), read by the anthropic SDK as a RateLimitError."""
+    if "gateway_store_url" in store:
+        pytest.skip("once is enough (SQLite)")
+    key = clients.KEY_PREFIX + "messages-budget-e2e-0123456789"
+    _add(module_dir / "budget-clients.toml", "messages", key, ["--tokens-per-day", "100"])
+    until(lambda: _known([gateways[0].url], key), "the gateway to read the new client", timeout=10)
+    client = anthropic.Anthropic(base_url=gateways[0].url, api_key=key, max_retries=0)
+    with pytest.raises(anthropic.RateLimitError) as refused:  # 1000 output tokens cannot fit in 100
+        client.messages.create(model=CLAUDE, max_tokens=1000, messages=[{"role": "user", "content": "Hi."}])
+    assert refused.value.body["error"]["type"] == "rate_limit_error"
+    assert "tokens_per_day" in refused.value.body["error"]["message"]
+    assert int(refused.value.response.headers["retry-after"]) >= 1
+    assert not upstream.received
