@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from addon.observe import costs, flowinfo
 from addon.serve.refusal import Refusal
 from addon.state.store import StoreError
-from addon.state.store.sql import Hold, Over
+from addon.state.store.records import Hold, Over
 from addon.team import usage
 from translators.core import pricing
 

@@ -17,10 +17,7 @@ import inspect
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from addon.team.keys import Keys
+from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +90,17 @@ SOCKETS = Sockets()
 """The one registry: the WebSocket endpoint is one per process (addon/serve/websocket/ENDPOINT)."""
 
 
+class Keys(Protocol):
+    """What `Revocations` needs of the client keys (addon/team/keys.py `Keys`)."""
+
+    sockets: Sockets
+
+    @property
+    def on(self) -> bool: ...
+
+    def key_of(self, name: str) -> str | None: ...
+
+
 class Revocations:
     """The addon that closes revoked clients' sockets (after the client keys in the chain)."""
 
@@ -106,9 +114,13 @@ class Revocations:
         sockets.key_of = keys.key_of
         keys.sockets = sockets
 
-    async def running(self) -> None:
+    def running(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # hooks called by hand, without the proxy's loop (tests)
         if self._task is None:
-            self._task = asyncio.ensure_future(self._look())
+            self._task = loop.create_task(self._look())
 
     async def _look(self) -> None:
         while True:

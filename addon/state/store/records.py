@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from translators.wire import wirejson
-
-if TYPE_CHECKING:
-    from addon.state.store.sql import Hold, Over
 
 
 class StoreError(RuntimeError):
@@ -54,6 +51,27 @@ class Conversation:
     metadata: dict[str, Any] = field(default_factory=dict)
     client: str = ""
     """The client that made it; only it reads, appends to, changes or deletes it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """What a turn holds of one budget: `amount` of `kind` (tokens, usd) in `period` (a UTC day
+    YYYY-MM-DD or month YYYY-MM), within `limit`."""
+
+    period: str
+    kind: str
+    amount: float
+    limit: float
+
+
+@dataclass(frozen=True, slots=True)
+class Over:
+    """A hold that did not fit, and the budget as it stood: `spent` by turns that ended, `held`
+    by turns in flight."""
+
+    hold: Hold
+    spent: float
+    held: float
 
 
 class Store(Protocol):

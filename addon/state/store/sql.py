@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Any
 
+from addon.state.store.budget import BudgetQueries
 from addon.state.store.records import Conversation, ItemsJSON, ResponseRecord, StoreError
 from addon.state.store.schema import INDEXES, MIGRATIONS, SCHEMA
 from translators.wire import wirejson
@@ -31,8 +31,6 @@ USAGE_FIELDS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "r
                 "partial_requests")
 """A usage row's figures: whole counts, `cost_usd` (a float, USD), and of `requests` those the
 client abandoned mid-answer, counted from the usage the upstream had reported so far."""
-MINUTE = 60.0
-"""The window of `requests_per_minute`, in seconds."""
 
 Query = Callable[..., Any]
 """`q(sql, *params)` -> a cursor (`fetchone`, `fetchall`, `rowcount`)."""
@@ -55,33 +53,7 @@ def _size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-@dataclass(frozen=True, slots=True)
-class Hold:
-    """What a turn holds of one budget: `amount` of `kind` (tokens, usd) in `period` (a UTC day
-    YYYY-MM-DD or month YYYY-MM), within `limit`."""
-
-    period: str
-    kind: str
-    amount: float
-    limit: float
-
-
-@dataclass(frozen=True, slots=True)
-class Over:
-    """A hold that did not fit, and the budget as it stood: `spent` by turns that ended, `held`
-    by turns in flight."""
-
-    hold: Hold
-    spent: float
-    held: float
-
-
-class _NoRoom(Exception):
-    def __init__(self, over: Over) -> None:
-        self.over = over
-
-
-class SqlStore:
+class SqlStore(BudgetQueries):
     def __init__(self, *, ttl: float, max_bytes: int, clock: Callable[[], float] = time.time) -> None:
         self.ttl = ttl
         self.max_bytes = max_bytes
@@ -422,64 +394,6 @@ class SqlStore:
             row = q("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gw_usage "
                     "WHERE client = ? AND day = ?", client, day).fetchone()
         return int(row[0])
-
-    # -- budgets ----------------------------------------------------------------------------
-    def reserve(self, client: str, holds: Sequence[Hold]) -> Over | None:
-        """Hold each `amount` against its limit, all or none, in one transaction: each row is
-        raised only `WHERE spent + held + amount <= limit`, which PostgreSQL re-checks once it
-        has the row's lock and SQLite runs under its write lock, so turns reserved at once, on
-        any gateway process on this store, never hold more than a limit together. None when
-        held; else the first that did not fit, as it stood."""
-        try:
-            with self._lock, self._transaction() as q:
-                for hold in holds:
-                    key = (client, hold.period, hold.kind)
-                    q("INSERT INTO gw_budget (client, period, kind, spent, held) VALUES (?, ?, ?, 0, 0) "
-                      "ON CONFLICT (client, period, kind) DO NOTHING", *key)
-                    row = q("UPDATE gw_budget SET held = held + ? WHERE client = ? AND period = ? "
-                            "AND kind = ? AND spent + held + ? <= ? RETURNING spent",
-                            hold.amount, *key, hold.amount, hold.limit).fetchone()
-                    if row is None:
-                        spent, held = q("SELECT spent, held FROM gw_budget WHERE client = ? AND period = ? "
-                                        "AND kind = ?", *key).fetchone()
-                        raise _NoRoom(Over(hold, float(spent), float(held)))
-        except _NoRoom as no:
-            return no.over
-        return None
-
-    def settle(self, client: str, holds: Sequence[Hold], spent: Sequence[float]) -> None:
-        """A turn's holds let go of, and what it spent (0: nothing, a turn that failed) added."""
-        with self._lock, self._transaction() as q:
-            for hold, amount in zip(holds, spent, strict=True):
-                key = (client, hold.period, hold.kind)
-                q("INSERT INTO gw_budget (client, period, kind, spent, held) VALUES (?, ?, ?, 0, 0) "
-                  "ON CONFLICT (client, period, kind) DO NOTHING", *key)
-                q("UPDATE gw_budget SET held = held - ?, spent = spent + ? WHERE client = ? AND period = ? "
-                  "AND kind = ?", hold.amount, amount, *key)
-
-    def spent(self, client: str, period: str, kind: str) -> tuple[float, float]:
-        """(spent, held) of `client` in `period` (a day YYYY-MM-DD or a month YYYY-MM), `kind`
-        tokens or usd."""
-        with self._lock, self._transaction() as q:
-            row = q("SELECT spent, held FROM gw_budget WHERE client = ? AND period = ? AND kind = ?",
-                    client, period, kind).fetchone()
-        return (float(row[0]), float(row[1])) if row else (0.0, 0.0)
-
-    def take_request(self, client: str, per_minute: int) -> float:
-        """One request of `client` counted in the last minute when fewer than `per_minute` were:
-        0.0; else the seconds until one may go. The client's `gw_rate` row is locked first, so
-        two takes of one client, from any process, run one after the other."""
-        now = self.clock()
-        with self._lock, self._transaction() as q:
-            q("INSERT INTO gw_rate (client, touched) VALUES (?, ?) ON CONFLICT (client) DO NOTHING",
-              client, now)
-            q("UPDATE gw_rate SET touched = ? WHERE client = ?", now, client)
-            q("DELETE FROM gw_requests WHERE client = ? AND at <= ?", client, now - MINUTE)
-            count, oldest = q("SELECT COUNT(*), MIN(at) FROM gw_requests WHERE client = ?", client).fetchone()
-            if int(count) >= per_minute:
-                return max(float(oldest) + MINUTE - now, 0.001)
-            q("INSERT INTO gw_requests (client, at) VALUES (?, ?)", client, now)
-        return 0.0
 
     # -- limits -----------------------------------------------------------------------------
     def purge(self) -> None:

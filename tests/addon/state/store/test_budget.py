@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from addon.state.store.sql import Hold
+from addon.state.store.records import Hold
 
 
 def test_a_hold_fits_or_says_what_stood_in_its_way_and_settling_frees_it(make_store) -> None:

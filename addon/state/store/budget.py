@@ -1,0 +1,87 @@
+"""The budgets' queries both backends run (addon/team/budgets.py; docs/team.md "Budgets"): holds
+taken within a limit, all or none, and settled; the requests of the last minute. Plain SQL that
+SQLite and PostgreSQL read alike, in `SqlStore`'s transactions (addon/state/store/sql.py)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from addon.state.store.records import Hold, Over
+
+MINUTE = 60.0
+"""The window of `requests_per_minute`, in seconds."""
+
+
+class _NoRoom(Exception):
+    def __init__(self, over: Over) -> None:
+        self.over = over
+
+
+class BudgetQueries:
+    """What `SqlStore` supplies: its lock, its transactions and its clock."""
+
+    _lock: threading.RLock
+    clock: Callable[[], float]
+
+    def _transaction(self) -> AbstractContextManager[Callable[..., Any]]:
+        raise NotImplementedError
+
+    def reserve(self, client: str, holds: Sequence[Hold]) -> Over | None:
+        """Hold each `amount` against its limit, all or none, in one transaction: each row is
+        raised only `WHERE spent + held + amount <= limit`, which PostgreSQL re-checks once it
+        has the row's lock and SQLite runs under its write lock, so turns reserved at once, on
+        any gateway process on this store, never hold more than a limit together. None when
+        held; else the first that did not fit, as it stood."""
+        try:
+            with self._lock, self._transaction() as q:
+                for hold in holds:
+                    key = (client, hold.period, hold.kind)
+                    q("INSERT INTO gw_budget (client, period, kind, spent, held) VALUES (?, ?, ?, 0, 0) "
+                      "ON CONFLICT (client, period, kind) DO NOTHING", *key)
+                    row = q("UPDATE gw_budget SET held = held + ? WHERE client = ? AND period = ? "
+                            "AND kind = ? AND spent + held + ? <= ? RETURNING spent",
+                            hold.amount, *key, hold.amount, hold.limit).fetchone()
+                    if row is None:
+                        spent, held = q("SELECT spent, held FROM gw_budget WHERE client = ? AND period = ? "
+                                        "AND kind = ?", *key).fetchone()
+                        raise _NoRoom(Over(hold, float(spent), float(held)))
+        except _NoRoom as no:
+            return no.over
+        return None
+
+    def settle(self, client: str, holds: Sequence[Hold], spent: Sequence[float]) -> None:
+        """A turn's holds let go of, and what it spent (0: nothing, a turn that failed) added."""
+        with self._lock, self._transaction() as q:
+            for hold, amount in zip(holds, spent, strict=True):
+                key = (client, hold.period, hold.kind)
+                q("INSERT INTO gw_budget (client, period, kind, spent, held) VALUES (?, ?, ?, 0, 0) "
+                  "ON CONFLICT (client, period, kind) DO NOTHING", *key)
+                q("UPDATE gw_budget SET held = held - ?, spent = spent + ? WHERE client = ? AND period = ? "
+                  "AND kind = ?", hold.amount, amount, *key)
+
+    def spent(self, client: str, period: str, kind: str) -> tuple[float, float]:
+        """(spent, held) of `client` in `period` (a day YYYY-MM-DD or a month YYYY-MM), `kind`
+        tokens or usd."""
+        with self._lock, self._transaction() as q:
+            row = q("SELECT spent, held FROM gw_budget WHERE client = ? AND period = ? AND kind = ?",
+                    client, period, kind).fetchone()
+        return (float(row[0]), float(row[1])) if row else (0.0, 0.0)
+
+    def take_request(self, client: str, per_minute: int) -> float:
+        """One request of `client` counted in the last minute when fewer than `per_minute` were:
+        0.0; else the seconds until one may go. The client's `gw_rate` row is locked first, so
+        two takes of one client, from any process, run one after the other."""
+        now = self.clock()
+        with self._lock, self._transaction() as q:
+            q("INSERT INTO gw_rate (client, touched) VALUES (?, ?) ON CONFLICT (client) DO NOTHING",
+              client, now)
+            q("UPDATE gw_rate SET touched = ? WHERE client = ?", now, client)
+            q("DELETE FROM gw_requests WHERE client = ? AND at <= ?", client, now - MINUTE)
+            count, oldest = q("SELECT COUNT(*), MIN(at) FROM gw_requests WHERE client = ?", client).fetchone()
+            if int(count) >= per_minute:
+                return max(float(oldest) + MINUTE - now, 0.001)
+            q("INSERT INTO gw_requests (client, at) VALUES (?, ?)", client, now)
+        return 0.0
