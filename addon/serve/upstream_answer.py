@@ -275,7 +275,8 @@ def unreachable(fc: FlowCtx, code: str, message: str) -> None:
 
 def failed(fc: FlowCtx, services: Services | None = None) -> None:
     """`error` of a flow with a record (the client left, the upstream broke): the saved flow
-    keeps what each side had so far, and says why; its turn's usage is counted (`_count_failed`)."""
+    keeps what each side had so far, and says why; its turn's usage is counted once
+    (addon/team/accounting.py)."""
     flow = fc.flow
     info = flow.metadata[flowinfo.KEY]
     streamed = fc.hook is not None and flow.response is not None and flow.response.stream is fc.hook

@@ -100,7 +100,7 @@ def parse(text: str, where: str = "clients file") -> tuple[Client, ...]:
         models = table.get("models", [])
         if not isinstance(models, list) or not all(isinstance(m, str) and m for m in models):
             raise ClientsError(f"{at} ({name}): models must be a list of patterns, e.g. [\"gpt-5*\"]")
-        limits = {}
+        limits: dict[str, Any] = {}
         for field in ("tokens_per_day", "requests_per_minute"):
             value = table.get(field, 0)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
