@@ -79,9 +79,11 @@ class BudgetQueries:
             q("INSERT INTO gw_rate (client, touched) VALUES (?, ?) ON CONFLICT (client) DO NOTHING",
               client, now)
             q("UPDATE gw_rate SET touched = ? WHERE client = ?", now, client)
+            now = self.clock()  # the row is ours now: the minute counts from here
             q("DELETE FROM gw_requests WHERE client = ? AND at <= ?", client, now - MINUTE)
             count, oldest = q("SELECT COUNT(*), MIN(at) FROM gw_requests WHERE client = ?", client).fetchone()
             if int(count) >= per_minute:
-                return max(float(oldest) + MINUTE - now, 0.001)
+                # clocks of processes on several machines differ a little: never past a minute
+                return min(max(float(oldest) + MINUTE - now, 0.001), MINUTE)
             q("INSERT INTO gw_requests (client, at) VALUES (?, ?)", client, now)
         return 0.0
