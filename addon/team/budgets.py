@@ -20,6 +20,7 @@ import calendar
 import contextlib
 import datetime
 import math
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,8 @@ class Held:
 
     client: str
     holds: tuple[Hold, ...]
+    id: str = ""
+    """Its `gw_holds` row, "" when it holds nothing."""
 
 
 class Budgets:
@@ -115,14 +118,15 @@ class Budgets:
                 and isinstance(info, dict):
             info["notes"].append(f"budgets: no price for {translation.model}: its cost is not counted "
                                  "against usd_per_day / usd_per_month")
+        hold_id = uuid.uuid4().hex
         if holds:
             try:
-                over = await self.storage.call(lambda store: store.reserve(client.name, holds))
+                over = await self.storage.call(lambda store: store.reserve(client.name, holds, hold_id))
             except StoreError as exc:
                 return Refusal(503, "store_unavailable", str(exc))
             if over is not None:
                 return _over(client, over, translation.input_estimate, output)
-        self._held[flow.id] = Held(client.name, _every(holds, now))
+        self._held[flow.id] = Held(client.name, _every(holds, now), hold_id if holds else "")
         return None
 
     def settle(self, flow: http.HTTPFlow, used: dict[str, Any] | None, *, partial: bool = False) -> None:
@@ -146,7 +150,7 @@ class Budgets:
             try:
                 store = storage.store()
                 store.add_usage(held.client, day, route, model, counts)
-                store.settle(held.client, held.holds, spent)
+                store.settle(held.client, held.holds, spent, held.id)
             except StoreError as exc:
                 notes = info.get("notes")
                 if isinstance(notes, list):
@@ -165,7 +169,7 @@ class Budgets:
         def write() -> None:
             # on a store failure what it held stays held until its period ends (docs/team.md "Budgets")
             with contextlib.suppress(StoreError):
-                storage.store().settle(held.client, held.holds, [0.0] * len(held.holds))
+                storage.store().settle(held.client, held.holds, [0.0] * len(held.holds), held.id)
 
         storage.submit(write)
 

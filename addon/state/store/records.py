@@ -137,12 +137,12 @@ class Store(Protocol):
         """Input + output tokens the client used on the day (`tokens_per_day`)."""
         ...
 
-    def reserve(self, client: str, holds: Sequence[Hold]) -> Over | None:
+    def reserve(self, client: str, holds: Sequence[Hold], hold_id: str = "") -> Over | None:
         """Hold every amount within its limit, all or none, atomically across processes; None
         when held, else the first that did not fit (addon/team/budgets.py)."""
         ...
 
-    def settle(self, client: str, holds: Sequence[Hold], spent: Sequence[float]) -> None:
+    def settle(self, client: str, holds: Sequence[Hold], spent: Sequence[float], hold_id: str = "") -> None:
         """Let go of a turn's holds and add what it spent."""
         ...
 

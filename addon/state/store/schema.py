@@ -33,6 +33,10 @@ SCHEMA = (
     # requests per minute: one row per client locked by each take, and the times of its requests
     "CREATE TABLE IF NOT EXISTS gw_rate (client TEXT PRIMARY KEY, touched DOUBLE PRECISION NOT NULL)",
     "CREATE TABLE IF NOT EXISTS gw_requests (client TEXT NOT NULL, at DOUBLE PRECISION NOT NULL)",
+    # each turn's holds until it settles them: those of a process that died are let go of
+    """CREATE TABLE IF NOT EXISTS gw_holds (
+        id TEXT PRIMARY KEY, client TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
+        holds TEXT NOT NULL)""",
 )
 MIGRATIONS = (("gw_responses", "client", "TEXT NOT NULL DEFAULT ''"),
               ("gw_conversations", "client", "TEXT NOT NULL DEFAULT ''"),

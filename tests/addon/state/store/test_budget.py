@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from addon.state.store.budget import HOLD_SECONDS
 from addon.state.store.records import Hold
 
 
@@ -76,3 +77,19 @@ def test_budgets_of_months_past_are_purged(make_store, clock) -> None:
     store.purge()
     assert store.spent("ana", "1970-01-12", "tokens") == (0.0, 0.0)
     assert store.spent("ana", "1970-02-27", "tokens") == (5.0, 0.0)
+
+
+def test_holds_of_a_process_that_died_are_let_go_of_and_never_twice(make_store, clock) -> None:
+    store = make_store()
+    hold = Hold("2026-12-06", "tokens", 60, 100)
+    assert store.reserve("ana", [hold], "turn-1") is None  # its process dies: never settled
+    assert store.reserve("ana", [hold], "turn-2") is not None
+    assert store.reserve("ana", [Hold("2026-12-06", "tokens", 30, 100)], "turn-3") is None
+    clock.now += HOLD_SECONDS + 61
+    assert store.reserve("ana", [Hold("2026-12-06", "tokens", 10, 100)], "turn-4") is None  # 1 and 3 let go
+    assert store.spent("ana", "2026-12-06", "tokens") == (0.0, 10.0)
+    # turn 3 ends late: what it spent counts, its hold is not let go of twice
+    store.settle("ana", [Hold("2026-12-06", "tokens", 30, 100)], [25], "turn-3")
+    assert store.spent("ana", "2026-12-06", "tokens") == (25.0, 10.0)
+    store.settle("ana", [Hold("2026-12-06", "tokens", 10, 100)], [8], "turn-4")
+    assert store.spent("ana", "2026-12-06", "tokens") == (33.0, 0.0)
