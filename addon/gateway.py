@@ -53,6 +53,7 @@ from addon.team import passing  # noqa: E402
 from addon.team.budgets import Budgets  # noqa: E402
 from addon.team.keys import Keys  # noqa: E402
 from addon.team.passing import Passing  # noqa: E402
+from addon.team.sockets import Revocations  # noqa: E402
 from addon.work import limits, offload, workers  # noqa: E402
 from translators import dialect as registry  # noqa: E402
 from translators.features import websearch  # noqa: E402
@@ -217,7 +218,8 @@ class Gateway:
     def error(self, flow: http.HTTPFlow) -> None:
         fc = self.services.flows.drop(flow)
         if flowinfo.KEY in flow.metadata:
-            upstream_answer.failed(fc or FlowCtx(flow, speaks_of(flow.metadata)))
+            upstream_answer.failed(fc or FlowCtx(flow, speaks_of(flow.metadata)), self.services)
+        self.services.budgets.release(flow)  # a turn nothing settled: what it held is let go of
 
     def done(self) -> None:
         workers.shutdown()
@@ -249,6 +251,8 @@ def chain() -> list[Any]:
         Claims(services),
         # who sent a claimed request: a client key, else 401 before anything is served or sent
         keys,
+        # with client keys, a revoked key's open WebSockets closed within seconds
+        Revocations(keys),
         # with client keys, what the gateway does not claim: refused, or passed on without a key
         Passing(keys, flows, lambda: passing.gateway_hosts(services.router.match)),
         # the response store's options; opened at first use, closed at `done`

@@ -14,8 +14,9 @@ from translators.core.ids import IdFactory, random_ids
 from translators.core.item_cache import ItemCache
 from translators.core.report import Report
 from translators.core.translation import Translation, UpstreamError
-from translators.features import caching, compaction, websearch
+from translators.features import caching, compaction, fit, websearch
 from translators.ir import events as ev
+from translators.ir import size
 from translators.ir.encoder import EventEncoder
 from translators.wire import response_headers, whole_body, wirejson
 from translators.wire.upstream_errors import client_status, clip, code_for, text_of
@@ -73,6 +74,7 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
         encoded = part.encode(body, model, report)
         client_model = body["model"]
         stream = bool(body.get("stream", False))
+        estimate, limit = len(wirejson.dumps(encoded.body)) // 4, fit.sent_limit(encoded.body)
     else:
         if items is not None and speaks.reuses_items:
             request = speaks.decode(body, report, items=items)  # type: ignore[call-arg]
@@ -93,6 +95,7 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
         if note := caps.lifecycle_note():
             report.note(note)
         encoded = part.encode_request(request, upstream_model, report, caps)
+        estimate, limit = size.estimate_tokens(request), fit.reserved_output(request, caps, encoded.body)
         if not encoded.cache_marks:
             caching.report_marks(request, report)
     echoed = speaks.echo({**body, **resolved} if resolved else body)
@@ -100,7 +103,8 @@ def translate_request(body: dict[str, Any], target: str, model: str | None = Non
                        client_model=client_model, path=encoded.path, body=encoded.body,
                        headers=encoded.headers, stream=stream, dropped=report.dropped,
                        cosmetic=report.cosmetic, notes=report.notes, tools=encoded.tools,
-                       echo=echoed, compaction=summarize, compaction_kept=kept)
+                       echo=echoed, compaction=summarize, compaction_kept=kept,
+                       input_estimate=estimate, output_limit=limit)
 
 
 def _serving(dialect: dialects.Dialect, client: str) -> dialects.Codec | dialects.Passthrough:

@@ -228,6 +228,11 @@ async def _plan(services: Services, fc: FlowCtx, read: Read) -> None:
     if fc.counting:
         _count(services, fc, translation)
         return
+    if refused := await services.budgets.reserve(flow, translation, route):  # its worst case held
+        fc.info["refused"] = refused.message
+        answer(flow, error_response(fc.speaks, refused.status, refused.code, refused.message, refused.param,
+                                    dict(refused.headers)))
+        return
     fc.translated(translation, saved)
     info.update(model=translation.model, url=route.base_url + translation.path)
     flowinfo.merge(info, translation)

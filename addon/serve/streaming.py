@@ -136,6 +136,22 @@ class StreamHook:
             return None
         return self.translator.response()
 
+    @property
+    def delivered_whole(self) -> bool:
+        """The client's answer went out whole: the translator wrote its terminal event and nothing
+        broke before (addon/team/accounting.py: such a turn is a success, whoever closes first)."""
+        return bool(self.translator.finished) and self.error is None
+
+    def usage_so_far(self) -> dict[str, Any] | None:
+        """The usage the upstream reported so far, in the client's shape; None when it reported
+        none (or the translator keeps no answer: a passthrough)."""
+        try:
+            response = self.translator.response()
+        except Exception:
+            return None
+        used = response.get("usage") if isinstance(response, dict) else None
+        return used if isinstance(used, dict) else None
+
     def end(self) -> bytes:
         """End of the upstream body (or the upstream cut it): flush, and guarantee a terminal event."""
         return b"".join(self._end_parts())

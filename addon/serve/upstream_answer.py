@@ -30,6 +30,7 @@ from addon.serve.flow import FlowCtx, Stage
 from addon.serve.seal import seal
 from addon.serve.services import Services
 from addon.serve.streaming import StreamHook
+from addon.team import accounting
 from addon.upstream import credentials
 from addon.upstream import headers as upstream_headers
 from addon.work import limits, offload
@@ -109,8 +110,10 @@ async def _end(services: Services, fc: FlowCtx, answered: Awaitable[None] | None
 
 
 def _over(services: Services, fc: FlowCtx) -> None:
-    """The flow's last step: its context let go of."""
+    """The flow's last step: its context let go of, and what its turn held of its client's budgets
+    if nothing settled it (a refusal after its reservation)."""
     services.flows.drop(fc.flow)
+    services.budgets.release(fc.flow)
 
 
 def _answer(services: Services, fc: FlowCtx) -> None:
@@ -152,7 +155,7 @@ def _answer(services: Services, fc: FlowCtx) -> None:
     if used := flowinfo.usage_of(final):
         info["usage"] = used
     stamp.answered(info, fc.route, final)  # its cost in USD, its finish reason (addon/observe/stamp.py)
-    services.budgets.count(flow, used)  # per client, with client keys on (addon/team/usage.py)
+    services.budgets.settle(flow, used)  # per client, with client keys on (addon/team/budgets.py)
     if (failure := flowinfo.failure_of(final)) and not info.get("error"):
         info["error"] = failure
     if searches := flowinfo.searches_of(final):
@@ -270,13 +273,19 @@ def unreachable(fc: FlowCtx, code: str, message: str) -> None:
     answer(fc.flow, error_response(fc.speaks, 502, code, message))
 
 
-def failed(fc: FlowCtx) -> None:
+def failed(fc: FlowCtx, services: Services | None = None) -> None:
     """`error` of a flow with a record (the client left, the upstream broke): the saved flow
-    keeps what each side had so far, and says why."""
+    keeps what each side had so far, and says why; its turn's usage is counted once
+    (addon/team/accounting.py)."""
     flow = fc.flow
     info = flow.metadata[flowinfo.KEY]
-    if fc.hook is not None and flow.response is not None and flow.response.stream is fc.hook:
+    streamed = fc.hook is not None and flow.response is not None and flow.response.stream is fc.hook
+    if fc.hook is not None and streamed:
         _keep_streamed(fc, fc.hook, info)
     limits.keep_sent_request(flow.request, mitm.options.gateway_max_kept_bytes)
-    info["error"] = flow.error.msg if flow.error else "connection error"
+    error: str | None = flow.error.msg if flow.error else "connection error"
+    if services is not None and fc.hook is not None and streamed and fc.stage < Stage.ANSWERED:
+        error = accounting.ended_early(services.budgets, flow, fc.route, fc.hook, error or "")
+    if error:
+        info["error"] = error
     seal(flow)

@@ -7,6 +7,8 @@ written by the `clients` command.
     models = ["gpt-5*"]          # optional: patterns of the client models this client may use
     tokens_per_day = 2000000     # optional: input + output tokens per UTC day (0: no limit)
     requests_per_minute = 60     # optional (0: no limit)
+    usd_per_day = 5.0            # optional: USD per UTC day, by the price table (0: no limit)
+    usd_per_month = 100.0        # optional: USD per UTC calendar month (0: no limit)
 
 `python -m addon clients add NAME --file clients.toml` makes a key, prints it once and appends its
 hash; `rotate NAME`, `remove NAME` and `list` too. The file keeps each key's SHA-256 only, never the
@@ -31,7 +33,9 @@ KEY_PREFIX = "gwk-"
 """Gateway keys start with this, so a leaked one is recognised (and told apart from a vendor's)."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 _HASH = re.compile(r"^[0-9a-f]{64}$")
-_FIELDS = {"name", "key_sha256", "models", "tokens_per_day", "requests_per_minute"}
+_FIELDS = {"name", "key_sha256", "models", "tokens_per_day", "requests_per_minute", "usd_per_day",
+           "usd_per_month"}
+_USD = ("usd_per_day", "usd_per_month")
 
 
 class ClientsError(ValueError):
@@ -47,7 +51,16 @@ class Client:
     tokens_per_day: int = 0
     """Input + output tokens per UTC day (usage recorded in the store); 0: no limit."""
     requests_per_minute: int = 0
-    """Requests per rolling minute in this gateway process; 0: no limit."""
+    """Requests per rolling minute, counted in the store (every gateway on it); 0: no limit."""
+    usd_per_day: float = 0.0
+    """USD per UTC day, each turn priced by the price table (addon/observe/costs.py); 0: no limit."""
+    usd_per_month: float = 0.0
+    """USD per UTC calendar month; 0: no limit."""
+
+    @property
+    def limited(self) -> bool:
+        """Any budget the store counts (tokens or USD)."""
+        return bool(self.tokens_per_day or self.usd_per_day or self.usd_per_month)
 
     def allows(self, model: str) -> bool:
         return not self.models or any(fnmatch.fnmatchcase(model, p) for p in self.models)
@@ -87,12 +100,18 @@ def parse(text: str, where: str = "clients file") -> tuple[Client, ...]:
         models = table.get("models", [])
         if not isinstance(models, list) or not all(isinstance(m, str) and m for m in models):
             raise ClientsError(f"{at} ({name}): models must be a list of patterns, e.g. [\"gpt-5*\"]")
-        limits = {}
+        limits: dict[str, Any] = {}
         for field in ("tokens_per_day", "requests_per_minute"):
             value = table.get(field, 0)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ClientsError(f"{at} ({name}): {field} must be a whole number >= 0 (0: no limit)")
             limits[field] = value
+        for field in _USD:
+            value = table.get(field, 0)
+            if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value < float("inf"):
+                raise ClientsError(f"{at} ({name}): {field} must be a number of US dollars >= 0 "
+                                   "(0: no limit)")
+            limits[field] = float(value)
         found.append(Client(name, digest.lower(), tuple(models), **limits))
     names = [c.name for c in found]
     if dup := {n for n in names if names.count(n) > 1}:
@@ -126,6 +145,9 @@ def table(client: Client) -> str:
         lines.append(f"tokens_per_day = {client.tokens_per_day}")
     if client.requests_per_minute:
         lines.append(f"requests_per_minute = {client.requests_per_minute}")
+    for field in _USD:
+        if value := getattr(client, field):
+            lines.append(f"{field} = {value!r}")
     return "\n".join(lines) + "\n"
 
 
@@ -135,6 +157,14 @@ def _write(path: Path, clients: Iterable[Client]) -> None:
     temporary.write_text(text, encoding="utf-8")
     temporary.chmod(0o600)
     temporary.replace(path)  # atomic: a proxy reading the file never sees half of it
+
+
+def _limits(c: Client) -> str:
+    return "\t".join([f"models={','.join(c.models)}" if c.models else "models=any",
+                      f"tokens_per_day={c.tokens_per_day or 'unlimited'}",
+                      f"requests_per_minute={c.requests_per_minute or 'unlimited'}",
+                      f"usd_per_day={c.usd_per_day or 'unlimited'}",
+                      f"usd_per_month={c.usd_per_month or 'unlimited'}"])
 
 
 def main(argv: Sequence[str] | None = None, out: Any = None) -> int:
@@ -154,8 +184,17 @@ def main(argv: Sequence[str] | None = None, out: Any = None) -> int:
     add.add_argument("--models", default="", help="comma-separated patterns, e.g. gpt-5*,o4*")
     add.add_argument("--tokens-per-day", type=int, default=0)
     add.add_argument("--requests-per-minute", type=int, default=0)
+    add.add_argument("--usd-per-day", type=float, default=0.0)
+    add.add_argument("--usd-per-month", type=float, default=0.0)
     rotate = commands.add_parser("rotate", parents=[either], help="give NAME a new key (printed once)")
     rotate.add_argument("name")
+    change = commands.add_parser("set", parents=[either],
+                                 help="change NAME's models or budgets (its key stays)")
+    change.add_argument("name")
+    change.add_argument("--models", help="comma-separated patterns; empty: any model")
+    for flag, kind in (("--tokens-per-day", int), ("--requests-per-minute", int), ("--usd-per-day", float),
+                       ("--usd-per-month", float)):
+        change.add_argument(flag, type=kind, help="0: no limit")
     commands.add_parser("list", parents=[either], help="the clients and their limits (never a key)")
     remove = commands.add_parser("remove", parents=[either], help="revoke NAME's key")
     remove.add_argument("name")
@@ -168,7 +207,8 @@ def main(argv: Sequence[str] | None = None, out: Any = None) -> int:
                 raise ClientsError(f"{args.name!r} is in {str(path)!r} already: `rotate` gives it a new key")
             key = new_key()
             models = tuple(m.strip() for m in args.models.split(",") if m.strip())
-            added = Client(args.name, hash_key(key), models, args.tokens_per_day, args.requests_per_minute)
+            added = Client(args.name, hash_key(key), models, args.tokens_per_day, args.requests_per_minute,
+                           args.usd_per_day, args.usd_per_month)
             parse(table(added))  # the same checks as the proxy's
             _write(path, (*clients, added))
             print(f"client {args.name!r} added to {path}; its key (shown once, not stored):\n{key}", file=out)
@@ -180,12 +220,21 @@ def main(argv: Sequence[str] | None = None, out: Any = None) -> int:
             _write(path, (replace(c, key_sha256=hash_key(key)) if c is old else c for c in clients))
             print(f"client {args.name!r} has a new key (shown once, not stored); the old one is refused "
                   f"from now on:\n{key}", file=out)
+        elif args.command == "set":
+            old = next((c for c in clients if c.name == args.name), None)
+            if old is None:
+                raise ClientsError(f"no client {args.name!r} in {str(path)!r}")
+            changes: dict[str, Any] = {f: getattr(args, f) for f in ("tokens_per_day", "requests_per_minute",
+                                                                    *_USD) if getattr(args, f) is not None}
+            if args.models is not None:
+                changes["models"] = tuple(m.strip() for m in args.models.split(",") if m.strip())
+            new = replace(old, **changes)
+            parse(table(new))  # the same checks as the proxy's
+            _write(path, (new if c is old else c for c in clients))
+            print(f"client {args.name!r} changed in {path}: {_limits(new)}", file=out)
         elif args.command == "list":
             for c in clients:
-                limits = [f"models={','.join(c.models)}" if c.models else "models=any",
-                          f"tokens_per_day={c.tokens_per_day or 'unlimited'}",
-                          f"requests_per_minute={c.requests_per_minute or 'unlimited'}"]
-                print(f"{c.name}\t{c.key_sha256[:12]}...\t" + "\t".join(limits), file=out)
+                print(f"{c.name}\t{c.key_sha256[:12]}...\t" + _limits(c), file=out)
         else:
             if not any(c.name == args.name for c in clients):
                 raise ClientsError(f"no client {args.name!r} in {str(path)!r}")

@@ -40,6 +40,7 @@ from addon.observe import console, flowinfo
 from addon.routes.routing import is_loopback
 from addon.serve.answers import answer, error_response
 from addon.serve.flow import Flows, speaks_of
+from addon.team import sockets
 from addon.team.clients_file import Client, ClientsError, hash_key, load
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,8 @@ class Keys:
         self._lock = threading.Lock()
         self._connections: weakref.WeakKeyDictionary[Any, Client] = weakref.WeakKeyDictionary()
         """Regular mode: the client a CONNECT's proxy password named, for the requests inside it."""
+        self.sockets = sockets.SOCKETS
+        """The open WebSockets and their clients' keys (addon/team/sockets.py)."""
 
     @property
     def on(self) -> bool:
@@ -176,6 +179,13 @@ class Keys:
         if found is not None:
             self._connections[flow.client_conn] = found
 
+    def key_of(self, name: str) -> str | None:
+        """The key hash client `name` holds now (the file re-read when it changed); None when no
+        client has that name, or client keys are off."""
+        if not self.on:
+            return None
+        return next((c.key_sha256 for c in self._fresh() if c.name == name), None)
+
     def tunnel_client(self, client_conn: Any) -> Client | None:
         """Regular mode: the client the CONNECT of this client connection named, if any."""
         return self._connections.get(client_conn)
@@ -207,7 +217,12 @@ class Keys:
         if not self.on:
             return ANONYMOUS
         if flow.is_replay == "request" and flow.metadata.get(flowinfo.CLIENT):
-            return self.client_of(flow)  # the operator's Replay of a client's saved flow: its client
+            if self.sockets.revoked(flow.metadata.get(flowinfo.WEBSOCKET)):
+                refuse(flow, 401, "invalid_api_key", "the client key this WebSocket was opened with was "
+                       "revoked: connect again with a valid key")
+                return None
+            # a request of a socket (its upgrade's client), or the operator's Replay of a saved flow
+            return self.client_of(flow)
         headers = flow.request.headers
         key, where = presented(headers)
         found = match(self._fresh(), key) if key else None

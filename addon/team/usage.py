@@ -26,9 +26,11 @@ from translators.core import pricing
 
 PATH = "/gateway/usage"
 """Where a client reads its own usage, on any host the gateway serves."""
-TOKENS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens")
+TOKENS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens",
+          "partial_requests")
 FIELDS = (*TOKENS, "cost_usd")
-"""A row's figures: whole counts, then the cost in USD."""
+"""A row's figures: whole counts, then the cost in USD. `partial_requests`: of `requests`, those
+the client abandoned mid-answer, counted from the usage the upstream had reported by then."""
 _MAX_DAYS = 366
 
 
@@ -37,15 +39,16 @@ def today() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
 
 
-def counts(usage: dict[str, Any] | None, cost_usd: Any = None) -> dict[str, Any]:
+def counts(usage: dict[str, Any] | None, cost_usd: Any = None, *, partial: bool = False) -> dict[str, Any]:
     """One answered turn's figures from the usage the client got (none: the request alone) and
     its cost from the flow's record (`info["cost_usd"]`). Input counts cached and written tokens
-    in, output counts reasoning in, whichever client shape the usage has."""
+    in, output counts reasoning in, whichever client shape the usage has. `partial`: the client
+    abandoned the turn mid-answer, `usage` is what the upstream had reported by then."""
     tokens = pricing.usage_of(usage) or pricing.TokenUsage()
     cost = cost_usd if isinstance(cost_usd, int | float) and not isinstance(cost_usd, bool) else 0.0
     return {"requests": 1, "input_tokens": tokens.input_total, "cached_tokens": tokens.cache_read,
             "output_tokens": tokens.output, "reasoning_tokens": tokens.reasoning,
-            "cost_usd": float(cost) if cost > 0 else 0.0}
+            "cost_usd": float(cost) if cost > 0 else 0.0, "partial_requests": int(partial)}
 
 
 def days(first: str | None, last: str | None, today: str) -> tuple[str, str] | str:
@@ -64,7 +67,7 @@ def days(first: str | None, last: str | None, today: str) -> tuple[str, str] | s
 
 
 def totals(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {name: sum(int(row[name]) for row in rows) for name in TOKENS}
+    out: dict[str, Any] = {name: sum(int(row.get(name) or 0) for row in rows) for name in TOKENS}
     out["cost_usd"] = round(sum(float(row.get("cost_usd") or 0) for row in rows), 10)
     return out
 
@@ -92,7 +95,8 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def _figures(row: dict[str, Any]) -> str:
-    return "\t".join([*(str(row[f]) for f in TOKENS), dollars(float(row.get("cost_usd") or 0)) or "$0"])
+    cost = dollars(float(row.get("cost_usd") or 0)) or "$0"
+    return "\t".join([*(str(row.get(f) or 0) for f in TOKENS), cost])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -37,6 +37,13 @@ class Translation(BaseModel):
     compaction: bool = False
     """A compaction request (`Request.kind`) served by summarizing: the upstream's text comes back
     as one `compaction` item (translators/features/compaction.py)."""
+    input_estimate: int = 0
+    """The input tokens of the request as sent, roughly (translators/ir/size.py): what a budget
+    reserves for the turn's input before the upstream counts it (docs/team.md "Budgets")."""
+    output_limit: int | None = None
+    """The most output tokens the turn may take as sent: the limit in the upstream body (the
+    client's, fitted to the model: translators/features/fit.py), else the model's own ceiling;
+    None when neither is known."""
     compaction_kept: list[dict[str, Any]] | None = None
     """The `/responses/compact` form only (docs/compaction.md "Two forms"): the history's user
     messages, which its answer, the whole `response.compaction` object, keeps before the one

@@ -21,6 +21,7 @@ write. A request without a limit gets none unless its upstream needs one (`defau
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from translators.core.capabilities import ModelCapabilities
 from translators.core.report import Report
@@ -71,3 +72,29 @@ def output_limit(request: Request, caps: ModelCapabilities, report: Report, *,
         report.note(f"output limit {asked} lowered to {top.tokens}: {top.why}")
         return top.tokens
     return asked
+
+
+_SENT = (("max_tokens",), ("max_completion_tokens",), ("max_output_tokens",),
+         ("generationConfig", "maxOutputTokens"), ("inferenceConfig", "maxTokens"))
+"""Where each dialect's body carries its output limit (this module's docstring)."""
+
+
+def sent_limit(body: dict[str, Any]) -> int | None:
+    """The output limit an encoded upstream body carries, whichever dialect wrote it; None when
+    it has none."""
+    for path in _SENT:
+        value: Any = body
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+    return None
+
+
+def reserved_output(request: Request, caps: ModelCapabilities, body: dict[str, Any]) -> int | None:
+    """The most output tokens a turn may take as sent (`sent_limit`), else the model's ceiling."""
+    sent = sent_limit(body)
+    if sent is not None:
+        return sent
+    top = ceiling(request, caps)
+    return top.tokens if top is not None else None

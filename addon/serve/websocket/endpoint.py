@@ -35,6 +35,7 @@ from addon.serve.websocket import frames
 from addon.serve.websocket import turn as turns
 from addon.serve.websocket.relay import Relay
 from addon.serve.websocket.session import Local, Refused, Send, Session
+from addon.team.sockets import SOCKETS
 from addon.work import limits
 from translators.wire import wirejson
 
@@ -115,10 +116,15 @@ class Endpoint:
         """The socket of an upgrade answered here is open (addon/patches/websocket_served.py)."""
         self._answered.discard(flow)
         connection = Connection(socket, turns.Upgrade.of(flow), self.idle_seconds, flow)
+        SOCKETS.register(connection.id, connection.upgrade.client, connection.close)  # addon/team/sockets.py
         task = asyncio.ensure_future(connection.run())
         self._connections[connection] = task
-        task.add_done_callback(lambda _t: self._connections.pop(connection, None))
+        task.add_done_callback(lambda _t: self._gone(connection))
         return connection
+
+    def _gone(self, connection: Connection) -> None:
+        self._connections.pop(connection, None)
+        SOCKETS.unregister(connection.id)
 
 
 def keep(flow: http.HTTPFlow, content: bytes) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -50,6 +51,27 @@ class Conversation:
     metadata: dict[str, Any] = field(default_factory=dict)
     client: str = ""
     """The client that made it; only it reads, appends to, changes or deletes it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """What a turn holds of one budget: `amount` of `kind` (tokens, usd) in `period` (a UTC day
+    YYYY-MM-DD or month YYYY-MM), within `limit`."""
+
+    period: str
+    kind: str
+    amount: float
+    limit: float
+
+
+@dataclass(frozen=True, slots=True)
+class Over:
+    """A hold that did not fit, and the budget as it stood: `spent` by turns that ended, `held`
+    by turns in flight."""
+
+    hold: Hold
+    spent: float
+    held: float
 
 
 class Store(Protocol):
@@ -113,6 +135,23 @@ class Store(Protocol):
 
     def tokens_on(self, client: str, day: str) -> int:
         """Input + output tokens the client used on the day (`tokens_per_day`)."""
+        ...
+
+    def reserve(self, client: str, holds: Sequence[Hold], hold_id: str = "") -> Over | None:
+        """Hold every amount within its limit, all or none, atomically across processes; None
+        when held, else the first that did not fit (addon/team/budgets.py)."""
+        ...
+
+    def settle(self, client: str, holds: Sequence[Hold], spent: Sequence[float], hold_id: str = "") -> None:
+        """Let go of a turn's holds and add what it spent."""
+        ...
+
+    def spent(self, client: str, period: str, kind: str) -> tuple[float, float]:
+        """(spent, held) of one budget."""
+        ...
+
+    def take_request(self, client: str, per_minute: int) -> float:
+        """Count one request within `per_minute` (0.0), else the seconds until one may go."""
         ...
 
     def purge(self) -> None:

@@ -20,14 +20,17 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
+from addon.state.store.budget import BudgetQueries
 from addon.state.store.records import Conversation, ItemsJSON, ResponseRecord, StoreError
 from addon.state.store.schema import INDEXES, MIGRATIONS, SCHEMA
 from translators.wire import wirejson
 
 BATCH = 100
 """Rows per INSERT statement: a long list of items is written in a few statements, not one per row."""
-USAGE_FIELDS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd")
-"""A usage row's figures: whole counts, then `cost_usd` (a float, USD)."""
+USAGE_FIELDS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd",
+                "partial_requests")
+"""A usage row's figures: whole counts, `cost_usd` (a float, USD), and of `requests` those the
+client abandoned mid-answer, counted from the usage the upstream had reported so far."""
 
 Query = Callable[..., Any]
 """`q(sql, *params)` -> a cursor (`fetchone`, `fetchall`, `rowcount`)."""
@@ -50,7 +53,7 @@ def _size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-class SqlStore:
+class SqlStore(BudgetQueries):
     def __init__(self, *, ttl: float, max_bytes: int, clock: Callable[[], float] = time.time) -> None:
         self.ttl = ttl
         self.max_bytes = max_bytes
@@ -405,6 +408,9 @@ class SqlStore:
                 q("DELETE FROM gw_items WHERE conversation_id IN "
                   "(SELECT id FROM gw_conversations WHERE used_at < ?)", since)
                 q("DELETE FROM gw_conversations WHERE used_at < ?", since)
+            # budgets of months past (their days too: "2026-11-30" < "2026-12")
+            month = time.strftime("%Y-%m", time.gmtime(self.clock()))
+            q("DELETE FROM gw_budget WHERE period < ?", month)
             if self.max_bytes <= 0:
                 return
             over = q("SELECT client FROM (SELECT client, size FROM gw_responses UNION ALL "

@@ -39,7 +39,7 @@ def _clients_file(path: Path) -> Path:
     path.write_text(
         clients.table(clients.Client("ana", clients.hash_key(ANA_KEY), ("gpt-5*",)))
         + clients.table(clients.Client("bob", clients.hash_key(BOB_KEY)))
-        + clients.table(clients.Client("tight", clients.hash_key(TIGHT_KEY), tokens_per_day=10))
+        + clients.table(clients.Client("tight", clients.hash_key(TIGHT_KEY), tokens_per_day=60))
         + clients.table(clients.Client("slow", clients.hash_key(SLOW_KEY), requests_per_minute=1)),
         encoding="utf-8")
     return path
@@ -176,7 +176,7 @@ def test_usage_adds_up_to_the_upstreams_per_client(budget_proxy: MitmDump, upstr
     assert own.status_code == 200
     assert own.json()["client"] == "ana"
     assert own.json()["totals"] == {"requests": 2, "input_tokens": 200, "cached_tokens": 0,
-                                    "output_tokens": 14, "reasoning_tokens": 0,  # 7 each (fake_upstream)
+                                    "output_tokens": 14, "reasoning_tokens": 0, "partial_requests": 0,
                                     "cost_usd": pytest.approx((200 * 3 + 14 * 15) / 1e6)}  # Sonnet 4.6
     store = budget_proxy.confdir / "gateway-store.sqlite"
     printed = subprocess.run([sys.executable, "-m", "addon", "usage", str(store), "--json"], cwd=ROOT,
@@ -191,9 +191,10 @@ def test_past_tokens_per_day_a_turn_is_429_with_retry_after(budget_proxy: MitmDu
                                                             upstream: Upstream) -> None:
     answers(upstream, "Spent.", input_tokens=50)
     with sdk(budget_proxy, TIGHT_KEY) as tight:
-        ask(tight, "1", store=False)  # 57 tokens: past 10 after it
+        # a turn holds its output limit too (docs/team.md "Budgets"): 16 of 60 fit; it spends 57
+        ask(tight, "1", store=False, max_output_tokens=16)
         with pytest.raises(openai.RateLimitError) as refused:
-            ask(tight, "2", store=False)
+            ask(tight, "2", store=False, max_output_tokens=16)  # 57 + 16 > 60
     retry = int(refused.value.response.headers["retry-after"])
     assert 1 <= retry <= 86400
     assert len(upstream.received) == 1

@@ -82,3 +82,22 @@ def test_the_file_may_be_named_after_the_command_as_the_docs_write_it(tmp_path: 
     assert clients_file.main(["remove", "ana", "--file", str(path)], out=io.StringIO()) == 0
     assert not clients_file.load(str(path))
 
+
+
+def test_usd_budgets_are_read_written_and_changed_by_set(tmp_path: Path) -> None:
+    path = tmp_path / "clients.toml"
+    out = io.StringIO()
+    assert clients_file.main(["--file", str(path), "add", "ana", "--usd-per-day", "2.5"], out=out) == 0
+    (ana,) = clients_file.load(str(path))
+    assert (ana.usd_per_day, ana.usd_per_month, ana.limited) == (2.5, 0.0, True)
+    assert clients_file.main(["--file", str(path), "set", "ana", "--usd-per-month", "40",
+                              "--tokens-per-day", "1000", "--models", "gpt-5*"], out=out) == 0
+    (changed,) = clients_file.load(str(path))
+    assert changed == Client("ana", ana.key_sha256, ("gpt-5*",), 1000, 0, 2.5, 40.0)  # the key stays
+    assert clients_file.main(["--file", str(path), "set", "ana", "--usd-per-day", "-1"], out=out) == 2
+    assert clients_file.main(["--file", str(path), "set", "bob", "--usd-per-day", "1"], out=out) == 2
+    listed = io.StringIO()
+    clients_file.main(["--file", str(path), "list"], out=listed)
+    assert "usd_per_day=2.5\tusd_per_month=40.0" in listed.getvalue()
+    with pytest.raises(ClientsError, match="usd_per_month"):
+        clients_file.parse('[[client]]\nname = "ana"\nkey_sha256 = "' + "a" * 64 + '"\nusd_per_month = "5"\n')

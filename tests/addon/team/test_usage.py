@@ -41,7 +41,7 @@ def test_the_command_with_from_alone_reports_the_days_after_it(tmp_path: Path,
     printed = json.loads(capsys.readouterr().out)
     assert printed["to"] == today.isoformat()
     assert printed["totals"] == {"requests": 2, "input_tokens": 30, "cached_tokens": 0, "output_tokens": 4,
-                                 "reasoning_tokens": 0, "cost_usd": 0.75}
+                                 "reasoning_tokens": 0, "partial_requests": 0, "cost_usd": 0.75}
 
 
 def test_counts_read_a_messages_usage_as_a_responses_one() -> None:
@@ -51,11 +51,12 @@ def test_counts_read_a_messages_usage_as_a_responses_one() -> None:
     responses = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 80, "cache_write_tokens": 10},
                  "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 2}}
     assert usage.counts(messages, 0.01) == {"requests": 1, "input_tokens": 100, "cached_tokens": 80,
-                                            "output_tokens": 5, "reasoning_tokens": 0, "cost_usd": 0.01}
+                                            "output_tokens": 5, "reasoning_tokens": 0, "cost_usd": 0.01,
+                                            "partial_requests": 0}
     assert usage.counts(responses)["input_tokens"] == 100
     assert usage.counts(responses)["reasoning_tokens"] == 2
     assert usage.counts(None) == {"requests": 1, "input_tokens": 0, "cached_tokens": 0, "output_tokens": 0,
-                                  "reasoning_tokens": 0, "cost_usd": 0.0}
+                                  "reasoning_tokens": 0, "cost_usd": 0.0, "partial_requests": 0}
 
 
 def test_the_table_has_a_cost_per_row_per_client_and_in_all() -> None:
@@ -67,5 +68,5 @@ def test_the_table_has_a_cost_per_row_per_client_and_in_all() -> None:
              "cost_usd": 1.5}]
     lines = usage.table(rows).splitlines()
     assert lines[0].endswith("\tcost_usd")
-    assert lines[1] == "ana\t*\t*\t*\t1\t10\t0\t2\t0\t$0.004215"
-    assert lines[-1] == "*\t*\t*\t*\t3\t30\t0\t6\t0\t$1.50"
+    assert lines[1] == "ana\t*\t*\t*\t1\t10\t0\t2\t0\t0\t$0.004215"
+    assert lines[-1] == "*\t*\t*\t*\t3\t30\t0\t6\t0\t0\t$1.50"

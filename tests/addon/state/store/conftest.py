@@ -37,7 +37,8 @@ def _reset_postgres(url: str) -> None:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS gw_responses, gw_conversations, gw_items, gw_usage")
+        conn.execute("DROP TABLE IF EXISTS gw_responses, gw_conversations, gw_items, gw_usage, gw_budget, "
+                     "gw_rate, gw_requests, gw_holds")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

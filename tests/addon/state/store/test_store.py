@@ -285,7 +285,7 @@ def test_usage_adds_up_per_client_day_route_and_model(make_store) -> None:
     rows = store.usage("2026-12-01", "2026-12-01", client="ana")
     assert rows == [{"client": "ana", "day": "2026-12-01", "route": "anthropic", "model": "claude",
                      "requests": 2, "input_tokens": 200, "cached_tokens": 80, "output_tokens": 14,
-                     "reasoning_tokens": 6, "cost_usd": pytest.approx(0.0025)}]
+                     "reasoning_tokens": 6, "cost_usd": pytest.approx(0.0025), "partial_requests": 0}]
     assert store.usage("2026-12-01", "2026-12-01", client="bob")[0]["cost_usd"] == 0.0  # no price
     assert {r["client"] for r in store.usage("2026-12-01", "2026-12-02")} == {"ana", "bob"}
     assert store.tokens_on("ana", "2026-12-01") == 214
