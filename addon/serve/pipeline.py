@@ -24,7 +24,7 @@ from mitmproxy import ctx as mitm
 from addon.observe import flowinfo
 from addon.patches import early_answer
 from addon.routes.routing import Route, model_name_problem, serving
-from addon.serve import bodies
+from addon.serve import bodies, misconfigured
 from addon.serve import client_side as client_dialects
 from addon.serve.answers import answer, error_response, json_response
 from addon.serve.flow import FlowCtx, Stage
@@ -213,6 +213,9 @@ async def _plan(services: Services, fc: FlowCtx, read: Read) -> None:
             return
         fc.turn = found if isinstance(found, StoredTurn) else None
     route = fc.route = serving(route, fc.compacting)  # a compaction goes to the summarizer
+    if refused := misconfigured.key_missing(route):  # its key variable unset: nothing would be sent
+        refuse_early(fc, read.fields, refused)
+        return
     model = route.model or client_model
     info = fc.begin(route.dialect.name, model, client_model=client_model, **services.clients.named(flow))
     fc.keep_client_request(read.text)
