@@ -58,7 +58,9 @@ class Misdirected:
             flow.metadata[flowinfo.KEY] = flowinfo.record("-", refused=message)
             if speaks.name != registry.DEFAULT:
                 flow.metadata[flowinfo.CLIENT_DIALECT] = speaks.name
-            answer(flow, error_response(speaks, 421, "misdirected_request", message))
+            # an upgrade gets 426, on which Codex tries its WebSocket once and then POSTs (docs/codex.md)
+            upgrade = flow.request.headers.get("upgrade", "").lower() == "websocket"
+            answer(flow, error_response(speaks, 426 if upgrade else 421, "misdirected_request", message))
 
 
 def to_itself(flow: http.HTTPFlow) -> bool:
@@ -94,11 +96,9 @@ def own_api(speaks: ClientDialect) -> str:
 
 def not_a_proxy_request(flow: http.HTTPFlow, speaks: ClientDialect) -> str:
     here = f"{flow.request.host}:{flow.request.port}"
-    return (f"{flow.request.method} {_shown(flow.request.path)} was sent to the gateway as if it were the "
-            f"API, but the gateway runs as a regular proxy (mitmdump without --mode), which forwards "
-            f"only proxy requests: start mitmdump with --mode reverse:{own_api(speaks)} to serve a "
-            f"client whose base URL is http://{here}, or send the client through it as a proxy "
-            f"(HTTPS_PROXY=http://{here})")
+    return (f"the gateway runs as a regular proxy (no --mode) and was sent a request as if it were the API: "
+            f"start mitmdump with --mode reverse:{own_api(speaks)} for a client whose base URL is "
+            f"http://{here}, or send the client through it as a proxy (HTTPS_PROXY=http://{here})")
 
 
 # -- a model no route takes, and its destination unreachable ---------------------------------------
@@ -153,10 +153,6 @@ def _option(name: str) -> Any:
         return getattr(ctx.options, name) if name in ctx.options else None
     except AttributeError:  # no master (a unit test without one)
         return None
-
-
-def _shown(path: str) -> str:
-    return path if len(path) <= 200 else path[:200] + "…"
 
 
 def unsent_key(route: Route) -> str | None:
