@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,14 @@ def said(client: str, answer: httpx.Response, status: int, code: str) -> str:
 
 
 def lines_with(proxy: MitmDump, text: str) -> list[str]:
-    return [line for line in proxy.log.splitlines() if text in line]
+    """The lines holding `text`, once mitmdump's output shows one (it is read by a thread, so a
+    line may arrive after the answer it was logged before)."""
+    deadline = time.monotonic() + TIMEOUT
+    while not (found := [line for line in proxy.log.splitlines() if text in line]):
+        if time.monotonic() > deadline or proxy.returncode is not None:
+            break
+        time.sleep(0.05)
+    return found
 
 
 def closed_port() -> int:
