@@ -212,3 +212,44 @@ def test_route_line_says_how_each_route_authenticates(monkeypatch: pytest.Monkey
                                          f"key ${KEY_ENV} (set)")
     assert console.route_line(keyless).endswith("(the client's model) at http://127.0.0.1:8000/v1, no key")
     assert console.missing_keys(Router(routes=(keyed, keyless))) == []
+
+
+def test_a_refusal_before_anything_was_sent_names_who_the_method_and_path_and_why(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    flow = recorded({"upstream": "-", "model": None, "dropped": [], "notes": [],
+                     "refused": "missing client key: send it as ..."}, status=401)
+    flow.request.method, flow.request.path = "POST", "/v1/responses?key=secret"
+    monkeypatch.setattr(console, "keys_on", lambda: True)
+    assert console.flow_line(flow) == ("[no key] POST /v1/responses | 401 | "
+                                       "refused: missing client key: send it as ...")
+    flow.metadata[flowinfo.KEY] |= {"client": "ana", "model": "gpt-5.5", "client_model": "gpt-5.5",
+                                    "refused": "client 'ana' may not use model 'gpt-5.5'"}
+    assert console.flow_line(flow) == ("[ana] POST /v1/responses gpt-5.5 | 401 | "
+                                       "refused: client 'ana' may not use model 'gpt-5.5'")
+    monkeypatch.setattr(console, "keys_on", lambda: False)
+    del flow.metadata[flowinfo.KEY]["client"]
+    assert console.flow_line(flow).startswith("POST /v1/responses gpt-5.5 | 401 | ")  # type: ignore[union-attr]
+
+
+def test_a_model_no_route_takes_whose_destination_failed_is_one_line_with_the_fix() -> None:
+    flow = tflow.tflow(resp=tutils.tresp(status_code=502))
+    flow.metadata[flowinfo.UNROUTED] = "o3"
+    flow.metadata[flowinfo.UNROUTED_ERROR] = ("https://api.openai.com cannot be reached (DNS): "
+                                              "end gateway_model ...")
+    assert console.flow_line(flow) == ("o3 matched no route | 502 | https://api.openai.com cannot be reached "
+                                       "(DNS): end gateway_model ...")
+
+
+def test_route_line_of_a_signing_route_without_its_key_and_of_a_key_not_sent_here(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+    bedrock = Route("*", dialects.get("bedrock"), "https://bedrock-runtime.eu-central-1.amazonaws.com",
+                    "claude", "AWS_BEARER_TOKEN_BEDROCK")
+    said = console.credential(bedrock)
+    assert said.startswith("no key: ") and "credential chain" in said
+    assert console.missing_keys(Router(routes=(bedrock,))) == []  # signed, never refused
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-0123")
+    elsewhere = Route("*", dialects.get("chat"), "https://openrouter.example/api/v1", "deepseek-chat", None)
+    assert console.credential(elsewhere) == ("no key ($DEEPSEEK_API_KEY is set but goes only to the chat "
+                                             "dialect's own host; --set gateway_key_env=DEEPSEEK_API_KEY "
+                                             "sends it here)")
