@@ -137,6 +137,8 @@ def key_missing(route: Route) -> Refusal | None:
         return None
     if route.deployments or route.fallbacks:  # a pool: each deployment's key is its attempt's
         return None
+    if _option("server_replay"):  # answered from saved flows (`--server-replay`, `./run demo`): no key needed
+        return None
     return Refusal(401, "upstream_key_missing",
                    f"the gateway has no key for {route.base_url}: ${route.key_env} is not set or empty "
                    f"in the gateway's environment; export it before starting mitmdump, or name another "
