@@ -67,7 +67,7 @@ def claimed(fc: FlowCtx) -> None:
     if fc.replay:
         return  # the body that counts is the saved client request
     if refused := bodies.declared_too_large(fc.flow.request.headers, max_request()):
-        answer(fc.flow, error_response(fc.speaks, 413, "request_too_large", refused))
+        refuse(fc, 413, "request_too_large", refused)
         return
     early_answer.bound(fc.flow, max_request())  # a chunked body too, as it arrives (addon/patches/)
 
@@ -379,8 +379,11 @@ def _count(services: Services, fc: FlowCtx, translation: Translation) -> None:
 
 # -- refusals --------------------------------------------------------------------------------------
 def refuse(fc: FlowCtx, status: int, code: str, message: str) -> None:
-    """Answer a request the gateway will not take, in the client's error shape."""
-    fc.flow.metadata[flowinfo.KEY] = flowinfo.record("-", refused=message)
+    """Answer a request the gateway will not take, in the client's error shape; its record names
+    its client (addon/team/keys.py), for the console's line."""
+    name = fc.flow.metadata.get(flowinfo.CLIENT)
+    named = {"client": name} if name else {}
+    fc.flow.metadata[flowinfo.KEY] = flowinfo.record("-", refused=message, **named)
     answer(fc.flow, error_response(fc.speaks, status, code, message))
 
 

@@ -23,6 +23,7 @@ import httpx
 import pytest
 from anthropic.types.shared import ErrorResponse
 
+from addon.team import clients_file
 from tests.support import codex_cli
 from tests.support.fake_upstream import FakeUpstream, Reply, anthropic_text, json_reply
 from tests.support.mitmdump import MitmDump
@@ -195,3 +196,39 @@ def test_a_dialect_key_not_sent_to_another_host_says_which_option_sends_it(tmp_p
     assert "--set gateway_key_env=DEEPSEEK_API_KEY sends it here" in message
     assert "no key ($DEEPSEEK_API_KEY is set but goes only to" in route
     assert "sk-deepseek-test-0123" not in proxy.log + answer.text
+
+
+# -- refusals, one line each ------------------------------------------------------------------------
+def test_each_refusal_is_one_line_naming_who_the_path_and_why(tmp_path: Path) -> None:
+    ana, bo = (clients_file.KEY_PREFIX + f"{name}-e2e-key-0123456789abcdefghij" for name in ("ana", "bo"))
+    (tmp_path / "clients.toml").write_text(
+        clients_file.table(clients_file.Client("ana", clients_file.hash_key(ana), ("gpt-5*",)))
+        + clients_file.table(clients_file.Client("bo", clients_file.hash_key(bo), requests_per_minute=1)))
+    refusals = [  # (headers, path, body, status, the console line's start)
+        # a key is checked before the body is read: no model yet
+        ({}, "/v1/responses", {}, 401,
+         "[no key] POST /v1/responses | 401 | refused: Missing gateway client key"),
+        ({"authorization": "Bearer gwk-wrong"}, "/v1/responses", {}, 401,
+         "[no key] POST /v1/responses | 401 | refused: Incorrect API key provided"),
+        ({"authorization": f"Bearer {ana}"}, "/v1/responses", {"model": "o3"}, 403,
+         "[ana] POST /v1/responses o3 | 403 | refused: client 'ana' may not use model 'o3'"),
+        ({"authorization": f"Bearer {ana}"}, "/v1/responses", {"input": "x" * 5000}, 413,
+         "[ana] POST /v1/responses | 413 | refused: the request body is"),
+        ({"authorization": f"Bearer {ana}"}, "/v1/other", {}, 404,
+         "[ana] POST /v1/other | 404 | refused: the gateway does not serve POST /v1/other"),
+        ({"authorization": f"Bearer {bo}"}, "/v1/responses", {}, 200, "[bo] gpt-5.5 -> anthropic"),
+        ({"authorization": f"Bearer {bo}"}, "/v1/responses", {}, 429,
+         "[bo] POST /v1/responses gpt-5.5 | 429 | refused: client 'bo'"),
+    ]
+    with FakeUpstream(lambda *_: anthropic_text("hi")) as upstream, MitmDump(
+            tmp_path / "conf", mode="reverse:https://api.openai.com",
+            options={"gateway_upstream": "anthropic", "gateway_base_url": upstream.url,
+                     "gateway_model": "*=claude-sonnet-4-6", "gateway_capabilities": "table",
+                     "gateway_clients": str(tmp_path / "clients.toml"), "gateway_max_request_bytes": "2000"}
+            ) as proxy:
+        for headers, path, body, status, line in refusals:
+            answer = httpx.post(proxy.url + path, json={**CLIENTS["responses"][1], "stream": False, **body},
+                                headers=headers, timeout=TIMEOUT)
+            assert answer.status_code == status, answer.text
+            found = lines_with(proxy, line)
+            assert len(found) == 1, (line, proxy.log)
