@@ -13,6 +13,7 @@ line on the console that names it too. Codex itself shows the message (the real 
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 from collections.abc import Mapping
@@ -24,13 +25,16 @@ import pytest
 from anthropic.types.shared import ErrorResponse
 
 from addon.team import clients_file
+from tests.e2e import test_readme as readme
 from tests.support import codex_cli
 from tests.support.fake_upstream import FakeUpstream, Reply, anthropic_text, json_reply
 from tests.support.mitmdump import MitmDump
 
 TIMEOUT = 60.0
-UNSET = "GATEWAY_TEST_UNSET_KEY"
-"""A key variable no one sets."""
+UNSET = "VLLM_KEY"
+"""A key variable the test removes from mitmdump's environment."""
+CONSOLE_DOC = Path(__file__).resolve().parents[2] / "docs" / "console.md"
+CONSOLE_SECTION = "## When a setup is wrong"
 CLIENTS: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {
     "responses": ("/v1/responses", {"model": "gpt-5.5", "input": "say hi", "stream": True},
                   {"authorization": "Bearer sk-client"}),
@@ -70,6 +74,26 @@ def lines_with(proxy: MitmDump, text: str) -> list[str]:
     return found
 
 
+def documented(name: str) -> list[str]:
+    """The lines docs/console.md "When a setup is wrong" shows under `**name**`."""
+    section = CONSOLE_DOC.read_text().split(CONSOLE_SECTION, 1)[1].split("\n## ", 1)[0]
+    part = section.split(f"**{name}**", 1)[1]
+    return [line for line in re.findall(r"```\n(.*?)```", part, flags=re.S)[0].splitlines() if line.strip()]
+
+
+def shows(proxy: MitmDump, name: str, same: Mapping[str, str] | None = None) -> None:
+    """Each line docs/console.md shows for this mistake was printed (times cut, numbers alike,
+    `…` at a line's end for the rest of it, as tests/e2e/test_readme.py reads that page), once;
+    `same`: what the test's run has in place of what the page shows (a local fake's URL)."""
+    printed = proxy.log.splitlines()
+    for old, new in (same or {}).items():
+        printed = [line.replace(old, new) for line in printed]
+    for line in documented(name):
+        found = [p for p in printed if readme.alike(readme.shape(line), readme.shape(p))]
+        assert len(found) == 1, f"docs/console.md {name!r}: {line!r} printed {len(found)} times in:\n" \
+            + "\n".join(readme.shape(p) for p in printed)
+
+
 def closed_port() -> int:
     with socket.create_server(("127.0.0.1", 0)) as server:
         return int(server.getsockname()[1])
@@ -88,6 +112,8 @@ def test_a_request_to_a_regular_proxy_as_if_it_were_the_api_names_reverse_mode(
         assert f"start mitmdump with --mode reverse:{api} for a client whose base URL is {proxy.url}" \
             in message
         (line,) = lines_with(proxy, "--mode reverse:")
+        if client == "responses":
+            shows(proxy, "A client pointed at a regular proxy")
     path = CLIENTS[client][0]
     assert f"POST {path} | 421 | refused: the gateway runs as a regular proxy" in line
     assert not upstream.requests and "Request destination unknown" not in proxy.log
@@ -131,6 +157,9 @@ def test_a_model_no_route_takes_whose_destination_is_unreachable_names_the_route
                       ) as proxy:
             message = said(client, post(proxy.url, client, model="o3"), 502, "no_route")
             (line,) = lines_with(proxy, "matched no route")
+            if not route_file:
+                shows(proxy, "A model no route takes, its destination unreachable",
+                      {unreachable: "https://127.0.0.1:9"})
     assert f"model 'o3' matches no gateway route, so it went on untranslated: {unreachable} cannot be " \
            "reached (" in message
     fix = (f'add a [[route]] with model = "*" (or the model\'s name) at the end of {config} (gateway_config)'
@@ -158,12 +187,14 @@ def test_the_start_up_warning_names_the_reverse_target_and_the_route_file(tmp_pa
 def test_a_route_whose_key_variable_is_unset_is_refused_naming_it(tmp_path: Path, client: str) -> None:
     with FakeUpstream(lambda *_: anthropic_text("hi")) as upstream, MitmDump(
             tmp_path / "conf", mode="reverse:https://api.openai.com",
-            options={"gateway_upstream": "anthropic", "gateway_base_url": upstream.url,
-                     "gateway_model": "*=claude-sonnet-4-6", "gateway_key_env": UNSET,
+            options={"gateway_upstream": "chat", "gateway_base_url": upstream.url + "/v1",
+                     "gateway_model": "*=qwen3-coder", "gateway_key_env": UNSET,
                      "gateway_capabilities": "table"}, env={UNSET: None}) as proxy:
         message = said(client, post(proxy.url, client), 401, "upstream_key_missing")
         (line,) = lines_with(proxy, "refused: the gateway has no key")
         (warning,) = lines_with(proxy, f"route *: ${UNSET} is not set")
+        if client == "responses":
+            shows(proxy, "A key variable not set", {upstream.url: "http://127.0.0.1:8000"})
     assert f"${UNSET} is not set or empty" in message and "--set gateway_key_env=VARIABLE" in message
     path, turn, _ = CLIENTS[client]
     assert f"POST {path} {turn['model']} | 401 | refused: the gateway has no key for {upstream.url}" in line
@@ -189,6 +220,8 @@ def test_a_dialect_key_not_sent_to_another_host_says_which_option_sends_it(tmp_p
             env={"DEEPSEEK_API_KEY": "sk-deepseek-test-0123"}) as proxy:
         answer = post(proxy.url, "responses", stream=False)
         (route,) = lines_with(proxy, "route * -> chat deepseek-chat")
+        lines_with(proxy, "gpt-5.5 -> chat deepseek-chat")
+        shows(proxy, "A key not sent to another host", {upstream.url: "http://127.0.0.1:8000"})
     assert answer.status_code == 401
     message = json.loads(answer.text)["error"]["message"]
     assert "Authentication Fails" in message  # the vendor's own word, kept
@@ -232,3 +265,4 @@ def test_each_refusal_is_one_line_naming_who_the_path_and_why(tmp_path: Path) ->
             assert answer.status_code == status, answer.text
             found = lines_with(proxy, line)
             assert len(found) == 1, (line, proxy.log)
+        shows(proxy, "Refused requests")
