@@ -158,8 +158,9 @@ def refusal_line(flow: http.HTTPFlow, info: dict[str, Any]) -> str:
     `[no key] POST /v1/responses | 401 | refused: ...`."""
     who = info.get("client") or ("no key" if keys_on() else None)
     head = f"[{who}] " if who else ""
-    path = flow.request.path.split("?", 1)[0]
-    head += f"{flow.request.method} {path if len(path) <= 200 else path[:200] + '…'}"
+    request = flow.request
+    path = request.path.split("?", 1)[0] if request.method != "CONNECT" else f"{request.host}:{request.port}"
+    head += f"{request.method} {path if len(path) <= 200 else path[:200] + '…'}"
     model = info.get("client_model") or info.get("model")
     if isinstance(model, str) and model:
         head += f" {model}"

@@ -253,3 +253,12 @@ def test_route_line_of_a_signing_route_without_its_key_and_of_a_key_not_sent_her
     assert console.credential(elsewhere) == ("no key ($DEEPSEEK_API_KEY is set but goes only to the chat "
                                              "dialect's own host; --set gateway_key_env=DEEPSEEK_API_KEY "
                                              "sends it here)")
+
+
+def test_a_refused_tunnel_names_the_host_it_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    flow = recorded({"upstream": "-", "model": None, "dropped": [], "notes": [],
+                     "refused": "this gateway passes requests for its clients only"}, status=407)
+    flow.request.method, flow.request.host, flow.request.port = "CONNECT", "example.com", 443
+    monkeypatch.setattr(console, "keys_on", lambda: True)
+    assert console.flow_line(flow) == ("[no key] CONNECT example.com:443 | 407 | "
+                                       "refused: this gateway passes requests for its clients only")
