@@ -60,7 +60,7 @@ def credential(route: Route) -> str:
 def missing_keys(router: Router) -> list[str]:
     """A warning per route whose key variable is not set: its requests are refused before anything
     is sent (addon/serve/misconfigured.py `key_missing`). A signing dialect signs without it."""
-    return [f"route {route.pattern}: ${route.key_env} is not set, so its requests are refused (401): "
+    return [f"route {route.pattern}: ${route.key_env} is not set, so its requests are refused (400): "
             f"export it before starting mitmdump, or name another variable with {misconfigured.key_option()}"
             for route in router.routes
             if misconfigured.key_missing(route) is not None]

@@ -8,7 +8,7 @@ message, and one console line (docs/console.md "When a setup is wrong"):
   (`unrouted_unreachable`, from addon/patches/cutoff.py): mitmproxy would answer its HTML 502; the
   route to add is named;
 - a route whose key variable is unset or empty (`key_missing`): the request would go without a
-  credential and come back as the vendor's 401; the variable and the option are named.
+  credential and come back as the vendor's 401; it is refused 400, naming the variable and the option.
 
 The client's own API (for the mode to name) comes from its client dialect's entry
 (translators/client_dialects.py `hosts`; the default client's is OpenAI's, addon/serve/client_facts.py).
@@ -132,14 +132,16 @@ def no_route_fix() -> str:
 def key_missing(route: Route) -> Refusal | None:
     """A route that names a key variable (`key_env`) which is unset or empty, and would so send no
     credential at all (a signing dialect signs without it; docs/options.md "Credentials follow the
-    route"): refused 401 before anything is sent, naming the variable and where it is named."""
+    route"): refused before anything is sent, naming the variable and where it is named. A 400,
+    which neither Codex nor Claude Code retries: each shows the message at once, where a 401 is
+    retried (Codex 6 times, Claude Code for minutes; docs/console.md "When a setup is wrong")."""
     if not route.key_env or auth.read_key(route.key_env) or route.dialect.signing is not None:
         return None
     if route.deployments or route.fallbacks:  # a pool: each deployment's key is its attempt's
         return None
     if _option("server_replay"):  # answered from saved flows (`--server-replay`, `./run demo`): no key needed
         return None
-    return Refusal(401, "upstream_key_missing",
+    return Refusal(400, "upstream_key_missing",
                    f"the gateway has no key for {route.base_url}: ${route.key_env} is not set or empty "
                    f"in the gateway's environment; export it before starting mitmdump, or name another "
                    f"variable with {key_option()}")

@@ -241,7 +241,7 @@ def test_missing_upstream_key_is_refused_before_anything_is_sent(gateway: Ctx,
     flow = client_flow()
     url = flow.request.url
     run_request(addon, flow)
-    assert flow.response is not None and flow.response.status_code == 401
+    assert flow.response is not None and flow.response.status_code == 400
     error = json.loads(flow.response.content or b"")["error"]
     assert error["code"] == "upstream_key_missing" and "$ANTHROPIC_API_KEY is not set" in error["message"]
     assert flow.request.url == url and "x-api-key" not in flow.request.headers  # never re-targeted

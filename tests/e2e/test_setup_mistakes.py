@@ -26,7 +26,7 @@ from anthropic.types.shared import ErrorResponse
 
 from addon.team import clients_file
 from tests.e2e import test_readme as readme
-from tests.support import codex_cli
+from tests.support import claude_code_cli, codex_cli
 from tests.support.fake_upstream import FakeUpstream, Reply, anthropic_text, json_reply
 from tests.support.mitmdump import MitmDump
 
@@ -190,15 +190,15 @@ def test_a_route_whose_key_variable_is_unset_is_refused_naming_it(tmp_path: Path
             options={"gateway_upstream": "chat", "gateway_base_url": upstream.url + "/v1",
                      "gateway_model": "*=qwen3-coder", "gateway_key_env": UNSET,
                      "gateway_capabilities": "table"}, env={UNSET: None}) as proxy:
-        message = said(client, post(proxy.url, client), 401, "upstream_key_missing")
+        message = said(client, post(proxy.url, client), 400, "upstream_key_missing")
         (line,) = lines_with(proxy, "refused: the gateway has no key")
         (warning,) = lines_with(proxy, f"route *: ${UNSET} is not set")
         if client == "responses":
             shows(proxy, "A key variable not set", {upstream.url: "http://127.0.0.1:8000"})
     assert f"${UNSET} is not set or empty" in message and "--set gateway_key_env=VARIABLE" in message
     path, turn, _ = CLIENTS[client]
-    assert f"POST {path} {turn['model']} | 401 | refused: the gateway has no key for {upstream.url}" in line
-    assert "its requests are refused (401)" in warning
+    assert f"POST {path} {turn['model']} | 400 | refused: the gateway has no key for {upstream.url}" in line
+    assert "its requests are refused (400)" in warning
     assert not upstream.requests
 
 
@@ -266,3 +266,40 @@ def test_each_refusal_is_one_line_naming_who_the_path_and_why(tmp_path: Path) ->
             found = lines_with(proxy, line)
             assert len(found) == 1, (line, proxy.log)
         shows(proxy, "Refused requests")
+
+
+# -- what the real clients show ---------------------------------------------------------------------
+def test_claude_code_pointed_at_a_regular_proxy_shows_the_mode_to_use(tmp_path: Path) -> None:
+    options = {"gateway_upstream": "anthropic", "gateway_model": "*=claude-sonnet-4-6",
+               "gateway_capabilities": "table"}
+    (tmp_path / "work").mkdir()
+    with MitmDump(tmp_path / "conf", options=options, env={"ANTHROPIC_API_KEY": "k-unused-0123"}) as proxy:
+        run = claude_code_cli.run_claude("say hi", base_url=proxy.url, home=tmp_path / "home",
+                                         work=tmp_path / "work", timeout=120)
+    result = run.result or {}
+    assert result.get("is_error") and result.get("api_error_status") == 421, run.describe()
+    assert "--mode reverse:https://api.anthropic.com" in str(result.get("result")), run.describe()
+
+
+@pytest.mark.parametrize("client", ["codex", "claude"])
+def test_a_real_client_shows_which_key_variable_is_missing_at_once(tmp_path: Path, client: str) -> None:
+    """A 400: neither client retries it (a 401 Claude Code retries for minutes, docs/console.md)."""
+    options = {"gateway_upstream": "chat", "gateway_base_url": f"http://127.0.0.1:{closed_port()}/v1",
+               "gateway_model": "*=qwen3-coder", "gateway_key_env": UNSET, "gateway_capabilities": "table"}
+    api = "https://api.openai.com" if client == "codex" else "https://api.anthropic.com"
+    (tmp_path / "work").mkdir()
+    with MitmDump(tmp_path / "conf", mode=f"reverse:{api}", options=options, env={UNSET: None}) as proxy:
+        if client == "codex":
+            setup = codex_cli.openai_provider_setup(
+                tmp_path / "codex", proxy_url=f"http://127.0.0.1:{closed_port()}",
+                openai_base_url=proxy.url + "/v1", no_proxy="127.0.0.1,localhost")
+            codex = codex_cli.run_codex_exec(setup, "say hi", tmp_path / "work", timeout=120)
+            failed = [e["error"]["message"] for e in codex.events if e.get("type") == "turn.failed"]
+            shown, describe = (failed[-1] if failed else ""), codex.describe()
+        else:
+            claude = claude_code_cli.run_claude("say hi", base_url=proxy.url, home=tmp_path / "home",
+                                                work=tmp_path / "work", timeout=120)
+            shown, describe = str((claude.result or {}).get("result")), claude.describe()
+        turns = lines_with(proxy, "refused: the gateway has no key")
+    assert f"${UNSET} is not set or empty" in shown and "gateway_key_env" in shown, describe
+    assert len([line for line in turns if "/v1/responses" in line]) <= 1, proxy.log  # Codex: not retried

@@ -73,7 +73,7 @@ def test_startup_names_each_route_and_warns_of_its_missing_key(tmp_path: Path,
         missing = wait_for(proxy, f"route gpt-5*: ${KEY_ENV} is not set")
     assert anthropic.url in first and f"key ${KEY_ENV} (NOT SET)" in first
     assert anthropic.url in second
-    assert "its requests are refused (401)" in missing and "--set gateway_key_env=VARIABLE" in missing
+    assert "its requests are refused (400)" in missing and "--set gateway_key_env=VARIABLE" in missing
     assert "matches no route" not in proxy.log  # `*=` catches every model
 
 

@@ -50,12 +50,12 @@ def chat(base_url: str, key_env: str | None, **more: object) -> Route:
     return Route("*", dialects.get("chat"), base_url, "deepseek-chat", key_env, **more)  # type: ignore[arg-type]
 
 
-def test_a_route_whose_key_variable_is_unset_or_empty_is_refused_401(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_route_whose_key_variable_is_unset_or_empty_is_refused_400(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GATEWAY_TEST_EMPTY", " ")
     monkeypatch.delenv("GATEWAY_TEST_UNSET", raising=False)
     for name in ("GATEWAY_TEST_EMPTY", "GATEWAY_TEST_UNSET"):
         refused = misconfigured.key_missing(chat("http://127.0.0.1:8000/v1", name))
-        assert refused is not None and refused.status == 401 and refused.code == "upstream_key_missing"
+        assert refused is not None and refused.status == 400 and refused.code == "upstream_key_missing"
         assert f"${name} is not set or empty" in refused.message and "gateway_key_env" in refused.message
     monkeypatch.setenv("GATEWAY_TEST_SET", "k-0123")
     assert misconfigured.key_missing(chat("http://127.0.0.1:8000/v1", "GATEWAY_TEST_SET")) is None
