@@ -224,6 +224,12 @@ class Console:
         for warning in missing_keys(router):
             log.warning(warning)
 
+    def http_connect(self, flow: http.HTTPFlow) -> None:
+        """A tunnel the gateway refused (407 without a client key, addon/team/passing.py): mitmproxy
+        calls no `response` hook for an answered CONNECT."""
+        if flow.response is not None:
+            self._say(flow)
+
     def response(self, flow: http.HTTPFlow) -> None:
         self._say(flow)
 

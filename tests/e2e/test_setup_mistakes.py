@@ -303,3 +303,17 @@ def test_a_real_client_shows_which_key_variable_is_missing_at_once(tmp_path: Pat
         turns = lines_with(proxy, "refused: the gateway has no key")
     assert f"${UNSET} is not set or empty" in shown and "gateway_key_env" in shown, describe
     assert len([line for line in turns if "/v1/responses" in line]) <= 1, proxy.log  # Codex: not retried
+
+
+def test_a_refused_tunnel_is_one_line_naming_the_host(tmp_path: Path) -> None:
+    (tmp_path / "clients.toml").write_text(clients_file.table(clients_file.Client(
+        "ana", clients_file.hash_key(clients_file.KEY_PREFIX + "ana-e2e-key-0123456789abcdefghij"))))
+    options = {"gateway_upstream": "anthropic", "gateway_capabilities": "table",
+               "gateway_model": "*=claude-sonnet-4-6", "gateway_clients": str(tmp_path / "clients.toml")}
+    with MitmDump(tmp_path / "conf", options=options,
+                  env={"ANTHROPIC_API_KEY": "k-unused-0123"}) as proxy:
+        with httpx.Client(proxy=proxy.url, verify=str(proxy.ca_cert), timeout=TIMEOUT) as client, \
+                pytest.raises(httpx.ProxyError, match="407"):
+            client.get("https://example.com/")
+        found = lines_with(proxy, "[no key] CONNECT example.com:443 | 407 | refused: this gateway passes")
+    assert len(found) == 1, proxy.log
