@@ -116,7 +116,9 @@ def unrouted_unreachable(fc: FlowCtx, reason: str) -> None:
     said = f"{parts.scheme}://{parts.netloc} cannot be reached ({reason}): {no_route_fix()}"
     flow.metadata[flowinfo.UNROUTED_ERROR] = said
     message = f"model {model!r} matches no gateway route, so it went on untranslated: {said}"
-    answer(flow, error_response(fc.speaks, 502, "no_route", message))
+    # the anthropic SDK (Claude Code) would retry a 502 for minutes; it honours this header
+    # (docs/claude-code.md "Errors"); Codex retries it still (docs/codex.md "Errors and retries")
+    answer(flow, error_response(fc.speaks, 502, "no_route", message, headers={"x-should-retry": "false"}))
 
 
 def no_route_fix() -> str:

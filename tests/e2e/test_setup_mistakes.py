@@ -155,7 +155,9 @@ def test_a_model_no_route_takes_whose_destination_is_unreachable_names_the_route
         with MitmDump(tmp_path / "conf", mode=f"reverse:{unreachable}", options=options,
                       args=("--set", "gateway_match=/v1/responses", "--set", "gateway_match=/v1/messages")
                       ) as proxy:
-            message = said(client, post(proxy.url, client, model="o3"), 502, "no_route")
+            answer = post(proxy.url, client, model="o3")
+            message = said(client, answer, 502, "no_route")
+            assert answer.headers["x-should-retry"] == "false"  # the anthropic SDK's retries
             (line,) = lines_with(proxy, "matched no route")
             if not route_file:
                 shows(proxy, "A model no route takes, its destination unreachable",
@@ -317,3 +319,18 @@ def test_a_refused_tunnel_is_one_line_naming_the_host(tmp_path: Path) -> None:
             client.get("https://example.com/")
         found = lines_with(proxy, "[no key] CONNECT example.com:443 | 407 | refused: this gateway passes")
     assert len(found) == 1, proxy.log
+
+
+def test_claude_code_shows_a_model_no_route_takes_at_once(tmp_path: Path) -> None:
+    """`x-should-retry: false` on the 502: Claude Code shows it instead of retrying for minutes."""
+    options = {"gateway_upstream": "chat", "gateway_base_url": f"http://127.0.0.1:{closed_port()}/v1",
+               "gateway_model": "qwen*=qwen3-coder", "gateway_capabilities": "table"}
+    (tmp_path / "work").mkdir()
+    with MitmDump(tmp_path / "conf", mode=f"reverse:https://127.0.0.1:{closed_port()}", options=options,
+                  args=("--set", "gateway_match=/v1/messages")) as proxy:
+        run = claude_code_cli.run_claude("say hi", base_url=proxy.url, home=tmp_path / "home",
+                                         work=tmp_path / "work", timeout=120)
+        lines = lines_with(proxy, "matched no route |")
+    shown = str((run.result or {}).get("result"))
+    assert "matches no gateway route" in shown and "end gateway_model with *=MODEL" in shown, run.describe()
+    assert len(lines) == 1, proxy.log
