@@ -41,7 +41,7 @@ from addon.routes import catalog, plugins  # noqa: E402
 from addon.routes.capabilities import MODES  # noqa: E402
 from addon.routes.route_file import from_toml  # noqa: E402
 from addon.routes.routing import DEFAULT_MATCH, RouteError, Router, from_options  # noqa: E402
-from addon.serve import connections, pipeline, upstream_answer, websocket  # noqa: E402
+from addon.serve import connections, misconfigured, pipeline, upstream_answer, websocket  # noqa: E402
 from addon.serve.claim import Claims  # noqa: E402
 from addon.serve.flow import SERVED, FlowCtx, Flows, Stage, speaks_of  # noqa: E402
 from addon.serve.guard import guarded  # noqa: E402
@@ -249,6 +249,8 @@ def chain() -> list[Any]:
         # what each request is to the gateway, decided once from its path (read as the upstream's
         # server reads it): its context opened (a request no one claims goes on untouched)
         Claims(services),
+        # a request sent to a regular proxy as if it were the API: 421 naming `--mode reverse:`
+        misconfigured.Misdirected(flows),
         # who sent a claimed request: a client key, else 401 before anything is served or sent
         keys,
         # with client keys, a revoked key's open WebSockets closed within seconds

@@ -19,9 +19,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from mitmproxy import ctx, exceptions, http
+from mitmproxy.proxy.mode_specs import ProxyMode, ReverseMode
 
 from addon.observe import costs, flowinfo
 from addon.routes.routing import Route, Router
+from addon.serve import misconfigured
 from addon.upstream import auth
 
 log = logging.getLogger(__name__)
@@ -43,21 +45,38 @@ def route_line(route: Route) -> str:
 def credential(route: Route) -> str:
     """What the route sends upstream, in the words of docs/options.md "Credentials follow the
     route" (`auth.upstream_credentials` is the rule)."""
-    if route.key_env:
-        return f"key ${route.key_env} ({'set' if auth.read_key(route.key_env) else 'NOT SET'})"
     signing = route.dialect.signing
+    if route.key_env and (auth.read_key(route.key_env) or signing is None):
+        return f"key ${route.key_env} ({'set' if auth.read_key(route.key_env) else 'NOT SET'})"
     if signing is not None:
         return f"no key: {signing.what} from the {signing.source.name} credential chain"
     if auth.takes_client_credentials(route.dialect, route.base_url):
         return "the client's own credentials"
+    if hint := misconfigured.unsent_key(route):
+        return f"no key ({hint})"
     return "no key"
 
 
 def missing_keys(router: Router) -> list[str]:
-    """A warning per route whose key variable is not set: its requests would go without a key."""
-    return [f"route {route.pattern}: ${route.key_env} is not set, so its requests go upstream "
-            "without a key (export it before starting mitmproxy)"
-            for route in router.routes if route.key_env and not auth.read_key(route.key_env)]
+    """A warning per route whose key variable is not set: its requests are refused before anything
+    is sent (addon/serve/misconfigured.py `key_missing`). A signing dialect signs without it."""
+    return [f"route {route.pattern}: ${route.key_env} is not set, so its requests are refused (400): "
+            f"export it before starting mitmdump, or name another variable with {misconfigured.key_option()}"
+            for route in router.routes
+            if misconfigured.key_missing(route) is not None]
+
+
+def unrouted_warning() -> str:
+    """When no route is `*`: where a model no route takes goes (the client's own API in regular
+    mode, a reverse mode's target), and what to write so every model has a route."""
+    modes = []
+    for spec in ctx.options.mode if "mode" in ctx.options else ():
+        with contextlib.suppress(ValueError):
+            modes.append(ProxyMode.parse(spec))
+    targets = [mode.data for mode in modes if isinstance(mode, ReverseMode)]
+    where = ", ".join(targets) if targets and len(targets) == len(modes) else "the API the client named"
+    return (f"a client model that matches no route goes on untranslated to {where}: "
+            f"{misconfigured.no_route_fix()}")
 
 
 _running = False
@@ -102,10 +121,15 @@ def flow_line(flow: http.HTTPFlow) -> str | None:
     matched `gateway_match` but no route; None for any other flow."""
     info = flow.metadata.get(flowinfo.KEY)
     if info is None:
+        if flowinfo.UNROUTED_ERROR in flow.metadata:  # and where it went cannot be reached
+            return (f"{flow.metadata[flowinfo.UNROUTED]!s} matched no route | {status(flow)} | "
+                    f"{flow.metadata[flowinfo.UNROUTED_ERROR]}")
         if flowinfo.UNROUTED in flow.metadata:
             return (f"{flow.metadata[flowinfo.UNROUTED]!s} matched no route: passed untranslated to "
                     f"{flow.request.pretty_url} ({status(flow)})")
         return None
+    if info.get("upstream") == "-" and info.get("refused"):
+        return refusal_line(flow, info)
     head = f"{info.get('client_model') or '?'} -> {info.get('upstream')} {info.get('model')}"
     if info.get("client"):
         head = f"[{info['client']}] {head}"  # who, with client keys (docs/team.md)
@@ -126,6 +150,29 @@ def flow_line(flow: http.HTTPFlow) -> str | None:
         parts.append("dropped: " + ", ".join(flowinfo.collapse(lost)))
     parts += [shorten(note) for note in info.get("notes") or ()]
     return " | ".join(parts)
+
+
+def refusal_line(flow: http.HTTPFlow, info: dict[str, Any]) -> str:
+    """A request refused before anything was sent: who (the client, or `no key` with client keys
+    on), the request's method and path (its query left out), its model if read, the status, why:
+    `[no key] POST /v1/responses | 401 | refused: ...`."""
+    who = info.get("client") or ("no key" if keys_on() else None)
+    head = f"[{who}] " if who else ""
+    request = flow.request
+    path = request.path.split("?", 1)[0] if request.method != "CONNECT" else f"{request.host}:{request.port}"
+    head += f"{request.method} {path if len(path) <= 200 else path[:200] + '…'}"
+    model = info.get("client_model") or info.get("model")
+    if isinstance(model, str) and model:
+        head += f" {model}"
+    return " | ".join([head, status(flow), f"refused: {info['refused']}"])
+
+
+def keys_on() -> bool:
+    """Client keys are on (`gateway_clients`, addon/team/keys.py)."""
+    try:
+        return bool(ctx.options.gateway_clients) if "gateway_clients" in ctx.options else False
+    except AttributeError:
+        return False
 
 
 def status(flow: http.HTTPFlow) -> str:
@@ -173,11 +220,15 @@ class Console:
         for route in router.routes:
             log.info(route_line(route))
         if not any(route.pattern == "*" for route in router.routes):
-            log.warning("a client model that matches no route passes to OpenAI untranslated (a "
-                        "Messages client's, e.g. Claude Code's, to the host it named): end "
-                        "gateway_model with *=MODEL to catch every model")
+            log.warning(unrouted_warning())
         for warning in missing_keys(router):
             log.warning(warning)
+
+    def http_connect(self, flow: http.HTTPFlow) -> None:
+        """A tunnel the gateway refused (407 without a client key, addon/team/passing.py): mitmproxy
+        calls no `response` hook for an answered CONNECT."""
+        if flow.response is not None:
+            self._say(flow)
 
     def response(self, flow: http.HTTPFlow) -> None:
         self._say(flow)

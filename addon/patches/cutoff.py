@@ -13,6 +13,9 @@ mitmproxy 12 handles them in `HttpStream.handle_protocol_error`
   Responses' for Codex, Anthropic's `api_error` for a Messages client, docs/claude-code.md
   "Errors"), a turn and a token count alike, sent the way mitmproxy sends a response an addon set:
   `responseheaders` and `response` hooks, then `send_response()`; no `error` hook.
+- **A model no route takes** (passed on untranslated, addon/serve/client_side.py `pass_on`) whose
+  destination cannot be reached (`CONNECT_FAILED`): a 502 in the client's shape naming the route
+  to add (addon/serve/misconfigured.py `unrouted_unreachable`), sent the same way.
 - **Mid-stream** (the upstream connection is lost inside a streamed body): the hooks would see
   `error`, the stream callable would never be told, and the client's connection would simply
   be dropped, so Codex would retry a turn whose output it may already have acted on. The body
@@ -38,7 +41,7 @@ from mitmproxy.proxy.layers import http as http_layer
 from mitmproxy.proxy.layers.http._base import HttpEvent
 from mitmproxy.proxy.layers.http._events import ErrorCode, ResponseData, ResponseProtocolError
 
-from addon.serve import upstream_answer
+from addon.serve import misconfigured, upstream_answer
 from addon.serve.flow import FlowCtx, Stage, context_of
 from addon.serve.streaming import StreamHook
 
@@ -73,6 +76,11 @@ def _handle_protocol_error(self: Any, event: HttpEvent) -> Generator[Any, Any, N
                                           self.state_consume_response_body)):
             yield from _answer_failure(self, fc, event)
             return
+    if (isinstance(event, ResponseProtocolError) and event.code == ErrorCode.CONNECT_FAILED and fc is not None
+            and misconfigured.passed_unrouted(fc) and self.client_state == self.state_done
+            and self.server_state == self.state_wait_for_response_headers):
+        yield from _answer_unrouted(self, fc, event)
+        return
     yield from _ORIGINAL(self, event)
 
 
@@ -101,6 +109,20 @@ def _answer_failure(stream: Any, fc: FlowCtx, event: ResponseProtocolError) -> G
         yield http_layer.HttpResponseHeadersHook(flow)
         if (yield from stream.check_killed(True)):
             return
+    yield from stream.send_response()
+
+
+def _answer_unrouted(stream: Any, fc: FlowCtx, event: ResponseProtocolError) -> Generator[Any, Any, None]:
+    """A model no route takes went on untranslated and its destination cannot be reached: a 502
+    in the client's shape naming the route to add (addon/serve/misconfigured.py), sent as
+    `_answer_failure` sends one."""
+    misconfigured.unrouted_unreachable(fc, event.message)
+    _forget_failed_connection(stream, fc.flow)
+    assert fc.flow.response is not None
+    fc.flow.response.timestamp_start = time.time()
+    yield http_layer.HttpResponseHeadersHook(fc.flow)
+    if (yield from stream.check_killed(True)):
+        return
     yield from stream.send_response()
 
 

@@ -24,7 +24,7 @@ from mitmproxy import ctx as mitm
 from addon.observe import flowinfo
 from addon.patches import early_answer
 from addon.routes.routing import Route, model_name_problem, serving
-from addon.serve import bodies
+from addon.serve import bodies, misconfigured
 from addon.serve import client_side as client_dialects
 from addon.serve.answers import answer, error_response, json_response
 from addon.serve.flow import FlowCtx, Stage
@@ -67,7 +67,7 @@ def claimed(fc: FlowCtx) -> None:
     if fc.replay:
         return  # the body that counts is the saved client request
     if refused := bodies.declared_too_large(fc.flow.request.headers, max_request()):
-        answer(fc.flow, error_response(fc.speaks, 413, "request_too_large", refused))
+        refuse(fc, 413, "request_too_large", refused)
         return
     early_answer.bound(fc.flow, max_request())  # a chunked body too, as it arrives (addon/patches/)
 
@@ -213,6 +213,9 @@ async def _plan(services: Services, fc: FlowCtx, read: Read) -> None:
             return
         fc.turn = found if isinstance(found, StoredTurn) else None
     route = fc.route = serving(route, fc.compacting)  # a compaction goes to the summarizer
+    if refused := misconfigured.key_missing(route):  # its key variable unset: nothing would be sent
+        refuse_early(fc, read.fields, refused)
+        return
     model = route.model or client_model
     info = fc.begin(route.dialect.name, model, client_model=client_model, **services.clients.named(flow))
     fc.keep_client_request(read.text)
@@ -381,8 +384,11 @@ def _count(services: Services, fc: FlowCtx, translation: Translation) -> None:
 
 # -- refusals --------------------------------------------------------------------------------------
 def refuse(fc: FlowCtx, status: int, code: str, message: str) -> None:
-    """Answer a request the gateway will not take, in the client's error shape."""
-    fc.flow.metadata[flowinfo.KEY] = flowinfo.record("-", refused=message)
+    """Answer a request the gateway will not take, in the client's error shape; its record names
+    its client (addon/team/keys.py), for the console's line."""
+    name = fc.flow.metadata.get(flowinfo.CLIENT)
+    named = {"client": name} if name else {}
+    fc.flow.metadata[flowinfo.KEY] = flowinfo.record("-", refused=message, **named)
     answer(fc.flow, error_response(fc.speaks, status, code, message))
 
 

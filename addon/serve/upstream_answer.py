@@ -25,6 +25,7 @@ from mitmproxy import ctx as mitm
 
 from addon.observe import flowinfo, stamp
 from addon.routes import plugins
+from addon.serve import misconfigured
 from addon.serve.answers import answer, error_response, json_response
 from addon.serve.flow import FlowCtx, Stage
 from addon.serve.seal import seal
@@ -182,6 +183,7 @@ def _translate_error(fc: FlowCtx, translation: Translation, info: dict[str, Any]
     error = translate_error(translation.target, flow.response.status_code, raw,
                             dict(flow.response.headers), client=translation.client)
     info["error"] = f"upstream {error.status}: {gist(error.body)}"[:300]
+    misconfigured.with_unsent_key(fc.route, error.status, error.body, info)  # a key not sent: which option
     flow.response = json_response(error.status, error.body, error.headers)
 
 

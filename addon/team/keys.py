@@ -238,10 +238,12 @@ class Keys:
         if found is None:
             # `connection: close`: a stranger keeps no connection open between refusals
             refuse(flow, 401, "invalid_api_key",
-                   "Incorrect API key provided: this gateway wants one of its client keys as "
-                   "`Authorization: Bearer <key>` (or the proxy password)" if key else
-                   "Missing gateway client key: send `Authorization: Bearer <key>` (the OpenAI SDKs' "
-                   "api_key, Codex's env_key), or the proxy password in regular mode",
+                   "Incorrect API key provided: this gateway takes only its own client keys "
+                   "(gateway_clients), as the client's API key (`Authorization: Bearer`, `x-api-key`) "
+                   "or the proxy password" if key else
+                   "Missing gateway client key: send one of this gateway's client keys as the client's "
+                   "API key (`Authorization: Bearer`, `x-api-key`: the SDKs' api_key, Codex's env_key, "
+                   "Claude Code's ANTHROPIC_API_KEY), or as the proxy password in regular mode",
                    {"connection": "close"})
             return None
         flow.metadata[flowinfo.CLIENT] = found.name

@@ -31,6 +31,7 @@ from typing import Any
 from mitmproxy import ctx, exceptions, http
 from mitmproxy.proxy.mode_specs import ProxyMode, RegularMode, ReverseMode, UpstreamMode
 
+from addon.observe import flowinfo
 from addon.serve import paths
 from addon.serve.flow import Flows
 from addon.team import keys
@@ -152,6 +153,8 @@ class Passing:
         if listed:
             return False
         if isinstance(mode, ReverseMode):
+            if client is not None:  # the console's line names who was refused
+                flow.metadata[flowinfo.CLIENT] = client.name
             keys.refuse(flow, 404, "not_served", f"the gateway does not serve {request.method} "
                         f"{_shown(path)} (its turns, store, catalog and usage only); gateway_pass lists "
                         "what passes to the reverse target")

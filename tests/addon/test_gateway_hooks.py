@@ -227,13 +227,18 @@ def test_upstream_key_comes_from_the_variable_named_by_gateway_key_env(
     assert wire_headers(flow)["x-api-key"] == "k-from-my-variable-0123"
 
 
-def test_missing_upstream_key_is_noted_in_the_metadata(gateway: Ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_upstream_key_is_refused_before_anything_is_sent(gateway: Ctx,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     addon, _ = gateway
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     flow = client_flow()
+    url = flow.request.url
     run_request(addon, flow)
-    assert "x-api-key" not in flow.request.headers
-    assert "no upstream key: $ANTHROPIC_API_KEY is not set" in flow.metadata["gateway"]["notes"]
+    assert flow.response is not None and flow.response.status_code == 400
+    error = json.loads(flow.response.content or b"")["error"]
+    assert error["code"] == "upstream_key_missing" and "$ANTHROPIC_API_KEY is not set" in error["message"]
+    assert flow.request.url == url and "x-api-key" not in flow.request.headers  # never re-targeted
+    assert "$ANTHROPIC_API_KEY is not set" in flow.metadata["gateway"]["refused"]
 
 
 def test_responses_upstream_that_is_not_openai_gets_no_client_credentials(

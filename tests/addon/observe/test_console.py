@@ -4,6 +4,7 @@ the wording of a flow line."""
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -50,12 +51,12 @@ def anthropic() -> Iterator[FakeUpstream]:
 
 
 def gateway(tmp_path: Path, upstream: FakeUpstream, *, model: str = "claude-sonnet-4-6",
-            args: tuple[str, ...] = ()) -> MitmDump:
+            args: tuple[str, ...] = (), key: str | None = None) -> MitmDump:
     return MitmDump(tmp_path / "conf", mode="reverse:https://api.openai.com", args=args,
                     options={"gateway_upstream": "anthropic", "gateway_base_url": upstream.url,
                              "gateway_model": model, "gateway_key_env": KEY_ENV,
                              "gateway_capabilities": "table"},
-                    env={KEY_ENV: None})
+                    env={KEY_ENV: key})
 
 
 def post(proxy_url: str, body: dict[str, Any] | None = None) -> httpx.Response:
@@ -72,7 +73,7 @@ def test_startup_names_each_route_and_warns_of_its_missing_key(tmp_path: Path,
         missing = wait_for(proxy, f"route gpt-5*: ${KEY_ENV} is not set")
     assert anthropic.url in first and f"key ${KEY_ENV} (NOT SET)" in first
     assert anthropic.url in second
-    assert "without a key" in missing
+    assert "its requests are refused (400)" in missing and "--set gateway_key_env=VARIABLE" in missing
     assert "matches no route" not in proxy.log  # `*=` catches every model
 
 
@@ -80,7 +81,8 @@ def test_startup_says_a_model_without_a_route_goes_untranslated(tmp_path: Path,
                                                                  anthropic: FakeUpstream) -> None:
     with gateway(tmp_path, anthropic, model="gpt-5*=claude-sonnet-4-6") as proxy:
         line = wait_for(proxy, "matches no route")
-    assert "passes to OpenAI untranslated" in line and "*=MODEL" in line
+    # the reverse target, not "OpenAI"; the option in use (no route file here)
+    assert "goes on untranslated to https://api.openai.com: end gateway_model with *=MODEL" in line
 
 
 @pytest.mark.parametrize(("option", "says"), [
@@ -101,13 +103,12 @@ def test_a_bad_option_is_one_line_and_nothing_listens(tmp_path: Path, option: st
 # -- per flow, through mitmdump -------------------------------------------------------------------
 def test_a_translated_flow_is_one_line_with_route_status_tokens_and_notes(tmp_path: Path,
                                                                           anthropic: FakeUpstream) -> None:
-    with gateway(tmp_path, anthropic) as proxy:
+    with gateway(tmp_path, anthropic, key="k-console-test-0123") as proxy:
         answer = post(proxy.url)
         assert answer.status_code == 200
         line = wait_for(proxy, f"{CODEX_DEFAULT_MODEL} -> anthropic claude-sonnet-4-6")
     assert " | 200 | " in line
     assert "42 in, " in line  # the usage the client got
-    assert f"no upstream key: ${KEY_ENV} is not set" in line
 
 
 def test_a_request_no_route_takes_is_said_to_pass_untranslated(tmp_path: Path) -> None:
@@ -139,7 +140,8 @@ def test_quiet_mitmdump_prints_no_gateway_line(tmp_path: Path, anthropic: FakeUp
                "--set", f"gateway_base_url={anthropic.url}",
                "--set", "gateway_model=gpt-5*=claude-sonnet-4-6",
                "--set", f"gateway_key_env={KEY_ENV}", "--set", "gateway_capabilities=table"]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={**os.environ, KEY_ENV: "k-console-test-0123"})
     try:
         deadline = time.monotonic() + WAIT
         while True:  # -q hides "listening at": wait for the port instead
@@ -210,3 +212,53 @@ def test_route_line_says_how_each_route_authenticates(monkeypatch: pytest.Monkey
                                          f"key ${KEY_ENV} (set)")
     assert console.route_line(keyless).endswith("(the client's model) at http://127.0.0.1:8000/v1, no key")
     assert console.missing_keys(Router(routes=(keyed, keyless))) == []
+
+
+def test_a_refusal_before_anything_was_sent_names_who_the_method_and_path_and_why(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    flow = recorded({"upstream": "-", "model": None, "dropped": [], "notes": [],
+                     "refused": "missing client key: send it as ..."}, status=401)
+    flow.request.method, flow.request.path = "POST", "/v1/responses?key=secret"
+    monkeypatch.setattr(console, "keys_on", lambda: True)
+    assert console.flow_line(flow) == ("[no key] POST /v1/responses | 401 | "
+                                       "refused: missing client key: send it as ...")
+    flow.metadata[flowinfo.KEY] |= {"client": "ana", "model": "gpt-5.5", "client_model": "gpt-5.5",
+                                    "refused": "client 'ana' may not use model 'gpt-5.5'"}
+    assert console.flow_line(flow) == ("[ana] POST /v1/responses gpt-5.5 | 401 | "
+                                       "refused: client 'ana' may not use model 'gpt-5.5'")
+    monkeypatch.setattr(console, "keys_on", lambda: False)
+    del flow.metadata[flowinfo.KEY]["client"]
+    assert console.flow_line(flow).startswith("POST /v1/responses gpt-5.5 | 401 | ")  # type: ignore[union-attr]
+
+
+def test_a_model_no_route_takes_whose_destination_failed_is_one_line_with_the_fix() -> None:
+    flow = tflow.tflow(resp=tutils.tresp(status_code=502))
+    flow.metadata[flowinfo.UNROUTED] = "o3"
+    flow.metadata[flowinfo.UNROUTED_ERROR] = ("https://api.openai.com cannot be reached (DNS): "
+                                              "end gateway_model ...")
+    assert console.flow_line(flow) == ("o3 matched no route | 502 | https://api.openai.com cannot be reached "
+                                       "(DNS): end gateway_model ...")
+
+
+def test_route_line_of_a_signing_route_without_its_key_and_of_a_key_not_sent_here(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+    bedrock = Route("*", dialects.get("bedrock"), "https://bedrock-runtime.eu-central-1.amazonaws.com",
+                    "claude", "AWS_BEARER_TOKEN_BEDROCK")
+    said = console.credential(bedrock)
+    assert said.startswith("no key: ") and "credential chain" in said
+    assert console.missing_keys(Router(routes=(bedrock,))) == []  # signed, never refused
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-0123")
+    elsewhere = Route("*", dialects.get("chat"), "https://openrouter.example/api/v1", "deepseek-chat", None)
+    assert console.credential(elsewhere) == ("no key ($DEEPSEEK_API_KEY is set but goes only to the chat "
+                                             "dialect's own host; --set gateway_key_env=DEEPSEEK_API_KEY "
+                                             "sends it here)")
+
+
+def test_a_refused_tunnel_names_the_host_it_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    flow = recorded({"upstream": "-", "model": None, "dropped": [], "notes": [],
+                     "refused": "this gateway passes requests for its clients only"}, status=407)
+    flow.request.method, flow.request.host, flow.request.port = "CONNECT", "example.com", 443
+    monkeypatch.setattr(console, "keys_on", lambda: True)
+    assert console.flow_line(flow) == ("[no key] CONNECT example.com:443 | 407 | "
+                                       "refused: this gateway passes requests for its clients only")
