@@ -124,8 +124,6 @@ def _usage(gateway: MitmDump, store: dict[str, str], client: str) -> dict[str, A
 def test_thirty_turns_at_once_are_served_only_as_far_as_the_budget_covers(
         gateways: list[MitmDump], upstream: Upstream, store: dict[str, str], client: str, spread: str,
         module_dir: Path) -> None:
-    if spread == "one gateway" and "gateway_store_url" in store:
-        pytest.skip("one gateway: once is enough (SQLite)")
     """Budgets that cover two turns: two holds fit, and after two turns a third hold does not."""
     key = clients.KEY_PREFIX + f"{client}-{spread[:3]}-budget-e2e-0123"
     path = module_dir / "budget-clients.toml"
@@ -245,8 +243,6 @@ def test_a_messages_client_over_budget_gets_anthropics_429(gateways: list[MitmDu
                                                            store: dict[str, str], module_dir: Path) -> None:
     """Claude Code's shape of the refusal: `rate_limit_error` with `retry-after`, as Anthropic's API
     answers it (docs.claude.com/en/api/errors), read by the anthropic SDK as a RateLimitError."""
-    if "gateway_store_url" in store:
-        pytest.skip("once is enough (SQLite)")
     key = clients.KEY_PREFIX + "messages-budget-e2e-0123456789"
     _add(module_dir / "budget-clients.toml", "messages", key, ["--tokens-per-day", "100"])
     until(lambda: _known([gateways[0].url], key), "the gateway to read the new client", timeout=10)
