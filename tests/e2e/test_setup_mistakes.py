@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import ssl
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -314,7 +315,8 @@ def test_a_refused_tunnel_is_one_line_naming_the_host(tmp_path: Path) -> None:
                "gateway_model": "*=claude-sonnet-4-6", "gateway_clients": str(tmp_path / "clients.toml")}
     with MitmDump(tmp_path / "conf", options=options,
                   env={"ANTHROPIC_API_KEY": "k-unused-0123"}) as proxy:
-        with httpx.Client(proxy=proxy.url, verify=str(proxy.ca_cert), timeout=TIMEOUT) as client, \
+        trust = ssl.create_default_context(cafile=str(proxy.ca_cert))
+        with httpx.Client(proxy=proxy.url, verify=trust, timeout=TIMEOUT) as client, \
                 pytest.raises(httpx.ProxyError, match="407"):
             client.get("https://example.com/")
         found = lines_with(proxy, "[no key] CONNECT example.com:443 | 407 | refused: this gateway passes")
