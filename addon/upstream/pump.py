@@ -174,7 +174,8 @@ class Pump:
             return await self._pass_on(leg, choice, record, whole, put, f"HTTP {response.status}")
         code = policy.error_code(choice.deployment.route.dialect, response.status, body)
         verdict = policy.of_status(response.status, code)
-        reason = f"HTTP {response.status} {code}"
+        said = " ".join(text_of(body[:4096]).split())[:300]
+        reason = f"HTTP {response.status} {code}" + (f": {said}" if said else "")
         if verdict == "final":
             return await self._pass_on(leg, choice, record, whole, put, reason)
         wait = policy.retry_after(response.headers, self.wall(), text_of(body[:4096]))

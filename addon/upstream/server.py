@@ -93,6 +93,10 @@ class LoopbackServer:
             self._server = await asyncio.start_server(self._connection, "127.0.0.1", 0, limit=READ_SIZE)
 
     @property
+    def started(self) -> bool:
+        return self._server is not None
+
+    @property
     def port(self) -> int:
         assert self._server is not None, "the loopback server is not started"
         return int(self._server.sockets[0].getsockname()[1])
