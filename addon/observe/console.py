@@ -114,6 +114,8 @@ def flow_line(flow: http.HTTPFlow) -> str | None:
     if info.get("client_dialect"):  # a client other than Responses (addon/serve/client_side.py)
         head += f" ({info['client_dialect']} client)"
     parts = [head, status(flow)]
+    if went := flowinfo.via(info):
+        parts.append(went)  # the deployment that answered, the attempts before it (docs/pools.md)
     if usage := tokens(info.get("usage")):
         parts.append(usage)
     if cost := costs.dollars(info.get("cost_usd")):

@@ -2,7 +2,7 @@
 installed from the addon, any number of times, by any copy of their module, always over mitmproxy's
 own method; and only on the mitmproxy versions pinned for them. What each wrapper relies on inside
 mitmproxy is checked, by name: here for every name a patch module lists in its `INTERNALS`, and by
-behaviour in test_cutoff.py and test_wire_credentials.py."""
+behaviour in test_cutoff.py."""
 
 from __future__ import annotations
 
@@ -29,13 +29,11 @@ from addon.patches import (
     head_bound,
     trailers,
     websocket_bound,
-    wire_credentials,
 )
 
 ROOT = pathlib.Path(__file__).parents[3]
 STREAM = http_layer.HttpStream
 PATCHES = [(cutoff, STREAM, "handle_protocol_error", "_handle_protocol_error"),
-           (wire_credentials, STREAM, "_handle_event", "_handle_event"),
            (early_answer, STREAM, "state_wait_for_request_headers", "_wait_for_request_headers"),
            (early_answer, STREAM, "state_consume_request_body", "_consume_request_body"),
            (admission, server.ConnectionHandler, "handle_client", "_handle_client"),
