@@ -16,7 +16,6 @@ that step, by the size of what it works on (`_where`), never by a second path.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,23 +23,20 @@ from mitmproxy import ctx as mitm
 
 from addon.observe import flowinfo
 from addon.patches import early_answer
-from addon.routes.routing import Deployment, Route, model_name_problem, serving
+from addon.routes.routing import Route, model_name_problem, serving
 from addon.serve import bodies, sending
 from addon.serve import client_side as client_dialects
 from addon.serve.answers import answer, error_response, json_response
 from addon.serve.flow import FlowCtx, Stage
 from addon.serve.refusal import Refusal
-from addon.serve.sending import FRAMING_HEADERS, Sending
+from addon.serve.sending import Address, Sending
 from addon.serve.services import Services
-from addon.serve.streaming import StreamHook
 from addon.serve.translate import Asked, translate_turn
 from addon.state import stored_items
 from addon.state.store import ItemsJSON
 from addon.state.stored_turn import StoredTurn, Unstored
-from addon.upstream import auth, credentials, service
-from addon.upstream.leg import Leg, Prepared
 from addon.work import offload, workers
-from translators import ItemCache, Translation, TranslatorError, stream_translator
+from translators import ItemCache, Translation, TranslatorError
 from translators import dialect as dialects
 from translators.features import compaction
 from translators.wire import wirejson
@@ -311,10 +307,6 @@ def _translate_read(read: Read, turn: StoredTurn | None, asked: Asked,
 
 
 # -- send ------------------------------------------------------------------------------------------
-Address = Callable[[str], str]
-"""A deployment's base URL -> the URL its request goes to."""
-
-
 async def _send_or_answer(services: Services, fc: FlowCtx, read: Read, translation: Translation,
                           content: bytes | None, address: Address | None = None) -> None:
     """A failure past this point would leave a half-rewritten request (new URL, client headers):
@@ -334,88 +326,13 @@ async def _send_or_answer(services: Services, fc: FlowCtx, read: Read, translati
 
 def send(services: Services, fc: FlowCtx, route: Route, read: Read, translation: Translation,
          content: bytes | None = None, address: Address | None = None) -> None:
-    """The flow goes upstream through the gateway's own leg (addon/serve/sending.py): a `Leg`
-    over the route's pool, whose `prepare(deployment)` is the request for that deployment (the
-    deployment's base URL + the translation's path, or `address`: a count the route's server
-    takes elsewhere, `dialects.count_url`; the client's headers cut to what may go on; the
-    dialect's content type and accept; the deployment's credentials). The flow's request shows
-    the first deployment's, credentials `<redacted>`; `sending.Retarget` sends it to the
-    loopback server."""
-    flow = fc.flow
-    if content is None:
-        content = wirejson.dumps(translation.body)
-    address = address or (lambda base: base + translation.path)
-    client_headers = dict(flow.request.headers)
-    upstream = services.upstream
-    first = service.first(route)
-    target = first.route if sending.same_translation(route, first.route) else route
-    url = address(target.base_url)
-    headers, secret, note = _upstream_request(services, target, translation, content, url, client_headers)
-    if note:
-        fc.info["notes"].append(note)
-    made: dict[str, tuple[Translation, bytes, Address]] = {}
-    if target is first.route:
-        made[first.name] = (translation, content, address)
+    """The flow goes upstream through the gateway's own leg (addon/serve/sending.py `build`); a
+    deployment of another dialect or model gets the request translated again from `read`."""
 
-    async def prepare(deployment: Deployment) -> Prepared:
-        d_route = deployment.route
-        found = made.get(deployment.name)
-        if found is None:
-            if sending.same_translation(route, d_route):
-                found = (translation, content, address)
-            else:
-                found = await _retranslated(services, fc, read, d_route)
-            made[deployment.name] = found
-        d_translation, body, d_address = found
-        d_url = d_address(d_route.base_url)
-        d_headers, d_secret, d_note = _upstream_request(services, d_route, d_translation, body, d_url,
-                                                        client_headers)
-        if d_note and d_note not in fc.info["notes"]:
-            fc.info["notes"].append(d_note)
-        secrets = credentials.secret_values(d_secret)
-        credentials.add_secrets(flow, secrets)
-        out.translations[deployment.name] = d_translation
-        out.deployments[deployment.name] = deployment
-        out.shows[deployment.name] = sending.shown_of(d_url, d_headers, d_secret, body)
-        return Prepared(d_url, [*d_headers.items(), *d_secret.items()], body, secrets)
+    async def retranslate(d_route: Route) -> tuple[Translation, bytes, Address]:
+        return await _retranslated(services, fc, read, d_route)
 
-    def hook(deployment: Deployment, prepared: Prepared) -> StreamHook:
-        d_translation = out.translations.get(deployment.name, translation)
-        translator = services.turns.recorder(flow, fc.turn,
-                                             stream_translator(d_translation.target, d_translation))
-        return StreamHook(translator, secrets=prepared.secrets,
-                          max_kept=int(mitm.options.gateway_max_kept_bytes), speaks=fc.speaks)
-
-    leg = Leg(balancer=upstream.balancer(route), prepare=prepare, hook=hook, speaks=fc.speaks,
-              limits=upstream.limits_for(route), stream=translation.stream and not fc.counting,
-              affinity=sending.affinity_of(read.fields, flow))
-    out = sending.Sending(leg, upstream, sending.shown_of(url, headers, secret, content),
-                          Prepared(url, [*headers.items(), *secret.items()], content,
-                                   credentials.secret_values(secret)))
-    sending.show(flow, out.shown)
-    credentials.attach(flow, secret)
-    out.path = upstream.issue(leg)
-    fc.sending = out
-    fc.at(Stage.SENT)
-
-
-def _upstream_request(services: Services, route: Route, translation: Translation, content: bytes, url: str,
-                      client_headers: dict[str, str]) -> tuple[dict[str, str], dict[str, str], str | None]:
-    """One deployment's request headers (credentials apart) and credential headers, and a note
-    when its key is missing."""
-    dialect = route.dialect
-    if auth.takes_client_credentials(dialect, route.base_url):
-        # the client's own vendor: the client's own headers go along (its credentials unless
-        # the route names a key: auth.upstream_credentials)
-        headers = {k: v for k, v in client_headers.items() if k.lower() not in FRAMING_HEADERS}
-    else:
-        headers = auth.clean_headers(dict(client_headers))
-    headers.update(translation.headers)
-    headers["content-type"] = dialect.vendor.request_content_type
-    headers["accept"] = dialect.vendor.stream_content_type if translation.stream else "application/json"
-    headers["accept-encoding"] = "identity"  # the stream hook reads raw bytes
-    secret, note = auth.upstream_credentials(route, headers, url, content, services.settings)
-    return headers, secret, note
+    sending.build(services, fc, route, read.fields, translation, content, address, retranslate)
 
 
 async def _retranslated(services: Services, fc: FlowCtx, read: Read,

@@ -14,21 +14,29 @@ answer's head the request shown is the one of the deployment that answered.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mitmproxy import ctx as mitm
 from mitmproxy import http
 
 from addon.observe import flowinfo
-from addon.routes.routing import Deployment, Route
-from addon.serve.flow import context_of
-from addon.upstream import credentials
+from addon.routes.routing import Deployment, Route, pool_of
+from addon.serve.flow import FlowCtx, Stage, context_of
+from addon.serve.streaming import StreamHook
+from addon.upstream import auth, credentials
 from addon.upstream.leg import Leg, Prepared
+from translators import Translation, stream_translator
+from translators.wire import wirejson
 
 if TYPE_CHECKING:
+    from addon.serve.services import Services
     from addon.upstream.service import UpstreamLeg
-    from translators import Translation
+
+Address = Callable[[str], str]
+"""A deployment's base URL -> the URL its request goes to."""
+Retranslate = Callable[[Route], Awaitable[tuple[Translation, bytes, Address]]]
 
 FRAMING_HEADERS = ("content-length", "host", "content-encoding", "transfer-encoding")
 """Client headers that describe the client's own body and connection, never the one re-sent."""
@@ -70,6 +78,93 @@ class Sending:
             with contextlib.suppress(Exception):
                 done()
         self.on_close.clear()
+
+
+def build(services: Services, fc: FlowCtx, route: Route, fields: dict[str, Any], translation: Translation,
+          content: bytes | None, address: Address | None, retranslate: Retranslate) -> None:
+    """The flow goes upstream through the gateway's own leg: a `Leg`
+    over the route's pool, whose `prepare(deployment)` is the request for that deployment (the
+    deployment's base URL + the translation's path, or `address`: a count the route's server
+    takes elsewhere, `dialects.count_url`; the client's headers cut to what may go on; the
+    dialect's content type and accept; the deployment's credentials). The flow's request shows
+    the first deployment's, credentials `<redacted>`; `Retarget` sends it to the loopback
+    server. `fields`: the client request's top-level members (its conversation's keys);
+    `retranslate`: the request for a deployment of another dialect or model."""
+    flow = fc.flow
+    if content is None:
+        content = wirejson.dumps(translation.body)
+    address = address or (lambda base: base + translation.path)
+    client_headers = dict(flow.request.headers)
+    upstream = services.upstream
+    first = pool_of(route)[0][0]
+    target = first.route if same_translation(route, first.route) else route
+    url = address(target.base_url)
+    headers, secret, note = _upstream_request(services, target, translation, content, url, client_headers)
+    if note:
+        fc.info["notes"].append(note)
+    made: dict[str, tuple[Translation, bytes, Address]] = {}
+    if target is first.route:
+        made[first.name] = (translation, content, address)
+
+    async def prepare(deployment: Deployment) -> Prepared:
+        d_route = deployment.route
+        found = made.get(deployment.name)
+        if found is None:
+            if same_translation(route, d_route):
+                found = (translation, content, address)
+            else:
+                found = await retranslate(d_route)
+            made[deployment.name] = found
+        d_translation, body, d_address = found
+        d_url = d_address(d_route.base_url)
+        d_headers, d_secret, d_note = _upstream_request(services, d_route, d_translation, body, d_url,
+                                                        client_headers)
+        if d_note and d_note not in fc.info["notes"]:
+            fc.info["notes"].append(d_note)
+        secrets = credentials.secret_values(d_secret)
+        credentials.add_secrets(flow, secrets)
+        out.translations[deployment.name] = d_translation
+        out.deployments[deployment.name] = deployment
+        out.shows[deployment.name] = shown_of(d_url, d_headers, d_secret, body)
+        return Prepared(d_url, [*d_headers.items(), *d_secret.items()], body, secrets)
+
+    def hook(deployment: Deployment, prepared: Prepared) -> StreamHook:
+        d_translation = out.translations.get(deployment.name, translation)
+        translator = services.turns.recorder(flow, fc.turn,
+                                             stream_translator(d_translation.target, d_translation))
+        return StreamHook(translator, secrets=prepared.secrets,
+                          max_kept=int(mitm.options.gateway_max_kept_bytes), speaks=fc.speaks)
+
+    leg = Leg(balancer=upstream.balancer(route), prepare=prepare, hook=hook, speaks=fc.speaks,
+              limits=upstream.limits_for(route), stream=translation.stream and not fc.counting,
+              affinity=affinity_of(fields, flow))
+    out = Sending(leg, upstream, shown_of(url, headers, secret, content),
+                          Prepared(url, [*headers.items(), *secret.items()], content,
+                                   credentials.secret_values(secret)))
+    show(flow, out.shown)
+    credentials.attach(flow, secret)
+    out.path = upstream.issue(leg)
+    fc.sending = out
+    fc.at(Stage.SENT)
+
+
+def _upstream_request(services: Services, route: Route, translation: Translation, content: bytes, url: str,
+                      client_headers: dict[str, str]) -> tuple[dict[str, str], dict[str, str], str | None]:
+    """One deployment's request headers (credentials apart) and credential headers, and a note
+    when its key is missing."""
+    dialect = route.dialect
+    if auth.takes_client_credentials(dialect, route.base_url):
+        # the client's own vendor: the client's own headers go along (its credentials unless
+        # the route names a key: auth.upstream_credentials)
+        headers = {k: v for k, v in client_headers.items() if k.lower() not in FRAMING_HEADERS}
+    else:
+        headers = auth.clean_headers(dict(client_headers))
+    headers.update(translation.headers)
+    headers["content-type"] = dialect.vendor.request_content_type
+    headers["accept"] = dialect.vendor.stream_content_type if translation.stream else "application/json"
+    headers["accept-encoding"] = "identity"  # the stream hook reads raw bytes
+    secret, note = auth.upstream_credentials(route, headers, url, content, services.settings)
+    return headers, secret, note
 
 
 def shown_of(url: str, headers: dict[str, str], secret: dict[str, str], content: bytes) -> Shown:
