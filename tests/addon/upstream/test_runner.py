@@ -449,8 +449,11 @@ def test_after_pings_a_leg_that_gives_up_ends_the_stream_with_an_overload(
 
 def fast_pings(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pings every 50 ms, so a test sees several before its upstream says anything."""
-    ping = policy.KEEP_ALIVE["messages"].event
-    monkeypatch.setitem(policy.KEEP_ALIVE, "messages", policy.KeepAlive(0.05, ping))
+    get = client_dialects.get
+    messages = get("messages")
+    assert messages.keep_alive is not None
+    fast = replace(messages, keep_alive=replace(messages.keep_alive, every=0.05))
+    monkeypatch.setattr(client_dialects, "get", lambda name: fast if name == "messages" else get(name))
 
 
 def _after(release: threading.Event, chunks: list[bytes] | Any) -> Iterator[bytes]:
