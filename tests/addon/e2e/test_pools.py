@@ -31,6 +31,7 @@ import anthropic
 import httpx
 import openai
 import pytest
+from websockets.asyncio.client import connect
 
 from tests.support.fake_upstream import SSE_HEADERS, FakeUpstream, Reply, anthropic_text, json_reply
 from tests.support.mitmdump import MitmDump
@@ -325,6 +326,57 @@ def test_200_concurrent_turns_with_one_dead_deployment_are_all_answered(world: d
     assert [a.status_code for a in answers] == [200] * 200
     assert all("event: response.completed" in a.text for a in answers)
     assert len(world["a"].requests) - before == 200
+
+
+# -- over Codex's WebSocket (docs/websocket.md): each socket request is a flow of its own --------
+SOCKET_HEADERS = {"authorization": "Bearer sk-proj-client-0123456789",
+                  "openai-beta": "responses_websockets=2026-02-06"}
+
+
+def socket_turns(world: dict[str, Any], model: str, inputs: list[str]) -> list[list[dict[str, Any]]]:
+    """One socket, one request per input (each with its whole input), each request's events."""
+
+    async def scenario() -> list[list[dict[str, Any]]]:
+        url = world["mitm"].url.replace("http://", "ws://") + "/v1/responses"
+        out = []
+        async with connect(url, additional_headers=SOCKET_HEADERS, proxy=None) as ws:
+            for text in inputs:
+                await ws.send(json.dumps({"type": "response.create", "model": model, "store": False,
+                                          "stream": True, "input": text}))
+                events: list[dict[str, Any]] = []
+                while not events or events[-1]["type"] not in SOCKET_TERMINAL:
+                    frame = await ws.recv()
+                    assert isinstance(frame, str)
+                    events.append(json.loads(frame))
+                out.append(events)
+        return out
+
+    return asyncio.run(asyncio.wait_for(scenario(), 120))
+
+
+SOCKET_TERMINAL = ("response.completed", "response.failed", "response.incomplete", "error")
+
+
+@pytest.mark.parametrize("failure", ["529", "an in-stream overload before content"], ids=str)
+def test_a_socket_turn_goes_on_at_the_other_deployment(world: dict[str, Any], failure: str,
+                                                       lane: int) -> None:
+    before = counts(world)
+    PLAN.failures.append(FAILURES[failure])
+    (events,) = socket_turns(world, f"gpt-lane{lane}-1", ["hi"])
+    assert events[-1]["type"] == "response.completed", events[-1]
+    assert [e["type"] for e in events].count("response.created") == 1
+    served_after_one_failure(world, before)
+
+
+def test_a_socket_stays_on_one_deployment_while_it_is_healthy(world: dict[str, Any],
+                                                              responses: openai.OpenAI, lane: int) -> None:
+    before = counts(world)
+    ask_responses(responses, f"gpt-lane{lane}-1", prompt_cache_key="before the socket")
+    turns = socket_turns(world, f"gpt-lane{lane}-1", [f"socket turn {n}" for n in range(6)])
+    assert all(events[-1]["type"] == "response.completed" for events in turns)
+    on_socket = [sum(b"socket turn" in r.body for r in fake.requests[start:])
+                 for fake, start in ((world["a"], before[0]), (world["b"], before[1]))]
+    assert sorted(on_socket) == [0, 6]
 
 
 def test_the_saved_flows_show_the_upstream_request_and_hold_no_key(world: dict[str, Any],
