@@ -29,7 +29,6 @@ from mitmproxy import ctx, exceptions, http  # noqa: E402
 from addon.observe import console, escape, flowinfo, metrics, traces, unknown_options, views  # noqa: E402
 from addon.patches import (  # noqa: E402
     admission,
-    cutoff,
     early_answer,
     head_bound,
     trailers,
@@ -71,7 +70,6 @@ def _start() -> None:
         return
     plugins.load_extra()
     escape.install()  # a client's value on a log line writes only itself (addon/observe/escape.py)
-    cutoff.install()
     early_answer.install()
     admission.install()  # the bounds on client connections (addon/serve/connections.py)
     head_bound.install()

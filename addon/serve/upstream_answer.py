@@ -7,8 +7,6 @@ step per thing that can happen to it, each taking the flow's context.
   error or a token count translated; the turn recorded, its client's usage counted, the flow sealed
   (addon/serve/seal.py), and for a stored turn its store write awaited before mitmproxy ends the
   client's body;
-- `unreachable`: the upstream failed before its answer (addon/patches/cutoff.py): the client gets
-  a 502 in its own error shape;
 - `failed`: the flow failed (`error`: the client left, the upstream broke off): the saved flow
   keeps what each side had and says why.
 
@@ -29,7 +27,7 @@ from mitmproxy import ctx as mitm
 
 from addon.observe import flowinfo, stamp
 from addon.routes import plugins
-from addon.serve.answers import answer, error_response, json_response
+from addon.serve.answers import error_response, json_response
 from addon.serve.flow import FlowCtx, Stage
 from addon.serve.seal import seal
 from addon.serve.sending import Sending, answering, restore
@@ -359,14 +357,6 @@ def _collect(info: dict[str, Any], report: flowinfo.Found, error: str | None) ->
 
 
 # -- failures ------------------------------------------------------------------------------------
-def unreachable(fc: FlowCtx, code: str, message: str) -> None:
-    """The upstream failed before its answer was complete (it could not be reached, or broke
-    off): the client gets a 502 in its own error shape (`ClientDialect.error_body`), a turn and a
-    token count alike (docs/mitmproxy.md "Error hooks")."""
-    fc.info["error"] = message
-    answer(fc.flow, error_response(fc.speaks, 502, code, message))
-
-
 def failed(fc: FlowCtx) -> None:
     """`error` of a flow with a record (the client left, the upstream broke): the saved flow
     keeps what each side had so far, and says why."""

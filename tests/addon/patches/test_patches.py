@@ -2,7 +2,7 @@
 installed from the addon, any number of times, by any copy of their module, always over mitmproxy's
 own method; and only on the mitmproxy versions pinned for them. What each wrapper relies on inside
 mitmproxy is checked, by name: here for every name a patch module lists in its `INTERNALS`, and by
-behaviour in test_cutoff.py."""
+behaviour in the tests beside this one."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ from packaging.requirements import Requirement
 
 from addon.patches import (
     admission,
-    cutoff,
     early_answer,
     head_bound,
     trailers,
@@ -33,8 +32,7 @@ from addon.patches import (
 
 ROOT = pathlib.Path(__file__).parents[3]
 STREAM = http_layer.HttpStream
-PATCHES = [(cutoff, STREAM, "handle_protocol_error", "_handle_protocol_error"),
-           (early_answer, STREAM, "state_wait_for_request_headers", "_wait_for_request_headers"),
+PATCHES = [(early_answer, STREAM, "state_wait_for_request_headers", "_wait_for_request_headers"),
            (early_answer, STREAM, "state_consume_request_body", "_consume_request_body"),
            (admission, server.ConnectionHandler, "handle_client", "_handle_client"),
            (head_bound, Http1Server, "read_headers", "_read_headers"),
