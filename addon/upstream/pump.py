@@ -202,7 +202,7 @@ class Pump:
         (`elsewhere`: cooled down as long as the pool allows), or was fine (`overflow`)."""
         if verdict == "retry":
             self._settle(leg, choice, record, "failed", wait)
-        elif verdict == "elsewhere":
+        elif verdict == "elsewhere" and not leg.balancer.alone:
             self._settle(leg, choice, record, "failed", leg.balancer.cap)
         else:
             self._settle(leg, choice, record, "answered")
