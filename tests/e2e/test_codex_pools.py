@@ -6,7 +6,8 @@ gateway's upstream leg (docs/pools.md):
   right after `response.completed` is one turn, answered, counted once;
 - a pool of two deployments: a turn whose first attempt meets an overload (an HTTP 529, or an
   `overloaded_error` inside the stream before content) is answered by the other deployment, and
-  Codex never sees the failure.
+  Codex never sees the failure, over HTTP (custom provider) and over the Responses WebSocket
+  (the built-in provider with `openai_base_url`, README setup 2).
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ from typing import Any
 import pytest
 from mitmproxy import io as mio
 
-from tests.support.codex_cli import REPO_ROOT, codex_mitmdump, custom_provider_setup, run_codex_exec
+from tests.support.codex_cli import (
+    REPO_ROOT,
+    codex_mitmdump,
+    custom_provider_setup,
+    openai_provider_setup,
+    run_codex_exec,
+)
 from tests.support.fake_upstream import (
     FakeUpstream,
     Reply,
@@ -63,7 +70,8 @@ def saved_turns(path: Path) -> list[Any]:
                 and f.request.path.endswith("/messages")]
 
 
-def run_codex(tmp_path: Path, black_hole: FakeUpstream, routes: str, flows: Path) -> Any:
+def run_codex(tmp_path: Path, black_hole: FakeUpstream, routes: str, flows: Path,
+              setup: str = "custom_provider") -> Any:
     config = tmp_path / "routes.toml"
     config.write_text(routes)
     work = tmp_path / "work"
@@ -71,8 +79,13 @@ def run_codex(tmp_path: Path, black_hole: FakeUpstream, routes: str, flows: Path
     with codex_mitmdump(tmp_path / "mitm", mode="reverse:https://api.openai.com", scripts=[GATEWAY_ADDON],
                         options={"gateway_config": str(config), "gateway_capabilities": "table"},
                         args=["-w", str(flows)], env=dict(KEYS)) as mitm:
-        setup = custom_provider_setup(tmp_path / "codex", base_url=f"{mitm.url}/v1", proxy_url=black_hole.url)
-        run = run_codex_exec(setup, "say hi", work, timeout=180)
+        if setup == "custom_provider":  # HTTP
+            codex = custom_provider_setup(tmp_path / "codex", base_url=f"{mitm.url}/v1",
+                                          proxy_url=black_hole.url)
+        else:  # the built-in provider: its turns over the Responses WebSocket (docs/websocket.md)
+            codex = openai_provider_setup(tmp_path / "codex", proxy_url=black_hole.url,
+                                          openai_base_url=f"{mitm.url}/v1", no_proxy="127.0.0.1,localhost")
+        run = run_codex_exec(codex, "say hi", work, timeout=180)
         log = mitm.log
     return run, log
 
@@ -100,8 +113,9 @@ def test_an_upstream_body_that_lingers_after_the_answer_is_one_answered_turn(
     assert info["usage"]["output_tokens"] > 0  # counted, once: one flow
 
 
-def test_a_pool_answers_codex_when_one_deployment_is_overloaded(tmp_path: Path,
-                                                                black_hole: FakeUpstream) -> None:
+@pytest.mark.parametrize("setup", ["custom_provider", "openai_base_url"], ids=["http", "websocket"])
+def test_a_pool_answers_codex_when_one_deployment_is_overloaded(tmp_path: Path, black_hole: FakeUpstream,
+                                                                setup: str) -> None:
     lock = threading.Lock()
     failures = ["http 529", "in-stream overload"]
 
@@ -124,9 +138,10 @@ def test_a_pool_answers_codex_when_one_deployment_is_overloaded(tmp_path: Path,
         routes = (f'[[route]]\nupstream = "anthropic"\ntarget_model = "{MODEL}"\n'
                   f'deployments = [{{ name = "a", base_url = "{a.url}", key_env = "LEG_KEY_A" }}, '
                   f'{{ name = "b", base_url = "{b.url}", key_env = "LEG_KEY_B" }}]\n')
-        run, log = run_codex(tmp_path, black_hole, routes, flows)
+        run, log = run_codex(tmp_path, black_hole, routes, flows, setup)
     assert run.returncode == 0 and ANSWER in run.final_message, f"{run.describe()}\n{log}"
     turns = saved_turns(flows)
+    assert all(("gateway.websocket" in t.metadata) == (setup == "openai_base_url") for t in turns)
     assert turns and all(t.response.status_code == 200 for t in turns), log
     attempts = [a for t in turns for a in t.metadata["gateway"]["attempts"]]
     assert [a["outcome"] for a in attempts].count("retried") == 2, attempts
