@@ -20,7 +20,7 @@ from addon.upstream.client import Broken, Client, ClientError, ConnectFailed, Re
 from addon.upstream.leg import Attempt, Hook, Leg, Prepared
 from addon.upstream.pool import Choice, Outcome
 from translators.core.errors import TranslatorError
-from translators.wire import wirejson
+from translators.wire import response_headers, wirejson
 from translators.wire.upstream_errors import text_of
 
 DRAIN_SECONDS = 2.0
@@ -127,6 +127,9 @@ class Pump:
         except ClientError as exc:
             return self._failed(leg, choice, record, "retry", str(exc))
         record.status = response.status
+        if too_big := response_headers.oversized(response.headers):  # what no API sends
+            await response.aclose()
+            return self._failed(leg, choice, record, "retry", f"the answer's head is too large: {too_big}")
         if 200 <= response.status < 300:
             leg.balancer.alive(choice)
         try:
