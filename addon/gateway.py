@@ -29,13 +29,12 @@ from mitmproxy import ctx, exceptions, http  # noqa: E402
 from addon.observe import console, escape, flowinfo, metrics, traces, unknown_options, views  # noqa: E402
 from addon.patches import (  # noqa: E402
     admission,
-    cutoff,
     early_answer,
     head_bound,
     trailers,
+    unrouted,
     websocket_bound,
     websocket_served,
-    wire_credentials,
 )
 from addon.routes import catalog, plugins  # noqa: E402
 from addon.routes.capabilities import MODES  # noqa: E402
@@ -45,6 +44,7 @@ from addon.serve import connections, misconfigured, pipeline, upstream_answer, w
 from addon.serve.claim import Claims  # noqa: E402
 from addon.serve.flow import SERVED, FlowCtx, Flows, Stage, speaks_of  # noqa: E402
 from addon.serve.guard import guarded  # noqa: E402
+from addon.serve.sending import Retarget  # noqa: E402
 from addon.serve.services import Services  # noqa: E402
 from addon.state.rest import StoreEndpoints  # noqa: E402
 from addon.state.storage import Storage  # noqa: E402
@@ -54,6 +54,7 @@ from addon.team.budgets import Budgets  # noqa: E402
 from addon.team.keys import Keys  # noqa: E402
 from addon.team.passing import Passing  # noqa: E402
 from addon.team.sockets import Revocations  # noqa: E402
+from addon.upstream import policy  # noqa: E402
 from addon.work import limits, offload, workers  # noqa: E402
 from translators import dialect as registry  # noqa: E402
 from translators.features import websearch  # noqa: E402
@@ -72,14 +73,13 @@ def _start() -> None:
         return
     plugins.load_extra()
     escape.install()  # a client's value on a log line writes only itself (addon/observe/escape.py)
-    cutoff.install()
     early_answer.install()
     admission.install()  # the bounds on client connections (addon/serve/connections.py)
     head_bound.install()
     trailers.install()
+    unrouted.install()  # a model no route takes, its destination unreachable: the client's 502
     websocket_bound.install()
     websocket_served.install()  # a socket the gateway serves, served where mitmproxy hands it over
-    wire_credentials.install()
     _started = True
 
 
@@ -135,10 +135,25 @@ class Gateway:
             for option in dialect.options:
                 loader.add_option(option.name, option.type, option.default, option.help)
         limits.add_options(loader)
+        for name, kind, default, help_text in policy.OPTIONS:  # the upstream leg's (docs/pools.md)
+            loader.add_option(name, kind, default, help_text)
 
     def running(self) -> None:
         console.started()  # an option error from now on is rolled back, not fatal
         offload.freeze_startup()
+        self._retarget_last()
+
+    def _retarget_last(self) -> None:
+        """The re-target to the loopback server runs after every other addon's `request` hook
+        (after `serverplayback`: a server replay still matches the real upstream request), so it
+        is appended to the end of mitmproxy's chain; a reload of the script replaces it."""
+        addons = getattr(getattr(ctx, "master", None), "addons", None)
+        if addons is None:
+            return
+        upstream = self.services.upstream
+        if (old := addons.get(Retarget.name)) is not None:
+            addons.remove(old)
+        addons.add(Retarget(lambda: upstream.server.base_url if upstream.server.started else None))
 
     def configure(self, updated: set[str]) -> None:
         # a bad option or an unknown gateway_ name at start-up is one line and exit 1, before the
@@ -155,6 +170,10 @@ class Gateway:
             # re-targeted (docs/mitmproxy.md "Connection strategy"); a translated flow must never touch it.
             # Checked on its own, so a later `set connection_strategy=eager` is undone too.
             o.update(connection_strategy="lazy")
+        if updated & {"ssl_insecure", "ssl_verify_upstream_trusted_ca"}:  # the leg's own TLS (docs/pools.md)
+            cafile = getattr(o, "ssl_verify_upstream_trusted_ca", None) or None
+            self.services.upstream.client.configure(insecure=bool(getattr(o, "ssl_insecure", False)),
+                                                    cafile=cafile)
         if not any(name.startswith("gateway_") for name in updated):
             return
         for dialect in registry.every():
@@ -182,6 +201,14 @@ class Gateway:
         if timeout is None:
             raise exceptions.OptionsError("gateway_capabilities_timeout is negative or not seconds: "
                                           "write e.g. 2 or 0.5")
+        try:
+            leg_limits = policy.parse_limits(o.gateway_retries, o.gateway_retry_seconds,
+                                             o.gateway_idle_timeout)
+        except ValueError as exc:
+            raise exceptions.OptionsError(str(exc)) from None
+        self.services.upstream.configure(insecure=bool(getattr(o, "ssl_insecure", False)),
+                                         cafile=getattr(o, "ssl_verify_upstream_trusted_ca", None),
+                                         limits=leg_limits, routes=routes)
         self.services.router = Router(routes=tuple(routes), match=match)
         self.services.settings = settings
         self.services.capabilities.configure(routes, mode=o.gateway_capabilities, timeout=timeout)
@@ -223,6 +250,7 @@ class Gateway:
 
     def done(self) -> None:
         workers.shutdown()
+        self.services.upstream.client.close_now()
 
 
 def _seconds(text: str) -> float | None:

@@ -279,8 +279,10 @@ def _patch_steps() -> list[str]:
 
 def _wire_patch() -> Any:
     """The module of the credentials wrapper: addon/patches/wire_credentials.py, or before it moved
-    there addon/upstream/credentials.py (so the gateway of before and after are both timed)."""
-    return sys.modules.get("addon.patches.wire_credentials") or sys.modules.get("addon.upstream.credentials")
+    there addon/upstream/credentials.py (so the gateway of before and after are both timed); None
+    for a gateway without one (its upstream leg sends the credentials itself: nothing to ablate)."""
+    found = sys.modules.get("addon.patches.wire_credentials") or sys.modules.get("addon.upstream.credentials")
+    return found if found is not None and hasattr(found, "_ORIGINAL") else None
 
 
 def _unwrap_credentials() -> None:

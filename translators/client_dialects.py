@@ -83,6 +83,37 @@ class TokenCount:
     """How `estimate` counts, for the flow's notes."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GiveUp:
+    """What the client gets when every upstream attempt of its turn failed: the answer its own
+    retry logic retries (docs/pools.md "What the client sees"), with a `retry-after`."""
+
+    status: int
+    """The HTTP status when nothing of the answer went out yet."""
+    code: str
+    """The gateway's code, written in the client's error shape (`error_body`)."""
+    in_stream: Callable[[bytes, str, float], bytes] | None = None
+    """(what the client's stream already holds, message, unix seconds now) -> the event that ends
+    it, when its head went out before any content (after the gateway's keep-alives); None: the
+    client's `stream_error`."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KeepAlive:
+    """A keep-alive event of the client's own wire, which the gateway writes while the upstream
+    is silent before the first content (docs/pools.md "Keep-alives")."""
+
+    every: float
+    """Seconds of the client's silence after which one is written (the first also sends the
+    answer's head)."""
+    event: bytes
+
+
+RETRYABLE = GiveUp(status=503, code="server_error")
+"""The give-up of a client that says nothing of its own: a 503 `server_error` (what the OpenAI
+SDKs retry)."""
+
+
 def _same_status(status: int, _body: dict[str, Any]) -> int:
     return status
 
@@ -158,6 +189,10 @@ class ClientDialect:
     """Its models endpoints; None: it has none the gateway answers."""
     count: TokenCount | None = None
     """Its token count; None: it has none."""
+    give_up: GiveUp = RETRYABLE
+    """What it gets when every upstream attempt failed (what its client retries)."""
+    keep_alive: KeepAlive | None = None
+    """Its stream's keep-alive event; None: its wire has none the gateway may write."""
 
 
 # -- the registry --------------------------------------------------------------------------------

@@ -36,10 +36,20 @@ NOTE_CHARS = 90
 def route_line(route: Route) -> str:
     """`gpt-5* -> anthropic claude-sonnet-4-6 at https://api.anthropic.com, key $ANTHROPIC_API_KEY (set)`."""
     model = route.model or "(the client's model)"
-    line = f"route {route.pattern} -> {route.dialect.name} {model} at {route.base_url}, {credential(route)}"
+    if route.deployments:  # its pool (docs/pools.md): each deployment where it goes, with what
+        line = f"route {route.pattern} -> " + "; ".join(_member(d.name, d.route) for d in route.deployments)
+    else:
+        line = f"route {route.pattern} -> {_member('', route)[2:]}"
+    if route.fallbacks:
+        line += "; fallbacks: " + "; ".join(_member(d.name, d.route) for d in route.fallbacks)
     if route.summarizer is not None:
         line += f"; compaction -> {route.summarizer.dialect.name} {route.summarizer.model or model}"
     return line
+
+
+def _member(name: str, route: Route) -> str:
+    model = route.model or "(the client's model)"
+    return f"{name}: {route.dialect.name} {model} at {route.base_url}, {credential(route)}"
 
 
 def credential(route: Route) -> str:
@@ -63,7 +73,11 @@ def missing_keys(router: Router) -> list[str]:
     return [f"route {route.pattern}: ${route.key_env} is not set, so its requests are refused (400): "
             f"export it before starting mitmdump, or name another variable with {misconfigured.key_option()}"
             for route in router.routes
-            if misconfigured.key_missing(route) is not None]
+            if misconfigured.key_missing(route) is not None] + [
+        f"route {route.pattern} deployment {d.name}: ${d.route.key_env} is not set, so its requests go "
+        "upstream without a key (export it before starting mitmdump)"
+        for route in router.routes for d in (*route.deployments, *route.fallbacks)
+        if d.route.key_env and not auth.read_key(d.route.key_env)]
 
 
 def unrouted_warning() -> str:
@@ -138,6 +152,8 @@ def flow_line(flow: http.HTTPFlow) -> str | None:
     if info.get("client_dialect"):  # a client other than Responses (addon/serve/client_side.py)
         head += f" ({info['client_dialect']} client)"
     parts = [head, status(flow)]
+    if went := flowinfo.via(info):
+        parts.append(went)  # the deployment that answered, the attempts before it (docs/pools.md)
     if usage := tokens(info.get("usage")):
         parts.append(usage)
     if cost := costs.dollars(info.get("cost_usd")):

@@ -172,7 +172,7 @@ def _attempts(flow: Any, info: dict[str, Any], started: float) -> list[Attempt]:
         return []
     begin = flow.request.timestamp_end or started
     end = response.timestamp_end or response.timestamp_start
-    if not server.timestamp_tcp_setup:  # never connected: the proxy answered (addon/patches/cutoff.py)
+    if not server.timestamp_tcp_setup:  # never connected: the proxy answered
         return [Attempt(deployment="#1", fallback=False, outcome="failed", status=None,
                         url=str(info.get("url") or ""), reason=str(info.get("error") or ""),
                         seconds=max(0.0, end - begin), start=begin)]

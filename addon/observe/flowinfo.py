@@ -77,6 +77,8 @@ def summary(info: dict[str, Any]) -> str:
     if info.get("kind") == "compaction":
         head += " compaction"
     parts = [head]
+    if went := via(info):
+        parts.append(went)
     if info.get("refused"):
         parts.append(f"refused: {info['refused']}")
     if info.get("error"):
@@ -90,6 +92,27 @@ def summary(info: dict[str, Any]) -> str:
     if info.get("notes"):
         parts.append(f"notes: {len(info['notes'])}")
     return " | ".join(parts)
+
+
+def via(info: dict[str, Any]) -> str | None:
+    """Which deployment answered and what the attempts before it met (docs/pools.md "Visible"):
+    `via b after a: 529 retried`; None for a lone route's one attempt."""
+    attempts = [a for a in info.get("attempts") or () if isinstance(a, dict)]
+    name = info.get("deployment")
+    if not attempts or (len(attempts) == 1 and name in (None, "#1") and not info.get("fallback")):
+        return None
+    before = attempts[:-1] if name is not None else attempts
+    said = [f"{a.get('deployment')}: {a.get('status') or _short(a.get('reason'))} {a.get('outcome')}"
+            for a in before]
+    head = "no deployment answered"
+    if name is not None:
+        head = f"via {name}" + (" (fallback)" if info.get("fallback") else "")
+    return head + (f" after {', '.join(said)}" if said else "")
+
+
+def _short(reason: object) -> str:
+    text = str(reason or "failed")
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 _INDEX = re.compile(r"\[\d+\]")

@@ -91,6 +91,9 @@ class FlowCtx:
     """The stream callable on `flow.response.stream`, once the answer streams."""
     replay: bool = False
     """Sent again from a saved flow (mitmweb's Replay, `mitmdump -C`)."""
+    sending: Any = None
+    """How the flow goes upstream through the gateway's own leg (addon/serve/sending.py
+    `Sending`), once sent; closed when the flow is let go of."""
 
     def at(self, stage: Stage) -> None:
         """The flow moves on to `stage` (never back)."""
@@ -188,7 +191,10 @@ class Flows:
 
     def drop(self, flow: http.HTTPFlow) -> FlowCtx | None:
         _BY_FLOW.pop(flow, None)
-        return self._live.pop(flow.id, None)
+        ctx = self._live.pop(flow.id, None)
+        if ctx is not None and ctx.sending is not None:
+            ctx.sending.close()
+        return ctx
 
     def __len__(self) -> int:
         return len(self._live)

@@ -5,7 +5,7 @@ message, and one console line (docs/console.md "When a setup is wrong"):
   mitmproxy would forward it to itself and answer `Request destination unknown`; the client's
   `--mode reverse:<its API>` is named;
 - a model no route takes, passed on untranslated, whose destination cannot be reached
-  (`unrouted_unreachable`, from addon/patches/cutoff.py): mitmproxy would answer its HTML 502; the
+  (`unrouted_unreachable`, from addon/patches/unrouted.py): mitmproxy would answer its HTML 502; the
   route to add is named;
 - a route whose key variable is unset or empty (`key_missing`): the request would go without a
   credential and come back as the vendor's 401; it is refused 400, naming the variable and the option.

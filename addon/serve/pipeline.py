@@ -24,25 +24,22 @@ from mitmproxy import ctx as mitm
 from addon.observe import flowinfo
 from addon.patches import early_answer
 from addon.routes.routing import Route, model_name_problem, serving
-from addon.serve import bodies, misconfigured
+from addon.serve import bodies, misconfigured, sending
 from addon.serve import client_side as client_dialects
 from addon.serve.answers import answer, error_response, json_response
 from addon.serve.flow import FlowCtx, Stage
 from addon.serve.refusal import Refusal
+from addon.serve.sending import Address, Sending
 from addon.serve.services import Services
 from addon.serve.translate import Asked, translate_turn
 from addon.state import stored_items
 from addon.state.store import ItemsJSON
 from addon.state.stored_turn import StoredTurn, Unstored
-from addon.upstream import auth, credentials
 from addon.work import offload, workers
 from translators import ItemCache, Translation, TranslatorError
 from translators import dialect as dialects
 from translators.features import compaction
 from translators.wire import wirejson
-
-FRAMING_HEADERS = ("content-length", "host", "content-encoding", "transfer-encoding")
-"""Client headers that describe the client's own body and connection, never the one re-sent."""
 
 
 @dataclass(slots=True)
@@ -84,7 +81,11 @@ async def serve(services: Services, fc: FlowCtx) -> None:
     try:
         await _plan(services, fc, read)
     finally:
-        workers.discard(read.spilled)
+        if isinstance(fc.sending, Sending) and read.spilled is not None:
+            spilled = read.spilled  # a deployment of another dialect is translated from it again
+            fc.sending.on_close.append(lambda: workers.discard(spilled))
+        else:
+            workers.discard(read.spilled)
 
 
 async def replay(services: Services, fc: FlowCtx) -> None:
@@ -229,7 +230,7 @@ async def _plan(services: Services, fc: FlowCtx, read: Read) -> None:
         return
     translation, content, saved = done
     if fc.counting:
-        _count(services, fc, translation)
+        await _count(services, fc, read, translation)
         return
     if refused := await services.budgets.reserve(flow, translation, route):  # its worst case held
         fc.info["refused"] = refused.message
@@ -241,9 +242,7 @@ async def _plan(services: Services, fc: FlowCtx, read: Read) -> None:
     flowinfo.merge(info, translation)
     if translation.compaction:
         info["kind"] = "compaction"
-    _send_or_answer(services, fc, translation, content)
-    # An upstream that cannot be reached is answered by the HTTP layer (addon/patches/cutoff.py,
-    # through addon/serve/upstream_answer.py `unreachable`), in the client's error shape.
+    await _send_or_answer(services, fc, read, translation, content)
 
 
 # -- translate -------------------------------------------------------------------------------------
@@ -270,33 +269,40 @@ async def _translate(fc: FlowCtx, read: Read, caps: Any, items: ItemCache | None
     metadata copy; None when the flow is answered (a refusal)."""
     route = fc.route
     assert route is not None
+    try:
+        return await _translation(fc, read, route, caps, items)
+    except Exception as exc:
+        _refuse_translation(fc, exc)
+        return None
+
+
+async def _translation(fc: FlowCtx, read: Read, route: Route, caps: Any, items: ItemCache | None = None,
+                       *, keep: bool = True) -> tuple[Translation, bytes | None, dict[str, Any]]:
+    """`_translate` for `route`, raising; `keep`: the turn keeps the new input items it found (the
+    first translation of a turn; another deployment's does not)."""
     asked = Asked(route.dialect.name, route.model, fc.speaks.name,
                   "compaction_endpoint" if fc.kind == "compaction_endpoint" else "turn", fc.counting, caps,
                   mitm.options.gateway_web_search)
     turn = fc.turn
-    try:
-        where = _where(fc, read)
-        if where == "process":
-            own = None if read.spilled is not None else await offload.in_thread(
-                workers.spill, read.data if read.data is not None else wirejson.dumps(read.body))
-            try:
-                done = await workers.run_translate(read.spilled or own, asked, turn.past if turn else None,
-                                                   turn.found if turn else None)
-            finally:
-                workers.discard(own)
-            if turn is not None:
-                turn.keep_inputs(ItemsJSON(done.new_items), done.count)
-            return done.translation, done.content, done.saved
-        if where == "thread":
-            translation, new_items = await offload.in_thread(_translate_read, read, turn, asked, items)
-        else:
-            translation, new_items = _translate_read(read, turn, asked, items)
-        if turn is not None:
-            turn.keep_inputs(new_items, len(new_items))
-        return translation, None, translation.model_dump(mode="json", exclude={"body"})
-    except Exception as exc:
-        _refuse_translation(fc, exc)
-        return None
+    where = _where(fc, read)
+    if where == "process":
+        own = None if read.spilled is not None else await offload.in_thread(
+            workers.spill, read.data if read.data is not None else wirejson.dumps(read.body))
+        try:
+            done = await workers.run_translate(read.spilled or own, asked, turn.past if turn else None,
+                                               turn.found if turn else None)
+        finally:
+            workers.discard(own)
+        if turn is not None and keep:
+            turn.keep_inputs(ItemsJSON(done.new_items), done.count)
+        return done.translation, done.content, done.saved
+    if where == "thread":
+        translation, new_items = await offload.in_thread(_translate_read, read, turn, asked, items)
+    else:
+        translation, new_items = _translate_read(read, turn, asked, items)
+    if turn is not None and keep:
+        turn.keep_inputs(new_items, len(new_items))
+    return translation, None, translation.model_dump(mode="json", exclude={"body"})
 
 
 def _translate_read(read: Read, turn: StoredTurn | None, asked: Asked,
@@ -309,14 +315,15 @@ def _translate_read(read: Read, turn: StoredTurn | None, asked: Asked,
 
 
 # -- send ------------------------------------------------------------------------------------------
-def _send_or_answer(services: Services, fc: FlowCtx, translation: Translation, content: bytes | None,
-                    url: str | None = None) -> None:
+async def _send_or_answer(services: Services, fc: FlowCtx, read: Read, translation: Translation,
+                          content: bytes | None, address: Address | None = None) -> None:
     """A failure past this point would leave a half-rewritten request (new URL, client headers):
     it is answered here and never sent."""
     route = fc.route
     assert route is not None
     try:
-        send(services, fc, route, translation, content, url)
+        await services.upstream.ready()
+        send(services, fc, route, read, translation, content, address)
     except TranslatorError as exc:  # e.g. no credentials for a signed dialect
         fc.info["error"] = exc.message
         answer(fc.flow, json_response(*fc.speaks.refusal(exc)))
@@ -325,43 +332,41 @@ def _send_or_answer(services: Services, fc: FlowCtx, translation: Translation, c
         answer(fc.flow, error_response(fc.speaks, 500, "server_error", fc.info["error"]))
 
 
-def send(services: Services, fc: FlowCtx, route: Route, translation: Translation,
-         content: bytes | None = None, url: str | None = None) -> None:
-    """The flow's request becomes the upstream's: the route's base URL + the translation's path
-    (or `url`: a count the route's server takes elsewhere, `dialects.count_url`), the client's
-    headers cut to what may go on, the dialect's content type and accept, the route's credentials
-    (on the wire only: the flow shows `<redacted>`). mitmproxy sends it."""
-    flow = fc.flow
+def send(services: Services, fc: FlowCtx, route: Route, read: Read, translation: Translation,
+         content: bytes | None = None, address: Address | None = None) -> None:
+    """The flow goes upstream through the gateway's own leg (addon/serve/sending.py `build`); a
+    deployment of another dialect or model gets the request translated again from `read`."""
+
+    async def retranslate(d_route: Route) -> tuple[Translation, bytes, Address]:
+        return await _retranslated(services, fc, read, d_route)
+
+    sending.build(services, fc, route, read.fields, translation, content, address, retranslate)
+
+
+async def _retranslated(services: Services, fc: FlowCtx, read: Read,
+                        route: Route) -> tuple[Translation, bytes, Address]:
+    """The request translated again for a deployment of another dialect or model (its
+    capabilities resolved as the route's were); a `TranslatorError` refuses it."""
+    client_model = read.fields.get("model")
+    model = route.model or client_model
+    caps = await services.capabilities.resolve(route, model) if isinstance(model, str) else None
+    translation, content, _ = await _translation(fc, read, route, caps.capabilities if caps else None,
+                                                 keep=False)
+    if fc.counting:
+        counter = dialects.counter(route.dialect, dict(route.server))
+        if counter is None:
+            raise TranslatorError(f"the {route.dialect.name} upstream counts no tokens", status=502,
+                                  code="upstream_error")
+        path, body = counter.encode(translation.body, translation.model)
+        counted = translation.model_copy(update={"path": path, "body": body, "stream": False})
+        return counted, wirejson.dumps(body), lambda base: dialects.count_url(counter, base, path)
     if content is None:
         content = wirejson.dumps(translation.body)
-    dialect = route.dialect
-    if auth.takes_client_credentials(dialect, route.base_url):
-        # the client's own vendor: the client's own headers go along (its credentials unless
-        # the route names a key: auth.upstream_credentials)
-        headers = {k: v for k, v in flow.request.headers.items() if k.lower() not in FRAMING_HEADERS}
-    else:
-        headers = auth.clean_headers(dict(flow.request.headers))
-    headers.update(translation.headers)
-    headers["content-type"] = dialect.vendor.request_content_type
-    headers["accept"] = dialect.vendor.stream_content_type if translation.stream else "application/json"
-    headers["accept-encoding"] = "identity"  # the stream callable gets raw bytes
-    flow.request.url = url or route.base_url + translation.path
-    secret, note = auth.upstream_credentials(route, headers, flow.request.url, content, services.settings)
-    if note:
-        fc.info["notes"].append(note)
-    host = flow.request.headers.get("host")
-    flow.request.headers.clear()
-    if host is not None:
-        flow.request.headers["host"] = flow.request.host_header or host
-    for name, value in headers.items():
-        flow.request.headers[name] = value
-    flow.request.content = content
-    credentials.attach(flow, secret)
-    fc.at(Stage.SENT)
+    return translation, content, lambda base: base + translation.path
 
 
 # -- a token count ---------------------------------------------------------------------------------
-def _count(services: Services, fc: FlowCtx, translation: Translation) -> None:
+async def _count(services: Services, fc: FlowCtx, read: Read, translation: Translation) -> None:
     """The upstream's own count where its dialect has a count endpoint: the turn as the dialect
     encoded it, re-shaped by its counter and sent as a turn is; else an estimate answered here
     (docs/claude-code.md "Token counts"). The upstream's answer is read when it ends
@@ -379,7 +384,8 @@ def _count(services: Services, fc: FlowCtx, translation: Translation) -> None:
     counted = translation.model_copy(update={"path": path, "body": body, "stream": False})
     url = dialects.count_url(counter, route.base_url, path)
     info.update(model=translation.model, url=url, kind=flowinfo.COUNT_KIND)
-    _send_or_answer(services, fc, counted, None, url=url)
+    await _send_or_answer(services, fc, read, counted, None,
+                          address=lambda base: dialects.count_url(counter, base, path))
 
 
 # -- refusals --------------------------------------------------------------------------------------

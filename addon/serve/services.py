@@ -10,6 +10,7 @@ from addon.routes.capabilities import Capabilities
 from addon.routes.routing import Router
 from addon.serve.flow import Flows
 from addon.serve.ir_cache import ItemCaches
+from addon.upstream.service import UpstreamLeg
 
 if TYPE_CHECKING:
     from addon.state.storage import Storage
@@ -37,5 +38,8 @@ class Services:
     """What each route model accepts (the vendor's models endpoint, else the shipped table)."""
     settings: dict[str, Settings] = field(default_factory=dict)
     """Each dialect's own options and environment variables (addon/routes/plugins.py)."""
+    upstream: UpstreamLeg = field(default_factory=UpstreamLeg)
+    """The gateway's own upstream leg: its client, runner, loopback server and pools
+    (addon/upstream/service.py)."""
     items: ItemCaches = field(default_factory=ItemCaches)
     """Each client's decoded request items, which its next turns reuse (addon/serve/ir_cache.py)."""

@@ -7,13 +7,15 @@ step per thing that can happen to it, each taking the flow's context.
   error or a token count translated; the turn recorded, its client's usage counted, the flow sealed
   (addon/serve/seal.py), and for a stored turn its store write awaited before mitmproxy ends the
   client's body;
-- `unreachable`: the upstream failed before its answer (addon/patches/cutoff.py): the client gets
-  a 502 in its own error shape;
 - `failed`: the flow failed (`error`: the client left, the upstream broke off): the saved flow
   keeps what each side had and says why.
 
-Who sends the request and reads the upstream's bytes (today mitmproxy, re-targeted by
-`pipeline.send`) is not these steps' concern: they read the flow's response as it stands.
+The gateway's own upstream leg (addon/upstream/, addon/serve/sending.py) sends the request and
+reads the upstream's bytes; what mitmproxy gets from the loopback server is, by the leg's
+`kind`, the client's stream already translated, an upstream's answer as it came (translated
+here, as the dialect of the deployment that answered), or an answer already in the client's
+shape (a refusal, or the retryable error of a leg that gave up). A flow answered otherwise (a
+server replay, a loaded flow) is translated here as it stands.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from mitmproxy import ctx as mitm
 from addon.observe import flowinfo, stamp
 from addon.routes import plugins
 from addon.serve import misconfigured
-from addon.serve.answers import answer, error_response, json_response
+from addon.serve.answers import error_response, json_response
 from addon.serve.flow import FlowCtx, Stage
 from addon.serve.seal import seal
+from addon.serve.sending import Sending, answering, restore
 from addon.serve.services import Services
 from addon.serve.streaming import StreamHook
 from addon.team import accounting
@@ -46,6 +49,10 @@ def head_arrived(services: Services, fc: FlowCtx) -> None:
     """`responseheaders` of a flow sent upstream. Errors, refusals, whole answers and token counts
     are translated when they end (`ended`); a 200 stream goes through the stream hook from its
     first byte on."""
+    leg = _leg(fc)
+    if leg is not None:
+        _leg_head(fc, leg)
+        return
     if fc.counting:
         return  # read whole when it ends
     flow, translation = fc.flow, fc.translation
@@ -70,6 +77,70 @@ def head_arrived(services: Services, fc: FlowCtx) -> None:
     fc.at(Stage.STREAMING)
 
 
+def _leg(fc: FlowCtx) -> Sending | None:
+    """The flow's leg, when its answer came from the loopback server (addon/serve/sending.py)."""
+    sending = fc.sending
+    return sending if isinstance(sending, Sending) and sending.retargeted else None
+
+
+def _leg_head(fc: FlowCtx, sending: Sending) -> None:
+    """The loopback server's answer head: the flow shows the request of the deployment that
+    answers, its record that deployment; a stream passes on as the leg translated it."""
+    flow, leg = fc.flow, sending.leg
+    assert flow.response is not None
+    restore(flow, sending)
+    _answered_by(fc, sending)
+    limits.keep_sent_request(flow.request, mitm.options.gateway_max_kept_bytes)
+    if leg.kind not in ("stream", "upstream"):
+        return  # in the client's shape already
+    target = fc.translation.target if fc.translation is not None else fc.info.get("upstream", "")
+    upstream_headers.screen(flow, str(target))
+    if leg.kind != "stream":
+        return
+    flow.metadata.pop(flowinfo.REFUSAL, None)  # the stream is on its way already
+    flow.response.headers.pop("content-length", None)
+    flow.response.headers.pop("content-encoding", None)
+    if flow.request.http_version not in ("HTTP/1.0", "HTTP/2.0", "HTTP/3"):
+        flow.response.headers["transfer-encoding"] = "chunked"
+    flow.response.headers["content-type"] = fc.speaks.stream_content_type
+    flow.response.stream = True  # the client's bytes, as the leg's stream hook wrote them
+    fc.at(Stage.STREAMING)
+
+
+def _answered_by(fc: FlowCtx, sending: Sending) -> None:
+    """The record says which deployment answers; the answer is read as its dialect's."""
+    name = answering(sending.leg)
+    deployment = sending.deployments.get(name) if name is not None else None
+    translation = sending.translations.get(name) if name is not None else None
+    if deployment is None:
+        return
+    info = fc.info
+    route = deployment.route
+    if translation is not None and not fc.counting:
+        fc.translation = translation
+    if route is not fc.route and fc.route is not None:
+        fc.route = route
+        info.update(upstream=route.dialect.name, model=translation.model if translation else route.model)
+    shown = sending.shows.get(deployment.name)
+    if shown is not None:
+        info["url"] = shown.url
+
+
+def _leg_record(fc: FlowCtx, sending: Sending) -> None:
+    """The leg's attempts in the flow's record (docs/pools.md "Visible"), and the deployment whose
+    answer the client got."""
+    leg = sending.leg
+    info = fc.info
+    info["attempts"] = leg.record()
+    name = answering(leg) if leg.kind in ("stream", "upstream") else None
+    if name is not None:
+        info["deployment"] = name
+        if leg.attempts and leg.attempts[-1].fallback:
+            info["fallback"] = True
+    if leg.gave_up and not info.get("error"):
+        info["error"] = leg.gave_up
+
+
 # -- the answer's end ----------------------------------------------------------------------------
 def ended(services: Services, fc: FlowCtx) -> Awaitable[None] | None:
     """`response` of any flow the gateway took on. One sent upstream gets its answer translated,
@@ -80,6 +151,13 @@ def ended(services: Services, fc: FlowCtx) -> Awaitable[None] | None:
     if fc.stage not in (Stage.SENT, Stage.STREAMING) or flow.response is None:
         _over(services, fc)
         return None
+    if (sending := _leg(fc)) is not None:
+        _leg_record(fc, sending)
+        if sending.leg.kind in ("refusal", "gave_up") or (sending.leg.kind == "stream"
+                                                           and sending.leg.used is None):
+            _as_it_is(fc, sending)
+            _over(services, fc)
+            return None
     if fc.counting:
         _read_count(fc)
         _over(services, fc)
@@ -127,6 +205,12 @@ def _answer(services: Services, fc: FlowCtx) -> None:
     fc.at(Stage.ANSWERED)
     info = fc.info
     final = None
+    sending = _leg(fc)
+    if sending is not None and sending.leg.kind == "stream":
+        used = sending.leg.used
+        if used is not None:
+            fc.hook = used
+            flow.response.stream = used  # its kept copies are the saved flow's
     if fc.hook is not None and flow.response.stream is fc.hook:
         hook = fc.hook
         hook.end()
@@ -162,6 +246,17 @@ def _answer(services: Services, fc: FlowCtx) -> None:
     if searches := flowinfo.searches_of(final):
         info["searches"] = searches
     seal(flow, capture=True)
+
+
+def _as_it_is(fc: FlowCtx, sending: Sending) -> None:
+    """An answer already in the client's shape (the leg's refusal, or its give-up): kept, sealed."""
+    flow = fc.flow
+    assert flow.response is not None
+    fc.at(Stage.ANSWERED)
+    info = fc.info
+    if sending.leg.kind == "refusal" and sending.leg.attempts:
+        info.setdefault("refused", sending.leg.attempts[-1].reason.removeprefix("refused: "))
+    seal(flow)
 
 
 def _keep_streamed(fc: FlowCtx, hook: StreamHook, info: dict[str, Any]) -> None:
@@ -267,20 +362,18 @@ def _collect(info: dict[str, Any], report: flowinfo.Found, error: str | None) ->
 
 
 # -- failures ------------------------------------------------------------------------------------
-def unreachable(fc: FlowCtx, code: str, message: str) -> None:
-    """The upstream failed before its answer was complete (it could not be reached, or broke
-    off): the client gets a 502 in its own error shape (`ClientDialect.error_body`), a turn and a
-    token count alike (docs/mitmproxy.md "Error hooks")."""
-    fc.info["error"] = message
-    answer(fc.flow, error_response(fc.speaks, 502, code, message))
-
-
 def failed(fc: FlowCtx, services: Services | None = None) -> None:
     """`error` of a flow with a record (the client left, the upstream broke): the saved flow
     keeps what each side had so far, and says why; its turn's usage is counted once
     (addon/team/accounting.py)."""
     flow = fc.flow
     info = flow.metadata[flowinfo.KEY]
+    if (sending := _leg(fc)) is not None:
+        restore(flow, sending)
+        _leg_record(fc, sending)
+        if sending.leg.used is not None and flow.response is not None:
+            fc.hook = sending.leg.used
+            flow.response.stream = fc.hook
     streamed = fc.hook is not None and flow.response is not None and flow.response.stream is fc.hook
     if fc.hook is not None and streamed:
         _keep_streamed(fc, fc.hook, info)

@@ -21,6 +21,19 @@ class Recording:
     def finished(self) -> bool:
         return self.inner.finished
 
+    # what the upstream leg watches (addon/upstream/leg.py `Observed`)
+    @property
+    def content_started(self) -> bool:
+        return bool(getattr(self.inner, "content_started", True))
+
+    @property
+    def early_failure(self) -> Any:
+        return getattr(self.inner, "early_failure", None)
+
+    @property
+    def progress(self) -> int:
+        return int(getattr(self.inner, "progress", 0))
+
     def response(self) -> dict[str, Any]:
         return self.inner.response()
 
@@ -42,6 +55,8 @@ class Recording:
 
     def _check(self) -> None:
         if not self._done and self.inner.finished:
+            if self.early_failure is not None and not self.content_started:
+                return  # a failure before content: the upstream leg tries again, this is no answer
             self._done = True
             try:
                 self._on_finish(self.inner.response())

@@ -161,6 +161,10 @@ class Client:
     async def close(self) -> None:
         self._drop_idle()
 
+    def close_now(self) -> None:
+        """`close` from synchronous code (mitmproxy's `done`)."""
+        self._drop_idle()
+
     def _drop_idle(self) -> None:
         for idle in self._idle.values():
             for connection in idle:
@@ -230,7 +234,10 @@ class Client:
         except TimeoutError:
             raise ConnectFailed(f"cannot reach {origin.host_header}: no connection within "
                                 f"{self.connect_timeout:g} s") from None
-        except (OSError, ssl.SSLError) as exc:
+        except ssl.SSLError as exc:
+            said = f"TLS handshake failed: {_said(exc)}"
+            raise ConnectFailed(f"cannot reach {origin.host_header}: {said}") from None
+        except OSError as exc:
             raise ConnectFailed(f"cannot reach {origin.host_header}: {_said(exc)}") from None
         self.opened += 1
         return _Connection(origin, reader, writer, self.max_head)

@@ -4,12 +4,12 @@ A flow can be saved, dumped or shown at any moment: `mitmdump -w` writes the flo
 it stops (`addons/save.py`, `done`), mitmweb serialises `flow.request.headers` for `/flows` and
 `/flows/dump` while a stream is open. So the headers that carry a credential (the route's key,
 a Bedrock signature, the client's own login on a `responses` route to OpenAI) are never written
-into `flow.request.headers`: the flow holds `<redacted>` under each name, and the real values
-are kept here, in a table keyed by the flow object (weakly: it goes when the flow goes).
+into `flow.request.headers`: the flow holds `<redacted>` under each name. The real values go on
+the wire only with the upstream leg's own requests (addon/upstream/leg.py `Prepared`, sent by
+addon/upstream/pump.py); what is kept here, in a table keyed by the flow object (weakly: it goes
+when the flow goes), is every value sent for the flow, by any attempt.
 
-The values go on the wire by addon/patches/wire_credentials.py, which asks `wire_request`.
-
-Every value sent is also what `scrub` removes from anything that quotes the upstream (an error
+Every value sent is what `scrub` removes from anything that quotes the upstream (an error
 message that repeats the key, a note, a capture).
 """
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from mitmproxy import http
@@ -29,57 +28,36 @@ _MIN_SECRET = 6
 """Shorter values are not scrubbed out of text (they would cut ordinary words)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Sent:
-    headers: tuple[tuple[str, str], ...]
-    """The credential headers as they go on the wire, in order."""
-    secrets: tuple[str, ...]
-    """The exact values to scrub from anything that quotes the upstream."""
-
-
-_SENT: weakref.WeakKeyDictionary[http.HTTPFlow, Sent] = weakref.WeakKeyDictionary()
+_SENT: weakref.WeakKeyDictionary[http.HTTPFlow, tuple[str, ...]] = weakref.WeakKeyDictionary()
 
 
 def attach(flow: http.HTTPFlow, headers: Mapping[str, str], secrets: Iterable[str] = ()) -> None:
-    """Send `headers` with this flow's request without storing them in it: the flow shows
-    `<redacted>` under each name. Replaces what an earlier `attach` gave the flow (a replay)."""
-    pairs = tuple((name, value) for name, value in headers.items())
+    """`headers` are credentials sent for this flow: the flow shows `<redacted>` under each name,
+    and their values are scrubbed from what it keeps (`secret_values`)."""
+    for name in headers:
+        flow.request.headers[name] = PLACEHOLDER
+    add_secrets(flow, secret_values(headers, secrets))
+
+
+def add_secrets(flow: http.HTTPFlow, secrets: Iterable[str]) -> None:
+    """More values sent for this flow (another attempt's credentials)."""
+    _SENT[flow] = _unique([*_SENT.get(flow, ()), *secrets])
+
+
+def secret_values(headers: Mapping[str, str], secrets: Iterable[str] = ()) -> tuple[str, ...]:
+    """The values to scrub of credential `headers`: each whole, and the token of a bearer or basic
+    one."""
     values = [*secrets]
-    for _, value in pairs:
+    for value in headers.values():
         values.append(value)
         scheme, _, token = value.partition(" ")
         if token and scheme.lower() in ("bearer", "basic"):
             values.append(token)
-    _SENT[flow] = Sent(pairs, _unique(values))
-    for name, _ in pairs:
-        flow.request.headers[name] = PLACEHOLDER
-
-
-def carries(flow: http.HTTPFlow) -> bool:
-    """Credentials were attached to this flow (its request head goes out with them)."""
-    return flow in _SENT
-
-
-def forget(flow: http.HTTPFlow) -> None:
-    _SENT.pop(flow, None)
+    return _unique(values)
 
 
 def secrets_of(flow: http.HTTPFlow) -> tuple[str, ...]:
-    sent = _SENT.get(flow)
-    return sent.secrets if sent else ()
-
-
-def wire_request(flow: http.HTTPFlow) -> http.Request:
-    """The request as it goes upstream: the flow's own, with the real credential values."""
-    sent = _SENT.get(flow)
-    if sent is None:
-        return flow.request
-    request = flow.request.copy()
-    for name, _ in sent.headers:
-        request.headers.pop(name, None)
-    for name, value in sent.headers:
-        request.headers.add(name, value)
-    return request
+    return _SENT.get(flow, ())
 
 
 def _unique(values: Iterable[str]) -> tuple[str, ...]:

@@ -1,5 +1,6 @@
 """The upstream leg's tables (docs/pools.md): what each failure means for the turn, the limits on
-retrying, and what a client gets when every attempt failed, per client dialect.
+retrying, and how long a client that got the give-up is told to wait (what it gets is its client
+dialect's: `ClientDialect.give_up`, `ClientDialect.keep_alive`).
 
 Data and small pure functions only; `runner.py` applies them.
 """
@@ -9,15 +10,11 @@ from __future__ import annotations
 import email.utils
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from translators import client_dialects
-from translators.core.ids import random_ids
-from translators.messages_client import errors as messages_errors
 from translators.wire import wirejson
-from translators.wire.sse import encode_event
 from translators.wire.upstream_errors import code_for, text_of
 
 Verdict = Literal["retry", "elsewhere", "overflow", "final"]
@@ -188,42 +185,8 @@ def retry_after(headers: Iterable[tuple[str, str]], wall: float | None = None,
 
 
 # -- when every attempt failed: what the client retries (docs/pools.md "What the client sees") --
-@dataclass(frozen=True, slots=True)
-class GiveUp:
-    status: int
-    """The HTTP status when nothing of the answer went out yet."""
-    code: str
-    """The gateway's code, written in the client's error shape (`ClientDialect.error_body`)."""
-    in_stream: Callable[[bytes, str, float], bytes]
-    """(what the client's stream already holds, message, unix seconds now) -> the event that
-    ends it, when its head went out before content (a client with keep-alives)."""
-
-
-def _responses_failed(sent: bytes, message: str, now: float) -> bytes:
-    # interim: the give-up table moves into each client dialect when the leg is wired (issue 33)
-    speaks = client_dialects.get(client_dialects.DEFAULT)
-    return speaks.stream_error(sent, message, also_sent=0, now=now, new_id=random_ids())
-
-
-def _messages_overloaded(_sent: bytes, message: str, _now: float) -> bytes:
-    return encode_event("error", messages_errors.body("overloaded_error", message))
-
-
-GIVE_UP: dict[str, GiveUp] = {
-    # Codex 0.169: 503 + retry-after is retried 30 times, each after the retry-after; a 503
-    # without it 5 times; a 429 without it never (docs/codex.md "Errors and retries")
-    "responses": GiveUp(503, "server_error", _responses_failed),
-    # Claude Code: retries a 529 and an in-stream overloaded_error with its backoff, honouring a
-    # retry-after up to 60 s (docs/pools.md)
-    "messages": GiveUp(529, "overloaded_error", _messages_overloaded),
-}
-"""Per client dialect: the answer its client retries, with a `retry-after` of the soonest
-cooldown (at least 1 s, at most `GIVE_UP_WAIT`)."""
-DEFAULT_GIVE_UP = GiveUp(503, "server_error", _responses_failed)
-
-
-def give_up_for(client: str) -> GiveUp:
-    return GIVE_UP.get(client, DEFAULT_GIVE_UP)
+# The status, code, in-stream event and keep-alive are each client dialect's own
+# (translators/client_dialects.py `GiveUp`, `KeepAlive`); the wait is the leg's.
 
 
 def client_wait(seconds: float | None) -> int:
@@ -231,21 +194,3 @@ def client_wait(seconds: float | None) -> int:
     if seconds is None:
         return 1
     return max(1, min(GIVE_UP_WAIT, math.ceil(seconds)))
-
-
-# -- keep-alives the gateway writes itself ------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class KeepAlive:
-    every: float
-    """Seconds of the client's silence after which one is written (and the first, before any
-    content: the answer's head goes out with it)."""
-    event: bytes
-
-
-KEEP_ALIVE: dict[str, KeepAlive] = {
-    # Anthropic's own `ping`, which it sends about every 30 s while a model thinks (seen in the
-    # timestamps of a ping-dropping client's logs, docs/pools.md "Keep-alives"); the SDKs skip it
-    "messages": KeepAlive(30.0, encode_event("ping", {"type": "ping"})),
-}
-"""Per client dialect with a keep-alive event of its own (a Responses stream has none: Codex's
-idle timer counts events, docs/claude-code.md "Keep-alives")."""

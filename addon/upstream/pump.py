@@ -20,7 +20,7 @@ from addon.upstream.client import Broken, Client, ClientError, ConnectFailed, Re
 from addon.upstream.leg import Attempt, Hook, Leg, Prepared
 from addon.upstream.pool import Choice, Outcome
 from translators.core.errors import TranslatorError
-from translators.wire import wirejson
+from translators.wire import response_headers, wirejson
 from translators.wire.upstream_errors import text_of
 
 DRAIN_SECONDS = 2.0
@@ -127,6 +127,9 @@ class Pump:
         except ClientError as exc:
             return self._failed(leg, choice, record, "retry", str(exc))
         record.status = response.status
+        if too_big := response_headers.oversized(response.headers):  # what no API sends
+            await response.aclose()
+            return self._failed(leg, choice, record, "retry", f"the answer's head is too large: {too_big}")
         if 200 <= response.status < 300:
             leg.balancer.alive(choice)
         try:
@@ -174,7 +177,8 @@ class Pump:
             return await self._pass_on(leg, choice, record, whole, put, f"HTTP {response.status}")
         code = policy.error_code(choice.deployment.route.dialect, response.status, body)
         verdict = policy.of_status(response.status, code)
-        reason = f"HTTP {response.status} {code}"
+        said = " ".join(text_of(body[:4096]).split())[:300]
+        reason = f"HTTP {response.status} {code}" + (f": {said}" if said else "")
         if verdict == "final":
             return await self._pass_on(leg, choice, record, whole, put, reason)
         wait = policy.retry_after(response.headers, self.wall(), text_of(body[:4096]))
@@ -201,7 +205,7 @@ class Pump:
         (`elsewhere`: cooled down as long as the pool allows), or was fine (`overflow`)."""
         if verdict == "retry":
             self._settle(leg, choice, record, "failed", wait)
-        elif verdict == "elsewhere":
+        elif verdict == "elsewhere" and not leg.balancer.alone:
             self._settle(leg, choice, record, "failed", leg.balancer.cap)
         else:
             self._settle(leg, choice, record, "answered")
@@ -262,8 +266,13 @@ class Pump:
                               else "the stream ended before any content")
                     if verdict != "final":
                         wait = policy.retry_after((), None, failure.message if failure else "")
+                        # the upstream's own bytes, passed on (translated as a whole answer) when
+                        # nothing else can serve what this one refused (`elsewhere`, `overflow`)
+                        raw = _kept_upstream(hook)
+                        answer = Whole(response.status, _whole_headers(response.headers, raw), raw, choice,
+                                       prepared) if verdict != "retry" and raw is not None else None
                         return self._failed(leg, choice, record, verdict, f"before content: {reason}"[:500],
-                                            wait)
+                                            wait, answer)
                     # the upstream's own answer, which no retry changes (it said nothing, or
                     # refused the request): the client gets it in its stream
                     await send(StreamHead(_stream_headers(response.headers)))
@@ -313,6 +322,14 @@ class Pump:
                     hook(chunk)
         except (TimeoutError, ClientError):
             pass
+
+
+def _kept_upstream(hook: Hook) -> bytes | None:
+    """What the hook kept of the upstream's body, when it kept all of it (`StreamHook.upstream`)."""
+    kept = getattr(hook, "upstream", None)
+    if kept is None or getattr(hook, "upstream_dropped", 0):
+        return None
+    return bytes(kept)
 
 
 def _joined(out: bytes | list[bytes | memoryview]) -> bytes:

@@ -44,7 +44,7 @@ class Reply:
     kind: str
     """`stream` (the client's stream, translated), `upstream` (an upstream's answer or error as
     it came, for the pipeline to translate), `refusal` (in the client's shape), `gave_up` (the
-    client's retryable error, policy.GIVE_UP)."""
+    client's retryable error, its dialect's `give_up`)."""
     closer: Callable[[], Awaitable[None]] | None = None
 
     async def aclose(self) -> None:
@@ -174,7 +174,7 @@ class _Client:
         self.leg = leg
         self.queue = queue
         self.task = task
-        self.keep_alive = policy.KEEP_ALIVE.get(leg.speaks.name) if leg.stream else None
+        self.keep_alive = leg.speaks.keep_alive if leg.stream else None
         self.quiet_since = asyncio.get_running_loop().time()
         self.sent: list[bytes] = []
         """What the client's stream holds so far (for a failure written after it)."""
@@ -213,7 +213,7 @@ class _Client:
 
     def _give_up(self, given: _GiveUp) -> Reply:
         speaks = self.leg.speaks
-        table = policy.give_up_for(speaks.name)
+        table = speaks.give_up
         wait = policy.client_wait(given.wait)
         message = f"{given.message} Please try again in {wait}s."
         body = speaks.error_body(table.status, table.code, message)
@@ -256,15 +256,22 @@ class _Client:
                     return
                 elif isinstance(message, _GiveUp):
                     self.ended = True
-                    table = policy.give_up_for(self.leg.speaks.name)
-                    wait = policy.client_wait(message.wait)
-                    yield self._wrote(table.in_stream(b"".join(self.sent),
-                                                      f"{message.message} Please try again in {wait}s.",
-                                                      self.runner.wall()))
+                    yield self._wrote(self._given_up_in_stream(message))
                     return
                 # a StreamHead after the head went out (with a keep-alive): nothing to send
         finally:
             await self.close()  # the client left, or its answer ended
+
+    def _given_up_in_stream(self, given: _GiveUp) -> bytes:
+        """The event that ends the client's stream when every attempt failed after its head went
+        out: its dialect's own (`GiveUp.in_stream`), else its stream failure."""
+        speaks = self.leg.speaks
+        wait = policy.client_wait(given.wait)
+        message = f"{given.message} Please try again in {wait}s."
+        sent = b"".join(self.sent)
+        if speaks.give_up.in_stream is not None:
+            return speaks.give_up.in_stream(sent, message, self.runner.wall())
+        return speaks.stream_error(sent, message, also_sent=0, now=self.runner.wall(), new_id=random_ids())
 
     def _in_stream(self, whole: Whole) -> bytes:
         """An answer that came whole (an upstream error, a refusal) after the stream's head went

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import http
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -91,6 +92,10 @@ class LoopbackServer:
     async def start(self) -> None:
         if self._server is None:
             self._server = await asyncio.start_server(self._connection, "127.0.0.1", 0, limit=READ_SIZE)
+
+    @property
+    def started(self) -> bool:
+        return self._server is not None
 
     @property
     def port(self) -> int:
@@ -208,7 +213,8 @@ class LoopbackServer:
             headers = reply.headers
             if isinstance(body, bytes) and not any(name.lower() == "content-length" for name, _ in headers):
                 headers = [*headers, ("content-length", str(len(body)))]
-            writer.write(conn.send(h11.Response(status_code=reply.status, headers=headers)) or b"")
+            writer.write(conn.send(h11.Response(status_code=reply.status, headers=headers,
+                                                reason=_reason(reply.status))) or b"")
             if isinstance(body, bytes):
                 if body:
                     writer.write(conn.send(h11.Data(data=body)) or b"")
@@ -225,3 +231,12 @@ class LoopbackServer:
             if chunk:
                 writer.write(conn.send(h11.Data(data=chunk)) or b"")
                 await writer.drain()
+
+
+def _reason(status: int) -> bytes:
+    """The status line's reason phrase (what mitmproxy's console and views show): the upstream's
+    own words are not kept, the standard phrase is written (529 has none)."""
+    try:
+        return http.HTTPStatus(status).phrase.encode()
+    except ValueError:
+        return b""

@@ -16,9 +16,9 @@ from mitmproxy.addons import proxyserver, serverplayback
 from mitmproxy.test import taddons, tflow
 
 from addon.gateway import Gateway, chain
+from addon.serve.flow import context_of
 from addon.serve.services import Services
 from addon.serve.websocket.endpoint import Endpoint
-from addon.upstream import credentials
 
 CLIENT_URL = "https://api.openai.com/v1/responses"
 UPSTREAM_KEY = "sk-ant-upstream-secret-0123456789"
@@ -139,9 +139,13 @@ def client_flow(body: Any = None, *, url: str = CLIENT_URL, method: str = "POST"
 
 
 def wire_headers(flow: http.HTTPFlow) -> dict[str, str]:
-    """The request headers as they go upstream (credentials included), lower-cased names; the
-    flow itself shows `<redacted>` for each credential."""
-    return {k.lower(): v for k, v in credentials.wire_request(flow).headers.items()}
+    """The request headers as they go upstream to the pool's first deployment (credentials
+    included, addon/serve/sending.py `Sending.first`), lower-cased names; the flow itself shows
+    `<redacted>` for each credential."""
+    fc = context_of(flow)
+    assert fc is not None and fc.sending is not None, "the flow was not sent upstream"
+    shown = {k.lower(): v for k, v in flow.request.headers.items()}
+    return {**shown, **{k.lower(): v for k, v in fc.sending.first.headers}}
 
 
 def finish(result: Awaitable[None] | None) -> None:

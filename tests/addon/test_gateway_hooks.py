@@ -352,7 +352,7 @@ def test_translator_crash_is_answered_500_and_never_sent(gateway: Ctx,
 
 def test_request_to_an_unreachable_upstream_is_sent_without_probing_it(
         gateway: Ctx, dead_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No pre-flight connect: the HTTP layer's own connection failure is answered (cutoff.py)."""
+    """No pre-flight connect in the request hook: the upstream leg finds out (docs/pools.md)."""
     addon, tctx = gateway
     tctx.configure(addon, gateway_base_url=dead_url)
 

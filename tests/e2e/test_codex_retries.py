@@ -70,7 +70,7 @@ def codex_against(tmp_path: Path, hole: FakeUpstream,
 @pytest.mark.timeout(300)
 def test_a_503_with_retry_after_and_server_error_is_retried_after_the_wait(tmp_path: Path,
                                                                           black_hole: FakeUpstream) -> None:
-    # the leg's give-up answer to Codex (addon/upstream/policy.py GIVE_UP)
+    # the leg's give-up answer to Codex (the Responses client dialect's `give_up`, docs/pools.md)
     give_up = [lambda: http_error(503, "server_error", {"retry-after": "1"})] * 7
     run, requests = codex_against(tmp_path, black_hole, give_up)
     assert run.returncode == 0 and DONE in run.final_message, run.describe()

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from translators.client_dialects import ClientDialect, Models, TokenCount
+from translators.client_dialects import ClientDialect, GiveUp, KeepAlive, Models, TokenCount
 from translators.core.ids import IdFactory
 from translators.core.report import Report
 from translators.core.translation import Translation
@@ -54,6 +54,11 @@ CLIENT_DIALECT = ClientDialect(
     marker_headers=("anthropic-version", "x-api-key"),
     models=Models(page=models.page, entry=models.entry, names=models.NAMES),
     count=TokenCount(answer=count.answer, estimate=count.estimate, estimated=count.ESTIMATED),
+    # Claude Code retries a 529 and an in-stream overloaded_error with its backoff, honouring a
+    # retry-after up to 60 s (docs/pools.md "What the client sees")
+    give_up=GiveUp(status=529, code="overloaded_error", in_stream=errors.overloaded),
+    # Anthropic's own `ping`, about every 30 s while a model thinks (docs/pools.md "Keep-alives")
+    keep_alive=KeepAlive(every=30.0, event=errors.PING),
 )
 
 __all__ = ["CLIENT_DIALECT", "MessagesEncoder", "decode", "errors", "shows_thinking"]

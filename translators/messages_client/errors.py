@@ -110,3 +110,14 @@ def stream_error(sent: bytes, message: str, *, also_sent: int, now: float, new_i
     anthropic SDK raises as an `APIStatusError` and Claude Code reports), whatever came before."""
     del sent, also_sent, now, new_id  # an `error` event carries no id, number or time
     return encode_event("error", body("api_error", message))
+
+
+def overloaded(sent: bytes, message: str, now: float) -> bytes:
+    """The `error` event that ends a stream when every upstream attempt failed after the gateway's
+    pings went out: `overloaded_error`, which Claude Code retries (docs/pools.md)."""
+    del sent, now
+    return encode_event("error", body("overloaded_error", message))
+
+
+PING = encode_event("ping", {"type": "ping"})
+"""Anthropic's keep-alive event, which its SDKs skip wherever it comes (docs/pools.md "Keep-alives")."""

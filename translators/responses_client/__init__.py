@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from translators.client_dialects import ClientDialect
+from translators.client_dialects import ClientDialect, GiveUp
 from translators.core.ids import IdFactory
 from translators.core.report import Report
 from translators.core.translation import Translation
@@ -46,4 +46,8 @@ CLIENT_DIALECT = ClientDialect(
     error_body=errors.error_body, refusal=errors.refusal, answer_status=errors.answer_status,
     stream_error=errors.stream_failed, stream_terminals=errors.TERMINALS,
     echo=echo.from_request, stores_state=True, compaction_kept=kept_messages, takes_passthrough=True,
+    # Codex 0.169 retries a 503 with retry-after and code server_error 30 times, each after the
+    # retry-after; a 429 without it never (docs/codex.md "Errors and retries"). No keep-alive:
+    # a Responses stream has none (Codex's idle timer counts events).
+    give_up=GiveUp(status=503, code="server_error"),
 )

@@ -159,15 +159,16 @@ def test_non_streamed_request_gets_a_response_object(client: openai.OpenAI, upst
     assert not received.json.get("stream")
 
 
-def test_upstream_429_keeps_status_retry_after_and_message(client: openai.OpenAI, upstream: Upstream) -> None:
-    upstream.plan(json_reply({"error": {"message": "Rate limit reached for requests", "type": "requests",
-                                        "param": None, "code": "rate_limit_exceeded"}},
-                             status=429, headers={"retry-after": "7"}))
-    with pytest.raises(openai.RateLimitError) as caught:
+def test_upstream_400_keeps_status_and_message(client: openai.OpenAI, upstream: Upstream) -> None:
+    """A refusal of the request itself passes on, translated (a 429 or a 5xx is tried again:
+    tests/addon/e2e/test_pools.py)."""
+    upstream.plan(json_reply({"error": {"message": "Invalid 'messages[0].role': 'tool'.",
+                                        "type": "invalid_request_error", "param": "messages",
+                                        "code": "invalid_value"}}, status=400))
+    with pytest.raises(openai.BadRequestError) as caught:
         client.responses.create(model="gpt-5.5", input="hi", stream=True)
-    assert caught.value.response.headers["retry-after"] == "7"
-    assert caught.value.body["code"] == "rate_limit_exceeded"
-    assert "Rate limit reached for requests" in caught.value.body["message"]
+    assert caught.value.status_code == 400
+    assert "Invalid 'messages[0].role'" in caught.value.body["message"]
 
 
 # -- DeepSeek's own Responses endpoint (gateway_upstream=responses, not OpenAI) ----------------------

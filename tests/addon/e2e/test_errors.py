@@ -3,7 +3,10 @@
 One reverse-mode proxy for the module, routed with a TOML file: `gpt-dead*` goes to a port
 nothing listens on, `gpt-later*` to a port a test brings up later, `gpt-tls*` to the local
 upstream over https (which it does not speak), everything else to the local upstream.
-The addon does not probe upstreams: these answers come from the HTTP layer (addon/patches/cutoff.py).
+Retries are off here (`gateway_retries=0`): each failure is the one attempt's, answered as the
+upstream leg answers a turn whose every attempt failed (docs/pools.md "What the client sees"),
+503 `server_error` with a `retry-after`, which Codex retries; tests/addon/e2e/test_pools.py
+has the retries.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ def proxy(start_proxy: StartProxy, module_dir: Path, upstream_server: Upstream, 
                       f'[[route]]\nmodel = "gpt-tls*"\nupstream = "anthropic"\nbase_url = "{tls_url}"\n'
                       f'[[route]]\nupstream = "anthropic"\nbase_url = "{upstream_server.url}"\n'
                       'target_model = "claude-haiku-4-5"\n')
-    return start_proxy("errors", "reverse:https://api.openai.com", gateway_config=str(routes))
+    return start_proxy("errors", "reverse:https://api.openai.com", gateway_config=str(routes),
+                       gateway_retries="0")
 
 
 @pytest.fixture
@@ -58,26 +62,27 @@ def _next_flow_is_served(client: openai.OpenAI, upstream: Upstream) -> None:
     assert client.responses.create(model="gpt-5.5", input="next").output_text == "still here"
 
 
-def test_upstream_429_keeps_status_retry_after_and_message(client: openai.OpenAI, upstream: Upstream) -> None:
+def test_upstream_429_is_a_503_server_error_with_its_retry_after(client: openai.OpenAI,
+                                                                 upstream: Upstream) -> None:
     upstream.plan(error(429, "rate_limit_error", "Number of request tokens has exceeded your limit",
                         {"retry-after": "12"}))
-    with pytest.raises(openai.RateLimitError) as caught:
-        client.responses.create(model="gpt-5.5", input="hi", stream=True)
-    assert caught.value.status_code == 429
-    assert caught.value.response.headers["retry-after"] == "12"
-    assert caught.value.body["type"] == "rate_limit_error"
-    assert caught.value.body["code"] == "rate_limit_exceeded"
+    with pytest.raises(openai.InternalServerError) as caught:
+        client.with_options(max_retries=0).responses.create(model="gpt-5.5", input="hi", stream=True)
+    assert caught.value.status_code == 503
+    assert caught.value.response.headers["retry-after"] in ("11", "12")
+    assert caught.value.body["code"] == "server_error"
     assert "Number of request tokens has exceeded your limit" in caught.value.body["message"]
     _next_flow_is_served(client, upstream)
 
 
-def test_upstream_500_is_a_server_error(client: openai.OpenAI, upstream: Upstream) -> None:
+def test_upstream_500_is_a_503_server_error(client: openai.OpenAI, upstream: Upstream) -> None:
     upstream.plan(error(500, "api_error", "Internal server error"))
     with pytest.raises(openai.InternalServerError) as caught:
-        client.responses.create(model="gpt-5.5", input="hi")
-    assert caught.value.status_code == 500
-    assert caught.value.body["type"] == "server_error"
+        client.with_options(max_retries=0).responses.create(model="gpt-5.5", input="hi")
+    assert caught.value.status_code == 503
+    assert caught.value.body["code"] == "server_error"
     assert "Internal server error" in caught.value.body["message"]
+    assert caught.value.response.headers["retry-after"].isdigit()
     _next_flow_is_served(client, upstream)
 
 
@@ -90,26 +95,25 @@ def test_upstream_context_overflow_is_context_length_exceeded(client: openai.Ope
     _next_flow_is_served(client, upstream)
 
 
-def test_unreachable_upstream_is_a_responses_shaped_502(client: openai.OpenAI, upstream: Upstream,
+def test_unreachable_upstream_is_a_responses_shaped_503(client: openai.OpenAI, upstream: Upstream,
                                                         dead_url: str) -> None:
     with pytest.raises(openai.APIStatusError) as caught:
-        client.responses.create(model="gpt-dead-1", input="hi", stream=True)
-    assert caught.value.status_code == 502
-    assert caught.value.body["code"] == "upstream_unreachable"
-    assert dead_url in caught.value.body["message"]
+        client.with_options(max_retries=0).responses.create(model="gpt-dead-1", input="hi", stream=True)
+    assert caught.value.status_code == 503
+    assert caught.value.body["code"] == "server_error"
+    assert dead_url.removeprefix("http://") in caught.value.body["message"]
     _next_flow_is_served(client, upstream)
 
 
 def test_upstream_back_again_is_used_on_the_same_client_connection(proxy: MitmDump,
                                                                    later_port: int) -> None:
-    """mitmproxy remembers a failed server connection and fails every later request to it on
-    the same client connection; the gateway's 502 keeps that connection open, so the failure
-    must be forgotten (cutoff.py) or the client could never recover without reconnecting."""
+    """The client's connection stays open after the gateway's 503, and its next request reaches
+    the upstream once it is back (the gateway's own client connects afresh)."""
     body = {"model": "gpt-later-1", "input": "hi"}
     with httpx.Client(timeout=15) as http:
         down = http.post(f"{proxy.url}/v1/responses", json=body)
         first_connection = down.extensions["network_stream"].get_extra_info("client_addr")
-        assert (down.status_code, down.json()["error"]["code"]) == (502, "upstream_unreachable")
+        assert (down.status_code, down.json()["error"]["code"]) == (503, "server_error")
         with Upstream(port=later_port) as later:
             later.plan(message("back again"))
             up = http.post(f"{proxy.url}/v1/responses", json=body)
@@ -118,39 +122,39 @@ def test_upstream_back_again_is_used_on_the_same_client_connection(proxy: MitmDu
     assert up.json()["output"][0]["content"][0]["text"] == "back again"
 
 
-def test_upstream_tls_handshake_failure_is_a_responses_shaped_502(client: openai.OpenAI,
+def test_upstream_tls_handshake_failure_is_a_responses_shaped_503(client: openai.OpenAI,
                                                                   upstream: Upstream) -> None:
     with pytest.raises(openai.APIStatusError) as caught:
-        client.responses.create(model="gpt-tls-1", input="hi", stream=True)
-    assert caught.value.status_code == 502
-    assert caught.value.body["code"] == "upstream_unreachable"
+        client.with_options(max_retries=0).responses.create(model="gpt-tls-1", input="hi", stream=True)
+    assert caught.value.status_code == 503
+    assert caught.value.body["code"] == "server_error"
     assert "TLS" in caught.value.body["message"]
     _next_flow_is_served(client, upstream)
 
 
-def test_upstream_closing_without_an_answer_is_a_responses_shaped_502(client: openai.OpenAI,
+def test_upstream_closing_without_an_answer_is_a_responses_shaped_503(client: openai.OpenAI,
                                                                      upstream: Upstream) -> None:
-    upstream.plan(Reply("close"))
+    upstream.plan(Reply("close"), Reply("close"))  # a kept connection found closed is opened again once
     with pytest.raises(openai.APIStatusError) as caught:
-        client.responses.create(model="gpt-5.5", input="hi", stream=True)
-    assert caught.value.status_code == 502
-    assert caught.value.body["code"] == "upstream_error"
-    assert "server closed connection" in caught.value.body["message"]
+        client.with_options(max_retries=0).responses.create(model="gpt-5.5", input="hi", stream=True)
+    assert caught.value.status_code == 503
+    assert caught.value.body["code"] == "server_error"
+    assert "closed" in caught.value.body["message"]
     _next_flow_is_served(client, upstream)
 
 
-def test_upstream_breaking_off_a_whole_answer_is_a_responses_shaped_502(client: openai.OpenAI,
+def test_upstream_breaking_off_a_whole_answer_is_a_responses_shaped_503(client: openai.OpenAI,
                                                                        upstream: Upstream) -> None:
     upstream.plan(Reply("cut_body", body=message("never complete").body))
     with pytest.raises(openai.APIStatusError) as caught:
-        client.responses.create(model="gpt-5.5", input="hi", stream=False)
-    assert caught.value.status_code == 502
-    assert caught.value.body["code"] == "upstream_error"
+        client.with_options(max_retries=0).responses.create(model="gpt-5.5", input="hi", stream=False)
+    assert caught.value.status_code == 503
+    assert caught.value.body["code"] == "server_error"
     _next_flow_is_served(client, upstream)
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl for an HTTP/2 client")
-def test_http2_client_gets_responses_shaped_502s_and_keeps_its_connection(proxy: MitmDump,
+def test_http2_client_gets_responses_shaped_503s_and_keeps_its_connection(proxy: MitmDump,
                                                                          upstream: Upstream) -> None:
     """Three requests on one HTTP/2 connection (TLS to the reverse proxy): unreachable, TLS
     failure, then a normal stream."""
@@ -165,9 +169,9 @@ def test_http2_client_gets_responses_shaped_502s_and_keeps_its_connection(proxy:
     assert done.returncode == 0, done.stderr
     parts = done.stdout.split("\n@@ ")
     results = [part.split("\n", 1)[0].split() for part in parts[1:]]
-    assert results == [["2", "502", "1"], ["2", "502", "0"], ["2", "200", "0"]]
+    assert results == [["2", "503", "1"], ["2", "503", "0"], ["2", "200", "0"]]
     assert [json.loads(parts[i].rsplit("\n", 1)[-1] if i else parts[0])["error"]["code"]
-            for i in (0, 1)] == ["upstream_unreachable", "upstream_unreachable"]
+            for i in (0, 1)] == ["server_error", "server_error"]
     assert "event: response.completed" in parts[2]
 
 

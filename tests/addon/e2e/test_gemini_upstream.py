@@ -132,11 +132,12 @@ def test_non_streamed_request_uses_generate_content(client: openai.OpenAI, upstr
 
 
 def test_gemini_error_body_keeps_status_and_message(client: openai.OpenAI, upstream: Upstream) -> None:
-    upstream.plan(json_reply({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
-                                        "message": "Resource has been exhausted (e.g. check quota)."}},
-                             status=429, headers={"retry-after": "30"}))
-    with pytest.raises(openai.RateLimitError) as caught:
+    """A refusal of the request itself passes on, translated (a 429 is tried again:
+    tests/addon/e2e/test_pools.py)."""
+    upstream.plan(json_reply({"error": {"code": 400, "status": "INVALID_ARGUMENT",
+                                        "message": "Request contains an invalid argument."}},
+                             status=400))
+    with pytest.raises(openai.BadRequestError) as caught:
         client.responses.create(model="gpt-5.5", input="hi", stream=True)
-    assert caught.value.response.headers["retry-after"] == "30"
-    assert caught.value.body["code"] == "rate_limit_exceeded"
-    assert "Resource has been exhausted" in caught.value.body["message"]
+    assert caught.value.status_code == 400
+    assert "Request contains an invalid argument." in caught.value.body["message"]

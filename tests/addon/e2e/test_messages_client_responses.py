@@ -230,26 +230,16 @@ def test_the_reasoning_state_goes_back_byte_exact_with_the_tool_result(
     assert {"type": "function_call_output", "call_id": call.id, "output": "sunny"} in sent["input"]
 
 
-def test_a_429_is_a_rate_limit_error_with_retry_after(client: anthropic.Anthropic) -> None:
-    OVERRIDE.append(
-        (
-            429,
-            {"content-type": "application/json", "retry-after": "7"},
-            json.dumps(
-                {
-                    "error": {
-                        "type": "rate_limit_exceeded",
-                        "code": "rate_limit_exceeded",
-                        "message": "slow down",
-                    }
-                }
-            ).encode(),
-        )
-    )
-    with pytest.raises(anthropic.RateLimitError) as raised:
+def test_a_refusal_of_the_upstream_is_an_anthropic_error(client: anthropic.Anthropic) -> None:
+    """The upstream's refusal of the request passes on in Anthropic's shape (a 429 or a 5xx is
+    tried again: tests/addon/e2e/test_pools.py)."""
+    OVERRIDE.append((400, {"content-type": "application/json"}, json.dumps(
+        {"error": {"type": "invalid_request_error", "code": "invalid_value", "param": "input",
+                   "message": "Invalid value for 'input'."}}).encode()))
+    with pytest.raises(anthropic.BadRequestError) as raised:
         client.messages.create(**ask())
-    assert raised.value.response.headers["retry-after"] == "7"
-    assert raised.value.body["error"]["type"] == "rate_limit_error"  # type: ignore[index]
+    assert raised.value.body["error"]["type"] == "invalid_request_error"  # type: ignore[index]
+    assert "Invalid value for 'input'." in raised.value.message
 
 
 def test_count_tokens_is_openais_own_input_token_count(world: dict[str, Any],

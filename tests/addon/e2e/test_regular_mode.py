@@ -71,12 +71,19 @@ def test_chatgpt_login_endpoint_is_translated_too(regular_proxy: MitmDump, upstr
 
 def test_upstream_error_reaches_the_client_in_responses_shape(client: openai.OpenAI,
                                                               upstream: Upstream) -> None:
-    upstream.plan(error(429, "rate_limit_error", "slow down", {"retry-after": "3"}))
-    with pytest.raises(openai.RateLimitError) as caught:
+    upstream.plan(error(400, "invalid_request_error", "max_tokens: 9999999 > 64000"))
+    with pytest.raises(openai.BadRequestError) as caught:
         client.responses.create(model="gpt-5.5", input="hi")
-    assert caught.value.response.headers["retry-after"] == "3"
-    assert caught.value.body["code"] == "rate_limit_exceeded"
+    assert "max_tokens" in caught.value.body["message"]
     assert client.responses.create(model="gpt-5.5", input="again").status == "completed"
+
+
+def test_an_upstream_429_is_tried_again_after_its_retry_after(client: openai.OpenAI,
+                                                             upstream: Upstream) -> None:
+    upstream.plan(error(429, "rate_limit_error", "slow down", {"retry-after": "1"}))
+    answer = client.with_options(max_retries=0).responses.create(model="gpt-5.5", input="hi")
+    assert answer.status == "completed"
+    assert len(upstream.received) == 2
 
 
 def test_a_flow_the_addon_does_not_match_passes_untouched(regular_proxy: MitmDump,

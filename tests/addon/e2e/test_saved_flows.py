@@ -27,12 +27,13 @@ def proxy(start_proxy: StartProxy) -> MitmDump:
 
 @pytest.fixture(scope="module")
 def saved(proxy: MitmDump, module_dir: Path, upstream_server: Upstream) -> Path:
-    """Four flows through the proxy (streamed, non-streamed with a lossy and a cosmetic drop, refused, 429),
+    """Four flows through the proxy (streamed, non-streamed with a lossy and a cosmetic drop, refused,
+    an upstream 400),
     then mitmdump stopped so the file is complete."""
     upstream_server.reset()
-    upstream_server.plan(error(429, "rate_limit_error", "slow down", {"retry-after": "1"}))
+    upstream_server.plan(error(400, "invalid_request_error", "the request is malformed"))
     with reverse_client(proxy) as client:
-        with pytest.raises(openai.RateLimitError):
+        with pytest.raises(openai.BadRequestError):
             client.responses.create(model="gpt-5.5", input="first")
         list(client.responses.create(model="gpt-5.5", input="hi", stream=True))
         client.responses.create(model="gpt-5.5", input="hi", text={"verbosity": "low"},
@@ -80,8 +81,8 @@ def test_saved_flow_that_lost_a_field_is_marked_and_says_which_kind(flows: list[
 
 def test_saved_refused_and_error_flows_say_why(flows: list[http.HTTPFlow]) -> None:
     error_flow, refused = flows[0], flows[3]
-    assert error_flow.response.status_code == 429
-    assert error_flow.comment.startswith("-> anthropic claude-haiku-4-5 | error: upstream 429:")
+    assert error_flow.response.status_code == 400
+    assert error_flow.comment.startswith("-> anthropic claude-haiku-4-5 | error: upstream 400:")
     assert refused.response.status_code == 400
     assert refused.metadata["gateway"]["refused"]
     assert refused.comment.startswith("-> anthropic claude-haiku-4-5 | refused:")

@@ -77,10 +77,11 @@ def test_the_proxys_own_errors_and_the_upstreams_are_said_in_its_shape(proxy: Mi
     not_json = _post(proxy, b"{not json")
     assert not_json.status_code == 400
     assert not_json.json()["problem"]["code"] == "invalid_json"
-    upstream.plan(error(429, "rate_limit_error", "slow down"))
-    limited = _post(proxy, {"model": "toy-1", "prompt": "hi"})
-    assert limited.status_code == 429
-    assert limited.json()["problem"]["status"] == 429 and "slow down" in limited.json()["problem"]["why"]
+    upstream.plan(error(400, "invalid_request_error", "prompt is malformed"))
+    refused = _post(proxy, {"model": "toy-1", "prompt": "hi"})
+    assert refused.status_code == 400
+    problem = refused.json()["problem"]
+    assert problem["status"] == 400 and "prompt is malformed" in problem["why"]
 
 
 def test_the_saved_flow_names_its_client_dialect(start_proxy: StartProxy, upstream: Upstream,

@@ -2,7 +2,7 @@
 installed from the addon, any number of times, by any copy of their module, always over mitmproxy's
 own method; and only on the mitmproxy versions pinned for them. What each wrapper relies on inside
 mitmproxy is checked, by name: here for every name a patch module lists in its `INTERNALS`, and by
-behaviour in test_cutoff.py and test_wire_credentials.py."""
+behaviour in the tests beside this one."""
 
 from __future__ import annotations
 
@@ -24,29 +24,27 @@ from packaging.requirements import Requirement
 
 from addon.patches import (
     admission,
-    cutoff,
     early_answer,
     head_bound,
     trailers,
+    unrouted,
     websocket_bound,
     websocket_served,
-    wire_credentials,
 )
 
 ROOT = pathlib.Path(__file__).parents[3]
 STREAM = http_layer.HttpStream
-PATCHES = [(cutoff, STREAM, "handle_protocol_error", "_handle_protocol_error"),
-           (wire_credentials, STREAM, "_handle_event", "_handle_event"),
-           (early_answer, STREAM, "state_wait_for_request_headers", "_wait_for_request_headers"),
+PATCHES = [(early_answer, STREAM, "state_wait_for_request_headers", "_wait_for_request_headers"),
            (early_answer, STREAM, "state_consume_request_body", "_consume_request_body"),
            (admission, server.ConnectionHandler, "handle_client", "_handle_client"),
            (head_bound, Http1Server, "read_headers", "_read_headers"),
            (head_bound, Http1Server, "wait", "_wait"),
            (trailers, Http1Connection, "read_body", "_read_body"),
            (websocket_bound, websocket_layer.WebsocketLayer, "relay_messages", "_relay_messages"),
-           (websocket_served, STREAM, "flow_done", "_flow_done")]
+           (websocket_served, STREAM, "flow_done", "_flow_done"),
+           (unrouted, STREAM, "handle_protocol_error", "_handle_protocol_error")]
 """(module, the mitmproxy class it patches, the method, the module's wrapper)."""
-LISTED = [early_answer, admission, head_bound, trailers, websocket_bound, websocket_served]
+LISTED = [early_answer, admission, head_bound, trailers, websocket_bound, websocket_served, unrouted]
 """The patch modules that list the mitmproxy internals they use (`INTERNALS`)."""
 
 

@@ -100,15 +100,16 @@ def test_importing_the_addon_changes_nothing_until_it_is_loaded() -> None:
     `$GATEWAY_DIALECTS` come with the addon's `load`, visibly, not with the import."""
     check = (
         "from mitmproxy.proxy.layers import http as h\n"
-        "before = (h.HttpStream.handle_protocol_error, h.HttpStream._handle_event)\n"
+        "before = (h.HttpStream.state_consume_request_body, h.HttpStream.state_wait_for_request_headers)\n"
         "import addon.gateway as g\n"
         "from translators import client_dialects as c\n"
-        "assert (h.HttpStream.handle_protocol_error, h.HttpStream._handle_event) == before, 'patched'\n"
+        "after = (h.HttpStream.state_consume_request_body, h.HttpStream.state_wait_for_request_headers)\n"
+        "assert after == before, 'patched'\n"
         "assert 'toy' not in c.names(), 'registered at import'\n"
         "from mitmproxy.test import taddons\n"
         "with taddons.context(g.gateway):\n"
-        "    assert h.HttpStream.handle_protocol_error is not before[0]\n"
-        "    assert h.HttpStream._handle_event is not before[1]\n"
+        "    assert h.HttpStream.state_consume_request_body is not before[0]\n"
+        "    assert h.HttpStream.state_wait_for_request_headers is not before[1]\n"
         "    assert 'toy' in c.names()\n"
     )
     env = {**os.environ, "GATEWAY_DIALECTS": "tests.support.toy_client"}

@@ -1,5 +1,5 @@
 """addon/upstream/credentials.py: credentials beside the flow, shown as placeholders, scrubbed from
-quotes (their way onto the wire: tests/addon/patches/test_wire_credentials.py)."""
+quotes (they go on the wire only with the upstream leg's requests: tests/addon/upstream/test_runner.py)."""
 
 from __future__ import annotations
 
@@ -20,13 +20,16 @@ def _flow_with_key() -> object:
     return flow
 
 
-def test_the_flow_shows_a_placeholder_and_the_wire_request_carries_the_value() -> None:
+def test_the_flow_shows_a_placeholder() -> None:
     flow = _flow_with_key()
     assert flow.request.headers["x-api-key"] == flow.request.headers["authorization"] == "<redacted>"
-    wire = credentials.wire_request(flow)
-    assert wire is not flow.request
-    assert (wire.headers["x-api-key"], wire.headers["authorization"]) == (KEY, "Bearer tok-0123456789")
-    assert wire.headers["accept"] == "*/*"
+    assert flow.request.headers["accept"] == "*/*"
+
+
+def test_another_attempts_secrets_are_added() -> None:
+    flow = _flow_with_key()
+    credentials.add_secrets(flow, ["k-second-deployment-0123"])
+    assert {KEY, "k-second-deployment-0123"} <= set(credentials.secrets_of(flow))
 
 
 def test_a_flow_saved_at_any_moment_holds_no_key() -> None:

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from addon.upstream import policy
+from translators import client_dialects
 from translators import dialect as dialects
 
 
@@ -91,15 +92,22 @@ def test_the_options_are_checked_saying_what_to_write() -> None:
 
 
 def test_each_client_gives_up_with_what_it_retries() -> None:
-    responses = policy.give_up_for("responses")
+    responses = client_dialects.get("responses").give_up
     assert (responses.status, responses.code) == (503, "server_error")
-    assert policy.give_up_for("messages").status == 529
-    assert policy.give_up_for("toy").status == 503
+    assert client_dialects.get("messages").give_up.status == 529
+    assert client_dialects.RETRYABLE.status == 503  # a client dialect that says nothing of its own
     assert [policy.client_wait(s) for s in (None, 0.2, 4.1, 600)] == [1, 1, 5, policy.GIVE_UP_WAIT]
 
 
 def test_an_in_stream_give_up_is_the_clients_own_terminal_event() -> None:
-    messages = policy.give_up_for("messages").in_stream(b"event: ping\n\n", "all failed", 0)
+    in_stream = client_dialects.get("messages").give_up.in_stream
+    assert in_stream is not None
+    messages = in_stream(b"event: ping\n\n", "all failed", 0)
     assert messages.startswith(b"event: error\n") and b'"overloaded_error"' in messages
-    responses = policy.give_up_for("responses").in_stream(b"", "all failed", 0)
-    assert responses.startswith(b"event: response.failed\n") and b'"server_error"' in responses
+    assert client_dialects.get("responses").give_up.in_stream is None  # its stream_error: response.failed
+
+
+def test_only_a_client_with_a_keep_alive_event_gets_one() -> None:
+    keep_alive = client_dialects.get("messages").keep_alive
+    assert keep_alive is not None and keep_alive.every == 30.0 and keep_alive.event.startswith(b"event: ping")
+    assert client_dialects.get("responses").keep_alive is None

@@ -1,0 +1,267 @@
+"""A flow sent upstream through the gateway's own upstream leg (docs/pools.md, docs/architecture.md
+"The upstream leg"): what the pipeline hands the runner, and how the flow's request is shown.
+
+`pipeline.send` builds one `Sending` per flow it sends upstream (a turn, a token count): a `Leg`
+over the route's pool whose `prepare(deployment)` is the request for that deployment (translated
+for its dialect and model, its URL, headers and real credentials) and whose hook factory is the
+stream hook of that deployment's translation. The flow's own request shows the request of the
+pool's first deployment, its credentials `<redacted>`: what `--server-replay` matches and what a
+capture or mitmweb shows. `Retarget`, the last addon of mitmproxy's chain, points the flow at the
+loopback server (addon/upstream/server.py) once every other addon had its `request` hook; at the
+answer's head the request shown is the one of the deployment that answered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mitmproxy import ctx as mitm
+from mitmproxy import http
+
+from addon.observe import flowinfo
+from addon.routes.routing import Deployment, Route, pool_of
+from addon.serve.flow import FlowCtx, Stage, context_of
+from addon.serve.streaming import StreamHook
+from addon.upstream import auth, credentials
+from addon.upstream.leg import Leg, Prepared
+from translators import Translation, stream_translator
+from translators.wire import wirejson
+
+if TYPE_CHECKING:
+    from addon.serve.services import Services
+    from addon.upstream.service import UpstreamLeg
+
+Address = Callable[[str], str]
+"""A deployment's base URL -> the URL its request goes to."""
+Retranslate = Callable[[Route], Awaitable[tuple[Translation, bytes, Address]]]
+
+FRAMING_HEADERS = ("content-length", "host", "content-encoding", "transfer-encoding")
+"""Client headers that describe the client's own body and connection, never the one re-sent."""
+
+
+@dataclass(slots=True)
+class Shown:
+    """A request as the flow shows it: its URL, headers (credentials `<redacted>`) and body."""
+
+    url: str
+    headers: list[tuple[str, str]]
+    content: bytes
+
+
+@dataclass(slots=True, eq=False)
+class Sending:
+    leg: Leg
+    service: UpstreamLeg
+    shown: Shown
+    """The request of the pool's first deployment, as the flow shows it before any attempt."""
+    first: Prepared
+    """That request with its real credentials (never in the flow)."""
+    translations: dict[str, Translation] = field(default_factory=dict)
+    """Each deployment's translation, by name, once prepared."""
+    deployments: dict[str, Deployment] = field(default_factory=dict)
+    """Each prepared deployment, by name."""
+    shows: dict[str, Shown] = field(default_factory=dict)
+    """Each prepared deployment's request as the flow shows it, by name."""
+    path: str | None = None
+    """The ticket's path on the loopback server, once issued."""
+    retargeted: bool = False
+    on_close: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        """The flow is let go of: a ticket never used forgotten, what the leg held released."""
+        if self.path is not None and not self.retargeted:
+            self.service.discard(self.path)
+        for done in self.on_close:
+            with contextlib.suppress(Exception):
+                done()
+        self.on_close.clear()
+
+
+def build(services: Services, fc: FlowCtx, route: Route, fields: dict[str, Any], translation: Translation,
+          content: bytes | None, address: Address | None, retranslate: Retranslate) -> None:
+    """The flow goes upstream through the gateway's own leg: a `Leg`
+    over the route's pool, whose `prepare(deployment)` is the request for that deployment (the
+    deployment's base URL + the translation's path, or `address`: a count the route's server
+    takes elsewhere, `dialects.count_url`; the client's headers cut to what may go on; the
+    dialect's content type and accept; the deployment's credentials). The flow's request shows
+    the first deployment's, credentials `<redacted>`; `Retarget` sends it to the loopback
+    server. `fields`: the client request's top-level members (its conversation's keys);
+    `retranslate`: the request for a deployment of another dialect or model."""
+    flow = fc.flow
+    if content is None:
+        content = wirejson.dumps(translation.body)
+    address = address or (lambda base: base + translation.path)
+    client_headers = dict(flow.request.headers)
+    upstream = services.upstream
+    first = pool_of(route)[0][0]
+    target = first.route if same_translation(route, first.route) else route
+    url = address(target.base_url)
+    headers, secret, note = _upstream_request(services, target, translation, content, url, client_headers)
+    if note:
+        fc.info["notes"].append(note)
+    made: dict[str, tuple[Translation, bytes, Address]] = {}
+    if target is first.route:
+        made[first.name] = (translation, content, address)
+
+    async def prepare(deployment: Deployment) -> Prepared:
+        d_route = deployment.route
+        found = made.get(deployment.name)
+        if found is None:
+            if same_translation(route, d_route):
+                found = (translation, content, address)
+            else:
+                found = await retranslate(d_route)
+            made[deployment.name] = found
+        d_translation, body, d_address = found
+        d_url = d_address(d_route.base_url)
+        d_headers, d_secret, d_note = _upstream_request(services, d_route, d_translation, body, d_url,
+                                                        client_headers)
+        if d_note and d_note not in fc.info["notes"]:
+            fc.info["notes"].append(d_note)
+        secrets = credentials.secret_values(d_secret)
+        credentials.add_secrets(flow, secrets)
+        out.translations[deployment.name] = d_translation
+        out.deployments[deployment.name] = deployment
+        out.shows[deployment.name] = shown_of(d_url, d_headers, d_secret, body)
+        return Prepared(d_url, [*d_headers.items(), *d_secret.items()], body, secrets)
+
+    def hook(deployment: Deployment, prepared: Prepared) -> StreamHook:
+        d_translation = out.translations.get(deployment.name, translation)
+        translator = services.turns.recorder(flow, fc.turn,
+                                             stream_translator(d_translation.target, d_translation))
+        return StreamHook(translator, secrets=prepared.secrets,
+                          max_kept=int(mitm.options.gateway_max_kept_bytes), speaks=fc.speaks)
+
+    leg = Leg(balancer=upstream.balancer(route), prepare=prepare, hook=hook, speaks=fc.speaks,
+              limits=upstream.limits_for(route), stream=translation.stream and not fc.counting,
+              affinity=affinity_of(fields, flow))
+    out = Sending(leg, upstream, shown_of(url, headers, secret, content),
+                          Prepared(url, [*headers.items(), *secret.items()], content,
+                                   credentials.secret_values(secret)))
+    show(flow, out.shown)
+    credentials.attach(flow, secret)
+    out.path = upstream.issue(leg)
+    fc.sending = out
+    fc.at(Stage.SENT)
+
+
+def _upstream_request(services: Services, route: Route, translation: Translation, content: bytes, url: str,
+                      client_headers: dict[str, str]) -> tuple[dict[str, str], dict[str, str], str | None]:
+    """One deployment's request headers (credentials apart) and credential headers, and a note
+    when its key is missing."""
+    dialect = route.dialect
+    if auth.takes_client_credentials(dialect, route.base_url):
+        # the client's own vendor: the client's own headers go along (its credentials unless
+        # the route names a key: auth.upstream_credentials)
+        headers = {k: v for k, v in client_headers.items() if k.lower() not in FRAMING_HEADERS}
+    else:
+        headers = auth.clean_headers(dict(client_headers))
+    headers.update(translation.headers)
+    headers["content-type"] = dialect.vendor.request_content_type
+    headers["accept"] = dialect.vendor.stream_content_type if translation.stream else "application/json"
+    headers["accept-encoding"] = "identity"  # the stream hook reads raw bytes
+    secret, note = auth.upstream_credentials(route, headers, url, content, services.settings)
+    return headers, secret, note
+
+
+def shown_of(url: str, headers: dict[str, str], secret: dict[str, str], content: bytes) -> Shown:
+    names = {name.lower() for name in secret}
+    kept = [(k, v) for k, v in headers.items() if k.lower() not in names]
+    return Shown(url, [*kept, *((name, credentials.PLACEHOLDER) for name in secret)], content)
+
+
+def show(flow: http.HTTPFlow, shown: Shown) -> None:
+    """The flow's request becomes `shown` (its Host header follows the URL)."""
+    request = flow.request
+    request.url = shown.url
+    host = request.headers.get("host")
+    request.headers.clear()
+    if host is not None:
+        request.headers["host"] = request.host_header or host
+    for name, value in shown.headers:
+        request.headers[name] = value
+    request.content = shown.content
+
+
+def answered_request(sending: Sending) -> Shown:
+    """The request of the deployment whose answer the client got, as the flow shows it; before
+    any answer, the first deployment's."""
+    name = answering(sending.leg)
+    found = sending.shows.get(name) if name is not None else None
+    return found or sending.shown
+
+
+def answering(leg: Leg) -> str | None:
+    """The deployment whose answer the client gets: the one that answered, else (a stream whose
+    head went out) the attempt in flight; None before any attempt."""
+    if leg.answered is not None:
+        return leg.answered.name
+    return leg.attempts[-1].deployment if leg.attempts else None
+
+
+def affinity_of(fields: dict[str, Any], flow: http.HTTPFlow) -> tuple[str, ...]:
+    """The conversation's keys, strongest first (docs/pools.md "Which deployment"): the response a
+    `previous_response_id` names, Codex's `prompt_cache_key`, Claude Code's session (from
+    `metadata.user_id`), the WebSocket connection."""
+    keys: list[str] = []
+    previous = fields.get("previous_response_id")
+    if isinstance(previous, str) and previous:
+        keys.append(f"resp:{previous}")
+    cache_key = fields.get("prompt_cache_key")
+    if isinstance(cache_key, str) and cache_key:
+        keys.append(f"pck:{cache_key[:200]}")
+    metadata = fields.get("metadata")
+    user = metadata.get("user_id") if isinstance(metadata, dict) else None
+    if isinstance(user, str) and user:
+        _, found, session = user.partition("session_")
+        keys.append(f"session:{(session if found else user)[:200]}")
+    socket = flow.metadata.get(flowinfo.WEBSOCKET)
+    if isinstance(socket, str) and socket:
+        keys.append(f"ws:{socket}")
+    return tuple(keys)
+
+
+def same_translation(a: Route, b: Route) -> bool:
+    """A request translated for route `a` serves route `b` as it is (only its address and key differ)."""
+    return (a.dialect.name == b.dialect.name and a.model == b.model and a.server == b.server
+            and a.context_window == b.context_window and a.max_output_tokens == b.max_output_tokens)
+
+
+# -- the last addon of mitmproxy's chain --------------------------------------------------------
+class Retarget:
+    """Appended at the end of mitmproxy's addon chain (after `serverplayback`, `mapremote`, ...):
+    a flow the gateway sends upstream goes to the loopback server at its ticket, unless an addon
+    already answered it (a server replay). mitmproxy sends the loopback server no body: the leg
+    holds what goes upstream; the flow shows it again at the answer's head (`restore`)."""
+
+    name = "gateway-retarget"
+
+    def __init__(self, base_url: Callable[[], str | None]) -> None:
+        self._base_url = base_url
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        fc = context_of(flow)
+        sending = fc.sending if fc is not None else None
+        if not isinstance(sending, Sending) or sending.path is None or sending.retargeted:
+            return
+        if flow.response is not None or flow.error is not None:
+            sending.service.discard(sending.path)  # answered otherwise (server replay)
+            sending.path = None
+            return
+        base = self._base_url()
+        if base is None:
+            return
+        sending.retargeted = True
+        flow.request.url = base + sending.path
+        flow.request.content = b""
+
+
+def restore(flow: http.HTTPFlow, sending: Sending) -> None:
+    """The flow shows the request of the deployment that answered (or the first one's), not the
+    loopback server's."""
+    if sending.retargeted:
+        show(flow, answered_request(sending))
+
