@@ -79,7 +79,8 @@ class PacedServer(AnswerServer):
                 await writer.drain()
                 return
             writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-                         b"cache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n")
+                         b"cache-control: no-cache\r\ntransfer-encoding: chunked\r\n"
+                         b"connection: close\r\n\r\n")
             for data in self.chunks:
                 writer.write(b"%x\r\n%s\r\n" % (len(data), data))
                 await writer.drain()
@@ -144,7 +145,8 @@ class StreamPathResult:
 async def _turn(proxy: Mitmdump, body: bytes, headers: list[tuple[str, str]], timeout_s: float) -> None:
     turn = await raw_turn(proxy.port, body, headers, None, timeout_s)
     if turn.status != 200 or not turn.body.endswith(b"\r\n0\r\n\r\n"):
-        raise RuntimeError(f"turn went wrong: {turn.body[:300]!r}; mitmdump says: {''.join(proxy.log)[-1500:]}")
+        raise RuntimeError(f"turn went wrong: {turn.body[:300]!r}; "
+                           f"mitmdump says: {''.join(proxy.log)[-1500:]}")
 
 
 async def _concurrent(proxy: Mitmdump, body: bytes, headers: list[tuple[str, str]], n: int,
