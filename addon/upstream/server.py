@@ -217,6 +217,8 @@ class LoopbackServer:
                 if body:
                     writer.write(conn.send(h11.Data(data=body)) or b"")
             else:
+                if reply.attach is not None:
+                    reply.attach(_sink(writer, conn))
                 await self._stream(writer, conn, body)
             writer.write(conn.send(h11.EndOfMessage()) or b"")
             await writer.drain()
@@ -229,3 +231,20 @@ class LoopbackServer:
             if chunk:
                 writer.write(conn.send(h11.Data(data=chunk)) or b"")
                 await writer.drain()
+
+
+def _sink(writer: asyncio.StreamWriter, conn: h11.Connection) -> Callable[[bytes], Awaitable[None]]:
+    """How the attempts write a piece of a streamed body themselves (`Reply.attach`): at once,
+    waiting for the socket only once its buffer is past asyncio's high-water mark (what `drain`
+    waits for anyway). Nothing is written once the connection is closing (mitmproxy left: the
+    answer is being cancelled)."""
+    transport = writer.transport
+
+    async def write(data: bytes) -> None:
+        if transport.is_closing():
+            return
+        writer.write(conn.send(h11.Data(data=data)) or b"")
+        if transport.get_write_buffer_size() > transport.get_write_buffer_limits()[1]:
+            await writer.drain()
+
+    return write
