@@ -304,7 +304,8 @@ class Response:
         if connection is None:
             return None
         if self._ended:
-            return self._end(connection)
+            self._end(connection)
+            return None
         parts: list[bytes | bytearray] = []
         try:
             while True:
@@ -320,7 +321,8 @@ class Response:
                     if parts:
                         self._ended = True
                         return bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
-                    return self._end(connection)
+                    self._end(connection)
+                    return None
                 else:
                     raise Broken(f"the upstream's answer ended early ({type(event).__name__})")
         except h11.RemoteProtocolError as exc:
