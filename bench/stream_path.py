@@ -221,11 +221,12 @@ def render(res: StreamPathResult) -> str:
     out = [f"answer: {res.answer} ({res.events} upstream events), paced {res.pace_ms:g} ms; "
            f"load {res.load[0]:.1f} -> {res.load[1]:.1f}",
            f"{'side':10} {'paced cpu ms/turn':>18} {'×plain':>7} {'sessions ×plain':>16} "
-           f"{'conc p50 ms':>12} {'×floor':>12}"]
+           f"{'conc p50 ms':>12} {'×floor':>7} {'rounds ×floor':>14}"]
     for side in res.sides:
         cpu = res.paced_cpu_ms[side]
         p50 = res.concurrent_p50_ms[side]
-        conc = f"{median(p50):12.0f} {_range(res.p50_ratios(side)):>12}" if p50 else ""
+        conc = (f"{median(p50):12.0f} {median(res.p50_ratios(side)):7.2f} {_range(res.p50_ratios(side)):>14}"
+                if p50 else "")
         out.append(f"{side:10} {median(cpu):18.2f} {res.cpu_ratio(side):7.3f} "
                    f"{_range(res.session_ratios[side], '.3f'):>16} {conc}")
     return "\n".join(out)
