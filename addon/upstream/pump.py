@@ -219,32 +219,25 @@ class Pump:
     async def _stream(self, leg: Leg, choice: Choice, record: Attempt, prepared: Prepared,
                       response: Response, put: Put) -> Result:
         hook = leg.hook(choice.deployment, prepared)
-        idle = leg.limits.idle_timeout
-        loop = asyncio.get_running_loop()
-        watch = _Idle(loop, loop.time() + idle)
-        try:
-            return await self._pump(leg, choice, record, response, put, hook, watch)
-        finally:
-            watch.close()
-
-    async def _pump(self, leg: Leg, choice: Choice, record: Attempt, response: Response, put: Put,
-                    hook: Hook, watch: _Idle) -> Result:
         translator = hook.translator
         idle = leg.limits.idle_timeout
-        loop = watch.loop
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + idle
         progress = translator.progress
         held: list[bytes] | None = []
         size = 0
 
         async def send(message: Message) -> None:
             """To the client's side; time spent waiting for a slow client is no upstream silence."""
+            nonlocal deadline
             before = loop.time()
             await put(message)
-            watch.deadline += loop.time() - before
+            deadline += loop.time() - before
 
         while True:
             try:
-                chunk = await watch.read(response)
+                async with asyncio.timeout_at(deadline):
+                    chunk = await response.next_chunk()
             except (TimeoutError, ClientError) as exc:
                 reason = (f"the upstream sent no event for {idle:g} s" if isinstance(exc, TimeoutError)
                           else str(exc))
@@ -257,7 +250,7 @@ class Pump:
                 return None
             out = _joined(hook.end() if chunk is None else hook(chunk))
             if translator.progress != progress:
-                progress, watch.deadline = translator.progress, loop.time() + idle
+                progress, deadline = translator.progress, loop.time() + idle
             if held is not None:
                 if translator.content_started or size + len(out) > policy.HOLD_BYTES:
                     await send(StreamHead(_stream_headers(response.headers)))
@@ -321,55 +314,6 @@ class Pump:
                     hook(chunk)
         except (TimeoutError, ClientError):
             pass
-
-
-class _Idle:
-    """A stream's idle deadline: one timer for the whole stream, moved lazily (an
-    `asyncio.timeout_at` per chunk is a timer made and cancelled per event). `deadline` moves
-    freely; the timer, when it fires before it, is set again for it; past it, a read in progress
-    is cancelled and raises TimeoutError (time outside `read` is not counted: the client's)."""
-
-    __slots__ = ("deadline", "expired", "handle", "loop", "reading", "task")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
-        self.loop = loop
-        self.deadline = deadline
-        task = asyncio.current_task()
-        assert task is not None
-        self.task = task
-        self.reading = False
-        self.expired = False
-        self.handle: asyncio.TimerHandle | None = None
-
-    async def read(self, response: Response) -> bytes | None:
-        if self.handle is None:
-            self.handle = self.loop.call_at(self.deadline, self._fire)
-        self.reading = True
-        try:
-            return await response.next_chunk()
-        except asyncio.CancelledError:
-            if self.expired:
-                self.expired = False
-                if self.task.uncancel() == 0:  # only the deadline cancelled it
-                    raise TimeoutError from None
-            raise
-        finally:
-            self.reading = False
-
-    def _fire(self) -> None:
-        self.handle = None
-        if not self.reading:
-            return  # set again at the next read
-        if self.loop.time() < self.deadline:
-            self.handle = self.loop.call_at(self.deadline, self._fire)
-            return
-        self.expired = True
-        self.task.cancel()
-
-    def close(self) -> None:
-        if self.handle is not None:
-            self.handle.cancel()
-            self.handle = None
 
 
 def _joined(out: bytes | list[bytes | memoryview]) -> bytes:
