@@ -165,6 +165,10 @@ class Gateway:
             # re-targeted (docs/mitmproxy.md "Connection strategy"); a translated flow must never touch it.
             # Checked on its own, so a later `set connection_strategy=eager` is undone too.
             o.update(connection_strategy="lazy")
+        if updated & {"ssl_insecure", "ssl_verify_upstream_trusted_ca"}:  # the leg's own TLS (docs/pools.md)
+            cafile = getattr(o, "ssl_verify_upstream_trusted_ca", None) or None
+            self.services.upstream.client.configure(insecure=bool(getattr(o, "ssl_insecure", False)),
+                                                    cafile=cafile)
         if not any(name.startswith("gateway_") for name in updated):
             return
         for dialect in registry.every():

@@ -34,10 +34,20 @@ NOTE_CHARS = 90
 def route_line(route: Route) -> str:
     """`gpt-5* -> anthropic claude-sonnet-4-6 at https://api.anthropic.com, key $ANTHROPIC_API_KEY (set)`."""
     model = route.model or "(the client's model)"
-    line = f"route {route.pattern} -> {route.dialect.name} {model} at {route.base_url}, {credential(route)}"
+    if route.deployments:  # its pool (docs/pools.md): each deployment where it goes, with what
+        line = f"route {route.pattern} -> " + "; ".join(_member(d.name, d.route) for d in route.deployments)
+    else:
+        line = f"route {route.pattern} -> {_member('', route)[2:]}"
+    if route.fallbacks:
+        line += "; fallbacks: " + "; ".join(_member(d.name, d.route) for d in route.fallbacks)
     if route.summarizer is not None:
         line += f"; compaction -> {route.summarizer.dialect.name} {route.summarizer.model or model}"
     return line
+
+
+def _member(name: str, route: Route) -> str:
+    model = route.model or "(the client's model)"
+    return f"{name}: {route.dialect.name} {model} at {route.base_url}, {credential(route)}"
 
 
 def credential(route: Route) -> str:
@@ -57,7 +67,12 @@ def missing_keys(router: Router) -> list[str]:
     """A warning per route whose key variable is not set: its requests would go without a key."""
     return [f"route {route.pattern}: ${route.key_env} is not set, so its requests go upstream "
             "without a key (export it before starting mitmproxy)"
-            for route in router.routes if route.key_env and not auth.read_key(route.key_env)]
+            for route in router.routes if not route.deployments
+            and route.key_env and not auth.read_key(route.key_env)] + [
+        f"route {route.pattern} deployment {d.name}: ${d.route.key_env} is not set, so its requests go "
+        "upstream without a key (export it before starting mitmproxy)"
+        for route in router.routes for d in (*route.deployments, *route.fallbacks)
+        if d.route.key_env and not auth.read_key(d.route.key_env)]
 
 
 _running = False

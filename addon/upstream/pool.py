@@ -97,6 +97,12 @@ class Balancer:
             raise ValueError(f"deployment names must differ within a pool: {names}")
         self._health = {name: Health() for name in names}
 
+    @property
+    def alone(self) -> bool:
+        """One deployment and no fallback: nothing else could serve what it refuses for good, so
+        such a refusal (its key, its model) passes on each time and cools nothing down."""
+        return len(self.deployments) + len(self.fallbacks) == 1
+
     def health(self, name: str) -> Health:
         return self._health[name]
 

@@ -202,7 +202,7 @@ class Pump:
         (`elsewhere`: cooled down as long as the pool allows), or was fine (`overflow`)."""
         if verdict == "retry":
             self._settle(leg, choice, record, "failed", wait)
-        elif verdict == "elsewhere":
+        elif verdict == "elsewhere" and not leg.balancer.alone:
             self._settle(leg, choice, record, "failed", leg.balancer.cap)
         else:
             self._settle(leg, choice, record, "answered")
@@ -263,8 +263,13 @@ class Pump:
                               else "the stream ended before any content")
                     if verdict != "final":
                         wait = policy.retry_after((), None, failure.message if failure else "")
+                        # the upstream's own bytes, passed on (translated as a whole answer) when
+                        # nothing else can serve what this one refused (`elsewhere`, `overflow`)
+                        raw = _kept_upstream(hook)
+                        answer = Whole(response.status, _whole_headers(response.headers, raw), raw, choice,
+                                       prepared) if verdict != "retry" and raw is not None else None
                         return self._failed(leg, choice, record, verdict, f"before content: {reason}"[:500],
-                                            wait)
+                                            wait, answer)
                     # the upstream's own answer, which no retry changes (it said nothing, or
                     # refused the request): the client gets it in its stream
                     await send(StreamHead(_stream_headers(response.headers)))
@@ -314,6 +319,14 @@ class Pump:
                     hook(chunk)
         except (TimeoutError, ClientError):
             pass
+
+
+def _kept_upstream(hook: Hook) -> bytes | None:
+    """What the hook kept of the upstream's body, when it kept all of it (`StreamHook.upstream`)."""
+    kept = getattr(hook, "upstream", None)
+    if kept is None or getattr(hook, "upstream_dropped", 0):
+        return None
+    return bytes(kept)
 
 
 def _joined(out: bytes | list[bytes | memoryview]) -> bytes:

@@ -122,7 +122,10 @@ def garbage_server() -> Iterator[GarbageServer]:
 def gateway(
     tmp_path_factory: pytest.TempPathFactory, fault_upstream: FaultUpstream, garbage_server: GarbageServer
 ) -> Iterator[MitmDump]:
-    """One mitmdump for a whole test module; each test checks the next flow still works."""
+    """One mitmdump for a whole test module; each test checks the next flow still works. Retries
+    are off (`gateway_retries=0`): a fault is the one attempt's, and a failure before any content
+    is answered as the upstream leg answers a turn whose every attempt failed (docs/pools.md
+    "What the client sees")."""
     tmp = tmp_path_factory.mktemp("gateway")
     routes = tmp / "routes.toml"
     routes.write_text(
@@ -133,5 +136,6 @@ def gateway(
             plain_http_url=f"https://127.0.0.1:{fault_upstream.port}",
         )
     )
-    with start_gateway(tmp / "conf", routes, args=("-w", str(tmp / "flows.mitm"))) as proxy:
+    with start_gateway(tmp / "conf", routes, args=("-w", str(tmp / "flows.mitm")),
+                       options={"gateway_retries": "0"}) as proxy:
         yield proxy

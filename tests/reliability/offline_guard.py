@@ -2,7 +2,9 @@
 
 `server_connect` runs before mitmproxy opens (or resolves) any upstream connection, whatever
 the addons did or failed to do before it: a connection to anything but loopback is refused there
-and logged. That is the hard stop; it holds even when the gateway's own `request` hook raised
+and logged. The gateway's own upstream client (addon/upstream/client.py, which sends every
+request the gateway sends upstream) gets the same stop: its connections to anything but loopback
+fail before they are opened. That is the hard stop; it holds even when the gateway's own `request` hook raised
 and the flow went on untranslated. `request` (this script is loaded after `addon/gateway.py`)
 also answers such a flow with a 599, so a test can tell "blocked by the guard" from a real reply.
 """
@@ -10,9 +12,12 @@ also answers such a flow with a 599, so a test can tell "blocked by the guard" f
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from mitmproxy import http
 from mitmproxy.proxy import server_hooks
+
+from addon.upstream import client as leg_client
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 MARK = "offline-guard blocked"
@@ -32,5 +37,18 @@ class OfflineGuard:
             logging.warning(f"{MARK} a connection to {address[0]}:{address[1]}")
             data.server.error = f"{MARK}: {address[0]} is not loopback"
 
+
+_OPEN = getattr(leg_client.Client._open, "_guarded", leg_client.Client._open)
+
+
+async def _open(self: Any, origin: Any) -> Any:
+    if origin.host not in LOOPBACK:
+        logging.warning(f"{MARK} a connection to {origin.host}:{origin.port}")
+        raise leg_client.ConnectFailed(f"{MARK}: {origin.host} is not loopback")
+    return await _OPEN(self, origin)
+
+
+_open._guarded = _OPEN  # type: ignore[attr-defined]
+leg_client.Client._open = _open  # type: ignore[method-assign]
 
 addons = [OfflineGuard()]

@@ -96,6 +96,11 @@ ODD_ERROR = json.dumps({"type": "error", "error": {"type": "authentication_error
 ODD_STREAM = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message",'
               b'"role":"assistant","model":"claude-sonnet-4-6","content":[],"stop_reason":null,'
               b'"usage":{"input_tokens":1,"output_tokens":0}}}\n\n'
+              # some text first: an error before any content is tried again (docs/pools.md)
+              b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+              b'"content_block":{"type":"text","text":""}}\n\n'
+              b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+              b'"delta":{"type":"text_delta","text":"partial"}}\n\n'
               b"event: error\ndata: "
               + json.dumps({"type": "error", "error": {
                   "type": "api_error", "message": f"key {ODD_KEY} was revoked mid-stream"}}).encode()
@@ -142,7 +147,9 @@ def _key_echoes(client: openai.OpenAI, upstream: FaultUpstream) -> list[str]:
 
 def _faults(client: openai.OpenAI, upstream: FaultUpstream) -> None:
     upstream.plan(Fault("status", status=429, headers={"retry-after": "1"}))
-    with pytest.raises(openai.RateLimitError):
+    list(client.responses.create(model="anthropic-cred", input="hi", stream=True))  # tried again after it
+    upstream.plan(Fault("status", status=400))
+    with pytest.raises(openai.BadRequestError):
         client.responses.create(model="anthropic-cred", input="hi", stream=True)
     upstream.plan(Fault("cut", after=2))
     list(client.responses.create(model="bedrock-cred", input="hi", stream=True))
@@ -477,7 +484,8 @@ HELD_KEY = "held-credential-in-flight-4c1d9e7b"
 
 
 class HeldUpstream(Loopback[None]):
-    """An Anthropic stream that sends its first events, then stays open until `release` is set."""
+    """An Anthropic stream that sends its first events (its first text among them: the opening
+    events alone are held back, docs/pools.md), then stays open until `release` is set."""
 
     thread_name = "held-upstream"
 
@@ -488,10 +496,10 @@ class HeldUpstream(Loopback[None]):
     def answer(self, handler: RecordingHandler, received: Received) -> None:
         chunks = events("anthropic")
         handler.start_chunked(200, {"content-type": "text/event-stream"})
-        for chunk in chunks[:3]:
+        for chunk in chunks[:4]:
             handler.send_chunk(chunk)
         self.release.wait(60)
-        for chunk in chunks[3:]:
+        for chunk in chunks[4:]:
             handler.send_chunk(chunk)
         handler.end_chunked()
 

@@ -101,7 +101,8 @@ def test_slow_start_still_gives_the_whole_stream(
 def test_stall_mid_stream_still_completes_with_every_event(
     gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str
 ) -> None:
-    fault = Fault("stall", seconds=1.0, after=2)
+    # past the first content: the opening events alone are held back (docs/pools.md "One attempt")
+    fault = Fault("stall", seconds=1.0, after=4 if dialect == "anthropic" else 2)
     fault_upstream.plan(fault)
     seen: list[tuple[bool, str]] = []  # (the upstream was stalling when it arrived, its type)
     for event in sdk(gateway).responses.create(model=f"{dialect}-stall", input="hello", stream=True):
@@ -112,11 +113,21 @@ def test_stall_mid_stream_still_completes_with_every_event(
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-@pytest.mark.parametrize("after", [0, 2])
-def test_cut_mid_event_ends_the_stream_with_one_response_failed(
-    gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str, after: int
+def test_cut_before_any_content_is_the_give_up_answer(
+    gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str
 ) -> None:
-    fault_upstream.plan(Fault("cut", after=after))
+    """Nothing had reached the client: it gets the error it retries, not a stream."""
+    fault_upstream.plan(Fault("cut", after=0))
+    error = assert_responses_error(raw_turn(gateway, f"{dialect}-cut"), 503, "server_error")
+    assert "Please try again in" in error["message"]
+    assert_next_flow_works(gateway, dialect)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_cut_mid_event_after_content_ends_the_stream_with_one_response_failed(
+    gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str
+) -> None:
+    fault_upstream.plan(Fault("cut", after=4 if dialect == "anthropic" else 2))
     # a client left waiting for an end that never comes fails on raw_turn's read timeout
     response = raw_turn(gateway, f"{dialect}-cut")
     assert response.status_code == 200  # the stream had started: the failure is in-band
@@ -141,26 +152,28 @@ def test_cut_stream_read_by_the_sdk_ends_with_a_failed_event(
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("stream", [True, False])
-def test_429_keeps_its_status_and_retry_after_in_responses_shape(
+def test_429_is_a_503_server_error_with_its_retry_after(
     gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str, stream: bool
 ) -> None:
+    """What Codex retries after the wait it is told (docs/pools.md "What the client sees")."""
     fault_upstream.plan(Fault("status", status=429, headers={"retry-after": "7"}, message="slow down"))
     response = raw_turn(gateway, f"{dialect}-429", stream)
-    error = assert_responses_error(response, 429, "rate_limit_exceeded")
-    assert response.headers.get("retry-after") == "7"
+    error = assert_responses_error(response, 503, "server_error")
+    assert response.headers.get("retry-after") in ("6", "7")
     assert "slow down" in error["message"]
     assert_next_flow_works(gateway, dialect)
 
 
-def test_429_reaches_the_sdk_as_a_rate_limit_error_with_retry_after(
+def test_429_reaches_the_sdk_as_a_server_error_with_retry_after(
     gateway: MitmDump, fault_upstream: FaultUpstream
 ) -> None:
     fault_upstream.plan(Fault("status", status=429, headers={"retry-after": "7"}))
-    with pytest.raises(openai.RateLimitError) as caught:
-        sdk(gateway).responses.create(model="anthropic-429", input="hello", stream=True)
-    assert caught.value.status_code == 429
-    assert caught.value.response.headers["retry-after"] == "7"
-    assert caught.value.code == "rate_limit_exceeded"
+    with pytest.raises(openai.InternalServerError) as caught:
+        sdk(gateway).with_options(max_retries=0).responses.create(model="anthropic-429", input="hello",
+                                                                  stream=True)
+    assert caught.value.status_code == 503
+    assert caught.value.response.headers["retry-after"] in ("6", "7")
+    assert caught.value.code == "server_error"
     assert_next_flow_works(gateway)
 
 
@@ -169,19 +182,22 @@ def test_500_is_a_responses_shaped_server_error(
     gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str
 ) -> None:
     fault_upstream.plan(Fault("status", status=500, message="boom"))
-    error = assert_responses_error(raw_turn(gateway, f"{dialect}-500"), 500, "server_error")
+    error = assert_responses_error(raw_turn(gateway, f"{dialect}-500"), 503, "server_error")
     assert "boom" in error["message"]
     assert_next_flow_works(gateway, dialect)
 
 
 @pytest.mark.parametrize(("dialect", "status"), [("anthropic", 529), ("gemini", 503), ("bedrock", 503)])
-def test_overloaded_keeps_its_status_and_says_server_is_overloaded(
+def test_overloaded_is_a_retryable_server_error_never_server_is_overloaded(
     gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str, status: int
 ) -> None:
+    """Codex ends a turn at once on `server_is_overloaded`; it retries a 503 `server_error` with
+    a retry-after (docs/pools.md "What the client sees")."""
     fault_upstream.plan(Fault("status", status=status, headers={"retry-after": "2"}, message="overloaded"))
     response = raw_turn(gateway, f"{dialect}-overloaded")
-    assert_responses_error(response, status, "server_is_overloaded")
-    assert response.headers.get("retry-after") == "2"
+    error = assert_responses_error(response, 503, "server_error")
+    assert response.headers.get("retry-after") in ("1", "2")
+    assert "overloaded" in error["message"]
     assert_next_flow_works(gateway, dialect)
 
 
@@ -195,15 +211,15 @@ ODD_ERROR_BODIES = {
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("body", ODD_ERROR_BODIES.values(), ids=ODD_ERROR_BODIES.keys())
-def test_429_with_an_odd_error_body_keeps_its_status_and_retry_after(
+def test_429_with_an_odd_error_body_keeps_its_retry_after(
     gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str, body: bytes
 ) -> None:
-    """Codex retries a 429 after its retry-after (docs/codex.md "Errors and retries"): whatever the body says,
-    the status and the header must reach it, in a Responses-shaped body."""
+    """Codex retries a 503 `server_error` after its retry-after (docs/pools.md): whatever the
+    body says, the wait must reach it, in a Responses-shaped body."""
     fault_upstream.plan(Fault("body", status=429, headers={"retry-after": "3"}, body=body))
     response = raw_turn(gateway, f"{dialect}-odd-429")
-    assert_responses_error(response, 429, "rate_limit_exceeded")
-    assert response.headers.get("retry-after") == "3"
+    assert_responses_error(response, 503, "server_error")
+    assert response.headers.get("retry-after") in ("2", "3")
     assert_next_flow_works(gateway, dialect)
 
 
@@ -230,15 +246,16 @@ def test_whole_answer_the_translator_cannot_read_is_a_responses_shaped_error(
     ids=["connection-refused", "tls-garbage", "tls-plain-http"],
 )
 @pytest.mark.parametrize("stream", [True, False])
-def test_unreachable_upstream_is_a_responses_shaped_502(gateway: MitmDump, model: str, stream: bool) -> None:
-    assert_responses_error(raw_turn(gateway, model, stream), 502)  # within raw_turn's read timeout
+def test_unreachable_upstream_is_a_responses_shaped_503(gateway: MitmDump, model: str, stream: bool) -> None:
+    assert_responses_error(raw_turn(gateway, model, stream), 503, "server_error")  # within the read timeout
     assert_next_flow_works(gateway)
 
 
 def test_unreachable_upstream_reaches_the_sdk_as_an_api_status_error(gateway: MitmDump) -> None:
     with pytest.raises(openai.APIStatusError) as caught:
-        sdk(gateway).responses.create(model="garbage-x", input="hello", stream=True)
-    assert caught.value.status_code == 502
+        sdk(gateway).with_options(max_retries=0).responses.create(model="garbage-x", input="hello",
+                                                                  stream=True)
+    assert caught.value.status_code == 503
     assert caught.value.code
     assert_next_flow_works(gateway)
 
@@ -262,12 +279,12 @@ def test_oversized_stream_arrives_whole(
     assert_next_flow_works(gateway, dialect)
 
 
-def test_oversized_html_error_is_a_bounded_responses_shaped_500(
+def test_oversized_html_error_is_a_bounded_responses_shaped_503(
     gateway: MitmDump, fault_upstream: FaultUpstream
 ) -> None:
     fault_upstream.plan(Fault("huge_error", size=4 * 1024 * 1024))
     response = raw_turn(gateway, "anthropic-huge-error")
-    error = assert_responses_error(response, 500)
+    error = assert_responses_error(response, 503, "server_error")
     assert len(response.content) < 64 * 1024, "the client got the upstream's whole HTML page"
     assert "overloaded" in error["message"]
     assert_next_flow_works(gateway)

@@ -17,6 +17,7 @@ import pytest
 from mitmproxy.test import tflow, tutils
 
 from addon.observe import console, flowinfo
+from addon.routes.route_file import from_toml
 from addon.routes.routing import Route, Router
 from tests.support.fake_upstream import FakeUpstream, Reply, anthropic_text, json_reply, responses_text
 from tests.support.mitmdump import GATEWAY, MITMDUMP, ROOT, MitmDump
@@ -210,3 +211,24 @@ def test_route_line_says_how_each_route_authenticates(monkeypatch: pytest.Monkey
                                          f"key ${KEY_ENV} (set)")
     assert console.route_line(keyless).endswith("(the client's model) at http://127.0.0.1:8000/v1, no key")
     assert console.missing_keys(Router(routes=(keyed, keyless))) == []
+
+
+def test_a_route_of_deployments_names_each_at_start_up(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where each deployment of a pool goes and with which key (docs/pools.md), not the table's
+    own upstream, which no request of the pool is sent to."""
+    monkeypatch.setenv("POOL_KEY_A", "sk-ant-a-0123456789")
+    monkeypatch.delenv("POOL_KEY_B", raising=False)
+    routes = tmp_path / "routes.toml"
+    routes.write_text('[[route]]\nmodel = "gpt-*"\nupstream = "anthropic"\n'
+                      'target_model = "claude-sonnet-4-6"\ndeployments = ['
+                      '{ name = "a", base_url = "http://127.0.0.1:1", key_env = "POOL_KEY_A" }, '
+                      '{ name = "b", base_url = "http://127.0.0.1:2", key_env = "POOL_KEY_B" }]\n')
+    (route,) = from_toml(str(routes))
+    line = console.route_line(route)
+    assert line == ("route gpt-* -> a: anthropic claude-sonnet-4-6 at http://127.0.0.1:1, "
+                    "key $POOL_KEY_A (set); b: anthropic claude-sonnet-4-6 at http://127.0.0.1:2, "
+                    "key $POOL_KEY_B (NOT SET)")
+    assert "api.anthropic.com" not in line
+    (warning,) = console.missing_keys(Router(routes=(route,)))
+    assert warning.startswith("route gpt-* deployment b: $POOL_KEY_B is not set")

@@ -261,6 +261,17 @@ def test_a_401_on_one_deployment_goes_elsewhere_and_cools_it(stack: ExitStack) -
     assert leg.balancer.health("a").failures == 1 and "HTTP 401" in leg.attempts[0].reason
 
 
+def test_a_pool_of_one_passes_its_401_on_each_time_and_cools_nothing(stack: ExitStack) -> None:
+    """Nothing else could serve what a lone upstream refuses for good: its next turn is sent, and
+    the client gets the refusal itself, not a "no deployment was usable"."""
+    up = Upstreams(stack, a=[lambda: error(401, "authentication_error", "invalid x-api-key")])
+    balancer = Balancer((deployment("a", up.url("a")),))
+    for _ in range(2):
+        reply, body = run(leg_for([deployment("a", up.url("a"))], balancer=balancer))
+        assert reply.status == 401 and b"invalid x-api-key" in body
+    assert up.hits("a") == 2 and balancer.health("a").failures == 0
+
+
 def test_a_pool_of_one_waits_for_its_retry_after_and_tries_again(stack: ExitStack) -> None:
     up = Upstreams(stack, a=[lambda: error(429, "rate_limit_error", "slow down", {"retry-after": "0.2"}),
                              lambda: anthropic_text("second time")])

@@ -1,0 +1,70 @@
+"""addon/serve/sending.py: a flow sent through the upstream leg: the request it shows, its
+re-target to the loopback server (unless a server replay answered it), and the conversation's
+keys (docs/pools.md "The leg, for maintainers")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mitmproxy import http
+from mitmproxy.test import tflow
+
+from addon.serve.flow import context_of
+from addon.serve.sending import Retarget, Sending, affinity_of, restore
+from tests.addon.conftest import UPSTREAM_KEY, client_flow, run_request
+
+Ctx = tuple[Any, Any]
+LOOPBACK = "http://127.0.0.1:9"
+
+
+def _sent(gateway: Ctx) -> tuple[http.HTTPFlow, Sending]:
+    addon, _ = gateway
+    flow = client_flow()
+    run_request(addon, flow)
+    fc = context_of(flow)
+    assert fc is not None and isinstance(fc.sending, Sending)
+    return flow, fc.sending
+
+
+def test_the_flow_shows_the_upstream_request_with_its_key_redacted(gateway: Ctx, listener: str) -> None:
+    flow, sending = _sent(gateway)
+    assert flow.request.url == f"{listener}/v1/messages"
+    assert flow.request.headers["x-api-key"] == "<redacted>"
+    assert dict(sending.first.headers)["x-api-key"] == UPSTREAM_KEY  # on the wire only
+    assert UPSTREAM_KEY.encode() not in flow.request.content
+    assert sending.path is not None and sending.path.startswith("/")
+
+
+def test_the_last_addon_points_the_flow_at_the_loopback_server_and_restore_shows_it_again(
+        gateway: Ctx, listener: str) -> None:
+    flow, sending = _sent(gateway)
+    shown = flow.request.content
+    Retarget(lambda: LOOPBACK).request(flow)
+    assert flow.request.url == LOOPBACK + sending.path
+    assert flow.request.content == b""  # the leg holds what goes upstream
+    assert sending.retargeted
+    restore(flow, sending)
+    assert flow.request.url == f"{listener}/v1/messages"
+    assert flow.request.content == shown
+    assert flow.request.headers["x-api-key"] == "<redacted>"
+
+
+def test_a_server_replayed_flow_is_not_retargeted_and_its_ticket_is_forgotten(gateway: Ctx,
+                                                                             listener: str) -> None:
+    flow, sending = _sent(gateway)
+    path = sending.path
+    assert path is not None
+    flow.response = http.Response.make(200, b"{}", {"content-type": "application/json"})  # serverplayback
+    Retarget(lambda: LOOPBACK).request(flow)
+    assert flow.request.url == f"{listener}/v1/messages"
+    assert not sending.retargeted
+    assert sending.service.server.tickets.take(path.lstrip("/")) is None
+
+
+def test_a_conversation_is_known_by_its_keys_strongest_first() -> None:
+    flow = tflow.tflow()
+    flow.metadata["gateway.websocket"] = "conn-1"
+    fields = {"previous_response_id": "resp_1", "prompt_cache_key": "pck-1",
+              "metadata": {"user_id": "user_abc_account_def_session_0199-aa"}}
+    assert affinity_of(fields, flow) == ("resp:resp_1", "pck:pck-1", "session:0199-aa", "ws:conn-1")
+    assert affinity_of({}, tflow.tflow()) == ()
