@@ -289,29 +289,39 @@ class Response:
         """The body was read to its end."""
         self.reused = connection.uses > 0
         """The exchange ran on a kept connection."""
+        self._ended = False
+        """The body's end was read with its last piece (returned first)."""
 
     def header(self, name: str) -> str | None:
         name = name.lower()
         return next((value for key, value in self.headers if key == name), None)
 
     async def next_chunk(self) -> bytes | None:
-        """The next piece of the body as it arrived; None at its end. Raises `Broken`; a
-        cancellation closes the connection."""
+        """The body's next bytes: all that one read brought (every HTTP chunk in it, joined: one
+        call of the stream hook and one write to the client per read, not per chunk); None at its
+        end. Raises `Broken`; a cancellation closes the connection."""
         connection = self._connection
         if connection is None:
             return None
+        if self._ended:
+            self._end(connection)
+            return None
+        parts: list[bytes | bytearray] = []
         try:
             while True:
                 event = connection.h11.next_event()
                 if event is h11.NEED_DATA:
+                    if parts:
+                        return bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
                     await connection.receive()
                 elif isinstance(event, h11.Data):
                     if event.data:
-                        return bytes(event.data)
+                        parts.append(event.data)
                 elif isinstance(event, h11.EndOfMessage):
-                    self.complete = True
-                    self._connection = None
-                    self._client._release(connection)
+                    if parts:
+                        self._ended = True
+                        return bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
+                    self._end(connection)
                     return None
                 else:
                     raise Broken(f"the upstream's answer ended early ({type(event).__name__})")
@@ -324,6 +334,11 @@ class Response:
         except BaseException:
             self._abort()
             raise
+
+    def _end(self, connection: _Connection) -> None:
+        self.complete = True
+        self._connection = None
+        self._client._release(connection)
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         return self._chunks()

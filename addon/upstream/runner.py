@@ -29,6 +29,9 @@ from addon.upstream.pump import Data, Ended, Failure, Message, Pump, StreamHead,
 from translators.core.ids import random_ids
 from translators.wire import wirejson
 
+Sink = Callable[[bytes], Awaitable[None]]
+"""Writes one piece of a streamed body to the client at once; awaits only a full buffer."""
+
 QUEUE = 16
 """Messages between the attempts and the client's side: a slow client holds the upstream back."""
 SSE_HEAD = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
@@ -46,6 +49,11 @@ class Reply:
     it came, for the pipeline to translate), `refusal` (in the client's shape), `gave_up` (the
     client's retryable error, its dialect's `give_up`)."""
     closer: Callable[[], Awaitable[None]] | None = None
+    attach: Callable[[Sink], None] | None = None
+    """For a streamed body: the sender hands over how it writes one piece of the body
+    (`Sink`), after which the attempts write their data with it as it comes, past the body's
+    iterator (no hand-over between tasks per event); everything else still comes through the
+    iterator, in order."""
 
     async def aclose(self) -> None:
         """Whoever sends the reply calls this once it is done with it, sent or not: an attempt
@@ -88,8 +96,8 @@ class Runner:
 
     async def answer(self, leg: Leg) -> Reply:
         queue: asyncio.Queue[Message | _GiveUp | None] = asyncio.Queue(QUEUE)
-        task = asyncio.create_task(self._run(leg, queue))
-        side = _Client(self, leg, queue, task)
+        side = _Client(self, leg, queue)
+        task = side.task = asyncio.create_task(self._run(leg, side.put))
         try:
             reply = await side.head()
         except BaseException:  # the client left before the head: the attempt in flight goes too
@@ -98,17 +106,17 @@ class Runner:
         leg.kind = reply.kind
         return reply
 
-    async def _run(self, leg: Leg, queue: asyncio.Queue[Message | _GiveUp | None]) -> None:
+    async def _run(self, leg: Leg, put: Callable[[Message | _GiveUp | None], Awaitable[None]]) -> None:
         try:
-            await self._attempts(leg, queue)
+            await self._attempts(leg, put)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a gateway bug must still answer the client, retryably
             leg.gave_up = f"gateway error in the upstream leg: {exc!r}"[:500]
-            await queue.put(_GiveUp(leg.gave_up, None))
-        await queue.put(None)
+            await put(_GiveUp(leg.gave_up, None))
+        await put(None)
 
-    async def _attempts(self, leg: Leg, queue: asyncio.Queue[Message | _GiveUp | None]) -> None:
+    async def _attempts(self, leg: Leg, put: Callable[[Message | _GiveUp | None], Awaitable[None]]) -> None:
         balancer, limits = leg.balancer, leg.limits
         signal = _signal_of(balancer)
         start = self.clock()
@@ -133,7 +141,7 @@ class Runner:
                 until = ready if ready is not None else start + limits.retry_seconds
                 await signal.wait(until - now)
                 continue
-            failure = await self.pump.attempt(leg, choice, queue.put)
+            failure = await self.pump.attempt(leg, choice, put)
             if failure is None:
                 return
             last = failure
@@ -148,13 +156,13 @@ class Runner:
         if last is not None and last.verdict != "retry" and last.answer is not None:
             leg.attempts[-1].outcome = "passed on"
             leg.answered = last.answer.choice
-            await queue.put(last.answer)
+            await put(last.answer)
             return
         now = self.clock()
         ready = balancer.ready_at(now)
         tried = "; ".join(f"{a.deployment}: {a.reason}" for a in leg.attempts) or "no deployment was usable"
         leg.gave_up = leg.scrub(f"every attempt failed ({tried})")[:1000]
-        await queue.put(_GiveUp(leg.gave_up, None if ready is None else ready - now))
+        await put(_GiveUp(leg.gave_up, None if ready is None else ready - now))
 
 
 def _signal_of(balancer: Balancer) -> _Signal:
@@ -168,12 +176,17 @@ def _signal_of(balancer: Balancer) -> _Signal:
 class _Client:
     """The client's side of one leg: what it got so far, its keep-alives, its end."""
 
-    def __init__(self, runner: Runner, leg: Leg, queue: asyncio.Queue[Message | _GiveUp | None],
-                 task: asyncio.Task[None]) -> None:
+    task: asyncio.Task[None]
+
+    def __init__(self, runner: Runner, leg: Leg, queue: asyncio.Queue[Message | _GiveUp | None]) -> None:
         self.runner = runner
         self.leg = leg
         self.queue = queue
-        self.task = task
+        self.sink: Sink | None = None
+        """How the sender writes a piece of the body (`Reply.attach`), while it streams it."""
+        self.queued = 0
+        """Messages put in the queue and not yet through the body (written, or taken as its
+        end): data written past the queue waits until none is left ahead of it."""
         self.keep_alive = leg.speaks.keep_alive if leg.stream else None
         self.quiet_since = asyncio.get_running_loop().time()
         self.sent: list[bytes] = []
@@ -181,24 +194,44 @@ class _Client:
         self.ended = False
         """The client's answer is complete: the attempts' task may run on (draining)."""
 
+    async def put(self, message: Message | _GiveUp | None) -> None:
+        """From the attempts: stream data straight to the sender once it is attached and nothing
+        is queued ahead, anything else through the queue."""
+        sink = self.sink
+        if sink is not None and not self.queued and type(message) is Data:
+            if message.data:
+                await sink(self._wrote(message.data))
+            return
+        self.queued += 1
+        await self.queue.put(message)
+
+    def attach(self, sink: Sink) -> None:
+        self.sink = sink
+
     async def _next(self) -> Message | _GiveUp | bool | None:
         """The next message; False when a keep-alive is due first."""
         if self.keep_alive is None:
             return await self.queue.get()
-        due = self.quiet_since + self.keep_alive.every
-        try:
-            async with asyncio.timeout_at(due):
-                return await self.queue.get()
-        except TimeoutError:
-            return False
+        loop = asyncio.get_running_loop()
+        while True:
+            due = self.quiet_since + self.keep_alive.every
+            try:
+                async with asyncio.timeout_at(due):
+                    return await self.queue.get()
+            except TimeoutError:
+                if loop.time() >= self.quiet_since + self.keep_alive.every:
+                    return False  # else data went out past the queue meanwhile: not quiet
 
     async def head(self) -> Reply:
         while True:
             message = await self._next()
+            if message is not False:
+                self.queued -= 1
             if message is False:  # the keep-alive interval passed before the answer's head
-                return Reply(200, list(SSE_HEAD), self._body([self._ping()]), "stream", self.close)
+                return Reply(200, list(SSE_HEAD), self._body([self._ping()]), "stream", self.close,
+                             self.attach)
             if isinstance(message, StreamHead):
-                return Reply(200, message.headers, self._body([]), "stream", self.close)
+                return Reply(200, message.headers, self._body([]), "stream", self.close, self.attach)
             if isinstance(message, Whole):
                 await self._finish()
                 headers = [(k, v) for k, v in message.headers if k != "content-length"]
@@ -234,6 +267,7 @@ class _Client:
 
     async def close(self) -> None:
         """The stream is over for the client: an attempt that did not end it is abandoned."""
+        self.sink = None
         await self._finish(quietly=not self.ended)
 
     async def _body(self, first: list[bytes]) -> AsyncIterator[bytes]:
@@ -244,10 +278,14 @@ class _Client:
                 message = await self._next()
                 if message is False:
                     yield self._ping()
-                elif isinstance(message, Data):
+                    continue
+                if isinstance(message, Data):
                     if message.data:
                         yield self._wrote(message.data)
-                elif isinstance(message, Ended) or message is None:
+                    self.queued -= 1  # written: data after it may go past the queue
+                    continue
+                self.queued -= 1
+                if isinstance(message, Ended) or message is None:
                     self.ended = True
                     return
                 elif isinstance(message, Whole):

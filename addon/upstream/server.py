@@ -213,12 +213,15 @@ class LoopbackServer:
             headers = reply.headers
             if isinstance(body, bytes) and not any(name.lower() == "content-length" for name, _ in headers):
                 headers = [*headers, ("content-length", str(len(body)))]
-            writer.write(conn.send(h11.Response(status_code=reply.status, headers=headers,
-                                                reason=_reason(reply.status))) or b"")
+            head = conn.send(h11.Response(status_code=reply.status, headers=headers,
+                                          reason=_reason(reply.status))) or b""
+            writer.write(head)
             if isinstance(body, bytes):
                 if body:
                     writer.write(conn.send(h11.Data(data=body)) or b"")
             else:
+                if reply.attach is not None:
+                    reply.attach(_sink(writer, conn, CHUNKED in head.lower()))
                 await self._stream(writer, conn, body)
             writer.write(conn.send(h11.EndOfMessage()) or b"")
             await writer.drain()
@@ -240,3 +243,30 @@ def _reason(status: int) -> bytes:
         return http.HTTPStatus(status).phrase.encode()
     except ValueError:
         return b""
+
+
+CHUNKED = b"\r\ntransfer-encoding: chunked\r\n"
+"""In the head h11 wrote: it frames the body in chunks (mitmproxy speaks HTTP/1.1 and a streamed
+reply has no length)."""
+
+
+def _sink(writer: asyncio.StreamWriter, conn: h11.Connection,
+          chunked: bool) -> Callable[[bytes], Awaitable[None]]:
+    """How the attempts write a piece of a streamed body themselves (`Reply.attach`): at once,
+    waiting for the socket only once its buffer is past asyncio's high-water mark (what `drain`
+    waits for anyway). A chunked body's frames are written here, not through h11 (its state
+    does not count body bytes; its `EndOfMessage` still ends the body). Nothing is written once
+    the connection is closing (mitmproxy left: the answer is being cancelled)."""
+    transport = writer.transport
+
+    async def write(data: bytes) -> None:
+        if transport.is_closing() or not data:
+            return
+        if chunked:
+            writer.write(b"%x\r\n%b\r\n" % (len(data), data))
+        else:
+            writer.write(conn.send(h11.Data(data=data)) or b"")
+        if transport.get_write_buffer_size() > transport.get_write_buffer_limits()[1]:
+            await writer.drain()
+
+    return write

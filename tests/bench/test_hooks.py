@@ -79,7 +79,9 @@ def test_one_turn_per_mode_through_real_mitmdumps_is_timed_hook_by_hook() -> Non
     assert {"Gateway.requestheaders", "Gateway.request", "Gateway.responseheaders", "Gateway.response"} \
         <= set(addon.hooks_ms)
     assert {"request: translate", "request: state lookup", "response: describe"} <= set(addon.steps_ms)
-    assert addon.callable_calls >= res.answer_events
+    # the leg calls the stream hook once per read of the upstream, every HTTP chunk the read
+    # brought joined (addon/upstream/client.py `Response.next_chunk`): an unpaced answer is a few
+    assert 1 <= addon.callable_calls <= res.answer_events
     for mode in ("plain", "plain-responses"):
         plain = res.of(mode, "raw")[0]
         assert not any(name.startswith("Gateway.") for name in plain.hooks_ms)

@@ -97,6 +97,23 @@ def test_a_chunked_body_arrives_chunk_by_chunk(up: Scripted) -> None:
     assert b"".join(run(scenario)) == b"data: 1\n\ndata: 2\n\ndata: 3\n\n"
 
 
+def test_chunks_that_arrive_in_one_read_are_one_piece_and_the_end_after_them_is_kept(up: Scripted) -> None:
+    def at_once(handler: RecordingHandler, _received: Received) -> None:
+        handler.start_chunked(200, {"content-type": "text/event-stream"})
+        handler.wfile.write(b"9\r\ndata: 1\n\n\r\n9\r\ndata: 2\n\n\r\n9\r\ndata: 3\n\n\r\n0\r\n\r\n")
+        handler.wfile.flush()
+
+    up.plan(at_once)
+
+    async def scenario(client: Client) -> tuple[list[bytes | None], bool]:
+        response = await client.send("POST", up.url, {}, b"{}")
+        await asyncio.sleep(0.2)  # the whole body is in the socket before the first read
+        got = [await response.next_chunk(), await response.next_chunk(), await response.next_chunk()]
+        return got, response.complete
+
+    got, complete = run(scenario)
+    assert got == [b"data: 1\n\ndata: 2\n\ndata: 3\n\n", None, None] and complete
+
 def test_a_connection_read_to_its_end_is_kept_and_used_again(up: Scripted) -> None:
     async def scenario(client: Client) -> tuple[int, list[bool]]:
         reused = []

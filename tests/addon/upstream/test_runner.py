@@ -703,3 +703,44 @@ def test_a_reply_whose_body_is_never_read_abandons_its_attempt_when_closed(stack
         assert run(leg, scenario) == (0, "dropped")
     finally:
         release.set()
+
+
+# -- a sender that writes the stream's data itself ---------------------------------------------------
+def test_an_attached_sender_gets_the_data_after_it_past_the_iterator_in_order(stack: ExitStack) -> None:
+    release = threading.Event()
+
+    def gated() -> Answer:
+        def body() -> Iterator[bytes]:
+            yield START + TEXT_OPEN + TEXT
+            release.wait(20)
+            for _ in range(5):
+                yield TEXT
+            yield from anthropic_text("")[2][-2:]
+
+        return 200, SSE_HEADERS, body()
+
+    up = Upstreams(stack, a=[gated])
+
+    async def scenario(runner: Runner, leg: Leg) -> tuple[list[tuple[str, bytes]], Reply]:
+        reply = await runner.answer(leg)
+        assert reply.attach is not None and not isinstance(reply.body, bytes)
+        got: list[tuple[str, bytes]] = []
+
+        async def sink(data: bytes) -> None:
+            got.append(("sink", data))
+
+        body = aiter(reply.body)
+        got.append(("iterator", await anext(body)))  # what was queued before the sender attached
+        reply.attach(sink)
+        release.set()
+        got += [("iterator", chunk) async for chunk in body]
+        return got, reply
+
+    try:
+        got, _ = run(leg_for([deployment("a", up.url("a"))]), scenario)
+    finally:
+        release.set()
+    whole = b"".join(data for _, data in got)
+    assert events(whole)[0] == "response.created" and events(whole)[-1] == "response.completed"
+    assert b"partial" * 6 in whole  # the done events hold the whole text, in order
+    assert got[0][0] == "iterator" and {who for who, _ in got[1:]} == {"sink"}

@@ -100,6 +100,39 @@ def test_a_ticket_is_answered_once_and_its_answer_streams_chunk_by_chunk() -> No
     assert (missing, b"".join(body)) == (404, b"unknown ticket\n")
 
 
+def test_an_attached_writer_writes_chunks_between_the_iterators_and_the_connection_goes_on() -> None:
+    async def scenario(server: LoopbackServer) -> Any:
+        sinks: list[Callable[[bytes], Awaitable[None]]] = []
+        written = asyncio.Event()
+
+        async def body() -> AsyncIterator[bytes]:
+            yield b"a\n\n"
+            await written.wait()  # the attempts write on their own meanwhile (runner.py `_Client.put`)
+
+        async def write_rest() -> None:
+            while not sinks:
+                await asyncio.sleep(0)
+            for part in (b"b\n\n", b"", b"c\n\n"):
+                await sinks[0](part)
+            written.set()
+
+        async def answer() -> Reply:
+            return Reply(200, [("content-type", "text/event-stream")], body(), "stream", attach=sinks.append)
+
+        writer = asyncio.create_task(write_rest())
+        client = await Plain.to(server)
+        first = await client.request(server.issue(answer))
+        then = await client.request(server.issue(whole(b'{"n": 2}')))
+        client.close()
+        await writer
+        return first, then
+
+    (status, headers, chunks), (s2, _, b2) = served(scenario)
+    assert (status, headers.get("transfer-encoding")) == (200, "chunked")
+    assert chunks == [b"a\n\n", b"b\n\n", b"c\n\n"]
+    assert (s2, b"".join(b2)) == (200, b'{"n": 2}')
+
+
 def test_a_whole_answer_has_its_length_and_the_connection_serves_the_next_ticket() -> None:
     async def scenario(server: LoopbackServer) -> Any:
         client = await Plain.to(server)
