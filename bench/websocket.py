@@ -62,12 +62,29 @@ async def _http_turn(port: int, body: dict[str, Any]) -> tuple[int, list[dict[st
                  b"accept: text/event-stream\r\nauthorization: Bearer sk-bench\r\nconnection: close\r\n"
                  b"content-length: %d\r\n\r\n%s" % (len(data), data))
     await writer.drain()
-    raw = await reader.read(-1)
+    raw = _body(await reader.read(-1))
     writer.close()
     events = [json.loads(line[5:]) for line in raw.split(b"\n") if line.startswith(b"data:")]
     if not events or events[-1].get("type") != "response.completed":
         raise RuntimeError(f"HTTP turn failed: {raw[-500:]!r}")
     return len(data), events
+
+
+def _body(raw: bytes) -> bytes:
+    """The answer's body: after its head, its chunks joined when it is chunked (as the gateway's
+    streamed answers are, docs/pools.md "The loopback server")."""
+    head, _, rest = raw.partition(b"\r\n\r\n")
+    if b"transfer-encoding: chunked" not in head.lower():
+        return rest
+    body = bytearray()
+    while rest:
+        size, _, rest = rest.partition(b"\r\n")
+        length = int(size.split(b";")[0] or b"0", 16)
+        if not length:
+            break
+        body += rest[:length]
+        rest = rest[length + 2:]
+    return bytes(body)
 
 
 async def _ws_turn(ws: ClientConnection, message: dict[str, Any]) -> tuple[int, list[dict[str, Any]]]:

@@ -178,11 +178,17 @@ def show(flow: http.HTTPFlow, shown: Shown) -> None:
     request = flow.request
     request.url = shown.url
     host = request.headers.get("host")
+    closing = "close" in request.headers.get("connection", "").lower()
     request.headers.clear()
     if host is not None:
         request.headers["host"] = request.host_header or host
     for name, value in shown.headers:
         request.headers[name] = value
+    if closing:
+        # mitmproxy's client side reads the client's wish from this very request object: without
+        # it, a client that asked to close and reads to the end of the connection waits forever
+        # (RFC 9112 9.6); the hop to the loopback server closes too, which is all it changes there
+        request.headers["connection"] = "close"
     request.content = shown.content
 
 

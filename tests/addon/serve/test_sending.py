@@ -35,6 +35,17 @@ def test_the_flow_shows_the_upstream_request_with_its_key_redacted(gateway: Ctx,
     assert sending.path is not None and sending.path.startswith("/")
 
 
+def test_a_client_that_asked_to_close_its_connection_still_has_it_closed(gateway: Ctx) -> None:
+    """mitmproxy's client side reads `connection: close` from the flow's request: a client that
+    asked for it and reads to the end of the connection is not left waiting (RFC 9112 9.6)."""
+    addon, _ = gateway
+    closing, keeping = client_flow(headers={"connection": "close"}), client_flow()
+    run_request(addon, closing)
+    run_request(addon, keeping)
+    assert closing.request.headers["connection"] == "close"
+    assert "connection" not in keeping.request.headers
+
+
 def test_the_last_addon_points_the_flow_at_the_loopback_server_and_restore_shows_it_again(
         gateway: Ctx, listener: str) -> None:
     flow, sending = _sent(gateway)
