@@ -371,8 +371,9 @@ def failed(fc: FlowCtx, services: Services | None = None) -> None:
     if (sending := _leg(fc)) is not None:
         restore(flow, sending)
         _leg_record(fc, sending)
-        if sending.leg.used is not None and flow.response is not None:
-            fc.hook = sending.leg.used
+        reading = sending.leg.used or sending.leg.streaming  # the client left mid-stream: the latter
+        if reading is not None and flow.response is not None:
+            fc.hook = reading
             flow.response.stream = fc.hook
     streamed = fc.hook is not None and flow.response is not None and flow.response.stream is fc.hook
     if fc.hook is not None and streamed:

@@ -107,6 +107,9 @@ class Leg:
     """The deployment whose answer the client got (a fallback says so: `answered.fallback`)."""
     used: Hook | None = None
     """The hook of the answer the client got (its kept copies are the saved flow's)."""
+    streaming: Hook | None = None
+    """The hook whose stream the client is reading, from its first content on: what a client that
+    leaves mid-stream was told, and the usage reported so far (addon/team/accounting.py)."""
     kind: str | None = None
     """What the client got (`runner.Reply.kind`): `stream` (translated: pass it through),
     `upstream` (an upstream's answer as it came: translate it, as `answered`'s dialect),

@@ -256,6 +256,7 @@ class Pump:
                 progress, deadline = translator.progress, loop.time() + idle
             if held is not None:
                 if translator.content_started or size + len(out) > policy.HOLD_BYTES:
+                    leg.streaming = hook
                     await send(StreamHead(_stream_headers(response.headers)))
                     await send(Data(b"".join([*held, out])))
                     held = None
