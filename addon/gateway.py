@@ -31,6 +31,7 @@ from addon.patches import (  # noqa: E402
     admission,
     early_answer,
     head_bound,
+    loopback_pipe,
     trailers,
     unrouted,
     websocket_bound,
@@ -80,6 +81,7 @@ def _start() -> None:
     unrouted.install()  # a model no route takes, its destination unreachable: the client's 502
     websocket_bound.install()
     websocket_served.install()  # a socket the gateway serves, served where mitmproxy hands it over
+    loopback_pipe.install()  # mitmproxy reaches the loopback server through a pipe, not a socket
     _started = True
 
 
@@ -154,6 +156,7 @@ class Gateway:
         if (old := addons.get(Retarget.name)) is not None:
             addons.remove(old)
         addons.add(Retarget(lambda: upstream.server.base_url if upstream.server.started else None))
+        loopback_pipe.serve(upstream.server.accepting)
 
     def configure(self, updated: set[str]) -> None:
         # a bad option or an unknown gateway_ name at start-up is one line and exit 1, before the

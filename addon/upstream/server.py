@@ -21,6 +21,7 @@ import http
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import h11
 
@@ -105,6 +106,18 @@ class LoopbackServer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def accepting(self, address: object) -> Callable[[Any, Any], None] | None:
+        """How a connection to `address` is taken in the process (addon/patches/loopback_pipe.py):
+        `accept`, when `address` is where this server listens."""
+        if self._server is None or not isinstance(address, tuple) or len(address) != 2:
+            return None
+        return self.accept if (address[0], address[1]) == ("127.0.0.1", self.port) else None
+
+    def accept(self, reader: Any, writer: Any) -> None:
+        """A connection made in the process (a pipe's server end: the slice of asyncio's stream
+        reader, writer and transport this server uses), served as a socket's is."""
+        asyncio.get_running_loop().create_task(self._connection(reader, writer))
 
     def issue(self, answer: Answer) -> str:
         """The path mitmproxy asks for this answer: `/<ticket>`."""
@@ -216,6 +229,8 @@ class LoopbackServer:
             head = conn.send(h11.Response(status_code=reply.status, headers=headers,
                                           reason=_reason(reply.status))) or b""
             writer.write(head)
+            if not isinstance(body, bytes):
+                await writer.drain()  # the head goes now: the body comes as it is made
             if isinstance(body, bytes):
                 if body:
                     writer.write(conn.send(h11.Data(data=body)) or b"")

@@ -31,6 +31,7 @@ import anthropic
 import httpx
 import openai
 import pytest
+from mitmproxy import http, io
 from websockets.asyncio.client import connect
 
 from tests.support.fake_upstream import SSE_HEADERS, FakeUpstream, Reply, anthropic_text, json_reply
@@ -243,6 +244,26 @@ def test_the_record_names_each_attempt_and_the_deployment_that_answered(world: d
         time.sleep(0.1)
     line = next(line for line in mitm.log.splitlines() if model in line)
     assert "529" in line and "via " in line, mitm.log
+
+
+def test_mitmproxy_reaches_the_leg_through_the_pipe_in_the_process(world: dict[str, Any],
+        responses: openai.OpenAI, lane: int) -> None:
+    """addon/patches/loopback_pipe.py: the flow's server connection is the loopback server's
+    address, with no local port (no socket was opened for it)."""
+    before = len(saved(world["flows"]))
+    ask_responses(responses, f"gpt-lane{lane}-1")
+    deadline = time.monotonic() + 10
+    while len(flows := saved(world["flows"])) == before:
+        assert time.monotonic() < deadline, "the flow was not saved"
+        time.sleep(0.1)
+    conn = flows[-1].server_conn
+    assert conn.address is not None and conn.address[0] == "127.0.0.1"
+    assert conn.sockname == ("127.0.0.1", 0)
+
+
+def saved(path: Path) -> list[http.HTTPFlow]:
+    with path.open("rb") as f:
+        return [flow for flow in io.FlowReader(f).stream() if isinstance(flow, http.HTTPFlow)]
 
 
 def test_after_content_an_overload_ends_a_responses_stream_with_server_error(

@@ -26,6 +26,7 @@ from addon.patches import (
     admission,
     early_answer,
     head_bound,
+    loopback_pipe,
     trailers,
     unrouted,
     websocket_bound,
@@ -42,9 +43,11 @@ PATCHES = [(early_answer, STREAM, "state_wait_for_request_headers", "_wait_for_r
            (trailers, Http1Connection, "read_body", "_read_body"),
            (websocket_bound, websocket_layer.WebsocketLayer, "relay_messages", "_relay_messages"),
            (websocket_served, STREAM, "flow_done", "_flow_done"),
-           (unrouted, STREAM, "handle_protocol_error", "_handle_protocol_error")]
+           (unrouted, STREAM, "handle_protocol_error", "_handle_protocol_error"),
+           (loopback_pipe, server.ConnectionHandler, "open_connection", "_open_connection")]
 """(module, the mitmproxy class it patches, the method, the module's wrapper)."""
-LISTED = [early_answer, admission, head_bound, trailers, websocket_bound, websocket_served, unrouted]
+LISTED = [early_answer, admission, head_bound, trailers, websocket_bound, websocket_served, unrouted,
+          loopback_pipe]
 """The patch modules that list the mitmproxy internals they use (`INTERNALS`)."""
 
 

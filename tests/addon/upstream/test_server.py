@@ -1,5 +1,7 @@
 """addon/upstream/server.py with a plain asyncio client speaking HTTP/1.1 (h11 on the client's side):
-tickets, streamed and whole answers, kept connections, and a client that leaves."""
+tickets, streamed and whole answers, kept connections, and a client that leaves. Each client test
+runs over a socket and over the pipe mitmproxy reaches the server through in the gateway
+(addon/patches/loopback_pipe.py; mitmproxy's end: tests/support/loopback_pipe.py)."""
 
 from __future__ import annotations
 
@@ -9,23 +11,29 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import h11
+import pytest
 
 from addon.upstream.client import Client
 from addon.upstream.runner import Reply, Runner
 from addon.upstream.server import LoopbackServer, Tickets
 from tests.addon.upstream.test_runner import deployment, leg_for
+from tests.support import loopback_pipe
 from tests.support.fake_upstream import FakeUpstream, anthropic_text, json_reply
+
+THROUGH = ["socket", "pipe"]
 
 
 class Plain:
     """One client connection: `request(path)` -> (status, headers, body chunks as they came)."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: Any) -> None:
         self.reader, self.writer = reader, writer
         self.conn = h11.Connection(h11.CLIENT)
 
     @classmethod
-    async def to(cls, server: LoopbackServer) -> Plain:
+    async def to(cls, server: LoopbackServer, through: str) -> Plain:
+        if through == "pipe":
+            return cls(*loopback_pipe.connect(server))
         return cls(*await asyncio.open_connection("127.0.0.1", server.port))
 
     async def send(self, path: str, body: bytes = b"") -> None:
@@ -81,14 +89,15 @@ async def _chunks(*parts: bytes, gate: asyncio.Event | None = None) -> AsyncIter
         yield part
 
 
-def test_a_ticket_is_answered_once_and_its_answer_streams_chunk_by_chunk() -> None:
+@pytest.mark.parametrize("through", THROUGH)
+def test_a_ticket_is_answered_once_and_its_answer_streams_chunk_by_chunk(through: str) -> None:
     async def scenario(server: LoopbackServer) -> Any:
         async def answer() -> Reply:
             return Reply(200, [("content-type", "text/event-stream")], _chunks(b"a\n\n", b"b\n\n", b"c\n\n"),
                          "stream")
 
         path = server.issue(answer)
-        client = await Plain.to(server)
+        client = await Plain.to(server, through)
         first = await client.request(path, b'{"ignored": true}')
         again = await client.request(path)
         client.close()
@@ -100,7 +109,9 @@ def test_a_ticket_is_answered_once_and_its_answer_streams_chunk_by_chunk() -> No
     assert (missing, b"".join(body)) == (404, b"unknown ticket\n")
 
 
-def test_an_attached_writer_writes_chunks_between_the_iterators_and_the_connection_goes_on() -> None:
+@pytest.mark.parametrize("through", THROUGH)
+def test_an_attached_writer_writes_chunks_between_the_iterators_and_the_connection_goes_on(
+        through: str) -> None:
     async def scenario(server: LoopbackServer) -> Any:
         sinks: list[Callable[[bytes], Awaitable[None]]] = []
         written = asyncio.Event()
@@ -120,7 +131,7 @@ def test_an_attached_writer_writes_chunks_between_the_iterators_and_the_connecti
             return Reply(200, [("content-type", "text/event-stream")], body(), "stream", attach=sinks.append)
 
         writer = asyncio.create_task(write_rest())
-        client = await Plain.to(server)
+        client = await Plain.to(server, through)
         first = await client.request(server.issue(answer))
         then = await client.request(server.issue(whole(b'{"n": 2}')))
         client.close()
@@ -133,9 +144,10 @@ def test_an_attached_writer_writes_chunks_between_the_iterators_and_the_connecti
     assert (s2, b"".join(b2)) == (200, b'{"n": 2}')
 
 
-def test_a_whole_answer_has_its_length_and_the_connection_serves_the_next_ticket() -> None:
+@pytest.mark.parametrize("through", THROUGH)
+def test_a_whole_answer_has_its_length_and_the_connection_serves_the_next_ticket(through: str) -> None:
     async def scenario(server: LoopbackServer) -> Any:
-        client = await Plain.to(server)
+        client = await Plain.to(server, through)
         one = await client.request(server.issue(whole(b'{"n": 1}')))
         two = await client.request(server.issue(whole(b'{"error": {}}', 429)))
         client.close()
@@ -146,9 +158,10 @@ def test_a_whole_answer_has_its_length_and_the_connection_serves_the_next_ticket
     assert (s2, b"".join(b2)) == (429, b'{"error": {}}')
 
 
-def test_an_unknown_path_is_404() -> None:
+@pytest.mark.parametrize("through", THROUGH)
+def test_an_unknown_path_is_404(through: str) -> None:
     async def scenario(server: LoopbackServer) -> int:
-        client = await Plain.to(server)
+        client = await Plain.to(server, through)
         status, _, _ = await client.request("/not-a-ticket")
         client.close()
         return status
@@ -171,7 +184,8 @@ def test_tickets_expire_and_the_table_is_bounded() -> None:
     assert len({Tickets().issue(answer) for _ in range(100)}) == 100
 
 
-def test_a_client_that_leaves_before_the_head_cancels_the_answer() -> None:
+@pytest.mark.parametrize("through", THROUGH)
+def test_a_client_that_leaves_before_the_head_cancels_the_answer(through: str) -> None:
     async def scenario(server: LoopbackServer) -> bool:
         started, cancelled = asyncio.Event(), asyncio.Event()
 
@@ -184,7 +198,7 @@ def test_a_client_that_leaves_before_the_head_cancels_the_answer() -> None:
                 raise
             raise AssertionError("not reached")
 
-        client = await Plain.to(server)
+        client = await Plain.to(server, through)
         await client.send(server.issue(answer))
         await started.wait()
         client.writer.close()
@@ -194,7 +208,8 @@ def test_a_client_that_leaves_before_the_head_cancels_the_answer() -> None:
     assert served(scenario)
 
 
-def test_a_client_that_leaves_mid_body_closes_the_body() -> None:
+@pytest.mark.parametrize("through", THROUGH)
+def test_a_client_that_leaves_mid_body_closes_the_body(through: str) -> None:
     async def scenario(server: LoopbackServer) -> bool:
         closed, gate = asyncio.Event(), asyncio.Event()
 
@@ -209,7 +224,7 @@ def test_a_client_that_leaves_mid_body_closes_the_body() -> None:
         async def answer() -> Reply:
             return Reply(200, [("content-type", "text/event-stream")], body(), "stream")
 
-        client = await Plain.to(server)
+        client = await Plain.to(server, through)
         await client.send(server.issue(answer))
         await client.event()  # the head
         assert bytes((await client.event()).data) == b"first"
@@ -220,7 +235,8 @@ def test_a_client_that_leaves_mid_body_closes_the_body() -> None:
     assert served(scenario)
 
 
-def test_a_slow_answer_holds_up_no_other_connection() -> None:
+@pytest.mark.parametrize("through", THROUGH)
+def test_a_slow_answer_holds_up_no_other_connection(through: str) -> None:
     async def scenario(server: LoopbackServer) -> list[str]:
         gate = asyncio.Event()
         order: list[str] = []
@@ -228,7 +244,7 @@ def test_a_slow_answer_holds_up_no_other_connection() -> None:
         async def slow() -> Reply:
             return Reply(200, [], _chunks(b"slow", gate=gate), "stream")
 
-        first, second = await Plain.to(server), await Plain.to(server)
+        first, second = await Plain.to(server, through), await Plain.to(server, through)
 
         async def run_slow() -> None:
             await first.request(server.issue(slow))
@@ -264,9 +280,10 @@ def test_a_connection_that_sends_nothing_is_closed() -> None:
     assert served(scenario, head_seconds=0.2) == b""
 
 
-def test_closing_the_server_ends_its_connections_at_once() -> None:
+@pytest.mark.parametrize("through", THROUGH)
+def test_closing_the_server_ends_its_connections_at_once(through: str) -> None:
     async def scenario(server: LoopbackServer) -> None:
-        client = await Plain.to(server)
+        client = await Plain.to(server, through)
         await client.request(server.issue(whole(b"x")))
         closing = asyncio.create_task(server.close())
         # its kept connection waits for a next request for an hour: only the cancellation ends it
@@ -285,7 +302,8 @@ def test_the_port_is_loopback_and_ephemeral() -> None:
     assert url.startswith("http://127.0.0.1:") and int(url.rsplit(":", 1)[1]) > 0
 
 
-def test_a_leg_answered_through_the_server_end_to_end() -> None:
+@pytest.mark.parametrize("through", THROUGH)
+def test_a_leg_answered_through_the_server_end_to_end(through: str) -> None:
     """What mitmproxy will do: ask the loopback server for a ticket whose answer is a leg's
     (runner.py), here with a local upstream that answers 529 first and then a stream."""
     answers = [json_reply(529, {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}),
@@ -297,7 +315,7 @@ def test_a_leg_answered_through_the_server_end_to_end() -> None:
             client = Client()
             runner = Runner(client)
             try:
-                plain = await Plain.to(server)
+                plain = await Plain.to(server, through)
                 status, _, chunks = await plain.request(server.issue(lambda: runner.answer(leg)))
                 plain.close()
                 return status, b"".join(chunks)
