@@ -45,7 +45,7 @@ from addon.serve import connections, misconfigured, pipeline, upstream_answer, w
 from addon.serve.claim import Claims  # noqa: E402
 from addon.serve.flow import SERVED, FlowCtx, Flows, Stage, speaks_of  # noqa: E402
 from addon.serve.guard import guarded  # noqa: E402
-from addon.serve.sending import Retarget  # noqa: E402
+from addon.serve.sending import Retarget, upstream_proxy_url  # noqa: E402
 from addon.serve.services import Services  # noqa: E402
 from addon.state.rest import StoreEndpoints  # noqa: E402
 from addon.state.storage import Storage  # noqa: E402
@@ -214,7 +214,8 @@ class Gateway:
                                          limits=leg_limits, routes=routes)
         self.services.router = Router(routes=tuple(routes), match=match)
         self.services.settings = settings
-        self.services.capabilities.configure(routes, mode=o.gateway_capabilities, timeout=timeout)
+        self.services.capabilities.configure(routes, mode=o.gateway_capabilities, timeout=timeout,
+                                             proxy=upstream_proxy_url(o))
 
     # -- hooks: each hands the flow's next step to the pipeline, by the flow's stage ------------
     def requestheaders(self, flow: http.HTTPFlow) -> None:

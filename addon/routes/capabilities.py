@@ -91,12 +91,17 @@ class Capabilities:
         self._clock = clock
         self._entries: dict[Key, _Entry] = {}
         self._lock = threading.Lock()
+        self._proxy: str | None = None
         self._opener = _opener()
 
-    def configure(self, routes: Iterable[Route], *, mode: str, timeout: float) -> None:
+    def configure(self, routes: Iterable[Route], *, mode: str, timeout: float,
+                  proxy: str | None = None) -> None:
         """Take the options; warn about route models on their way out, and start fetching each
-        fixed route model now when an event loop runs (else on its first request)."""
+        fixed route model now when an event loop runs (else on its first request). `proxy`: the
+        `upstream:` mode's proxy URL (credentials in it), which every fetch goes through."""
         self.mode, self.timeout = mode, timeout
+        if proxy != self._proxy:
+            self._proxy, self._opener = proxy, _opener(proxy)
         try:
             asyncio.get_running_loop()
             running = True
@@ -265,11 +270,13 @@ def _endpoint(dialect: dialects.Dialect) -> dialects.ModelsEndpoint | None:
     return codec.models_endpoint if codec is not None else None
 
 
-def _opener() -> urllib.request.OpenerDirector:
-    """No proxy from the environment (the gateway's own upstream connections take none either),
-    no redirects, TLS verified against the CA bundle mitmproxy itself trusts by default."""
+def _opener(proxy: str | None = None) -> urllib.request.OpenerDirector:
+    """No proxy from the environment (the gateway's own upstream connections take none either)
+    but the `upstream:` mode's, no redirects, TLS verified against the CA bundle mitmproxy itself
+    trusts by default."""
     tls = ssl.create_default_context(cafile=certifi.where())
-    return urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect(),
+    proxies = {"http": proxy, "https": proxy} if proxy else {}
+    return urllib.request.build_opener(urllib.request.ProxyHandler(proxies), _NoRedirect(),
                                        urllib.request.HTTPSHandler(context=tls))
 
 

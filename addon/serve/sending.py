@@ -13,19 +13,23 @@ answer's head the request shown is the one of the deployment that answered.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
+from mitmproxy import connection, http
 from mitmproxy import ctx as mitm
-from mitmproxy import http
+from mitmproxy.proxy import mode_specs
 
 from addon.observe import flowinfo
 from addon.routes.routing import Deployment, Route, pool_of
 from addon.serve.flow import FlowCtx, Stage, context_of
 from addon.serve.streaming import StreamHook
 from addon.upstream import auth, credentials
+from addon.upstream.client import Proxy
 from addon.upstream.leg import Leg, Prepared
 from translators import Translation, stream_translator
 from translators.wire import wirejson
@@ -261,8 +265,45 @@ class Retarget:
         if base is None:
             return
         sending.retargeted = True
+        via = flow.server_conn.via
+        if via is not None:
+            # the flow's mode sends upstream traffic through a proxy (`upstream:`): the leg's
+            # attempts go through it; mitmproxy's own request goes to the loopback server in the
+            # process, never to the proxy (docs/pools.md "Through an upstream proxy")
+            sending.leg.via = proxy_of(via, getattr(mitm.options, "upstream_auth", None))
+            if sending.leg.via.authorization:
+                sending.leg.secrets.add(sending.leg.via.authorization)
+            flow.server_conn = connection.Server(address=flow.server_conn.address)
         flow.request.url = base + sending.path
         flow.request.content = b""
+
+
+def upstream_proxy_url(options: Any) -> str | None:
+    """The proxy of the first `upstream:` mode mitmproxy runs, as a URL with the `upstream_auth`
+    credentials in it: what the gateway's own requests outside a flow (the capabilities fetch)
+    go through. None when no mode sends upstream traffic through a proxy."""
+    for spec in getattr(options, "mode", None) or ():
+        try:
+            mode = mode_specs.ProxyMode.parse(spec)
+        except ValueError:
+            continue
+        if isinstance(mode, mode_specs.UpstreamMode):
+            host, port = mode.address
+            auth = getattr(options, "upstream_auth", None) or ""
+            user, _, password = auth.partition(":")
+            userinfo = f"{quote(user, safe='')}:{quote(password, safe='')}@" if auth else ""
+            return f"{mode.scheme}://{userinfo}{host}:{port}"
+    return None
+
+
+def proxy_of(via: Any, upstream_auth: str | None) -> Proxy:
+    """mitmproxy's `via` (a `ServerSpec`: scheme, (host, port)) and its `upstream_auth` option
+    (`user:password`, sent as Basic, as mitmproxy's own UpstreamAuth addon does)."""
+    scheme, (host, port) = via
+    authorization = None
+    if upstream_auth:
+        authorization = "Basic " + base64.b64encode(upstream_auth.encode()).decode("ascii")
+    return Proxy(scheme, host, port, authorization)
 
 
 def restore(flow: http.HTTPFlow, sending: Sending) -> None:

@@ -14,6 +14,10 @@ it keeps to:
   wait for the head or the next chunk is the caller's (`asyncio.timeout` around the await).
 - Cancellation anywhere closes the connection: a half-read answer is never pooled.
 - `accept-encoding: identity`, always: the stream translators read raw bytes.
+- Through an HTTP proxy when the flow's mitmproxy mode has one (`upstream:`, docs/pools.md "Through
+  an upstream proxy"): an https origin through a `CONNECT` tunnel, TLS to the origin inside it; an
+  http origin in absolute form to the proxy, as mitmproxy itself does. A connection kept idle is
+  reused only for the same proxy.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import collections
 import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import certifi
@@ -93,6 +97,22 @@ class Origin:
         return host if self.port == default else f"{host}:{self.port}"
 
 
+@dataclass(frozen=True, slots=True)
+class Proxy:
+    """The HTTP proxy a leg's connections go through: mitmproxy's `upstream:` mode for the flow
+    (`flow.server_conn.via`), with the `upstream_auth` option's credentials."""
+
+    scheme: str
+    host: str
+    port: int
+    authorization: str | None = field(default=None, repr=False)
+    """The `proxy-authorization` value (`Basic ...`), sent to the proxy only, never shown."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
 def tls_context(*, insecure: bool = False, cafile: str | None = None) -> ssl.SSLContext:
     """certifi's roots (and `cafile`'s), or no verification with `insecure`."""
     context = ssl.create_default_context(cafile=certifi.where())
@@ -108,7 +128,7 @@ def tls_context(*, insecure: bool = False, cafile: str | None = None) -> ssl.SSL
 class _Connection:
     __slots__ = ("h11", "idle_since", "origin", "reader", "received", "uses", "writer")
 
-    def __init__(self, origin: Origin, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+    def __init__(self, origin: _Key, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                  max_head: int) -> None:
         self.origin = origin
         self.reader = reader
@@ -147,7 +167,7 @@ class Client:
         self.origins = origins
         self._clock = clock
         self._tls = tls_context(insecure=insecure, cafile=cafile)
-        self._idle: collections.OrderedDict[Origin, collections.deque[_Connection]]
+        self._idle: collections.OrderedDict[_Key, collections.deque[_Connection]]
         self._idle = collections.OrderedDict()
         self.opened = 0
         """Connections opened so far (what a test counts)."""
@@ -172,16 +192,17 @@ class Client:
         self._idle.clear()
 
     async def send(self, method: str, url: str, headers: Mapping[str, str] | Iterable[tuple[str, str]],
-                   body: bytes = b"") -> Response:
+                   body: bytes = b"", via: Proxy | None = None) -> Response:
         """The request, and the answer's head once it arrives (its body is the `Response`'s to
-        read). Raises `ConnectFailed`, `HeadTooLarge` or `Broken`."""
+        read), through `via` when given. Raises `ConnectFailed`, `HeadTooLarge` or `Broken`."""
         origin, target = Origin.of(url)
-        request = _request(method, target, origin, headers, body)
+        request = _request(method, target, origin, headers, body, via)
+        key = (origin, via)
         while True:
-            connection = self._take(origin)
+            connection = self._take(key)
             reused = connection is not None
             if connection is None:
-                connection = await self._open(origin)
+                connection = await self._open(origin, via)
             try:
                 head = await self._exchange(connection, request, body)
             except Broken:
@@ -224,25 +245,40 @@ class Client:
         except (OSError, ssl.SSLError) as exc:
             raise Broken(f"the connection to the upstream failed: {_said(exc)}") from None
 
-    async def _open(self, origin: Origin) -> _Connection:
+    async def _open(self, origin: Origin, via: Proxy | None = None) -> _Connection:
         secure = origin.scheme == "https"
+        where = origin.host_header if via is None else f"{origin.host_header} through the proxy {via.name}"
+        writer: asyncio.StreamWriter | None = None
         try:
             async with asyncio.timeout(self.connect_timeout):
-                reader, writer = await asyncio.open_connection(
-                    origin.host, origin.port, ssl=self._tls if secure else None,
-                    server_hostname=origin.host if secure else None, limit=READ_SIZE)
+                if via is None:
+                    reader, writer = await asyncio.open_connection(
+                        origin.host, origin.port, ssl=self._tls if secure else None,
+                        server_hostname=origin.host if secure else None, limit=READ_SIZE)
+                else:
+                    reader, writer = await asyncio.open_connection(
+                        via.host, via.port, ssl=self._tls if via.scheme == "https" else None,
+                        server_hostname=via.host if via.scheme == "https" else None, limit=READ_SIZE)
+                    if secure:  # a tunnel to the origin, TLS inside it
+                        await _tunnel(reader, writer, origin, via, self.max_head)
+                        await writer.start_tls(self._tls, server_hostname=origin.host)
         except TimeoutError:
-            raise ConnectFailed(f"cannot reach {origin.host_header}: no connection within "
+            _abort(writer)
+            raise ConnectFailed(f"cannot reach {where}: no connection within "
                                 f"{self.connect_timeout:g} s") from None
         except ssl.SSLError as exc:
-            said = f"TLS handshake failed: {_said(exc)}"
-            raise ConnectFailed(f"cannot reach {origin.host_header}: {said}") from None
-        except OSError as exc:
-            raise ConnectFailed(f"cannot reach {origin.host_header}: {_said(exc)}") from None
+            _abort(writer)
+            raise ConnectFailed(f"cannot reach {where}: TLS handshake failed: {_said(exc)}") from None
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
+            _abort(writer)
+            raise ConnectFailed(f"cannot reach {where}: {_said(exc)}") from None
+        except _Refused as exc:
+            _abort(writer)
+            raise ConnectFailed(f"cannot reach {where}: {exc}") from None
         self.opened += 1
-        return _Connection(origin, reader, writer, self.max_head)
+        return _Connection((origin, via), reader, writer, self.max_head)
 
-    def _take(self, origin: Origin) -> _Connection | None:
+    def _take(self, origin: _Key) -> _Connection | None:
         idle = self._idle.get(origin)
         now = self._clock()
         while idle:
@@ -374,16 +410,64 @@ class Response:
         await self.aclose()
 
 
+_Key = tuple[Origin, Proxy | None]
+"""What an idle connection is kept for: its origin, through which proxy."""
+OWN = frozenset({"content-length", "transfer-encoding", "accept-encoding", "connection", "keep-alive", "te",
+                 "proxy-authorization", "proxy-connection"})
+"""Headers the client writes itself (framing, encoding, the proxy's), never the caller's."""
+
+
 def _request(method: str, target: str, origin: Origin,
-             headers: Mapping[str, str] | Iterable[tuple[str, str]], body: bytes) -> h11.Request:
-    """The head sent: the caller's headers but framing and encoding, which are the client's own."""
+             headers: Mapping[str, str] | Iterable[tuple[str, str]], body: bytes,
+             via: Proxy | None = None) -> h11.Request:
+    """The head sent: the caller's headers but framing and encoding, which are the client's own.
+    To an http origin through a proxy: the absolute form, with the proxy's credentials (the
+    proxy reads that head; an https origin's goes inside the tunnel, without them)."""
     pairs = headers.items() if isinstance(headers, Mapping) else headers
-    own = {"content-length", "transfer-encoding", "accept-encoding", "connection", "keep-alive", "te"}
-    out = [(name, value) for name, value in pairs if name.lower() not in own]
+    out = [(name, value) for name, value in pairs if name.lower() not in OWN]
     if not any(name.lower() == "host" for name, _ in out):
         out.insert(0, ("host", origin.host_header))
     out += [("content-length", str(len(body))), ("accept-encoding", "identity")]
+    if via is not None and origin.scheme == "http":
+        target = f"http://{origin.host_header}{target}"
+        if via.authorization:
+            out.append(("proxy-authorization", via.authorization))
     return h11.Request(method=method, target=target, headers=out)
+
+
+async def _tunnel(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, origin: Origin, via: Proxy,
+                  max_head: int) -> None:
+    """`CONNECT` to the origin through the proxy; its answer's head read (a 2xx opens the
+    tunnel; anything else, e.g. 407 without the right credentials, is a failed connect)."""
+    authority = f"[{origin.host}]:{origin.port}" if ":" in origin.host else f"{origin.host}:{origin.port}"
+    lines = [f"CONNECT {authority} HTTP/1.1", f"host: {authority}"]
+    if via.authorization:
+        lines.append(f"proxy-authorization: {via.authorization}")
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+    await writer.drain()
+    head = b""
+    while b"\r\n\r\n" not in head:
+        data = await reader.read(READ_SIZE)
+        if not data:
+            raise _Refused("the proxy closed the connection before answering CONNECT")
+        head += data
+        if len(head) > max_head:
+            raise _Refused(f"the proxy's answer to CONNECT passed {max_head} bytes")
+    status_line = head.split(b"\r\n", 1)[0].decode("latin-1")
+    parts = status_line.split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].startswith("2"):
+        raise _Refused(f"the proxy refused the tunnel: {status_line[:200]}")
+    if not head.endswith(b"\r\n\r\n"):
+        raise _Refused("the proxy sent bytes after its answer to CONNECT")
+
+
+class _Refused(Exception):
+    """The proxy did not open the tunnel (why, in its words)."""
+
+
+def _abort(writer: asyncio.StreamWriter | None) -> None:
+    if writer is not None:
+        writer.transport.abort()
 
 
 def _said(exc: BaseException) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from addon.upstream.client import Proxy
 from addon.upstream.policy import Limits
 from addon.upstream.pool import Balancer, Choice, Deployment
 from translators.client_dialects import ClientDialect
@@ -116,6 +117,9 @@ class Leg:
     `refusal` or `gave_up` (already in the client's shape); None until the head is decided."""
     gave_up: str | None = None
     """Why the leg gave up (every attempt failed, or the gateway failed), else None."""
+    via: Proxy | None = None
+    """The HTTP proxy the flow's mode sends upstream traffic through (`upstream:`), if any:
+    every attempt goes through it (addon/serve/sending.py `Retarget`)."""
     secrets: set[str] = field(default_factory=set)
     """Every credential value an attempt sent: scrubbed from what the leg writes itself (its
     give-up message, the records' reasons)."""

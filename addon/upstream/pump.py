@@ -119,7 +119,8 @@ class Pump:
         idle = leg.limits.idle_timeout
         try:
             async with asyncio.timeout(idle):
-                response = await self.client.send(leg.method, prepared.url, prepared.headers, prepared.body)
+                response = await self.client.send(leg.method, prepared.url, prepared.headers, prepared.body,
+                                                  leg.via)
         except TimeoutError:
             return self._failed(leg, choice, record, "retry", f"no answer within {idle:g} s")
         except ConnectFailed as exc:

@@ -156,7 +156,7 @@ class LoopbackServer:
             return False
         async with asyncio.timeout(self.head_seconds):
             await self._discard_body(conn, reader)  # the leg holds what goes upstream
-        token = request.target.decode("latin-1").lstrip("/").split("?", 1)[0]
+        token = _path(request.target.decode("latin-1")).lstrip("/").split("?", 1)[0]
         answer = self.tickets.take(token)
         if answer is None:
             unknown = Reply(404, [("content-type", "text/plain")], b"unknown ticket\n", "refusal")
@@ -249,6 +249,14 @@ class LoopbackServer:
             if chunk:
                 writer.write(conn.send(h11.Data(data=chunk)) or b"")
                 await writer.drain()
+
+
+def _path(target: str) -> str:
+    """The request target's path: mitmproxy in `upstream:` mode writes the absolute form
+    (`http://127.0.0.1:<port>/<ticket>`)."""
+    if target.startswith(("http://", "https://")):
+        return "/" + target.split("://", 1)[1].partition("/")[2]
+    return target
 
 
 def _reason(status: int) -> bytes:

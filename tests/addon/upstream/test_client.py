@@ -27,6 +27,7 @@ from addon.upstream.client import (
     ConnectFailed,
     HeadTooLarge,
     Origin,
+    Proxy,
 )
 from tests.support.loopback_http import Loopback, Received, RecordingHandler
 from tests.support.strict import Strictness
@@ -420,3 +421,123 @@ def test_an_origin_is_scheme_host_and_port_and_its_host_header_omits_a_default_p
     assert Origin("http", "::1", 8080).host_header == "[::1]:8080"
     with pytest.raises(ValueError):
         Origin.of("ftp://example.com/")
+
+
+# -- through an HTTP proxy (mitmproxy's `upstream:` mode) -------------------------------------------
+class ForwardProxy:
+    """An HTTP proxy as RFC 9110 §9.3.6 and §7.1 describe one: `CONNECT host:port` opens a tunnel
+    (200, then bytes both ways), an absolute-form request is forwarded to its origin in origin
+    form; without the right `proxy-authorization` it answers 407 (RFC 9110 §15.5.8). What it was
+    asked is kept: (method, target, whether the credentials came)."""
+
+    def __init__(self, authorization: str | None = None) -> None:
+        self.authorization = authorization
+        self.asked: list[tuple[str, str, bool]] = []
+        self.server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> ForwardProxy:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            line, *fields = head.decode("latin-1").split("\r\n")
+            method, target, _ = line.split(" ", 2)
+            headers = dict(f.split(": ", 1) for f in fields if ": " in f)
+            lowered = {k.lower(): v for k, v in headers.items()}
+            given = lowered.get("proxy-authorization")
+            authorized = self.authorization is None or given == self.authorization
+            self.asked.append((method, target, "proxy-authorization" in lowered))
+            if not authorized:
+                writer.write(b"HTTP/1.1 407 Proxy Authentication Required\r\n"
+                             b"proxy-authenticate: Basic\r\ncontent-length: 0\r\n\r\n")
+                await writer.drain()
+                return
+            if method == "CONNECT":
+                host, port = target.rsplit(":", 1)
+                up_reader, up_writer = await asyncio.open_connection(host, int(port))
+                writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            else:
+                rest = target.split("://", 1)[1]
+                authority, _, path = rest.partition("/")
+                host, port = authority.rsplit(":", 1)
+                up_reader, up_writer = await asyncio.open_connection(host, int(port))
+                kept = [f for f in fields if f and not f.lower().startswith("proxy-")]
+                up_writer.write(f"{method} /{path} HTTP/1.1\r\n{chr(13).join(kept)}".replace(
+                    "\r", "\r\n").encode("latin-1") + b"\r\n\r\n")
+            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        except (OSError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    finally:
+        writer.close()
+
+
+AUTH = "Basic dXNlcjpzZWNyZXQ="
+
+
+def test_an_http_origin_through_a_proxy_is_asked_in_absolute_form_with_the_proxys_credentials(
+        up: Scripted) -> None:
+    async def scenario(client: Client) -> tuple[bytes, list[tuple[str, str, bool]]]:
+        async with ForwardProxy(AUTH) as proxy:
+            via = Proxy("http", "127.0.0.1", proxy.port, AUTH)
+            answer = await client.send("POST", f"{up.url}/v1/messages", {}, b"{}", via)
+            return await answer.read(1024), proxy.asked
+
+    body, asked = run(scenario)
+    assert body == b"ok"
+    assert asked == [("POST", f"http://127.0.0.1:{up.port}/v1/messages", True)]
+    assert [r.path for r in up.received] == ["/v1/messages"]
+    assert not up.received[0].header("proxy-authorization")  # the proxy's only
+
+
+def test_an_https_origin_through_a_proxy_goes_through_a_tunnel_with_tls_inside(
+        tls_up: tuple[Scripted, Path]) -> None:
+    server, cert = tls_up
+
+    async def scenario(client: Client) -> tuple[bytes, list[tuple[str, str, bool]]]:
+        async with ForwardProxy(AUTH) as proxy:
+            via = Proxy("http", "127.0.0.1", proxy.port, AUTH)
+            url = f"https://localhost:{server.port}/v1/messages"
+            return await (await client.send("POST", url, {}, b"{}", via)).read(1024), proxy.asked
+
+    body, asked = run(scenario, cafile=str(cert))
+    assert body == b"ok"
+    assert asked == [("CONNECT", f"localhost:{server.port}", True)]
+    assert not server.received[0].header("proxy-authorization")  # inside the tunnel: not sent
+
+
+def test_a_proxy_that_refuses_the_credentials_is_a_failed_connect_that_names_it_not_them(
+        tls_up: tuple[Scripted, Path]) -> None:
+    server, cert = tls_up
+
+    async def scenario(client: Client) -> None:
+        async with ForwardProxy("Basic b3RoZXI6b3RoZXI=") as proxy:
+            via = Proxy("http", "127.0.0.1", proxy.port, AUTH)
+            await client.send("POST", f"https://localhost:{server.port}/v1", {}, b"{}", via)
+
+    refused = (r"cannot reach localhost:\d+ through the proxy 127\.0\.0\.1:\d+: "
+               r"the proxy refused the tunnel: .*407")
+    with pytest.raises(ConnectFailed, match=refused) as failed:
+        run(scenario, cafile=str(cert))
+    assert "dXNlcjpzZWNyZXQ=" not in str(failed.value) and "dXNlcjpzZWNyZXQ=" not in repr(
+        Proxy("http", "h", 1, AUTH))
+    assert server.received == []
