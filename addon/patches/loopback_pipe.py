@@ -12,7 +12,8 @@ reader task would (`server_event(DataReceived)`, then `drain_writers`, which wai
 to take them). mitmproxy's HTTP/1 client still parses them: the flow, its hooks, its streaming and
 its keep-alive are those of any server connection. What the socket gave for free is kept: a close
 from either side reaches the other (mitmproxy cancels an answer by closing; the server ends one by
-aborting), and the hooks of a server connection run (`server_connect` can still kill it).
+aborting), the hooks of a server connection run (`server_connect` can still kill it), and its
+`server connect` / `server disconnect` lines are logged.
 
 mitmproxy is pinned (`pyproject.toml`); `tests/addon/patches/test_patches.py` fails, naming the
 attribute, when an internal used here changes.
@@ -27,6 +28,7 @@ from typing import Any
 
 from mitmproxy import connection as mitm_connection
 from mitmproxy.proxy import events, server, server_hooks
+from mitmproxy.utils import human
 
 INTERNALS = (
     "mitmproxy.proxy.server.ConnectionHandler.open_connection",
@@ -36,6 +38,7 @@ INTERNALS = (
     "mitmproxy.proxy.server.ConnectionHandler.handle_hook",
     "mitmproxy.proxy.server.ConnectionHandler.transports",
     "mitmproxy.proxy.server.ConnectionHandler.client",
+    "mitmproxy.proxy.server.ConnectionHandler.log",
     "mitmproxy.proxy.server.ConnectionIO",
 )
 """What this module uses of mitmproxy's internals (tests/addon/patches/test_patches.py)."""
@@ -206,11 +209,14 @@ async def _open_connection(self: Any, command: Any) -> None:
     self.transports[conn] = server.ConnectionIO(handler=asyncio.current_task(), reader=pipe.mitm,
                                                 writer=pipe.mitm)
     accept(pipe.server, pipe.server)
+    addr = human.format_address(conn.address)
+    self.log(f"server connect {addr}")  # mitmproxy's own line, as a socket's connect writes it
     await self.handle_hook(server_hooks.ServerConnectedHook(hook_data))
     await self.server_event(events.OpenConnectionCompleted(command, None))
     try:
         await self.handle_connection(conn)
     finally:
+        self.log(f"server disconnect {addr}")
         conn.timestamp_end = time.time()
         pipe.mitm.close()
         await self.handle_hook(server_hooks.ServerDisconnectedHook(hook_data))

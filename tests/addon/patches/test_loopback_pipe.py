@@ -99,6 +99,10 @@ class Handler:
         self.hooks: list[str] = []
         self.events: list[Any] = []
         self.kill = kill
+        self.lines: list[str] = []
+
+    def log(self, message: str) -> None:
+        self.lines.append(message)
 
     async def handle_hook(self, hook: commands.StartHook) -> None:
         self.hooks.append(hook.name)
@@ -142,6 +146,7 @@ def test_a_connection_to_the_servers_address_is_a_pipe_with_a_server_connections
     handler = run(scenario)
     assert len(accepted) == 1 and opened_as_socket == [("api.anthropic.com", 443)]
     assert handler.hooks == ["server_connect", "server_connected", "server_disconnected"]
+    assert handler.lines == ["server connect 127.0.0.1:40000", "server disconnect 127.0.0.1:40000"]
     assert [(type(e).__name__, e.reply) for e in handler.events] == [("OpenConnectionCompleted", None)]
 
 
