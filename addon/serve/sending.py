@@ -179,17 +179,28 @@ def show(flow: http.HTTPFlow, shown: Shown) -> None:
     request.url = shown.url
     host = request.headers.get("host")
     closing = "close" in request.headers.get("connection", "").lower()
-    request.headers.clear()
-    if host is not None:
-        request.headers["host"] = request.host_header or host
-    for name, value in shown.headers:
-        request.headers[name] = value
+    pairs = [("host", request.host_header or host)] if host is not None else []
+    pairs += shown.headers
     if closing:
         # mitmproxy's client side reads the client's wish from this very request object: without
         # it, a client that asked to close and reads to the end of the connection waits forever
         # (RFC 9112 9.6); the hop to the loopback server closes too, which is all it changes there
-        request.headers["connection"] = "close"
+        pairs.append(("connection", "close"))
+    request.headers.fields = header_fields(pairs)
     request.content = shown.content
+
+
+def header_fields(pairs: list[tuple[str, str]]) -> tuple[tuple[bytes, bytes], ...]:
+    """The fields `Headers` holds once each pair was set in turn (`headers[name] = value`): one
+    field per name, case-insensitive, where the name was first set, with the value set last.
+    Built at once: each `__setitem__` rebuilds the whole tuple (a request's ~20 headers, ~150 µs)."""
+    out: dict[bytes, tuple[bytes, bytes]] = {}
+    for name, value in pairs:
+        key = name.encode("utf-8", "surrogateescape")
+        lower = key.lower()
+        first = out.get(lower)
+        out[lower] = (first[0] if first is not None else key, value.encode("utf-8", "surrogateescape"))
+    return tuple(out.values())
 
 
 def answered_request(sending: Sending) -> Shown:
