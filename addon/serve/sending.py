@@ -94,7 +94,7 @@ def build(services: Services, fc: FlowCtx, route: Route, fields: dict[str, Any],
     if content is None:
         content = wirejson.dumps(translation.body)
     address = address or (lambda base: base + translation.path)
-    client_headers = dict(flow.request.headers)
+    client_headers = header_dict(flow.request.headers)
     upstream = services.upstream
     first = pool_of(route)[0][0]
     target = first.route if same_translation(route, first.route) else route
@@ -188,6 +188,20 @@ def show(flow: http.HTTPFlow, shown: Shown) -> None:
         pairs.append(("connection", "close"))
     request.headers.fields = header_fields(pairs)
     request.content = shown.content
+
+
+def header_dict(headers: http.Headers) -> dict[str, str]:
+    """`dict(headers)`: each name as first written, its values joined by ", " (RFC 9110 5.3), read
+    from the fields in one pass (`dict()` looks each name up again through every field)."""
+    found: dict[bytes, tuple[bytes, list[bytes]]] = {}
+    for name, value in headers.fields:
+        lower = name.lower()
+        if (seen := found.get(lower)) is None:
+            found[lower] = (name, [value])
+        else:
+            seen[1].append(value)
+    return {name.decode("utf-8", "surrogateescape"): b", ".join(values).decode("utf-8", "surrogateescape")
+            for name, values in found.values()}
 
 
 def header_fields(pairs: list[tuple[str, str]]) -> tuple[tuple[bytes, bytes], ...]:
