@@ -40,7 +40,7 @@ class Chunked:
 
     def __init__(self, max_line: int) -> None:
         self.max_line = max_line
-        self._buffer = bytearray()
+        self._buffer = b""
         self._left = 0
         """Bytes of the current chunk's data still to come."""
         self._crlf = 0
@@ -56,14 +56,13 @@ class Chunked:
         if self.done:
             self.rest += data
             return b""
-        buffer = self._buffer
-        buffer += data
+        buffer = self._buffer + data if self._buffer else bytes(data)
         out: list[bytes] = []
         at, end = 0, len(buffer)
         while at < end:
             if self._left:
                 take = min(self._left, end - at)
-                out.append(bytes(buffer[at:at + take]))
+                out.append(buffer[at:at + take])
                 at += take
                 self._left -= take
                 if not self._left:
@@ -71,7 +70,7 @@ class Chunked:
             elif self._crlf:
                 got = buffer[at:at + self._crlf]
                 if got != b"\r\n"[2 - self._crlf:2 - self._crlf + len(got)]:
-                    raise ChunkedError(f"malformed chunk footer: {bytes(got)!r} (expected b'\\r\\n')")
+                    raise ChunkedError(f"malformed chunk footer: {got!r} (expected b'\\r\\n')")
                 at += len(got)
                 self._crlf -= len(got)
             elif self._trailer is not None:
@@ -91,17 +90,26 @@ class Chunked:
                     break
                 size = _SIZE.fullmatch(buffer, at, line_end)
                 if size is None:
-                    raise ChunkedError(f"illegal chunk header: {bytes(buffer[at:line_end + 2])[:100]!r}")
+                    raise ChunkedError(f"illegal chunk header: {buffer[at:line_end + 2][:100]!r}")
                 at = line_end + 2
-                self._left = int(size[1], 16)
-                if not self._left:
+                left = int(size[1], 16)
+                if not left:
                     self._trailer = 0
-        del buffer[:at]
+                elif at + left + 2 <= end:  # the whole chunk is here (a stream's usual case)
+                    out.append(buffer[at:at + left])
+                    at += left
+                    if buffer[at:at + 2] != b"\r\n":
+                        footer = buffer[at:at + 2]
+                        raise ChunkedError(f"malformed chunk footer: {footer!r} (expected b'\\r\\n')")
+                    at += 2
+                else:
+                    self._left = left
+        self._buffer = buffer = buffer[at:] if at else buffer
         if self._trailer is not None and len(buffer) + self._trailer > self.max_line:
             raise ChunkedError(f"the trailer section passed {self.max_line} bytes")
         return out[0] if len(out) == 1 else b"".join(out)
 
-    def _trailer_line(self, buffer: bytearray, at: int, end: int) -> int:
+    def _trailer_line(self, buffer: bytes, at: int, end: int) -> int:
         """One line of the trailer section read: where the next begins; -1 while it is incomplete
         (kept in the buffer). An empty line ends the body."""
         line_end = buffer.find(b"\n", at, end)
@@ -116,6 +124,6 @@ class Chunked:
         if not line:
             self.done = True
         elif not (_FIELD.fullmatch(line) or (self._lines and _FOLD.match(line))):
-            raise ChunkedError(f"illegal trailer line: {bytes(line)[:100]!r}")
+            raise ChunkedError(f"illegal trailer line: {line[:100]!r}")
         self._lines += 1
         return line_end + 1
