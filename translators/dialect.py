@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -381,8 +382,13 @@ def get(name: str) -> Dialect:
         return _REGISTERED[name]
     if name not in BUILTIN:
         raise KeyError(name)
-    module = importlib.import_module(f"translators.{name}")
-    return module.DIALECT  # type: ignore[no-any-return]
+    # a module loaded whole is read where the import system keeps it (`import_module` takes its
+    # lock and walks the package each call: most of a lookup, and a request makes several); one
+    # still loading, in another thread, is waited for by `import_module`
+    found = getattr(sys.modules.get(f"translators.{name}"), "DIALECT", None)
+    if found is None:
+        found = importlib.import_module(f"translators.{name}").DIALECT
+    return found  # type: ignore[no-any-return]
 
 
 def find(name: str) -> Dialect | None:

@@ -33,6 +33,8 @@ from urllib.parse import urlsplit
 import certifi
 import h11
 
+from addon.upstream.chunked import Chunked, ChunkedError
+
 CONNECT_TIMEOUT = 10.0
 """Seconds to open a connection, TLS handshake included."""
 MAX_HEAD = 128 * 1024
@@ -126,13 +128,14 @@ def tls_context(*, insecure: bool = False, cafile: str | None = None) -> ssl.SSL
 
 
 class _Connection:
-    __slots__ = ("h11", "idle_since", "origin", "reader", "received", "uses", "writer")
+    __slots__ = ("h11", "idle_since", "max_head", "origin", "reader", "received", "uses", "writer")
 
     def __init__(self, origin: _Key, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                  max_head: int) -> None:
         self.origin = origin
         self.reader = reader
         self.writer = writer
+        self.max_head = max_head
         self.h11 = h11.Connection(our_role=h11.CLIENT, max_incomplete_event_size=max_head)
         self.idle_since = 0.0
         self.uses = 0
@@ -146,6 +149,14 @@ class _Connection:
     def abort(self) -> None:
         """Closed at once, unread bytes dropped (no TLS close_notify wait)."""
         self.writer.transport.abort()
+
+    def renew(self) -> bool:
+        """A fresh h11 state for the next exchange, once an answer whose body was read without h11
+        (`Response`, a chunked body) ended with the request sent whole; False otherwise."""
+        if self.h11.our_state is not h11.DONE:
+            return False
+        self.h11 = h11.Connection(our_role=h11.CLIENT, max_incomplete_event_size=self.max_head)
+        return True
 
     async def receive(self) -> None:
         data = await self.reader.read(READ_SIZE)
@@ -213,7 +224,7 @@ class Client:
             except BaseException:
                 connection.abort()
                 raise
-            response = Response(self, connection, head)
+            response = Response(self, connection, head, method)
             connection.uses += 1
             return response
 
@@ -289,13 +300,16 @@ class Client:
         return None
 
     def _release(self, connection: _Connection) -> None:
-        """Back to the pool once both sides finished the exchange and may go on."""
-        if connection.h11.our_state is not h11.DONE or connection.h11.their_state is not h11.DONE:
-            connection.abort()
-            return
-        try:
-            connection.h11.start_next_cycle()
-        except h11.LocalProtocolError:
+        """Back to the pool once both sides finished the exchange and may go on (h11's states
+        DONE, or IDLE once `renew`ed)."""
+        states = (connection.h11.our_state, connection.h11.their_state)
+        if states == (h11.DONE, h11.DONE):
+            try:
+                connection.h11.start_next_cycle()
+            except h11.LocalProtocolError:
+                connection.abort()
+                return
+        elif states != (h11.IDLE, h11.IDLE):
             connection.abort()
             return
         connection.idle_since = self._clock()
@@ -315,7 +329,8 @@ class Response:
     `next_chunk` / `async for` / `read`. `aclose()` gives a connection read to its end back to
     the pool and closes any other."""
 
-    def __init__(self, client: Client, connection: _Connection, head: h11.Response) -> None:
+    def __init__(self, client: Client, connection: _Connection, head: h11.Response,
+                 method: str = "GET") -> None:
         self._client = client
         self._connection: _Connection | None = connection
         self.status = head.status_code
@@ -327,6 +342,14 @@ class Response:
         """The exchange ran on a kept connection."""
         self._ended = False
         """The body's end was read with its last piece (returned first)."""
+        self._chunked: Chunked | None = None
+        """A chunked body, read without h11 (addon/upstream/chunked.py), from the bytes h11 had
+        received past the head on."""
+        self._early = b""
+        self._keep_alive = _keeps_alive(head)
+        if _is_chunked(head, method):
+            self._chunked = Chunked(connection.max_head)
+            self._early = connection.h11.trailing_data[0]
 
     def header(self, name: str) -> str | None:
         name = name.lower()
@@ -342,6 +365,8 @@ class Response:
         if self._ended:
             self._end(connection)
             return None
+        if self._chunked is not None:
+            return await self._next_chunked(connection, self._chunked)
         parts: list[bytes | bytearray] = []
         try:
             while True:
@@ -371,9 +396,44 @@ class Response:
             self._abort()
             raise
 
+    async def _next_chunked(self, connection: _Connection, body: Chunked) -> bytes | None:
+        """`next_chunk` of a chunked body: all the data one read brought, decoded at once."""
+        try:
+            while True:
+                if self._early:
+                    data, self._early = self._early, b""
+                else:
+                    data = await connection.reader.read(READ_SIZE)
+                    connection.received += len(data)
+                    if not data:
+                        raise ChunkedError("peer closed connection without sending complete message body "
+                                           "(incomplete chunked read)")
+                out = body.feed(data)
+                if body.done:
+                    if out:
+                        self._ended = True
+                        return out
+                    self._end(connection)
+                    return None
+                if out:
+                    return out
+        except ChunkedError as exc:
+            self._abort()
+            raise Broken(f"the upstream broke off its answer: {exc}") from None
+        except (OSError, ssl.SSLError) as exc:
+            self._abort()
+            raise Broken(f"the connection to the upstream failed mid-answer: {_said(exc)}") from None
+        except BaseException:
+            self._abort()
+            raise
+
     def _end(self, connection: _Connection) -> None:
         self.complete = True
         self._connection = None
+        if self._chunked is not None and (self._chunked.rest or not self._keep_alive
+                                          or not connection.renew()):
+            connection.abort()  # bytes past the body, or a server that closes: never pooled
+            return
         self._client._release(connection)
 
     def __aiter__(self) -> AsyncIterator[bytes]:
@@ -468,6 +528,23 @@ class _Refused(Exception):
 def _abort(writer: asyncio.StreamWriter | None) -> None:
     if writer is not None:
         writer.transport.abort()
+
+
+def _is_chunked(head: h11.Response, method: str) -> bool:
+    """The answer has a chunked body (h11's `_body_framing`: none for HEAD, 204, 304 or a CONNECT's
+    2xx; h11 refuses any transfer-encoding but chunked)."""
+    if method == "HEAD" or head.status_code in (204, 304) or (method == "CONNECT" and head.status_code < 300):
+        return False
+    return any(name == b"transfer-encoding" for name, _ in head.headers)
+
+
+def _keeps_alive(head: h11.Response) -> bool:
+    """The server keeps the connection after this answer (h11's `_keep_alive`: HTTP/1.1 without
+    `connection: close`; the gateway's request never asks to close)."""
+    if head.http_version < b"1.1":
+        return False
+    return not any(name == b"connection" and b"close" in [t.strip().lower() for t in value.split(b",")]
+                   for name, value in head.headers)
 
 
 def _said(exc: BaseException) -> str:

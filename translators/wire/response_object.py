@@ -43,6 +43,8 @@ DEFAULTS: dict[str, Any] = {
 """Field -> the value a Responses object carries when the request did not set it: the Responses
 API's defaults, as OpenAI's answers show them (docs/responses.md)."""
 
+_MUTABLE = tuple(name for name, value in DEFAULTS.items() if isinstance(value, (dict, list)))
+
 NOTHING_KNOWN = ("access_programs", "image", "input_transformations", "moderation", "prompt",
                  "prompt_cache_diagnostics", "prompt_cache_options", "tool_usage")
 """The openai SDK `Response` fields the gateway has nothing to say about (OpenAI's own programs,
@@ -51,8 +53,13 @@ moderation, tool usage and cache diagnostics): written as null, so the object ha
 
 def response_fields(echo: dict[str, Any] | None) -> dict[str, Any]:
     """Every echoed field of a Responses object: the echo over the defaults (copies of them: an
-    object is the caller's to change, `DEFAULTS` never)."""
-    return {**copy.deepcopy(DEFAULTS), **(echo or {})}
+    object is the caller's to change, `DEFAULTS` never). Only the defaults the echo leaves are
+    copied: a Codex echo sets most of them, and a stream writes the object five times."""
+    fields = {**DEFAULTS, **echo} if echo else dict(DEFAULTS)
+    for name in _MUTABLE:
+        if fields[name] is DEFAULTS[name]:
+            fields[name] = copy.deepcopy(DEFAULTS[name])
+    return fields
 
 
 def response_object(response_id: str, created_at: float, status: str, model: str,

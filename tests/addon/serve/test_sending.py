@@ -10,7 +10,7 @@ from mitmproxy import http
 from mitmproxy.test import tflow
 
 from addon.serve.flow import context_of
-from addon.serve.sending import Retarget, Sending, affinity_of, restore
+from addon.serve.sending import Retarget, Sending, affinity_of, header_dict, header_fields, restore
 from tests.addon.conftest import UPSTREAM_KEY, client_flow, run_request
 
 Ctx = tuple[Any, Any]
@@ -79,3 +79,19 @@ def test_a_conversation_is_known_by_its_keys_strongest_first() -> None:
               "metadata": {"user_id": "user_abc_account_def_session_0199-aa"}}
     assert affinity_of(fields, flow) == ("resp:resp_1", "pck:pck-1", "session:0199-aa", "ws:conn-1")
     assert affinity_of({}, tflow.tflow()) == ()
+
+
+def test_the_shown_headers_are_those_set_one_by_one_built_at_once() -> None:
+    pairs = [("Host", "a"), ("X-A", "1"), ("x-a", "2"), ("Content-Type", "z"), ("ü", "é"), ("HOST", "b")]
+    one_by_one = http.Headers()
+    for name, value in pairs:
+        one_by_one[name] = value
+    assert header_fields(pairs) == one_by_one.fields
+    assert header_fields([]) == ()
+
+
+def test_the_client_headers_read_at_once_are_dict_of_the_headers() -> None:
+    headers = http.Headers([(b"Host", b"a"), (b"X-A", b"1"), (b"x-a", b"2"), (b"\xc3\xbc", b"\xff"),
+                            (b"Accept", b"")])
+    assert header_dict(headers) == dict(headers)
+    assert list(header_dict(headers)) == list(dict(headers))

@@ -147,6 +147,76 @@ def test_a_connection_left_half_read_is_closed_not_kept(up: Scripted) -> None:
     assert run(scenario) == 2
 
 
+def _chunked_answer(headers: dict[str, str]) -> Callable[[RecordingHandler, Received], None]:
+    def chunks(handler: RecordingHandler, _received: Received) -> None:
+        handler.start_chunked(200, {"content-type": "text/event-stream", **headers})
+        handler.send_chunk(b"data: 1\n\n")
+        handler.wfile.write(b"9;ext=1\r\ndata: 2\n\n\r\n0\r\nx-trailer: yes\r\n\r\n")
+        handler.wfile.flush()
+
+    return chunks
+
+
+def test_a_connection_whose_chunked_answer_was_read_to_its_end_is_used_again(up: Scripted) -> None:
+    # a chunked body is read without h11 (addon/upstream/chunked.py): the connection is still kept
+    up.plan(_chunked_answer({}), _chunked_answer({}))
+
+    async def scenario(client: Client) -> tuple[list[bytes], int, list[bool]]:
+        bodies, reused = [], []
+        for _ in range(3):
+            response = await client.send("POST", up.url, {}, b"{}")
+            bodies.append(await response.read(1024))
+            reused.append(response.reused)
+        return bodies, client.opened, reused
+
+    assert run(scenario) == ([b"data: 1\n\ndata: 2\n\n"] * 2 + [b"ok"], 1, [False, True, True])
+    assert len(set(up.peers)) == 1
+
+
+def test_a_chunked_answer_that_says_connection_close_is_not_kept(up: Scripted) -> None:
+    up.plan(_chunked_answer({"connection": "close"}))
+
+    async def scenario(client: Client) -> tuple[bytes, int]:
+        first = await (await client.send("POST", up.url, {}, b"{}")).read(1024)
+        await (await client.send("POST", up.url, {}, b"{}")).read(1024)
+        return first, client.opened
+
+    assert run(scenario) == (b"data: 1\n\ndata: 2\n\n", 2)
+
+
+def test_a_chunked_answer_with_bytes_past_its_end_is_not_kept(up: Scripted) -> None:
+    def extra(handler: RecordingHandler, received: Received) -> None:
+        _chunked_answer({})(handler, received)
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\n")  # an answer nobody asked for
+        handler.wfile.flush()
+
+    up.plan(extra)
+
+    async def scenario(client: Client) -> tuple[bytes, int]:
+        response = await client.send("POST", up.url, {}, b"{}")
+        await asyncio.sleep(0.2)  # the stray bytes arrive with the body's end
+        first = await response.read(1024)
+        await (await client.send("POST", up.url, {}, b"{}")).read(1024)
+        return first, client.opened
+
+    assert run(scenario) == (b"data: 1\n\ndata: 2\n\n", 2)
+
+
+def test_a_malformed_chunk_is_broken(up: Scripted) -> None:
+    def bad(handler: RecordingHandler, _received: Received) -> None:
+        handler.start_chunked(200, {})
+        handler.wfile.write(b"3\r\nabcXY")
+        handler.wfile.flush()
+
+    up.plan(bad)
+
+    async def scenario(client: Client) -> bytes:
+        return await (await client.send("POST", up.url, {}, b"{}")).read(1024)
+
+    with pytest.raises(Broken, match="broke off its answer: malformed chunk footer"):
+        run(scenario)
+
+
 def test_a_kept_connection_the_server_closed_meanwhile_is_replaced(up: Scripted) -> None:
     def once(handler: RecordingHandler, _received: Received) -> None:
         handler.send_whole(200, {}, b"ok")

@@ -79,3 +79,28 @@ def _attached(headers: dict[str, str]) -> object:
     flow = tflow.tflow()
     credentials.attach(flow, headers)
     return flow
+
+
+def test_scrub_flow_finds_a_secret_json_would_escape_anywhere_in_a_nested_record() -> None:
+    # the record is read as JSON first (`_may_hold`); a secret with characters JSON escapes must
+    # still be found in a string deep down, and a value JSON cannot write still walked
+    for secret in ('k"quote\\slash/0123', "k\tcontrol\x01-0123", "kéy-ünïcode-0123", "plain-key-0123"):
+        flow = tflow.tflow(resp=True)
+        credentials.attach(flow, {"x-api-key": secret})
+        deep = {"echo": {"tools": [{"name": "t", "description": f"says {secret}!"}], "n": 1.5, "ok": None}}
+        flow.metadata["gateway.translation"] = deep
+        flow.metadata["gateway.other"] = [{"raw": secret.encode()}, ("kept", 1)]
+        clean = {"echo": {"tools": [{"name": "t", "description": "says <redacted>!"}], "n": 1.5, "ok": None}}
+        credentials.scrub_flow(flow)
+        assert flow.metadata["gateway.translation"] == clean, secret
+        assert flow.metadata["gateway.other"] == [{"raw": b"<redacted>"}, ("kept", 1)], secret
+
+
+def test_scrub_flow_leaves_a_record_without_secrets_as_it_is() -> None:
+    flow = tflow.tflow(resp=True)
+    credentials.attach(flow, {"x-api-key": KEY})
+    saved = {"echo": {"tools": [{"name": "t"}]}, "notes": ["fine"]}
+    flow.metadata["gateway.translation"] = saved
+    credentials.scrub_flow(flow)
+    assert flow.metadata["gateway.translation"] is saved
+    assert saved == {"echo": {"tools": [{"name": "t"}]}, "notes": ["fine"]}
