@@ -1,20 +1,18 @@
 """The real Codex CLI (custom provider, reverse mode: README setup 3) through mitmdump and the
-gateway's upstream leg (docs/pools.md):
+gateway's upstream leg (docs/pools.md): a pool of two deployments, where a turn whose first attempt
+meets an overload (an HTTP 529, or an `overloaded_error` inside the stream before content) is
+answered by the other deployment, and Codex never sees the failure, over HTTP (custom provider)
+and over the Responses WebSocket (the built-in provider with `openai_base_url`, README setup 2).
 
-- the client's answer ends at the translator's terminal event, not at the upstream's end of body:
-  an upstream that ends its body 20 ms after `message_stop` while Codex closes its connection
-  right after `response.completed` is one turn, answered, counted once;
-- a pool of two deployments: a turn whose first attempt meets an overload (an HTTP 529, or an
-  `overloaded_error` inside the stream before content) is answered by the other deployment, and
-  Codex never sees the failure, over HTTP (custom provider) and over the Responses WebSocket
-  (the built-in provider with `openai_base_url`, README setup 2).
+(That the client's answer ends at the translator's terminal event, not at the upstream's end of
+body, Codex closing its connection first: tests/addon/e2e/test_codex_counted.py, which counts those
+turns too.)
 """
 
 from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -52,17 +50,6 @@ def black_hole() -> Iterator[FakeUpstream]:
         yield hole
 
 
-def lingering(text: str) -> Reply:
-    """A text answer whose body ends 20 ms after its `message_stop`."""
-    status, headers, chunks = anthropic_text(text, MODEL)
-
-    def body() -> Iterator[bytes]:
-        yield from chunks
-        time.sleep(0.02)
-
-    return status, headers, body()
-
-
 def saved_turns(path: Path) -> list[Any]:
     with path.open("rb") as file:
         return [f for f in mio.FlowReader(file).stream()
@@ -88,29 +75,6 @@ def run_codex(tmp_path: Path, black_hole: FakeUpstream, routes: str, flows: Path
         run = run_codex_exec(codex, "say hi", work, timeout=180)
         log = mitm.log
     return run, log
-
-
-def test_an_upstream_body_that_lingers_after_the_answer_is_one_answered_turn(
-        tmp_path: Path, black_hole: FakeUpstream) -> None:
-    def script(body: Any, _headers: Mapping[str, str], _path: str) -> Reply:
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            return empty_reply(404)
-        return lingering(ANSWER)
-
-    flows = tmp_path / "codex.flows"
-    with FakeUpstream(script) as up:
-        routes = (f'[[route]]\nupstream = "anthropic"\nbase_url = "{up.url}"\ntarget_model = "{MODEL}"\n'
-                  'key_env = "LEG_KEY_A"\n')
-        run, log = run_codex(tmp_path, black_hole, routes, flows)
-        requests = [r for r in up.requests if r.path.startswith("/v1/messages")]
-    assert run.returncode == 0 and ANSWER in run.final_message, f"{run.describe()}\n{log}"
-    assert len(requests) == 1, log  # Codex asked once: nothing failed
-    (turn,) = saved_turns(flows)
-    info = turn.metadata["gateway"]
-    assert turn.error is None, turn.error  # the client left after its answer ended, not before
-    assert turn.response.status_code == 200 and not info.get("error"), info
-    assert [a["outcome"] for a in info["attempts"]] == ["answered"]
-    assert info["usage"]["output_tokens"] > 0  # counted, once: one flow
 
 
 @pytest.mark.parametrize("setup", ["custom_provider", "openai_base_url"], ids=["http", "websocket"])

@@ -9,7 +9,7 @@ Everything stays on 127.0.0.1: the upstreams listen there, the gateway routes th
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import openai
@@ -45,18 +45,24 @@ def free_port() -> int:
         return int(server.getsockname()[1])
 
 
-def routes_toml(upstream_url: str, *, refused_url: str, garbage_url: str, plain_http_url: str) -> str:
+def routes_toml(upstream_url: str, *, refused_url: str, garbage_url: str, plain_http_url: str,
+                own_pools: Iterable[str] = ()) -> str:
     """Client model `<dialect>-...` goes to that dialect at the local upstream; `refused-...`,
-    `garbage-...` and `plainhttp-...` go (as Anthropic) where the connection or TLS fails."""
+    `garbage-...` and `plainhttp-...` go (as Anthropic) where the connection or TLS fails. Each
+    model of `own_pools` (`<dialect>-...`) gets a route of its own to the same place, first: a
+    pool of its own (addon/upstream/pool.py), whose cooldown holds up no other model's turn."""
     lines = []
-    for declared in conformance.every():  # a dialect without conformance data fails loudly
+    declared = {c.dialect: c for c in conformance.every()}  # a dialect without conformance data fails loudly
+    routes = [(model, declared[model.split("-", 1)[0]]) for model in own_pools]
+    routes += [(f"{dialect}-*", data) for dialect, data in declared.items()]
+    for pattern, data in routes:
         lines += [
             "[[route]]",
-            f'model = "{declared.dialect}-*"',
-            f'upstream = "{declared.dialect}"',
-            f'base_url = "{upstream_url}{declared.base_suffix}"',
-            f'target_model = "{declared.model}"',
-            f'key_env = "{declared.key_env}"',
+            f'model = "{pattern}"',
+            f'upstream = "{data.dialect}"',
+            f'base_url = "{upstream_url}{data.base_suffix}"',
+            f'target_model = "{data.model}"',
+            f'key_env = "{data.key_env}"',
             "",
         ]
     for prefix, url in (("refused", refused_url), ("garbage", garbage_url), ("plainhttp", plain_http_url)):
@@ -119,8 +125,17 @@ def garbage_server() -> Iterator[GarbageServer]:
 
 
 @pytest.fixture(scope="module")
+def own_pools() -> tuple[str, ...]:
+    """Client models with a pool of their own in the module's gateway (`routes_toml`): a module
+    overrides it to name the turns whose fault cools their deployment down for seconds (a
+    retry-after), so that neither the next flow nor the next test waits that cooldown out."""
+    return ()
+
+
+@pytest.fixture(scope="module")
 def gateway(
-    tmp_path_factory: pytest.TempPathFactory, fault_upstream: FaultUpstream, garbage_server: GarbageServer
+    tmp_path_factory: pytest.TempPathFactory, fault_upstream: FaultUpstream, garbage_server: GarbageServer,
+    own_pools: tuple[str, ...],
 ) -> Iterator[MitmDump]:
     """One mitmdump for a whole test module; each test checks the next flow still works. Retries
     are off (`gateway_retries=0`): a fault is the one attempt's, and a failure before any content
@@ -134,6 +149,7 @@ def gateway(
             refused_url=f"http://127.0.0.1:{free_port()}",
             garbage_url=f"https://127.0.0.1:{garbage_server.port}",
             plain_http_url=f"https://127.0.0.1:{fault_upstream.port}",
+            own_pools=own_pools,
         )
     )
     with start_gateway(tmp / "conf", routes, args=("-w", str(tmp / "flows.mitm")),

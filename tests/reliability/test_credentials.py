@@ -328,10 +328,12 @@ def test_an_upstream_error_that_repeats_the_key_is_noted_without_it(run: Run) ->
 # -- flows the gateway does not match ---------------------------------------------------------------
 
 
-@pytest.fixture
-def plain_proxy(tmp_path: Path) -> Iterator[tuple[MitmDump, FaultUpstream]]:
+@pytest.fixture(scope="module")
+def plain_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MitmDump, FaultUpstream]]:
     """Regular mode, `gateway_match=/v1/responses` (any host), so a loopback request can be
-    matched by path and still have no route (its model), next to paths that do not match."""
+    matched by path and still have no route (its model), next to paths that do not match. One
+    for the module: each test compares the last two requests the upstream received."""
+    tmp_path = tmp_path_factory.mktemp("plain")
     with FaultUpstream() as upstream:
         routes = tmp_path / "routes.toml"
         dead = f"http://127.0.0.1:{free_port()}"

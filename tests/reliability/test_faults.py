@@ -29,6 +29,32 @@ pytestmark = pytest.mark.timeout(120)
 HUGE = 8 * 1024 * 1024
 
 
+ODD_ERROR_BODIES = {
+    "message-not-a-string": b'{"type":"error","error":{"type":"rate_limit_error","message":5}}',
+    "nested-too-deep": b"[" * 100_000 + b"]" * 100_000,
+    "html": b"<html><body>Too Many Requests</body></html>",
+    "empty": b"",
+}
+OVERLOADED = {"anthropic": 529, "gemini": 503, "bedrock": 503}
+"""How each of these dialects says it is overloaded."""
+
+
+def cooling(dialect: str, case: str) -> str:
+    """The client model of a turn whose fault cools its deployment down for seconds (a retry-after):
+    one of `own_pools`."""
+    return f"{dialect}-cooling-{case}"
+
+
+@pytest.fixture(scope="module")
+def own_pools() -> tuple[str, ...]:
+    """Each cooling turn of this module has a pool of its own (conftest.py): the next flow, and
+    the next test, are served at once, not after the cooldown."""
+    return (*(cooling(d, f"429-{s}") for d in DIALECTS for s in ("stream", "whole")),
+            cooling("anthropic", "sdk-429"),
+            *(cooling(d, "overloaded") for d in OVERLOADED),
+            *(cooling(d, f"429-{body}") for d in DIALECTS for body in ODD_ERROR_BODIES))
+
+
 @pytest.fixture(autouse=True)
 def _no_leftover_faults(fault_upstream: FaultUpstream) -> Iterator[None]:
     yield
@@ -157,7 +183,7 @@ def test_429_is_a_503_server_error_with_its_retry_after(
 ) -> None:
     """What Codex retries after the wait it is told (docs/pools.md "What the client sees")."""
     fault_upstream.plan(Fault("status", status=429, headers={"retry-after": "7"}, message="slow down"))
-    response = raw_turn(gateway, f"{dialect}-429", stream)
+    response = raw_turn(gateway, cooling(dialect, "429-stream" if stream else "429-whole"), stream)
     error = assert_responses_error(response, 503, "server_error")
     assert response.headers.get("retry-after") in ("6", "7")
     assert "slow down" in error["message"]
@@ -169,8 +195,8 @@ def test_429_reaches_the_sdk_as_a_server_error_with_retry_after(
 ) -> None:
     fault_upstream.plan(Fault("status", status=429, headers={"retry-after": "7"}))
     with pytest.raises(openai.InternalServerError) as caught:
-        sdk(gateway).with_options(max_retries=0).responses.create(model="anthropic-429", input="hello",
-                                                                  stream=True)
+        sdk(gateway).with_options(max_retries=0).responses.create(model=cooling("anthropic", "sdk-429"),
+                                                                  input="hello", stream=True)
     assert caught.value.status_code == 503
     assert caught.value.response.headers["retry-after"] in ("6", "7")
     assert caught.value.code == "server_error"
@@ -187,37 +213,29 @@ def test_500_is_a_responses_shaped_server_error(
     assert_next_flow_works(gateway, dialect)
 
 
-@pytest.mark.parametrize(("dialect", "status"), [("anthropic", 529), ("gemini", 503), ("bedrock", 503)])
+@pytest.mark.parametrize(("dialect", "status"), OVERLOADED.items())
 def test_overloaded_is_a_retryable_server_error_never_server_is_overloaded(
     gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str, status: int
 ) -> None:
     """Codex ends a turn at once on `server_is_overloaded`; it retries a 503 `server_error` with
     a retry-after (docs/pools.md "What the client sees")."""
     fault_upstream.plan(Fault("status", status=status, headers={"retry-after": "2"}, message="overloaded"))
-    response = raw_turn(gateway, f"{dialect}-overloaded")
+    response = raw_turn(gateway, cooling(dialect, "overloaded"))
     error = assert_responses_error(response, 503, "server_error")
     assert response.headers.get("retry-after") in ("1", "2")
     assert "overloaded" in error["message"]
     assert_next_flow_works(gateway, dialect)
 
 
-ODD_ERROR_BODIES = {
-    "message-not-a-string": b'{"type":"error","error":{"type":"rate_limit_error","message":5}}',
-    "nested-too-deep": b"[" * 100_000 + b"]" * 100_000,
-    "html": b"<html><body>Too Many Requests</body></html>",
-    "empty": b"",
-}
-
-
 @pytest.mark.parametrize("dialect", DIALECTS)
-@pytest.mark.parametrize("body", ODD_ERROR_BODIES.values(), ids=ODD_ERROR_BODIES.keys())
+@pytest.mark.parametrize("name", ODD_ERROR_BODIES)
 def test_429_with_an_odd_error_body_keeps_its_retry_after(
-    gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str, body: bytes
+    gateway: MitmDump, fault_upstream: FaultUpstream, dialect: str, name: str
 ) -> None:
     """Codex retries a 503 `server_error` after its retry-after (docs/pools.md): whatever the
     body says, the wait must reach it, in a Responses-shaped body."""
-    fault_upstream.plan(Fault("body", status=429, headers={"retry-after": "3"}, body=body))
-    response = raw_turn(gateway, f"{dialect}-odd-429")
+    fault_upstream.plan(Fault("body", status=429, headers={"retry-after": "3"}, body=ODD_ERROR_BODIES[name]))
+    response = raw_turn(gateway, cooling(dialect, f"429-{name}"))
     assert_responses_error(response, 503, "server_error")
     assert response.headers.get("retry-after") in ("2", "3")
     assert_next_flow_works(gateway, dialect)

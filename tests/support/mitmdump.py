@@ -22,9 +22,12 @@ GATEWAY = ROOT / "addon" / "gateway.py"
 _LISTENING = re.compile(r"listening at (?:http://)?127\.0\.0\.1:(\d+)")
 _STARTUP_ERROR = "Error logged during startup"
 _SERVER_CONNECT = re.compile(r"server connect (\S+?):\d+")
-STARTUP_GRACE = 1.0
-"""A script that fails to load is reported *after* "listening at", then mitmdump exits: wait this
-long before calling the proxy ready, so a test never talks to a dead port."""
+STARTED = Path(__file__).with_name("started.py")
+"""Loaded after the other scripts: writes `<confdir>/started` once start-up passed mitmproxy's own
+error check. A script that fails to load is reported *after* "listening at", then mitmdump exits:
+the proxy is ready when it listens and that file is there, so a test never talks to a dead port."""
+STARTED_MARK = "started"
+"""The file tests/support/started.py writes (its `MARK`)."""
 
 
 class MitmDump:
@@ -38,7 +41,7 @@ class MitmDump:
                         "--set", f"confdir={confdir}", "--set", "connection_strategy=lazy"]
         if mode:
             self.command += ["--mode", mode]
-        for script in scripts:
+        for script in (*scripts, STARTED):
             self.command += ["-s", str(script)]
         for rule in block_list:
             self.command += ["--set", f"block_list={rule}"]
@@ -56,18 +59,16 @@ class MitmDump:
 
     def __enter__(self) -> MitmDump:
         self.confdir.mkdir(parents=True, exist_ok=True)
+        started = self.confdir / STARTED_MARK
+        started.unlink(missing_ok=True)  # a confdir used before
         self._process = subprocess.Popen(self.command, cwd=ROOT, env=self.env, stdin=subprocess.DEVNULL,
                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         threading.Thread(target=self._drain, name="mitmdump-output", daemon=True).start()
         deadline = time.monotonic() + self.startup_timeout
-        while not self._ready.wait(0.05):
-            if self._process.poll() is not None or time.monotonic() > deadline:
+        while not (self._ready.is_set() and started.exists()):
+            if self._process.poll() is not None or time.monotonic() > deadline or _STARTUP_ERROR in self.log:
                 self._fail_start()
-        grace_end = time.monotonic() + STARTUP_GRACE
-        while time.monotonic() < grace_end:
-            if self._process.poll() is not None or _STARTUP_ERROR in self.log:
-                self._fail_start()
-            time.sleep(0.05)
+            time.sleep(0.02)
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -4,6 +4,8 @@ answered 429 with `retry-after`, Codex waits the time given and resumes, and the
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,15 @@ pytestmark = [pytest.mark.codex, pytest.mark.timeout(420)]
 
 CODEX_KEY = clients.KEY_PREFIX + "codex-budget-0123456789"
 UPSTREAM_KEY = "sk-ant-test-upstream-budget"
+AGED = 45.0
+"""Seconds the first turn's count is moved into the past, in the store the gateway counts a minute's
+requests in (`gw_requests`, addon/state/store/budget.py): the minute then ends about 15 s after the
+first turn, not 60 s, and Codex is still told to wait, and must."""
+
+
+def _age_requests(store: Path, seconds: float) -> None:
+    with contextlib.closing(sqlite3.connect(store)) as db, db:
+        db.execute("UPDATE gw_requests SET at = at - ?", (seconds,))
 
 
 def _answer(body: Any, _headers: Mapping[str, str], path: str) -> Reply:
@@ -53,6 +64,7 @@ def test_codex_waits_on_retry_after_and_resumes_past_a_per_minute_budget(tmp_pat
         setup = custom_provider_setup(tmp_path / "codex", base_url=f"{mitm.url}/v1", proxy_url=black_hole.url)
         setup.env[CUSTOM_KEY_ENV] = CODEX_KEY
         first = run_codex_exec(setup, "say done", work, timeout=180)
+        _age_requests(tmp_path / "mitm" / "gateway-store.sqlite", AGED)
         second = run_codex_exec(setup, "say done again", work, timeout=240)
         log = mitm.log
     context = f"{first.describe()}\n{second.describe()}\n--- mitmdump ---\n{log}"

@@ -2,8 +2,10 @@
 over HTTP), with a client key, against an Anthropic upstream whose body ends 20 ms after its last
 event, as real networks do (the API's `message_stop` is the stream's last event, docs.claude.com/
 en/api/messages-streaming; the connection's end follows). Codex closes its connection once it has
-`response.completed`, usually before that end: every turn must still be counted once, whole, and no
-flow logged as an error (docs/team.md "Usage and budgets")."""
+`response.completed`, usually before that end: every turn must still be one answered attempt
+(the client's answer ends at the translator's terminal event, not at the upstream's end of body,
+docs/pools.md), counted once, whole, and no flow logged as an error (docs/team.md "Usage and
+budgets")."""
 
 from __future__ import annotations
 
@@ -85,11 +87,15 @@ def test_every_codex_turn_is_counted_once_whoever_closes_first(tmp_path: Path,
         log = mitm.log
     context = "\n".join(r.describe() for r in runs) + f"\n--- mitmdump ---\n{log}"
     assert all(r.returncode == 0 and "Done here." in r.final_message for r in runs), context
-    assert len(turns) >= 2, context
+    assert len(turns) == len(runs), context  # Codex asked once a run: nothing failed
     assert (totals["requests"], totals["partial_requests"]) == (len(turns), 0), (totals, context)
     assert totals["input_tokens"] == 77 * len(turns), (totals, context)
     with saved.open("rb") as f:
-        records = [flow.metadata[flowinfo.KEY] for flow in io.FlowReader(f).stream()
-                   if isinstance(flow, http.HTTPFlow) and flow.metadata.get(flowinfo.KEY, {}).get("usage")]
+        flows = [flow for flow in io.FlowReader(f).stream()
+                 if isinstance(flow, http.HTTPFlow) and flow.metadata.get(flowinfo.KEY, {}).get("usage")]
+    records = [flow.metadata[flowinfo.KEY] for flow in flows]
     assert len(records) == len(turns), context
     assert not [r["error"] for r in records if r.get("error")], context
+    # the client left after its answer ended, not before: no flow failed, each answered at once
+    assert [(f.error, f.response and f.response.status_code) for f in flows] == [(None, 200)] * len(turns)
+    assert [[a["outcome"] for a in r["attempts"]] for r in records] == [["answered"]] * len(turns), context

@@ -2,7 +2,8 @@
 
 One reverse-mode proxy for the module, routed with a TOML file: `gpt-dead*` goes to a port
 nothing listens on, `gpt-later*` to a port a test brings up later, `gpt-tls*` to the local
-upstream over https (which it does not speak), everything else to the local upstream.
+upstream over https (which it does not speak), `gpt-cooling*` to the local upstream in a pool of
+its own (a 429's cooldown there holds up no other turn), everything else to the local upstream.
 Retries are off here (`gateway_retries=0`): each failure is the one attempt's, answered as the
 upstream leg answers a turn whose every attempt failed (docs/pools.md "What the client sees"),
 503 `server_error` with a `retry-after`, which Codex retries; tests/addon/e2e/test_pools.py
@@ -45,6 +46,8 @@ def proxy(start_proxy: StartProxy, module_dir: Path, upstream_server: Upstream, 
                       f'[[route]]\nmodel = "gpt-later*"\nupstream = "anthropic"\n'
                       f'base_url = "http://127.0.0.1:{later_port}"\n'
                       f'[[route]]\nmodel = "gpt-tls*"\nupstream = "anthropic"\nbase_url = "{tls_url}"\n'
+                      f'[[route]]\nmodel = "gpt-cooling*"\nupstream = "anthropic"\n'
+                      f'base_url = "{upstream_server.url}"\ntarget_model = "claude-haiku-4-5"\n'
                       f'[[route]]\nupstream = "anthropic"\nbase_url = "{upstream_server.url}"\n'
                       'target_model = "claude-haiku-4-5"\n')
     return start_proxy("errors", "reverse:https://api.openai.com", gateway_config=str(routes),
@@ -67,7 +70,7 @@ def test_upstream_429_is_a_503_server_error_with_its_retry_after(client: openai.
     upstream.plan(error(429, "rate_limit_error", "Number of request tokens has exceeded your limit",
                         {"retry-after": "12"}))
     with pytest.raises(openai.InternalServerError) as caught:
-        client.with_options(max_retries=0).responses.create(model="gpt-5.5", input="hi", stream=True)
+        client.with_options(max_retries=0).responses.create(model="gpt-cooling", input="hi", stream=True)
     assert caught.value.status_code == 503
     assert caught.value.response.headers["retry-after"] in ("11", "12")
     assert caught.value.body["code"] == "server_error"
