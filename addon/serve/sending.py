@@ -29,7 +29,7 @@ from addon.routes.routing import Deployment, Route, pool_of
 from addon.serve.flow import FlowCtx, Stage, context_of
 from addon.serve.streaming import StreamHook
 from addon.upstream import auth, credentials
-from addon.upstream.client import Proxy
+from addon.upstream.connect import Proxy
 from addon.upstream.leg import Leg, Prepared
 from translators import Translation, stream_translator
 from translators.wire import wirejson

@@ -13,11 +13,15 @@ a chunk size of at most 20 hex digits, extensions and trailer lines read and dro
 gateway passes no trailer on), a trailer line ending in a bare LF accepted as h11 accepts it.
 Sans-I/O: bytes in, body bytes out; `ChunkedError` for what is not a chunked body, and for a
 size line or trailer section longer than `max_line` (the bound on an incomplete event h11 keeps).
+`is_chunked` and `keeps_alive` read, from an answer's head, what h11 would: whether its body is
+chunked, and whether the connection goes on after it.
 """
 
 from __future__ import annotations
 
 import re
+
+import h11
 
 _SIZE = re.compile(rb"([0-9A-Fa-f]{1,20})(?:;.*)?[ \t]*")
 """A chunk's size line without its CRLF (h11's `chunk_header`: its extension `;.*` takes all)."""
@@ -127,3 +131,20 @@ class Chunked:
             raise ChunkedError(f"illegal trailer line: {line[:100]!r}")
         self._lines += 1
         return line_end + 1
+
+
+def is_chunked(head: h11.Response, method: str) -> bool:
+    """The answer has a chunked body (h11's `_body_framing`: none for HEAD, 204, 304 or a CONNECT's
+    2xx; h11 refuses any transfer-encoding but chunked)."""
+    if method == "HEAD" or head.status_code in (204, 304) or (method == "CONNECT" and head.status_code < 300):
+        return False
+    return any(name == b"transfer-encoding" for name, _ in head.headers)
+
+
+def keeps_alive(head: h11.Response) -> bool:
+    """The server keeps the connection after this answer (h11's `_keep_alive`: HTTP/1.1 without
+    `connection: close`; the gateway's request never asks to close)."""
+    if head.http_version < b"1.1":
+        return False
+    return not any(name == b"connection" and b"close" in [t.strip().lower() for t in value.split(b",")]
+                   for name, value in head.headers)

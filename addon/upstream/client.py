@@ -27,13 +27,22 @@ import collections
 import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
-import certifi
 import h11
 
-from addon.upstream.chunked import Chunked, ChunkedError
+from addon.upstream.chunked import Chunked, ChunkedError, is_chunked, keeps_alive
+from addon.upstream.connect import (
+    READ_SIZE,
+    BodyTooLarge,
+    Broken,
+    ConnectFailed,
+    HeadTooLarge,
+    Origin,
+    Proxy,
+    TunnelRefused,
+    tls_context,
+    tunnel,
+)
 
 CONNECT_TIMEOUT = 10.0
 """Seconds to open a connection, TLS handshake included."""
@@ -47,86 +56,6 @@ PER_ORIGIN = 16
 """Idle connections kept per origin; more are closed as they are released."""
 ORIGINS = 64
 """Origins whose idle connections are kept; the one used longest ago is let go first."""
-READ_SIZE = 64 * 1024
-
-
-class ClientError(Exception):
-    """Anything that ends an exchange without an answer the caller can read."""
-
-    kind = "broken"
-
-
-class ConnectFailed(ClientError):
-    """No connection: refused, no such host, TLS handshake or certificate, connect timeout."""
-
-    kind = "connect"
-
-
-class HeadTooLarge(ClientError):
-    kind = "head_too_large"
-
-
-class BodyTooLarge(ClientError):
-    kind = "body_too_large"
-
-
-class Broken(ClientError):
-    """The connection failed or the upstream broke the protocol after the request went out."""
-
-    kind = "broken"
-
-
-@dataclass(frozen=True, slots=True)
-class Origin:
-    scheme: str
-    host: str
-    port: int
-
-    @classmethod
-    def of(cls, url: str) -> tuple[Origin, str]:
-        """The origin and the request target (path and query) of an absolute http(s) URL."""
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) URL: {url!r}")
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        return cls(parts.scheme, parts.hostname, port), target
-
-    @property
-    def host_header(self) -> str:
-        default = 443 if self.scheme == "https" else 80
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return host if self.port == default else f"{host}:{self.port}"
-
-
-@dataclass(frozen=True, slots=True)
-class Proxy:
-    """The HTTP proxy a leg's connections go through: mitmproxy's `upstream:` mode for the flow
-    (`flow.server_conn.via`), with the `upstream_auth` option's credentials."""
-
-    scheme: str
-    host: str
-    port: int
-    authorization: str | None = field(default=None, repr=False)
-    """The `proxy-authorization` value (`Basic ...`), sent to the proxy only, never shown."""
-
-    @property
-    def name(self) -> str:
-        return f"{self.host}:{self.port}"
-
-
-def tls_context(*, insecure: bool = False, cafile: str | None = None) -> ssl.SSLContext:
-    """certifi's roots (and `cafile`'s), or no verification with `insecure`."""
-    context = ssl.create_default_context(cafile=certifi.where())
-    if cafile:
-        context.load_verify_locations(cafile=cafile)
-    if insecure:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    context.set_alpn_protocols(["http/1.1"])
-    return context
-
-
 class _Connection:
     __slots__ = ("h11", "idle_since", "max_head", "origin", "reader", "received", "uses", "writer")
 
@@ -271,7 +200,7 @@ class Client:
                         via.host, via.port, ssl=self._tls if via.scheme == "https" else None,
                         server_hostname=via.host if via.scheme == "https" else None, limit=READ_SIZE)
                     if secure:  # a tunnel to the origin, TLS inside it
-                        await _tunnel(reader, writer, origin, via, self.max_head)
+                        await tunnel(reader, writer, origin, via, self.max_head)
                         await writer.start_tls(self._tls, server_hostname=origin.host)
         except TimeoutError:
             _abort(writer)
@@ -283,7 +212,7 @@ class Client:
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
             _abort(writer)
             raise ConnectFailed(f"cannot reach {where}: {_said(exc)}") from None
-        except _Refused as exc:
+        except TunnelRefused as exc:
             _abort(writer)
             raise ConnectFailed(f"cannot reach {where}: {exc}") from None
         self.opened += 1
@@ -346,8 +275,8 @@ class Response:
         """A chunked body, read without h11 (addon/upstream/chunked.py), from the bytes h11 had
         received past the head on."""
         self._early = b""
-        self._keep_alive = _keeps_alive(head)
-        if _is_chunked(head, method):
+        self._keep_alive = keeps_alive(head)
+        if is_chunked(head, method):
             self._chunked = Chunked(connection.max_head)
             self._early = connection.h11.trailing_data[0]
 
@@ -495,56 +424,9 @@ def _request(method: str, target: str, origin: Origin,
     return h11.Request(method=method, target=target, headers=out)
 
 
-async def _tunnel(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, origin: Origin, via: Proxy,
-                  max_head: int) -> None:
-    """`CONNECT` to the origin through the proxy; its answer's head read (a 2xx opens the
-    tunnel; anything else, e.g. 407 without the right credentials, is a failed connect)."""
-    authority = f"[{origin.host}]:{origin.port}" if ":" in origin.host else f"{origin.host}:{origin.port}"
-    lines = [f"CONNECT {authority} HTTP/1.1", f"host: {authority}"]
-    if via.authorization:
-        lines.append(f"proxy-authorization: {via.authorization}")
-    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-    await writer.drain()
-    head = b""
-    while b"\r\n\r\n" not in head:
-        data = await reader.read(READ_SIZE)
-        if not data:
-            raise _Refused("the proxy closed the connection before answering CONNECT")
-        head += data
-        if len(head) > max_head:
-            raise _Refused(f"the proxy's answer to CONNECT passed {max_head} bytes")
-    status_line = head.split(b"\r\n", 1)[0].decode("latin-1")
-    parts = status_line.split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].startswith("2"):
-        raise _Refused(f"the proxy refused the tunnel: {status_line[:200]}")
-    if not head.endswith(b"\r\n\r\n"):
-        raise _Refused("the proxy sent bytes after its answer to CONNECT")
-
-
-class _Refused(Exception):
-    """The proxy did not open the tunnel (why, in its words)."""
-
-
 def _abort(writer: asyncio.StreamWriter | None) -> None:
     if writer is not None:
         writer.transport.abort()
-
-
-def _is_chunked(head: h11.Response, method: str) -> bool:
-    """The answer has a chunked body (h11's `_body_framing`: none for HEAD, 204, 304 or a CONNECT's
-    2xx; h11 refuses any transfer-encoding but chunked)."""
-    if method == "HEAD" or head.status_code in (204, 304) or (method == "CONNECT" and head.status_code < 300):
-        return False
-    return any(name == b"transfer-encoding" for name, _ in head.headers)
-
-
-def _keeps_alive(head: h11.Response) -> bool:
-    """The server keeps the connection after this answer (h11's `_keep_alive`: HTTP/1.1 without
-    `connection: close`; the gateway's request never asks to close)."""
-    if head.http_version < b"1.1":
-        return False
-    return not any(name == b"connection" and b"close" in [t.strip().lower() for t in value.split(b",")]
-                   for name, value in head.headers)
 
 
 def _said(exc: BaseException) -> str:

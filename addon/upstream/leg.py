@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from addon.upstream.client import Proxy
+from addon.upstream.connect import Proxy
 from addon.upstream.policy import Limits
 from addon.upstream.pool import Balancer, Choice, Deployment
 from translators.client_dialects import ClientDialect

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from addon.upstream import policy
-from addon.upstream.client import Broken, Client, ClientError, ConnectFailed, Response
+from addon.upstream.client import Client, Response
+from addon.upstream.connect import Broken, ClientError, ConnectFailed
 from addon.upstream.leg import Attempt, Hook, Leg, Prepared
 from addon.upstream.pool import Choice, Outcome
 from translators.core.errors import TranslatorError

@@ -20,15 +20,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from addon.upstream.client import (
-    BodyTooLarge,
-    Broken,
-    Client,
-    ConnectFailed,
-    HeadTooLarge,
-    Origin,
-    Proxy,
-)
+from addon.upstream.client import Client
+from addon.upstream.connect import BodyTooLarge, Broken, ConnectFailed, HeadTooLarge, Proxy
 from tests.support.loopback_http import Loopback, Received, RecordingHandler
 from tests.support.strict import Strictness
 
@@ -482,15 +475,6 @@ def test_configure_switches_tls_and_drops_the_kept_connections(tls_up: tuple[Scr
 
     with pytest.raises(ConnectFailed):
         run(scenario, insecure=True)
-
-
-def test_an_origin_is_scheme_host_and_port_and_its_host_header_omits_a_default_port() -> None:
-    assert Origin.of("https://api.anthropic.com/v1/messages?beta=true") == (
-        Origin("https", "api.anthropic.com", 443), "/v1/messages?beta=true")
-    assert Origin("https", "api.anthropic.com", 443).host_header == "api.anthropic.com"
-    assert Origin("http", "::1", 8080).host_header == "[::1]:8080"
-    with pytest.raises(ValueError):
-        Origin.of("ftp://example.com/")
 
 
 # -- through an HTTP proxy (mitmproxy's `upstream:` mode) -------------------------------------------
