@@ -41,11 +41,12 @@ class OfflineGuard:
 _OPEN = getattr(leg_client.Client._open, "_guarded", leg_client.Client._open)
 
 
-async def _open(self: Any, origin: Any) -> Any:
-    if origin.host not in LOOPBACK:
-        logging.warning(f"{MARK} a connection to {origin.host}:{origin.port}")
-        raise leg_client.ConnectFailed(f"{MARK}: {origin.host} is not loopback")
-    return await _OPEN(self, origin)
+async def _open(self: Any, origin: Any, via: Any = None) -> Any:
+    for host, port in [(origin.host, origin.port), *([(via.host, via.port)] if via is not None else [])]:
+        if host not in LOOPBACK:
+            logging.warning(f"{MARK} a connection to {host}:{port}")
+            raise leg_client.ConnectFailed(f"{MARK}: {host} is not loopback")
+    return await _OPEN(self, origin, via)
 
 
 _open._guarded = _OPEN  # type: ignore[attr-defined]
