@@ -188,35 +188,30 @@ class Client:
     async def _open(self, origin: Origin, via: Proxy | None = None) -> _Connection:
         secure = origin.scheme == "https"
         where = origin.host_header if via is None else f"{origin.host_header} through the proxy {via.name}"
+        hop: Origin | Proxy = origin if via is None else via  # the first connection: the origin or its proxy
+        tls = hop.scheme == "https"
         writer: asyncio.StreamWriter | None = None
         try:
             async with asyncio.timeout(self.connect_timeout):
-                if via is None:
-                    reader, writer = await asyncio.open_connection(
-                        origin.host, origin.port, ssl=self._tls if secure else None,
-                        server_hostname=origin.host if secure else None, limit=READ_SIZE)
-                else:
-                    reader, writer = await asyncio.open_connection(
-                        via.host, via.port, ssl=self._tls if via.scheme == "https" else None,
-                        server_hostname=via.host if via.scheme == "https" else None, limit=READ_SIZE)
-                    if secure:  # a tunnel to the origin, TLS inside it
-                        await tunnel(reader, writer, origin, via, self.max_head)
-                        await writer.start_tls(self._tls, server_hostname=origin.host)
-        except TimeoutError:
+                reader, writer = await asyncio.open_connection(
+                    hop.host, hop.port, ssl=self._tls if tls else None,
+                    server_hostname=hop.host if tls else None, limit=READ_SIZE)
+                if via is not None and secure:  # a tunnel to the origin, TLS inside it
+                    await tunnel(reader, writer, origin, via, self.max_head)
+                    await writer.start_tls(self._tls, server_hostname=origin.host)
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, TunnelRefused) as exc:
             _abort(writer)
-            raise ConnectFailed(f"cannot reach {where}: no connection within "
-                                f"{self.connect_timeout:g} s") from None
-        except ssl.SSLError as exc:
-            _abort(writer)
-            raise ConnectFailed(f"cannot reach {where}: TLS handshake failed: {_said(exc)}") from None
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
-            _abort(writer)
-            raise ConnectFailed(f"cannot reach {where}: {_said(exc)}") from None
-        except TunnelRefused as exc:
-            _abort(writer)
-            raise ConnectFailed(f"cannot reach {where}: {exc}") from None
+            raise ConnectFailed(f"cannot reach {where}: {self._why(exc)}") from None
         self.opened += 1
         return _Connection((origin, via), reader, writer, self.max_head)
+
+    def _why(self, exc: BaseException) -> str:
+        """Why a connect failed, in the words the records and the client's error carry."""
+        if isinstance(exc, TimeoutError):  # before OSError, whose subclass it is
+            return f"no connection within {self.connect_timeout:g} s"
+        if isinstance(exc, ssl.SSLError):
+            return f"TLS handshake failed: {_said(exc)}"
+        return str(exc) if isinstance(exc, TunnelRefused) else _said(exc)
 
     def _take(self, origin: _Key) -> _Connection | None:
         idle = self._idle.get(origin)
@@ -294,28 +289,11 @@ class Response:
         if self._ended:
             self._end(connection)
             return None
-        if self._chunked is not None:
-            return await self._next_chunked(connection, self._chunked)
-        parts: list[bytes | bytearray] = []
         try:
-            while True:
-                event = connection.h11.next_event()
-                if event is h11.NEED_DATA:
-                    if parts:
-                        return bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
-                    await connection.receive()
-                elif isinstance(event, h11.Data):
-                    if event.data:
-                        parts.append(event.data)
-                elif isinstance(event, h11.EndOfMessage):
-                    if parts:
-                        self._ended = True
-                        return bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
-                    self._end(connection)
-                    return None
-                else:
-                    raise Broken(f"the upstream's answer ended early ({type(event).__name__})")
-        except h11.RemoteProtocolError as exc:
+            if self._chunked is not None:
+                return await self._next_chunked(connection, self._chunked)
+            return await self._next_h11(connection)
+        except (h11.RemoteProtocolError, ChunkedError) as exc:
             self._abort()
             raise Broken(f"the upstream broke off its answer: {exc}") from None
         except (OSError, ssl.SSLError) as exc:
@@ -325,36 +303,47 @@ class Response:
             self._abort()
             raise
 
+    async def _next_h11(self, connection: _Connection) -> bytes | None:
+        """`next_chunk` of a body h11 reads (a length, or up to the connection's end)."""
+        parts: list[bytes | bytearray] = []
+        while True:
+            event = connection.h11.next_event()
+            if event is h11.NEED_DATA:
+                if parts:
+                    return bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
+                await connection.receive()
+            elif isinstance(event, h11.Data):
+                if event.data:
+                    parts.append(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                if parts:
+                    self._ended = True
+                    return bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
+                self._end(connection)
+                return None
+            else:
+                raise Broken(f"the upstream's answer ended early ({type(event).__name__})")
+
     async def _next_chunked(self, connection: _Connection, body: Chunked) -> bytes | None:
         """`next_chunk` of a chunked body: all the data one read brought, decoded at once."""
-        try:
-            while True:
-                if self._early:
-                    data, self._early = self._early, b""
-                else:
-                    data = await connection.reader.read(READ_SIZE)
-                    connection.received += len(data)
-                    if not data:
-                        raise ChunkedError("peer closed connection without sending complete message body "
-                                           "(incomplete chunked read)")
-                out = body.feed(data)
-                if body.done:
-                    if out:
-                        self._ended = True
-                        return out
-                    self._end(connection)
-                    return None
+        while True:
+            if self._early:
+                data, self._early = self._early, b""
+            else:
+                data = await connection.reader.read(READ_SIZE)
+                connection.received += len(data)
+                if not data:
+                    raise ChunkedError("peer closed connection without sending complete message body "
+                                       "(incomplete chunked read)")
+            out = body.feed(data)
+            if body.done:
                 if out:
+                    self._ended = True
                     return out
-        except ChunkedError as exc:
-            self._abort()
-            raise Broken(f"the upstream broke off its answer: {exc}") from None
-        except (OSError, ssl.SSLError) as exc:
-            self._abort()
-            raise Broken(f"the connection to the upstream failed mid-answer: {_said(exc)}") from None
-        except BaseException:
-            self._abort()
-            raise
+                self._end(connection)
+                return None
+            if out:
+                return out
 
     def _end(self, connection: _Connection) -> None:
         self.complete = True
