@@ -232,6 +232,3 @@ def install() -> None:
     """Idempotent; every copy of this module wraps mitmproxy's own method (`_WRAPS`)."""
     setattr(_open_connection, _WRAPS, _ORIGINAL)
     _HANDLER.open_connection = _open_connection  # type: ignore[method-assign]
-
-
-__all__ = ["Pipe", "install", "serve"]

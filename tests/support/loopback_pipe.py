@@ -14,6 +14,9 @@ from mitmproxy.proxy import events
 from addon.patches.loopback_pipe import MitmEnd, Pipe
 from addon.upstream.server import LoopbackServer
 
+_readers: set[asyncio.Task[Any]] = set()
+"""The stand-ins for mitmproxy's reader tasks, kept until they end."""
+
 
 class Layers:
     """What the pipe hands to mitmproxy, kept: each `DataReceived` as it came, and a reader fed
@@ -71,9 +74,6 @@ def pipe_to(server: LoopbackServer) -> tuple[Pipe, Layers]:
     _readers.add(task := asyncio.get_running_loop().create_task(read_to_the_end()))
     task.add_done_callback(_readers.discard)
     return pipe, layers
-
-
-_readers: set[asyncio.Task[Any]] = set()
 
 
 def connect(server: LoopbackServer) -> tuple[asyncio.StreamReader, Writer]:

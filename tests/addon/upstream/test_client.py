@@ -527,8 +527,8 @@ class ForwardProxy:
                 host, port = authority.rsplit(":", 1)
                 up_reader, up_writer = await asyncio.open_connection(host, int(port))
                 kept = [f for f in fields if f and not f.lower().startswith("proxy-")]
-                up_writer.write(f"{method} /{path} HTTP/1.1\r\n{chr(13).join(kept)}".replace(
-                    "\r", "\r\n").encode("latin-1") + b"\r\n\r\n")
+                head = "\r\n".join([f"{method} /{path} HTTP/1.1", *kept]) + "\r\n\r\n"
+                up_writer.write(head.encode("latin-1"))
             await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
         except (OSError, asyncio.IncompleteReadError):
             pass
