@@ -8,9 +8,11 @@ the log per request and left a connection hanging (docs/mitmproxy.md "Hostile cl
 
 RFC 9112 7.1.2: "A recipient that removes the chunked coding from a message MAY selectively retain
 or discard the received trailer fields". mitmproxy removes the coding (it buffers or re-frames the
-body), so the trailer fields are discarded: the body reader each HTTP/1 connection reads with is
-wrapped to end the message without them. A request or an answer with trailers goes on as one
-without.
+body), so the trailer fields are discarded: the chunked body reader mitmproxy makes for each
+message (`make_body_reader`) is one whose end of message carries none. A request or an answer
+with trailers goes on as one without. Only a chunked body can have trailers; the other readers
+are mitmproxy's own. The reader is a subclass, not a wrapper around each read: a streamed answer
+reads a chunk per event (docs/benchmarks.md "The per-event path").
 
 mitmproxy is pinned (`pyproject.toml`); `tests/addon/patches/test_patches.py` fails, naming the
 attribute, when an internal used here changes.
@@ -18,45 +20,42 @@ attribute, when an internal used here changes.
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from typing import Any
 
 import h11
-from mitmproxy.proxy.layers.http._http1 import Http1Connection
+from h11._readers import ChunkedReader
+from mitmproxy.proxy.layers.http import _http1
 
 INTERNALS = (
+    "mitmproxy.proxy.layers.http._http1.make_body_reader",
     "mitmproxy.proxy.layers.http._http1.Http1Connection.read_body",
-    "mitmproxy.proxy.layers.http._http1.Http1Server.body_reader",
-    "mitmproxy.proxy.layers.http._http1.Http1Client.body_reader",
+    "h11._readers.ChunkedReader._reading_trailer",
 )
-"""What this module uses of mitmproxy's internals (tests/addon/patches/test_patches.py)."""
+"""What this module uses of mitmproxy's (and h11's) internals (tests/addon/patches/test_patches.py)."""
 _WRAPS = "_gateway_wraps"
-_ORIGINAL = getattr(Http1Connection.read_body, _WRAPS, Http1Connection.read_body)
+_ORIGINAL = getattr(_http1.make_body_reader, _WRAPS, _http1.make_body_reader)
 
 
-class _Untrailed:
-    """An h11 body reader whose end of message carries no trailer fields."""
-
-    def __init__(self, reader: Any) -> None:
-        self.reader = reader
+class UntrailedChunkedReader(ChunkedReader):
+    """h11's chunked reader, but its end of message carries no trailer fields (h11 still reads
+    and checks them)."""
 
     def __call__(self, buf: Any) -> Any:
-        event = self.reader(buf)
-        if isinstance(event, h11.EndOfMessage) and event.headers:
+        if not self._reading_trailer:
+            return ChunkedReader.__call__(self, buf)  # at the last chunk it calls this again
+        event = ChunkedReader.__call__(self, buf)
+        if event is not None and event.headers:
             return h11.EndOfMessage()
         return event
 
-    def read_eof(self) -> Any:
-        return self.reader.read_eof()
 
-
-def _read_body(self: Any, event: Any) -> Generator[Any, Any, None]:
-    if not isinstance(self.body_reader, _Untrailed):
-        self.body_reader = _Untrailed(self.body_reader)
-    yield from _ORIGINAL(self, event)
+def _make_body_reader(expected_size: int | None) -> Any:
+    if expected_size is None:  # chunked (mitmproxy's own `make_body_reader`)
+        return UntrailedChunkedReader()
+    return _ORIGINAL(expected_size)
 
 
 def install() -> None:
-    """Idempotent; every copy of this module wraps mitmproxy's own method (`_WRAPS`)."""
-    setattr(_read_body, _WRAPS, _ORIGINAL)
-    Http1Connection.read_body = _read_body  # type: ignore[method-assign]
+    """Idempotent; every copy of this module wraps mitmproxy's own function (`_WRAPS`)."""
+    setattr(_make_body_reader, _WRAPS, _ORIGINAL)
+    _http1.make_body_reader = _make_body_reader

@@ -18,6 +18,7 @@ from typing import Any
 from addon.upstream import policy
 from addon.upstream.client import Client, Response
 from addon.upstream.connect import Broken, ClientError, ConnectFailed
+from addon.upstream.idle import Idle
 from addon.upstream.leg import Attempt, Hook, Leg, Prepared
 from addon.upstream.pool import Choice, Outcome
 from translators.core.errors import TranslatorError
@@ -224,28 +225,47 @@ class Pump:
     async def _stream(self, leg: Leg, choice: Choice, record: Attempt, prepared: Prepared,
                       response: Response, put: Put) -> Result:
         hook = leg.hook(choice.deployment, prepared)
+        loop = asyncio.get_running_loop()
+        watch = Idle(loop.time() + leg.limits.idle_timeout)
+        try:
+            return await self._pump(leg, choice, record, prepared, response, put, hook, watch)
+        finally:
+            watch.close()
+
+    async def _pump(self, leg: Leg, choice: Choice, record: Attempt, prepared: Prepared,
+                    response: Response, put: Put, hook: Hook, watch: Idle) -> Result:
+        """`_stream`'s loop: one upstream read per turn, its bytes translated and sent on. The
+        idle deadline counts only the time spent reading (`Idle`); one event's way through here
+        is the per-event cost of a paced stream (docs/benchmarks.md "The per-event path")."""
         translator = hook.translator
         idle = leg.limits.idle_timeout
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + idle
+        loop = watch.loop
         progress = translator.progress
         held: list[bytes] | None = []
         size = 0
 
         async def send(message: Message) -> None:
             """To the client's side; time spent waiting for a slow client is no upstream silence."""
-            nonlocal deadline
             before = loop.time()
             await put(message)
-            deadline += loop.time() - before
+            watch.deadline += loop.time() - before
 
         while True:
+            reason = None
+            if watch.handle is None:
+                watch.arm()
+            watch.reading = True
             try:
-                async with asyncio.timeout_at(deadline):
-                    chunk = await response.next_chunk()
-            except (TimeoutError, ClientError) as exc:
-                reason = (f"the upstream sent no event for {idle:g} s" if isinstance(exc, TimeoutError)
-                          else str(exc))
+                chunk = await response.next_chunk()
+            except asyncio.CancelledError:
+                if not watch.timed_out():
+                    raise
+                reason = f"the upstream sent no event for {idle:g} s"
+            except ClientError as exc:
+                reason = str(exc)
+            finally:
+                watch.reading = False
+            if reason is not None:
                 if held is not None:
                     return self._failed(leg, choice, record, "retry", f"before content: {reason}")
                 # after content nothing is retried: the client's stream ends with its failure
@@ -255,7 +275,7 @@ class Pump:
                 return None
             out = _joined(hook.end() if chunk is None else hook(chunk))
             if translator.progress != progress:
-                progress, deadline = translator.progress, loop.time() + idle
+                progress, watch.deadline = translator.progress, loop.time() + idle
             if held is not None:
                 if translator.content_started or size + len(out) > policy.HOLD_BYTES:
                     leg.streaming = hook
@@ -289,8 +309,10 @@ class Pump:
                     held.append(out)
                     size += len(out)
                     continue
-            elif out:
-                await send(Data(out))
+            elif out:  # `send`, inlined: this is the way of every event of a stream
+                before = loop.time()
+                await put(Data(out))
+                watch.deadline += loop.time() - before
             if translator.finished or chunk is None:
                 if chunk is not None:
                     await send(Data(_joined(hook.end())))

@@ -18,7 +18,8 @@ import pytest
 from mitmproxy.proxy import server
 from mitmproxy.proxy.layers import http as http_layer
 from mitmproxy.proxy.layers import websocket as websocket_layer
-from mitmproxy.proxy.layers.http._http1 import Http1Connection, Http1Server
+from mitmproxy.proxy.layers.http import _http1
+from mitmproxy.proxy.layers.http._http1 import Http1Server
 from mitmproxy.test import taddons
 from packaging.requirements import Requirement
 
@@ -40,12 +41,12 @@ PATCHES = [(early_answer, STREAM, "state_wait_for_request_headers", "_wait_for_r
            (admission, server.ConnectionHandler, "handle_client", "_handle_client"),
            (head_bound, Http1Server, "read_headers", "_read_headers"),
            (head_bound, Http1Server, "wait", "_wait"),
-           (trailers, Http1Connection, "read_body", "_read_body"),
+           (trailers, _http1, "make_body_reader", "_make_body_reader"),
            (websocket_bound, websocket_layer.WebsocketLayer, "relay_messages", "_relay_messages"),
            (websocket_served, STREAM, "flow_done", "_flow_done"),
            (unrouted, STREAM, "handle_protocol_error", "_handle_protocol_error"),
            (loopback_pipe, server.ConnectionHandler, "open_connection", "_open_connection")]
-"""(module, the mitmproxy class it patches, the method, the module's wrapper)."""
+"""(module, the mitmproxy class or module it patches, the method or function, the module's wrapper)."""
 LISTED = [early_answer, admission, head_bound, trailers, websocket_bound, websocket_served, unrouted,
           loopback_pipe]
 """The patch modules that list the mitmproxy internals they use (`INTERNALS`)."""
@@ -66,7 +67,7 @@ def _copy(module: ModuleType) -> ModuleType:
 
 
 @pytest.mark.parametrize(("module", "owner", "method", "wrapper"), PATCHES)
-def test_installing_again_keeps_the_one_wrapper(module: ModuleType, owner: type, method: str,
+def test_installing_again_keeps_the_one_wrapper(module: ModuleType, owner: Any, method: str,
                                                 wrapper: str) -> None:
     module.install()
     module.install()
@@ -75,7 +76,7 @@ def test_installing_again_keeps_the_one_wrapper(module: ModuleType, owner: type,
 
 @pytest.mark.parametrize(("module", "owner", "method", "wrapper"), PATCHES)
 def test_another_copy_of_the_module_wraps_mitmproxys_method_never_the_first_wrapper(
-        module: ModuleType, owner: type, method: str, wrapper: str) -> None:
+        module: ModuleType, owner: Any, method: str, wrapper: str) -> None:
     module.install()
     copy = _copy(module)
     try:
@@ -83,7 +84,7 @@ def test_another_copy_of_the_module_wraps_mitmproxys_method_never_the_first_wrap
         assert getattr(owner, method) is getattr(copy, wrapper)
         original = getattr(module, wrapper)._gateway_wraps  # what a wrapper wraps
         assert getattr(copy, wrapper)._gateway_wraps is original
-        assert original.__qualname__.endswith(f".{method}") and "gateway" not in original.__module__
+        assert original.__qualname__.rpartition(".")[2] == method and "gateway" not in original.__module__
     finally:
         module.install()
     assert getattr(owner, method) is getattr(module, wrapper)

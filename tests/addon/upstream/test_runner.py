@@ -344,6 +344,24 @@ def test_after_content_a_broken_stream_is_not_retried_and_ends_with_the_clients_
     assert leg.attempts[0].outcome == "answered" and "cut after content" in leg.attempts[0].reason
 
 
+def test_after_content_silence_past_the_idle_timeout_ends_the_clients_stream_with_its_failure(
+        stack: ExitStack) -> None:
+    release = threading.Event()
+    up = Upstreams(stack, a=[lambda: stream(START + TEXT_OPEN + TEXT, then=lambda: release.wait(20))],
+                   b=[lambda: anthropic_text("never")])
+    leg = leg_for([deployment("a", up.url("a")), deployment("b", up.url("b"))],
+                  limits=replace(QUICK, idle_timeout=0.3))
+    leg.balancer.remember(["k"], "a")
+    leg.affinity = ("k",)
+    try:
+        _, body = run(leg)
+    finally:
+        release.set()
+    assert b"partial" in body and events(body)[-1] == "response.failed"
+    assert up.hits("b") == 0
+    assert leg.attempts[0].reason == "cut after content: the upstream sent no event for 0.3 s"
+
+
 def test_the_answer_ends_at_the_terminal_event_though_the_upstream_keeps_the_connection(
         stack: ExitStack) -> None:
     release = threading.Event()
