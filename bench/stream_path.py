@@ -137,6 +137,12 @@ class StreamPathResult:
         """Pooled paced CPU, side / plain."""
         return sum(self.paced_cpu_ms[side]) / sum(self.paced_cpu_ms["plain"])
 
+    def paired(self, side: str, against: str) -> list[float]:
+        """side / against paced CPU, per session: two trees compared within each session, whose
+        processes share its luck (docs/benchmarks.md "The stream path through the leg")."""
+        return [mine / theirs for mine, theirs in zip(self.session_ratios[side],
+                                                       self.session_ratios[against], strict=True)]
+
     def p50_ratios(self, side: str) -> list[float]:
         return [mine / floor for mine, floor in zip(self.concurrent_p50_ms[side],
                                                      self.concurrent_p50_ms["plain"], strict=True)]
@@ -229,6 +235,11 @@ def render(res: StreamPathResult) -> str:
                 if p50 else "")
         out.append(f"{side:10} {median(cpu):18.2f} {res.cpu_ratio(side):7.3f} "
                    f"{_range(res.session_ratios[side], '.3f'):>16} {conc}")
+    first, *others = res.sides[1:] or [""]
+    for side in others:
+        pairs = res.paired(side, first)
+        out.append(f"{side} / {first}, per session: median {median(pairs):.3f} ({_range(pairs, '.2f')}), "
+                   f"{sum(p < 1 for p in pairs)} of {len(pairs)} below 1")
     return "\n".join(out)
 
 

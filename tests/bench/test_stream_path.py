@@ -41,3 +41,13 @@ def test_a_tiny_run_measures_every_side_paced_and_concurrent() -> None:
         assert len(res.concurrent_p50_ms[side]) == 1
     assert res.cpu_ratio("plain") == 1.0 and len(res.p50_ratios("here")) == 1
     assert "here" in stream_path.render(res)
+
+
+def test_two_trees_are_compared_session_by_session() -> None:
+    res = stream_path.StreamPathResult("anthropic", 118, 2.0, 0, ["plain", "base", "new"],
+                                       session_ratios={"plain": [1.0, 1.0, 1.0], "base": [1.5, 1.6, 1.4],
+                                                       "new": [1.2, 1.7, 1.05]})
+    assert [round(r, 3) for r in res.paired("new", "base")] == [0.8, 1.062, 0.75]
+    res.paced_cpu_ms = {side: [1.0] for side in res.sides}
+    res.concurrent_p50_ms = {side: [] for side in res.sides}
+    assert "new / base, per session: median 0.800 (0.75-1.06), 2 of 3 below 1" in stream_path.render(res)
