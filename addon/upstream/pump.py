@@ -234,7 +234,7 @@ class Pump:
 
     async def _pump(self, leg: Leg, choice: Choice, record: Attempt, prepared: Prepared,
                     response: Response, put: Put, hook: Hook, watch: Idle) -> Result:
-        """`_stream`'s loop: one upstream read per turn, its bytes translated and sent on. The
+        """`_stream`'s loop: one upstream read per pass, its bytes translated and sent on. The
         idle deadline counts only the time spent reading (`Idle`); one event's way through here
         is the per-event cost of a paced stream (docs/benchmarks.md "The per-event path")."""
         translator = hook.translator
