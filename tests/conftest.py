@@ -5,9 +5,9 @@ from the registry runs over it too.
 And every test runs at a depth (tests/support/depth.py): sampled by default, exhaustive under the
 `exhaustive` marker.
 
-Under pytest-xdist (`./run test` runs two workers) tests/support/schedule.py decides which worker
+Under pytest-xdist (`./run test` runs three workers) tests/support/schedule.py decides which worker
 runs what: one file (or one `xdist_group`) per unit, the slowest first; a test marked `alone`
-runs while the other worker waits."""
+runs while the other workers wait."""
 
 from collections.abc import Generator
 from typing import Any

@@ -1,4 +1,4 @@
-"""How `./run test` shares the suite between pytest-xdist workers (`-n 2 --dist loadgroup`).
+"""How `./run test` shares the suite between pytest-xdist workers (`-n 3 --dist loadgroup`).
 
 One work unit per test file, so a module's fixtures (a mitmdump, a PostgreSQL, the real Chat
 server) start once, on one worker; tests marked `@pytest.mark.xdist_group(NAME)` form one unit

@@ -3,9 +3,9 @@ one test marked `alone`.
 
 An `alone` test counts what a stream went through while the proxy worked
 (tests/addon/e2e/test_limits.py): a neighbour's load on the other core would blur that count, so
-it runs while the other worker waits. Every test holds the room's shared lock for its setup, call
+it runs while the other workers wait. Every test holds the room's shared lock for its setup, call
 and teardown, an `alone` test the exclusive one; all pass a gate first, which an `alone` test
-keeps while it waits and runs, so a stream of short tests on the other worker cannot keep it out.
+keeps while it waits and runs, so a stream of short tests on the other workers cannot keep it out.
 """
 
 from __future__ import annotations
