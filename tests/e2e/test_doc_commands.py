@@ -428,7 +428,8 @@ def test_no_inline_command_names_a_bare_program_of_the_gateway() -> None:
     ("./run demo", [sys.executable, "-m", "addon", "replay"]),
     ("./run clients list", [sys.executable, "-m", "addon", "clients", "list"]),
     ("./run mitmdump -p 1", [str(VENV_BIN / "mitmdump"), "-p", "1"]),
-    ("./run test tests/x", [sys.executable, "-m", "pytest", "-m", "", "tests/x"]),
+    ("./run test tests/x", [sys.executable, "-m", "pytest", "-m", "", "-n", "3", "--dist", "loadgroup",
+                            "tests/x"]),
 ])
 def test_run_subcommands_are_read_from_the_script(line: str, expected: Sequence[str]) -> None:
     assert resolve(split(line)[1]) == [str(VENV_BIN / Path(expected[0]).name), *expected[1:]]

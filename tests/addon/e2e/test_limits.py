@@ -255,6 +255,7 @@ def _meanwhile(http: httpx.Client, upstream: Upstream, command: list[str], answe
     return Meanwhile(sent=sent - start - 20, lag=lag)
 
 
+@pytest.mark.alone  # a count a neighbour's load would blur (tests/support/turns.py)
 def test_translating_a_100k_item_request_does_not_stall_another_stream(
         http: httpx.Client, proxy: MitmDump, upstream: Upstream, tmp_path: Path, module_dir: Path) -> None:
     items = [{"type": "message", "role": "user" if i % 2 == 0 else "assistant",
@@ -280,6 +281,7 @@ def test_translating_a_100k_item_request_does_not_stall_another_stream(
     assert saved[0].metadata["gateway.client_request"].endswith(f"(gateway_max_kept_bytes={KEPT})]")
 
 
+@pytest.mark.alone  # a count a neighbour's load would blur (tests/support/turns.py)
 def test_continuing_a_100k_item_stored_history_does_not_stall_another_stream(
         http: httpx.Client, proxy: MitmDump, upstream: Upstream, tmp_path: Path) -> None:
     """The Agents SDK's way: a short request naming `previous_response_id`, the history the
@@ -303,6 +305,7 @@ def test_continuing_a_100k_item_stored_history_does_not_stall_another_stream(
     meanwhile.assert_not_stalled()
 
 
+@pytest.mark.alone  # a count a neighbour's load would blur (tests/support/turns.py)
 def test_a_16_mb_event_does_not_stall_another_stream(http: httpx.Client, proxy: MitmDump,
                                                      upstream: Upstream, tmp_path: Path) -> None:
     size = 16 * MiB - 200
