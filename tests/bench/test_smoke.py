@@ -130,7 +130,7 @@ def test_growth_benchmark_times_both_sizes_of_each_case() -> None:
 
     rows = growth.run(samples=1)
     assert [(r.case, r.large_bytes // r.small_bytes) for r in rows] == [("tool input", 8), ("one event", 8)]
-    assert all(r.small_ms > 0 and r.large_ms > r.small_ms for r in rows)
+    assert all(r.small_ms > 0 and r.large_ms > 0 for r in rows)  # timed; how they compare is the benchmark's
 
 
 def test_growth_workloads_translate_to_one_whole_answer() -> None:
