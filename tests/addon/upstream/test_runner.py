@@ -122,6 +122,15 @@ def leg_for(deployments: list[Deployment], fallbacks: list[Deployment] | None = 
                prepare, hook, client_dialects.get(client), limits, stream, affinity=affinity)
 
 
+def a_then_b(up: Upstreams, limits: policy.Limits = QUICK) -> Leg:
+    """A leg over deployments `a` and `b` whose conversation is pinned to `a`: `a` is tried first,
+    `b` is where a retry goes."""
+    leg = leg_for([deployment("a", up.url("a")), deployment("b", up.url("b"))], limits=limits,
+                  affinity=("k",))
+    leg.balancer.remember(["k"], "a")
+    return leg
+
+
 async def collect(reply: Reply) -> bytes:
     if isinstance(reply.body, bytes):
         return reply.body
@@ -202,9 +211,7 @@ def test_a_529_is_retried_on_the_other_deployment(stack: ExitStack) -> None:
 
 def test_an_overload_inside_the_stream_before_content_is_retried_unseen(stack: ExitStack) -> None:
     up = Upstreams(stack, a=[lambda: stream(START, PING, OVERLOADED)], b=[lambda: anthropic_text("from b")])
-    leg = leg_for([deployment("a", up.url("a")), deployment("b", up.url("b"))])
-    leg.balancer.remember(["k"], "a")
-    leg.affinity = ("k",)
+    leg = a_then_b(up)
     _, body = run(leg)
     assert events(body).count("response.created") == 1
     assert "response.failed" not in events(body) and b"from b" in body
@@ -237,10 +244,7 @@ def test_silence_before_content_is_an_idle_timeout_and_retried(stack: ExitStack,
         return 200, SSE_HEADERS, body()
 
     up = Upstreams(stack, a=[quiet], b=[lambda: anthropic_text("from b")])
-    leg = leg_for([deployment("a", up.url("a")), deployment("b", up.url("b"))],
-                  limits=replace(QUICK, idle_timeout=0.3))
-    leg.balancer.remember(["k"], "a")
-    leg.affinity = ("k",)
+    leg = a_then_b(up, replace(QUICK, idle_timeout=0.3))
     try:
         _, body = run(leg)
     finally:
@@ -253,9 +257,7 @@ def test_silence_before_content_is_an_idle_timeout_and_retried(stack: ExitStack,
 def test_a_401_on_one_deployment_goes_elsewhere_and_cools_it(stack: ExitStack) -> None:
     up = Upstreams(stack, a=[lambda: error(401, "authentication_error", "invalid x-api-key")],
                    b=[lambda: anthropic_text("from b")])
-    leg = leg_for([deployment("a", up.url("a")), deployment("b", up.url("b"))])
-    leg.balancer.remember(["k"], "a")
-    leg.affinity = ("k",)
+    leg = a_then_b(up)
     _, body = run(leg)
     assert b"from b" in body
     assert leg.balancer.health("a").failures == 1 and "HTTP 401" in leg.attempts[0].reason
@@ -305,9 +307,7 @@ def test_an_overflow_with_nowhere_larger_is_passed_on(stack: ExitStack) -> None:
 def test_a_client_error_is_passed_on_at_once(stack: ExitStack) -> None:
     up = Upstreams(stack, a=[lambda: error(400, "invalid_request_error", "tools.0: bad schema")],
                    b=[lambda: anthropic_text("never")])
-    leg = leg_for([deployment("a", up.url("a")), deployment("b", up.url("b"))])
-    leg.balancer.remember(["k"], "a")
-    leg.affinity = ("k",)
+    leg = a_then_b(up)
     reply, body = run(leg)
     assert (reply.status, reply.kind) == (400, "upstream") and b"bad schema" in body
     assert outcomes(leg) == [("a", "passed on")] and up.hits("b") == 0
@@ -316,9 +316,7 @@ def test_a_client_error_is_passed_on_at_once(stack: ExitStack) -> None:
 def test_a_stream_that_says_nothing_is_its_upstreams_answer_and_not_retried(stack: ExitStack) -> None:
     # what llama-cpp-python sends for a request over its context (docs/chat.md "Compatible servers")
     up = Upstreams(stack, a=[lambda: stream(PING)], b=[lambda: anthropic_text("never")])
-    leg = leg_for([deployment("a", up.url("a")), deployment("b", up.url("b"))])
-    leg.balancer.remember(["k"], "a")
-    leg.affinity = ("k",)
+    leg = a_then_b(up)
     reply, body = run(leg)
     assert (reply.status, reply.kind, events(body)[-1]) == (200, "stream", "response.failed")
     assert b"invalid_prompt" in body and up.hits("b") == 0
@@ -335,9 +333,7 @@ def test_after_content_a_broken_stream_is_not_retried_and_ends_with_the_clients_
         return 200, SSE_HEADERS, body()
 
     up = Upstreams(stack, a=[dies], b=[lambda: anthropic_text("never")])
-    leg = leg_for([deployment("a", up.url("a")), deployment("b", up.url("b"))])
-    leg.balancer.remember(["k"], "a")
-    leg.affinity = ("k",)
+    leg = a_then_b(up)
     _, body = run(leg)
     assert b"partial" in body and events(body)[-1] == "response.failed"
     assert up.hits("b") == 0
@@ -349,10 +345,7 @@ def test_after_content_silence_past_the_idle_timeout_ends_the_clients_stream_wit
     release = threading.Event()
     up = Upstreams(stack, a=[lambda: stream(START + TEXT_OPEN + TEXT, then=lambda: release.wait(20))],
                    b=[lambda: anthropic_text("never")])
-    leg = leg_for([deployment("a", up.url("a")), deployment("b", up.url("b"))],
-                  limits=replace(QUICK, idle_timeout=0.3))
-    leg.balancer.remember(["k"], "a")
-    leg.affinity = ("k",)
+    leg = a_then_b(up, replace(QUICK, idle_timeout=0.3))
     try:
         _, body = run(leg)
     finally:
@@ -404,10 +397,7 @@ def test_the_attempt_limit_holds(stack: ExitStack) -> None:
 
 def test_no_retries_when_retry_seconds_is_zero(stack: ExitStack) -> None:
     up = Upstreams(stack, a=[lambda: error(500, "api_error", "boom")], b=[lambda: anthropic_text("b")])
-    leg = leg_for([deployment("a", up.url("a")), deployment("b", up.url("b"))],
-                  limits=replace(QUICK, retry_seconds=0))
-    leg.balancer.remember(["k"], "a")
-    leg.affinity = ("k",)
+    leg = a_then_b(up, replace(QUICK, retry_seconds=0))
     reply, _ = run(leg)
     assert reply.kind == "gave_up" and up.hits("b") == 0
 
