@@ -100,14 +100,22 @@ def scope_of(nodeid: str) -> str:
 class FileScheduling(LoadGroupScheduling):
     """xdist's `loadgroup` with files as the default unit and the slowest unit sent first."""
 
+    def __init__(self, config: Any, log: Any = None) -> None:
+        super().__init__(config, log)
+        self._weights: dict[str, float] = {}
+        """Each unit's seconds, reckoned once: every assignment compares the units left."""
+
     def _split_scope(self, nodeid: str) -> str:
         return scope_of(nodeid)
 
     def _weight(self, scope: str, tests: dict[str, bool]) -> float:
-        files = {nodeid.split("::", 1)[0] for nodeid in tests}
-        listed = sum(SECONDS.get(path, 0.0) for path in files)
-        unlisted = sum(1 for nodeid in tests if nodeid.split("::", 1)[0] not in SECONDS)
-        return listed + unlisted * PER_TEST
+        weights = self._weights
+        if scope not in weights:
+            files = {nodeid.split("::", 1)[0] for nodeid in tests}
+            listed = sum(SECONDS.get(path, 0.0) for path in files)
+            unlisted = sum(1 for nodeid in tests if nodeid.split("::", 1)[0] not in SECONDS)
+            weights[scope] = listed + unlisted * PER_TEST
+        return weights[scope]
 
     def _assign_work_unit(self, node: Any) -> None:
         heaviest = max(self.workqueue, key=lambda scope: self._weight(scope, self.workqueue[scope]))
