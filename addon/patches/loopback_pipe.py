@@ -30,6 +30,8 @@ from mitmproxy import connection as mitm_connection
 from mitmproxy.proxy import events, server, server_hooks
 from mitmproxy.utils import human
 
+from addon.patches.body_relay import BodyRelay
+
 INTERNALS = (
     "mitmproxy.proxy.server.ConnectionHandler.open_connection",
     "mitmproxy.proxy.server.ConnectionHandler.handle_connection",
@@ -59,6 +61,15 @@ listening: Callable[[Any], Accept | None] = _nowhere
 """The server that takes connections to `address` through a pipe, or None (then a socket is
 opened as usual). Set by the upstream leg once its loopback server listens."""
 
+_open: dict[str, Pipe] = {}
+"""The pipes mitmproxy is connected through, by its server connection's id."""
+
+
+def relay_of(flow: Any) -> BodyRelay | None:
+    """The body relay of the pipe `flow`'s answer comes through; None when it came otherwise."""
+    pipe = _open.get(flow.server_conn.id)
+    return pipe.relay if pipe is not None else None
+
 
 class Pipe:
     """One connection between mitmproxy (`mitm`, its reader and writer) and the loopback server
@@ -67,6 +78,8 @@ class Pipe:
     def __init__(self, handler: Any, connection: mitm_connection.Server) -> None:
         self.handler = handler
         self.connection = connection
+        self.relay = BodyRelay(handler)
+        """The answer's body to the client straight, once mitmproxy streams it (body_relay.py)."""
         self.mitm = MitmEnd(self)
         self.server = ServerEnd(self)
         self.to_server = bytearray()
@@ -131,6 +144,7 @@ class ServerEnd:
 
     def __init__(self, pipe: Pipe) -> None:
         self._pipe = pipe
+        self.relay = pipe.relay
 
     @property
     def transport(self) -> ServerEnd:
@@ -213,9 +227,11 @@ async def _open_connection(self: Any, command: Any) -> None:
     self.log(f"server connect {addr}")  # mitmproxy's own line, as a socket's connect writes it
     await self.handle_hook(server_hooks.ServerConnectedHook(hook_data))
     await self.server_event(events.OpenConnectionCompleted(command, None))
+    _open[conn.id] = pipe
     try:
         await self.handle_connection(conn)
     finally:
+        del _open[conn.id]
         self.log(f"server disconnect {addr}")
         conn.timestamp_end = time.time()
         pipe.mitm.close()

@@ -77,6 +77,11 @@ class Turn(ReplayHandler):
         if self.flow.error is not None:
             self.relay.end(self.flow.error.msg)  # a no-op once the relay ended it
 
+    def hands_on(self, data: bytes) -> None:
+        """Where a piece of the answer's body goes when it does not pass mitmproxy's layers
+        (addon/patches/body_relay.py): where the stand-in client hands one (`_Client`)."""
+        self.relay.data(data)
+
     def log(self, message: str, level: int = logging.INFO, exc_info: Any = None) -> None:
         """The turn's own lines (server connect, disconnect) as an HTTP turn's, with the socket
         client's address: mitmproxy's `ReplayHandler` prefixes them `[replay]`."""

@@ -26,6 +26,7 @@ from typing import Any
 from mitmproxy import ctx as mitm
 
 from addon.observe import flowinfo, stamp
+from addon.patches import loopback_pipe
 from addon.routes import plugins
 from addon.serve import misconfigured
 from addon.serve.answers import error_response, json_response
@@ -103,7 +104,10 @@ def _leg_head(fc: FlowCtx, sending: Sending) -> None:
     if flow.request.http_version not in ("HTTP/1.0", "HTTP/2.0", "HTTP/3"):
         flow.response.headers["transfer-encoding"] = "chunked"
     flow.response.headers["content-type"] = fc.speaks.stream_content_type
-    flow.response.stream = True  # the client's bytes, as the leg's stream hook wrote them
+    # the client's bytes, as the leg's stream hook wrote them: passed on by mitmproxy, or after
+    # its first piece by the pipe's relay (addon/patches/body_relay.py), where it can
+    relay = loopback_pipe.relay_of(flow)
+    flow.response.stream = (relay.stream_for(flow) if relay is not None else None) or True
     fc.at(Stage.STREAMING)
 
 

@@ -133,6 +133,13 @@ class Chunked:
         return line_end + 1
 
 
+def frame(data: bytes) -> bytes:
+    """`data` as one chunk of a chunked body: how the loopback server writes a piece of a stream
+    to mitmproxy, and how mitmproxy's HTTP/1 server writes it on to the client (so the body relay,
+    addon/patches/body_relay.py, writes these very bytes to the client)."""
+    return b"%x\r\n%b\r\n" % (len(data), data)
+
+
 def is_chunked(head: h11.Response, method: str) -> bool:
     """The answer has a chunked body (h11's `_body_framing`: none for HEAD, 204, 304 or a CONNECT's
     2xx; h11 refuses any transfer-encoding but chunked)."""

@@ -21,11 +21,15 @@ import http
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import h11
 
+from addon.upstream.chunked import frame
 from addon.upstream.runner import Reply, reap
+
+if TYPE_CHECKING:
+    from addon.patches.body_relay import BodyRelay
 
 Answer = Callable[[], Awaitable[Reply]]
 
@@ -220,7 +224,12 @@ class LoopbackServer:
 
     async def _send(self, writer: asyncio.StreamWriter, conn: h11.Connection, reply: Reply) -> None:
         """The head, then the body: whole with its length, or chunked as it comes. The reply is
-        closed however this ends (its attempt abandoned if the body was not read to its end)."""
+        closed however this ends (its attempt abandoned if the body was not read to its end). The
+        pipe's body relay (addon/patches/body_relay.py) starts over with each answer, and lets go
+        of it at its end: a kept connection holds nothing of the flow it served."""
+        relay: BodyRelay | None = getattr(writer.transport, "relay", None)
+        if relay is not None:
+            relay.reset()
         try:
             body = reply.body
             headers = reply.headers
@@ -236,17 +245,21 @@ class LoopbackServer:
                     writer.write(conn.send(h11.Data(data=body)) or b"")
             else:
                 if reply.attach is not None:
-                    reply.attach(_sink(writer, conn, CHUNKED in head.lower()))
-                await self._stream(writer, conn, body)
+                    reply.attach(_sink(writer, conn, CHUNKED in head.lower(), relay))
+                await self._stream(writer, conn, body, relay)
             writer.write(conn.send(h11.EndOfMessage()) or b"")
             await writer.drain()
         finally:
+            if relay is not None:
+                relay.reset()
             await reply.aclose()
 
     async def _stream(self, writer: asyncio.StreamWriter, conn: h11.Connection,
-                      body: AsyncIterator[bytes]) -> None:
+                      body: AsyncIterator[bytes], relay: BodyRelay | None) -> None:
         async for chunk in body:
             if chunk:
+                if relay is not None:
+                    relay.passed += len(chunk)
                 writer.write(conn.send(h11.Data(data=chunk)) or b"")
                 await writer.drain()
 
@@ -273,23 +286,28 @@ CHUNKED = b"\r\ntransfer-encoding: chunked\r\n"
 reply has no length)."""
 
 
-def _sink(writer: asyncio.StreamWriter, conn: h11.Connection,
-          chunked: bool) -> Callable[[bytes], Awaitable[None]]:
+def _sink(writer: asyncio.StreamWriter, conn: h11.Connection, chunked: bool,
+          relay: BodyRelay | None) -> Callable[[bytes], Awaitable[None]]:
     """How the attempts write a piece of a streamed body themselves (`Reply.attach`): at once,
     waiting for the socket only once its buffer is past asyncio's high-water mark (what `drain`
     waits for anyway). A chunked body's frames are written here, not through h11 (its state
-    does not count body bytes; its `EndOfMessage` still ends the body). Nothing is written once
-    the connection is closing (mitmproxy left: the answer is being cancelled)."""
+    does not count body bytes; its `EndOfMessage` still ends the body). Once mitmproxy streams the
+    answer to a client the pipe's relay reaches, a piece goes there past mitmproxy's layers
+    (addon/patches/body_relay.py); until then the relay counts what mitmproxy was handed. Nothing
+    is written once the connection is closing (mitmproxy left: the answer is being cancelled)."""
     transport = writer.transport
+    high = transport.get_write_buffer_limits()[1]
 
     async def write(data: bytes) -> None:
         if transport.is_closing() or not data:
             return
-        if chunked:
-            writer.write(b"%x\r\n%b\r\n" % (len(data), data))
-        else:
-            writer.write(conn.send(h11.Data(data=data)) or b"")
-        if transport.get_write_buffer_size() > transport.get_write_buffer_limits()[1]:
+        if relay is not None:
+            if relay.ready():
+                await relay.send(data)
+                return
+            relay.passed += len(data)
+        writer.write(frame(data) if chunked else conn.send(h11.Data(data=data)) or b"")
+        if transport.get_write_buffer_size() > high:
             await writer.drain()
 
     return write

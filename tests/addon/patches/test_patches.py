@@ -25,6 +25,7 @@ from packaging.requirements import Requirement
 
 from addon.patches import (
     admission,
+    body_relay,
     early_answer,
     head_bound,
     loopback_pipe,
@@ -48,7 +49,7 @@ PATCHES = [(early_answer, STREAM, "state_wait_for_request_headers", "_wait_for_r
            (loopback_pipe, server.ConnectionHandler, "open_connection", "_open_connection")]
 """(module, the mitmproxy class or module it patches, the method or function, the module's wrapper)."""
 LISTED = [early_answer, admission, head_bound, trailers, websocket_bound, websocket_served, unrouted,
-          loopback_pipe]
+          loopback_pipe, body_relay]
 """The patch modules that list the mitmproxy internals they use (`INTERNALS`)."""
 
 
