@@ -28,6 +28,7 @@ from addon.upstream.pool import Balancer
 from addon.upstream.pump import Data, Ended, Failure, Message, Pump, StreamHead, Whole
 from translators.core.ids import random_ids
 from translators.wire import wirejson
+from translators.wire.stream_failure import events_in
 
 Sink = Callable[[bytes], Awaitable[None]]
 """Writes one piece of a streamed body to the client at once; awaits only a full buffer."""
@@ -35,6 +36,10 @@ Sink = Callable[[bytes], Awaitable[None]]
 QUEUE = 16
 """Messages between the attempts and the client's side: a slow client holds the upstream back."""
 SSE_HEAD = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
+SENT_KEPT = 256 * 1024
+"""What the client's stream got is kept up to this many bytes (its first events: the answer's id
+and model), for a failure written after it; past it the events are only counted, so a stream of
+any length holds no more (`stream_error`'s `also_sent`)."""
 
 
 @dataclass(slots=True)
@@ -190,7 +195,11 @@ class _Client:
         self.keep_alive = leg.speaks.keep_alive if leg.stream else None
         self.quiet_since = asyncio.get_running_loop().time()
         self.sent: list[bytes] = []
-        """What the client's stream holds so far (for a failure written after it)."""
+        """What the client's stream holds so far, up to `SENT_KEPT` bytes (for a failure written
+        after it)."""
+        self.kept = 0
+        self.also_sent = 0
+        """Events the client's stream got past `sent`."""
         self.ended = False
         """The client's answer is complete: the attempts' task may run on (draining)."""
 
@@ -262,7 +271,11 @@ class _Client:
     def _wrote(self, data: bytes) -> bytes:
         if data:
             self.quiet_since = asyncio.get_running_loop().time()
-            self.sent.append(data)
+            if self.kept < SENT_KEPT:
+                self.sent.append(data)
+                self.kept += len(data)
+            else:
+                self.also_sent += events_in(data)  # whole events: translators write no half
         return data
 
     async def close(self) -> None:
@@ -309,7 +322,8 @@ class _Client:
         sent = b"".join(self.sent)
         if speaks.give_up.in_stream is not None:
             return speaks.give_up.in_stream(sent, message, self.runner.wall())
-        return speaks.stream_error(sent, message, also_sent=0, now=self.runner.wall(), new_id=random_ids())
+        return speaks.stream_error(sent, message, also_sent=self.also_sent, now=self.runner.wall(),
+                                   new_id=random_ids())
 
     def _in_stream(self, whole: Whole) -> bytes:
         """An answer that came whole (an upstream error, a refusal) after the stream's head went
@@ -323,8 +337,8 @@ class _Client:
                 return out
         text = whole.body.decode("utf-8", "replace")[:2000]
         said = self.leg.scrub(f"upstream answered {whole.status}: {text}")
-        return self.leg.speaks.stream_error(b"".join(self.sent), said, also_sent=0, now=self.runner.wall(),
-                                            new_id=random_ids())
+        return self.leg.speaks.stream_error(b"".join(self.sent), said, also_sent=self.also_sent,
+                                            now=self.runner.wall(), new_id=random_ids())
 
     async def _finish(self, quietly: bool = False) -> None:
         """The attempts' task, awaited: an answer's rest is still drained there (pump.py), so a

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import replace
@@ -17,9 +18,11 @@ import pytest
 from addon.routes.routing import Route
 from addon.serve.streaming import StreamHook
 from addon.upstream import policy
+from addon.upstream import runner as runner_module
 from addon.upstream.client import Client
 from addon.upstream.leg import Leg, Prepared
 from addon.upstream.pool import Balancer, Deployment
+from addon.upstream.pump import Pump
 from addon.upstream.runner import Reply, Runner
 from tests.support.fake_upstream import (
     SSE_HEADERS,
@@ -752,3 +755,45 @@ def test_an_attached_sender_gets_the_data_after_it_past_the_iterator_in_order(st
     assert events(whole)[0] == "response.created" and events(whole)[-1] == "response.completed"
     assert b"partial" * 6 in whole  # the done events hold the whole text, in order
     assert got[0][0] == "iterator" and {who for who, _ in got[1:]} == {"sink"}
+
+
+# -- what the client's side keeps of the stream ----------------------------------------------------
+def test_a_failure_after_a_long_stream_continues_its_numbering_from_a_bounded_copy(
+        stack: ExitStack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client's side keeps the stream it wrote only up to `SENT_KEPT` bytes, however long the
+    answer, and counts the events past it: a failure it writes after them (here a gateway fault
+    once the answer ended) still carries the next sequence number."""
+    monkeypatch.setattr(runner_module, "SENT_KEPT", 4096)
+    delta = _sse({"type": "content_block_delta", "index": 0,
+                  "delta": {"type": "text_delta", "text": "a long answer, " * 20}})
+    close = [_sse({"type": "content_block_stop", "index": 0}),
+             _sse({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                   "usage": {"output_tokens": 9}}),
+             _sse({"type": "message_stop"})]
+
+    def paced() -> Iterator[bytes]:  # a piece per read, as a model streams
+        for chunk in [START, TEXT_OPEN, *[delta] * 300, *close]:
+            yield chunk
+            time.sleep(0.0005)
+
+    up = Upstreams(stack, a=[lambda: (200, SSE_HEADERS, paced())])
+
+    def fault(*_args: Any) -> None:
+        raise RuntimeError("a gateway fault")
+
+    monkeypatch.setattr(Pump, "_remember_response", fault)
+    leg = leg_for([deployment("a", up.url("a"))])
+    handed: list[int] = []
+    real = leg.speaks.stream_error
+
+    def stream_error(sent: bytes, message: str, **rest: Any) -> bytes:
+        handed.append(len(sent))
+        return real(sent, message, **rest)
+
+    leg.speaks = replace(leg.speaks, stream_error=stream_error)
+    _, body = run(leg)
+    numbers = [json.loads(line[6:])["sequence_number"] for line in body.decode().splitlines()
+               if line.startswith("data: ")]
+    assert events(body)[-1] == "response.failed" and b"a gateway fault" in body
+    assert numbers == list(range(len(numbers)))
+    assert len(body) > 100_000 and handed and handed[0] < 4096 + 2000  # the first pieces, not all
