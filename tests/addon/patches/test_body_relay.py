@@ -12,6 +12,7 @@ import socket
 import types
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -79,6 +80,30 @@ async def relay_for(flow: http.HTTPFlow) -> tuple[BodyRelay, Handler, socket.soc
     relay = BodyRelay(handler)
     relay.reset()
     return relay, handler, theirs
+
+
+@dataclass
+class Streaming:
+    flow: http.HTTPFlow
+    relay: BodyRelay
+    handler: Handler
+    client: socket.socket
+    """The client's end of its connection."""
+    stream: Callable[[bytes], bytes]
+    """The flow's stream, the relay's."""
+
+
+async def first_piece_streamed(flow: http.HTTPFlow | None = None) -> Streaming:
+    """A relay whose flow's stream passed the answer's first piece on (as mitmproxy does once the
+    head went out), all it was handed: from here on the relay may carry the rest."""
+    flow = flow or streamed_flow()
+    relay, handler, theirs = await relay_for(flow)
+    stream = relay.stream_for(flow)
+    assert stream is not None and flow.response is not None
+    flow.response.stream = stream
+    relay.passed += len(b"first")
+    stream(b"first")
+    return Streaming(flow, relay, handler, theirs, stream)
 
 
 def reachable(*start: object, depth: int) -> list[object]:
@@ -149,15 +174,10 @@ def test_a_piece_mitmproxy_still_holds_keeps_the_next_going_through_it() -> None
 
 def test_the_chunk_reaches_the_client_and_counts_as_the_connections_activity() -> None:
     async def scenario() -> tuple[bytes, int]:
-        flow = streamed_flow()
-        relay, handler, theirs = await relay_for(flow)
-        assert flow.response is not None
-        flow.response.stream = stream = relay.stream_for(flow)
-        assert stream is not None
-        relay.passed += 5
-        stream(b"first")
-        await relay.send(b"second")
-        return await received(theirs, len(frame(b"second"))), handler.timeout_watchdog.activity
+        streaming = await first_piece_streamed()
+        await streaming.relay.send(b"second")
+        return (await received(streaming.client, len(frame(b"second"))),
+                streaming.handler.timeout_watchdog.activity)
 
     assert run(scenario) == (b"6\r\nsecond\r\n", 1)
 
@@ -165,14 +185,9 @@ def test_the_chunk_reaches_the_client_and_counts_as_the_connections_activity() -
 def test_a_client_gone_mid_stream_is_no_error_and_its_later_pieces_go_through_mitmproxy() -> None:
     """mitmproxy reads the client's end itself and closes the flow; the answer is cancelled then."""
     async def scenario() -> bool:
-        flow = streamed_flow()
-        relay, _, theirs = await relay_for(flow)
-        assert flow.response is not None
-        flow.response.stream = stream = relay.stream_for(flow)
-        assert stream is not None
-        relay.passed += 5
-        stream(b"first")
-        theirs.close()
+        streaming = await first_piece_streamed()
+        relay = streaming.relay
+        streaming.client.close()
         for _ in range(50):  # until the writer's transport has seen the connection fail
             await relay.send(b"x" * 65536)
             if not relay.ready():
@@ -185,16 +200,11 @@ def test_a_client_gone_mid_stream_is_no_error_and_its_later_pieces_go_through_mi
 
 def test_another_addons_stream_gets_every_later_piece_through_mitmproxy() -> None:
     async def scenario() -> list[bool]:
-        flow = streamed_flow()
-        relay, _, _ = await relay_for(flow)
-        assert flow.response is not None
-        flow.response.stream = stream = relay.stream_for(flow)
-        assert stream is not None
-        relay.passed += 5
-        stream(b"first")
-        armed = relay.ready()
-        flow.response.stream = lambda data: data.upper()  # e.g. a script's, set after the first piece
-        return [armed, relay.ready()]
+        streaming = await first_piece_streamed()
+        armed = streaming.relay.ready()
+        assert streaming.flow.response is not None
+        streaming.flow.response.stream = lambda data: data.upper()  # a script's, after the first piece
+        return [armed, streaming.relay.ready()]
 
     assert run(scenario) == [True, False]
 
@@ -216,28 +226,16 @@ def test_a_stream_replaced_before_its_first_piece_never_opens_the_relay() -> Non
 
 def test_a_client_that_is_closing_gets_its_pieces_through_mitmproxy() -> None:
     async def scenario() -> bool:
-        flow = streamed_flow()
-        relay, handler, _ = await relay_for(flow)
-        assert flow.response is not None
-        flow.response.stream = stream = relay.stream_for(flow)
-        assert stream is not None
-        relay.passed += 5
-        stream(b"first")
-        handler.transports[flow.client_conn].writer.close()
-        return relay.ready()
+        streaming = await first_piece_streamed()
+        streaming.handler.transports[streaming.flow.client_conn].writer.close()
+        return streaming.relay.ready()
 
     assert run(scenario) is False
 
 
 def test_a_new_answer_on_the_connection_starts_over() -> None:
     async def scenario() -> bool:
-        flow = streamed_flow()
-        relay, _, _ = await relay_for(flow)
-        assert flow.response is not None
-        flow.response.stream = stream = relay.stream_for(flow)
-        assert stream is not None
-        relay.passed += 5
-        stream(b"first")
+        relay = (await first_piece_streamed()).relay
         assert relay.ready()
         relay.reset()  # the answer ended, or the loopback server writes the next one's head
         return relay.ready()
@@ -251,17 +249,14 @@ def test_an_answer_that_ended_is_let_go_of() -> None:
     a finished flow kept elsewhere (mitmweb's list) holds, through its stream, neither the pipe's
     connection handler nor the client's writer."""
     async def scenario() -> list[bool]:
-        flow = streamed_flow()
-        relay, handler, _ = await relay_for(flow)
-        assert flow.response is not None
-        flow.response.stream = stream = relay.stream_for(flow)
-        assert stream is not None
-        relay.passed += 5
-        stream(b"first")
-        response, writer = weakref.ref(flow.response), handler.transports[flow.client_conn].writer
-        relay.reset()  # the loopback server wrote the answer's end
+        streaming = await first_piece_streamed()
+        handler, stream = streaming.handler, streaming.stream
+        assert streaming.flow.response is not None
+        response = weakref.ref(streaming.flow.response)
+        writer = handler.transports[streaming.flow.client_conn].writer
+        streaming.relay.reset()  # the loopback server wrote the answer's end
         reached = reachable(*(cell.cell_contents for cell in stream.__closure__ or ()), depth=3)
-        del flow, stream
+        del streaming, stream
         gc.collect()
         return [response() is None, any(o is writer for o in reached), any(o is handler for o in reached)]
 
@@ -356,11 +351,6 @@ def test_an_answer_not_chunked_for_its_client_never_opens_the_relay() -> None:
         flow = streamed_flow()
         assert flow.response is not None
         del flow.response.headers["transfer-encoding"]
-        relay, _, _ = await relay_for(flow)
-        flow.response.stream = stream = relay.stream_for(flow)
-        assert stream is not None
-        relay.passed += 5
-        stream(b"first")
-        return relay.ready()
+        return (await first_piece_streamed(flow)).relay.ready()
 
     assert run(scenario) is False
