@@ -225,11 +225,9 @@ class LoopbackServer:
     async def _send(self, writer: asyncio.StreamWriter, conn: h11.Connection, reply: Reply) -> None:
         """The head, then the body: whole with its length, or chunked as it comes. The reply is
         closed however this ends (its attempt abandoned if the body was not read to its end). The
-        pipe's body relay (addon/patches/body_relay.py) starts over with each answer, and lets go
-        of it at its end: a kept connection holds nothing of the flow it served."""
+        pipe's body relay (addon/patches/body_relay.py) lets go of each answer at its end: the next
+        starts afresh, and a kept connection holds nothing of the flow it served."""
         relay: BodyRelay | None = getattr(writer.transport, "relay", None)
-        if relay is not None:
-            relay.reset()
         try:
             body = reply.body
             headers = reply.headers
