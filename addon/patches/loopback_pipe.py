@@ -177,7 +177,17 @@ class ServerEnd:
             return
         data = pipe.to_mitm[0] if len(pipe.to_mitm) == 1 else b"".join(pipe.to_mitm)
         pipe.to_mitm = []
-        await pipe.handler.server_event(events.DataReceived(pipe.connection, data))
+        event = events.DataReceived(pipe.connection, data)
+        if data.startswith(b"HTTP/"):
+            # an answer's head: mitmproxy reads it in a task of its own, started from the event
+            # loop (not eagerly, in this call). Making its `Response` leaves reference cycles
+            # through the stack it runs on (`typecheck.check_option_type` keeps the TypeErrors it
+            # raises and catches); on this stack they would hold the loopback server's frames, and
+            # with them the whole turn, until the cyclic collector's next pass
+            # (docs/benchmarks.md "A turn's fixed cost")
+            await asyncio.Task(pipe.handler.server_event(event), eager_start=False)
+        else:
+            await pipe.handler.server_event(event)
         await pipe.handler.drain_writers()
 
     def is_closing(self) -> bool:

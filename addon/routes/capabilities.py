@@ -12,6 +12,7 @@ for later requests.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import ssl
@@ -262,7 +263,16 @@ def _expired(entry: _Entry, now: float) -> bool:
 def _table(dialect: dialects.Dialect, model: str) -> ModelCapabilities | None:
     """The shipped table's answer; None for a dialect without one (the client's own: nothing to plan)."""
     codec = dialect.codec
-    return codec.capabilities(model) if codec is not None and codec.capabilities is not None else None
+    if codec is None or codec.capabilities is None:
+        return None
+    return _shipped(codec.capabilities, model)
+
+
+@functools.lru_cache(maxsize=512)
+def _shipped(table: Callable[[str], ModelCapabilities], model: str) -> ModelCapabilities:
+    """A dialect's table read for `model`, kept: every turn asks for its model's row, a table is a
+    function of the name alone, and its rows are frozen (docs/benchmarks.md "A turn's fixed cost")."""
+    return table(model)
 
 
 def _endpoint(dialect: dialects.Dialect) -> dialects.ModelsEndpoint | None:

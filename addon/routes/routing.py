@@ -74,7 +74,7 @@ class Route:
         """Every field, the dialect as its name: a `Dialect` holds functions, and two routes to
         the same dialect of the registry are the same route."""
         return tuple(value.name if isinstance(value, Dialect) else value
-                     for value in (getattr(self, f.name) for f in fields(self)))
+                     for value in (getattr(self, name) for name in _ROUTE_FIELDS))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Route) and self._key() == other._key()
@@ -83,8 +83,13 @@ class Route:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        said = (f"{f.name}={value!r}" for f, value in zip(fields(self), self._key(), strict=True))
+        said = (f"{name}={value!r}" for name, value in zip(_ROUTE_FIELDS, self._key(), strict=True))
         return f"Route({', '.join(said)})"
+
+
+_ROUTE_FIELDS = tuple(f.name for f in fields(Route))
+"""`Route`'s fields in order, read once: a turn hashes its route a few times (its pool's balancer,
+the capabilities' cache), and `fields()` is rebuilt on every call."""
 
 
 @dataclass(frozen=True, slots=True)

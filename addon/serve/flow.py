@@ -66,7 +66,7 @@ class Stage(enum.IntEnum):
     """Redacted, scrubbed, captured and described (addon/serve/seal.py): nothing more is done."""
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, weakref_slot=True)
 class FlowCtx:
     """Everything the gateway knows of one flow in flight; the flow's metadata keeps only its
     saved part (`info` and the keys `flowinfo.SAVED` names)."""

@@ -16,6 +16,7 @@ that step, by the size of what it works on (`_where`), never by a second path.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -335,10 +336,17 @@ async def _send_or_answer(services: Services, fc: FlowCtx, read: Read, translati
 def send(services: Services, fc: FlowCtx, route: Route, read: Read, translation: Translation,
          content: bytes | None = None, address: Address | None = None) -> None:
     """The flow goes upstream through the gateway's own leg (addon/serve/sending.py `build`); a
-    deployment of another dialect or model gets the request translated again from `read`."""
+    deployment of another dialect or model gets the request translated again from `read`, while
+    the flow is live. The leg holds the context weakly: it is the context's (`fc.sending`), and a
+    cycle would leave the turn to the cyclic collector (docs/benchmarks.md "A turn's fixed cost")."""
+    held = weakref.ref(fc)
 
     async def retranslate(d_route: Route) -> tuple[Translation, bytes, Address]:
-        return await _retranslated(services, fc, read, d_route)
+        live = held()
+        if live is None:
+            raise TranslatorError("the flow is over: no other deployment is tried", status=502,
+                                  code="upstream_error")
+        return await _retranslated(services, live, read, d_route)
 
     sending.build(services, fc, route, read.fields, translation, content, address, retranslate)
 

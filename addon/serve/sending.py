@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from urllib.parse import quote
 
 from mitmproxy import connection, http
 from mitmproxy import ctx as mitm
+from mitmproxy.net.http import url as mitm_url
 from mitmproxy.proxy import mode_specs
 
 from addon.observe import flowinfo
@@ -104,11 +106,19 @@ def build(services: Services, fc: FlowCtx, route: Route, fields: dict[str, Any],
     target = first.route if same_translation(route, first.route) else route
     url = address(target.base_url)
     headers, secret, note = _upstream_request(services, target, translation, content, url, client_headers)
+    notes = fc.info["notes"]
     if note:
-        fc.info["notes"].append(note)
+        notes.append(note)
     made: dict[str, tuple[Translation, bytes, Address]] = {}
     if target is first.route:
         made[first.name] = (translation, content, address)
+    # what the leg's callables fill in and read, held by the `Sending` too: they hold neither it nor
+    # the flow's context, whose `sending` it is, so a finished turn is freed as soon as it is let
+    # go of, not by a pass of the cyclic collector (docs/benchmarks.md "A turn's fixed cost")
+    translations: dict[str, Translation] = {}
+    deployments: dict[str, Deployment] = {}
+    shows: dict[str, Shown] = {}
+    turn, speaks = fc.turn, fc.speaks
 
     async def prepare(deployment: Deployment) -> Prepared:
         d_route = deployment.route
@@ -123,28 +133,29 @@ def build(services: Services, fc: FlowCtx, route: Route, fields: dict[str, Any],
         d_url = d_address(d_route.base_url)
         d_headers, d_secret, d_note = _upstream_request(services, d_route, d_translation, body, d_url,
                                                         client_headers)
-        if d_note and d_note not in fc.info["notes"]:
-            fc.info["notes"].append(d_note)
+        if d_note and d_note not in notes:
+            notes.append(d_note)
         secrets = credentials.secret_values(d_secret)
         credentials.add_secrets(flow, secrets)
-        out.translations[deployment.name] = d_translation
-        out.deployments[deployment.name] = deployment
-        out.shows[deployment.name] = shown_of(d_url, d_headers, d_secret, body)
+        translations[deployment.name] = d_translation
+        deployments[deployment.name] = deployment
+        shows[deployment.name] = shown_of(d_url, d_headers, d_secret, body)
         return Prepared(d_url, [*d_headers.items(), *d_secret.items()], body, secrets)
 
     def hook(deployment: Deployment, prepared: Prepared) -> StreamHook:
-        d_translation = out.translations.get(deployment.name, translation)
-        translator = services.turns.recorder(flow, fc.turn,
+        d_translation = translations.get(deployment.name, translation)
+        translator = services.turns.recorder(flow, turn,
                                              stream_translator(d_translation.target, d_translation))
         return StreamHook(translator, secrets=prepared.secrets,
-                          max_kept=int(mitm.options.gateway_max_kept_bytes), speaks=fc.speaks)
+                          max_kept=int(mitm.options.gateway_max_kept_bytes), speaks=speaks)
 
-    leg = Leg(balancer=upstream.balancer(route), prepare=prepare, hook=hook, speaks=fc.speaks,
+    leg = Leg(balancer=upstream.balancer(route), prepare=prepare, hook=hook, speaks=speaks,
               limits=upstream.limits_for(route), stream=translation.stream and not fc.counting,
               affinity=affinity_of(fields, flow))
     out = Sending(leg, upstream, shown_of(url, headers, secret, content),
-                          Prepared(url, [*headers.items(), *secret.items()], content,
-                                   credentials.secret_values(secret)))
+                  Prepared(url, [*headers.items(), *secret.items()], content,
+                           credentials.secret_values(secret)),
+                  translations=translations, deployments=deployments, shows=shows)
     show(flow, out.shown)
     credentials.attach(flow, secret)
     out.path = upstream.issue(leg)
@@ -180,7 +191,7 @@ def shown_of(url: str, headers: dict[str, str], secret: dict[str, str], content:
 def show(flow: http.HTTPFlow, shown: Shown) -> None:
     """The flow's request becomes `shown` (its Host header follows the URL)."""
     request = flow.request
-    request.url = shown.url
+    point(request, shown.url)
     host = request.headers.get("host")
     closing = "close" in request.headers.get("connection", "").lower()
     pairs = [("host", request.host_header or host)] if host is not None else []
@@ -192,6 +203,26 @@ def show(flow: http.HTTPFlow, shown: Shown) -> None:
         pairs.append(("connection", "close"))
     request.headers.fields = header_fields(pairs)
     request.content = shown.content
+
+
+def point(request: http.Request, url: str, path: str | None = None) -> None:
+    """`request.url = url` (with `path`: `url` an origin, `path` its path), as mitmproxy's setter
+    does it, from a parse kept per URL: a turn sets its request's URL two or three times, always
+    to one of its routes' few URLs or the loopback server's, and each parse (urllib, then IDNA both
+    ways) cost about 1% of a turn (docs/benchmarks.md "A turn's fixed cost")."""
+    scheme, host, port, own_path = _parts(url)
+    request.scheme = scheme
+    request.host = host
+    request.port = port
+    request.path = own_path if path is None else path
+
+
+@functools.lru_cache(maxsize=256)
+def _parts(url: str) -> tuple[bytes, str, int, bytes]:
+    """mitmproxy's own parse of `url` (`mitmproxy.net.http.url.parse`: it raises `ValueError` as
+    the setter would), the host decoded as the setter decodes it."""
+    scheme, host, port, path = mitm_url.parse(url)
+    return scheme, host.decode("idna"), port, path
 
 
 def header_dict(headers: http.Headers) -> dict[str, str]:
@@ -299,7 +330,7 @@ class Retarget:
             if sending.leg.via.authorization:
                 sending.leg.secrets.add(sending.leg.via.authorization)
             flow.server_conn = connection.Server(address=flow.server_conn.address)
-        flow.request.url = base + sending.path
+        point(flow.request, base, sending.path)
         flow.request.content = b""
 
 

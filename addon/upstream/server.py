@@ -92,11 +92,14 @@ class LoopbackServer:
         self.head_seconds = head_seconds
         self.max_head = max_head
         self._server: asyncio.Server | None = None
+        self._port = 0
+        """Where `_server` listens, read once: every turn asks (`base_url`, `accepting`)."""
         self._connections: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         if self._server is None:
             self._server = await asyncio.start_server(self._connection, "127.0.0.1", 0, limit=READ_SIZE)
+            self._port = int(self._server.sockets[0].getsockname()[1])
 
     @property
     def started(self) -> bool:
@@ -105,7 +108,7 @@ class LoopbackServer:
     @property
     def port(self) -> int:
         assert self._server is not None, "the loopback server is not started"
-        return int(self._server.sockets[0].getsockname()[1])
+        return self._port
 
     @property
     def base_url(self) -> str:
@@ -116,7 +119,7 @@ class LoopbackServer:
         `accept`, when `address` is where this server listens."""
         if self._server is None or not isinstance(address, tuple) or len(address) != 2:
             return None
-        return self.accept if (address[0], address[1]) == ("127.0.0.1", self.port) else None
+        return self.accept if address[1] == self._port and address[0] == "127.0.0.1" else None
 
     def accept(self, reader: Any, writer: Any) -> None:
         """A connection made in the process (a pipe's server end: the slice of asyncio's stream

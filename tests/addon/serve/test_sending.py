@@ -4,14 +4,21 @@ keys (docs/pools.md "The leg, for maintainers")."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import gc
+import re
 from typing import Any
 
+import pytest
 from mitmproxy import http
 from mitmproxy.test import tflow
 
+from addon.routes.routing import Deployment
 from addon.serve.flow import context_of
-from addon.serve.sending import Retarget, Sending, affinity_of, header_dict, header_fields, restore
+from addon.serve.sending import Retarget, Sending, affinity_of, header_dict, header_fields, point, restore
 from tests.addon.conftest import UPSTREAM_KEY, client_flow, run_request
+from translators import TranslatorError
 
 Ctx = tuple[Any, Any]
 LOOPBACK = "http://127.0.0.1:9"
@@ -95,3 +102,57 @@ def test_the_client_headers_read_at_once_are_dict_of_the_headers() -> None:
                             (b"Accept", b"")])
     assert header_dict(headers) == dict(headers)
     assert list(header_dict(headers)) == list(dict(headers))
+
+
+URLS = ["https://api.anthropic.com/v1/messages", "http://127.0.0.1:8080/v1/chat/completions?x=1&y=%20",
+        "https://xn--bcher-kva.example:8443/v1beta/models/gemini-3:streamGenerateContent?alt=sse",
+        "http://[::1]:9/t", "https://example.com"]
+
+
+def test_a_url_is_pointed_at_as_mitmproxys_setter_sets_it_again_and_again() -> None:
+    """`point` reuses a URL's parse; the request it leaves is the one `request.url = ...` leaves,
+    Host header included, the first time and every time after."""
+    for url in URLS * 2:
+        for headers in ({"host": "client.example"}, {}):
+            mine, theirs = client_flow(headers=headers).request, client_flow(headers=headers).request
+            point(mine, url)
+            theirs.url = url
+            assert (mine.url, mine.data.scheme, mine.data.host, mine.data.port, mine.data.path) == \
+                (theirs.url, theirs.data.scheme, theirs.data.host, theirs.data.port, theirs.data.path)
+            assert mine.headers.fields == theirs.headers.fields
+
+
+def test_an_origin_and_a_path_are_pointed_at_as_their_joined_url() -> None:
+    mine, theirs = client_flow().request, client_flow().request
+    point(mine, LOOPBACK, "/ticket-1")
+    theirs.url = LOOPBACK + "/ticket-1"
+    assert (mine.url, mine.headers.fields) == (theirs.url, theirs.headers.fields)
+
+
+def test_a_url_the_setter_refuses_is_refused_as_the_setter_does() -> None:
+    for bad in ("no-scheme", "http://", "http://host:99999/x", "https://bücher.example/x"):
+        try:
+            client_flow().request.url = bad
+        except ValueError as theirs:
+            with pytest.raises(ValueError, match=re.escape(str(theirs))):
+                point(client_flow().request, bad)
+        else:
+            raise AssertionError(f"mitmproxy took {bad!r}")
+
+
+def test_another_model_is_translated_for_while_the_flow_is_live_and_refused_once_it_is_let_go_of(
+        gateway: Ctx) -> None:
+    """The leg holds the flow's context weakly (no cycle through `fc.sending`): a deployment of
+    another model gets the request translated again while the flow is live; after the flow was let
+    go of, and its context freed, it is refused instead."""
+    addon, _ = gateway
+    flow, sending = _sent(gateway)
+    route = addon.flows.live(flow).route
+    other = Deployment("other", dataclasses.replace(route, model="claude-opus-4-5"))
+    prepared = asyncio.run(sending.leg.prepare(other))
+    assert b'"model":"claude-opus-4-5"' in prepared.body
+    addon.flows.drop(flow)
+    gc.collect()  # what else of the test holds it (pytest's frames) is gone; the leg never held it
+    with pytest.raises(TranslatorError) as refused:
+        asyncio.run(sending.leg.prepare(dataclasses.replace(other, name="another")))
+    assert refused.value.status == 502
