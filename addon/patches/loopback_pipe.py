@@ -184,7 +184,7 @@ class ServerEnd:
             # through the stack it runs on (`typecheck.check_option_type` keeps the TypeErrors it
             # raises and catches); on this stack they would hold the loopback server's frames, and
             # with them the whole turn, until the cyclic collector's next pass
-            # (docs/benchmarks.md "A turn's fixed cost")
+            # (docs/benchmarks.md "The fixed cost of a turn")
             await asyncio.Task(pipe.handler.server_event(event), eager_start=False)
         else:
             await pipe.handler.server_event(event)

@@ -271,7 +271,7 @@ def _table(dialect: dialects.Dialect, model: str) -> ModelCapabilities | None:
 @functools.lru_cache(maxsize=512)
 def _shipped(table: Callable[[str], ModelCapabilities], model: str) -> ModelCapabilities:
     """A dialect's table read for `model`, kept: every turn asks for its model's row, a table is a
-    function of the name alone, and its rows are frozen (docs/benchmarks.md "A turn's fixed cost")."""
+    function of the name alone, and its rows are frozen (docs/benchmarks.md "The fixed cost of a turn")."""
     return table(model)
 
 

@@ -75,10 +75,11 @@ def _claimed(services: Services, flow: http.HTTPFlow) -> tuple[ClientDialect, Ki
     """What the gateway takes this request on as (its client dialect, its kind, its store endpoint),
     from its method, host and path alone; None when it does not. Reads the flow, changes nothing."""
     router, request = services.router, flow.request
-    path, host, method = client_side.path_of(flow), request.pretty_host, request.method
+    path, method = client_side.path_of(flow), request.method
     speaks = client_side.claim(flow, router)
     if speaks is not None:
         return speaks, _client_kind(speaks, method, path), None
+    host = request.pretty_host  # read only past a client dialect's claim: it parses the Host header
     default = client_registry.get(client_registry.DEFAULT)
     if catalog.catalog_request(method, host, request.path) is not None:
         return default, "catalog", None

@@ -338,7 +338,7 @@ def send(services: Services, fc: FlowCtx, route: Route, read: Read, translation:
     """The flow goes upstream through the gateway's own leg (addon/serve/sending.py `build`); a
     deployment of another dialect or model gets the request translated again from `read`, while
     the flow is live. The leg holds the context weakly: it is the context's (`fc.sending`), and a
-    cycle would leave the turn to the cyclic collector (docs/benchmarks.md "A turn's fixed cost")."""
+    cycle would leave the turn to the cyclic collector (docs/benchmarks.md "The fixed cost of a turn")."""
     held = weakref.ref(fc)
 
     async def retranslate(d_route: Route) -> tuple[Translation, bytes, Address]:

@@ -114,7 +114,7 @@ def build(services: Services, fc: FlowCtx, route: Route, fields: dict[str, Any],
         made[first.name] = (translation, content, address)
     # what the leg's callables fill in and read, held by the `Sending` too: they hold neither it nor
     # the flow's context, whose `sending` it is, so a finished turn is freed as soon as it is let
-    # go of, not by a pass of the cyclic collector (docs/benchmarks.md "A turn's fixed cost")
+    # go of, not by a pass of the cyclic collector (docs/benchmarks.md "The fixed cost of a turn")
     translations: dict[str, Translation] = {}
     deployments: dict[str, Deployment] = {}
     shows: dict[str, Shown] = {}
@@ -209,7 +209,7 @@ def point(request: http.Request, url: str, path: str | None = None) -> None:
     """`request.url = url` (with `path`: `url` an origin, `path` its path), as mitmproxy's setter
     does it, from a parse kept per URL: a turn sets its request's URL two or three times, always
     to one of its routes' few URLs or the loopback server's, and each parse (urllib, then IDNA both
-    ways) cost about 1% of a turn (docs/benchmarks.md "A turn's fixed cost")."""
+    ways) cost about 1% of a turn (docs/benchmarks.md "The fixed cost of a turn")."""
     scheme, host, port, own_path = _parts(url)
     request.scheme = scheme
     request.host = host

@@ -1,5 +1,5 @@
 """A finished turn is freed when it ends, by reference counting, not left to the cyclic collector
-(docs/benchmarks.md "A turn's fixed cost"): nothing of it is held by a reference cycle, neither its
+(docs/benchmarks.md "The fixed cost of a turn"): nothing of it is held by a reference cycle, neither its
 own objects (the leg's callables hold neither the flow's context nor its `Sending`) nor mitmproxy's
 (an answer's head is read on a stack of its own, addon/patches/loopback_pipe.py). `turn_refs.py`
 switches the collector off in a real mitmdump and counts what earlier turns left alive."""
