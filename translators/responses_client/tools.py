@@ -156,12 +156,9 @@ class ToolCollector:
         self.report.drop_unread(decl, _READ_FUNCTION_KEYS, path)
         strict = decl.get("strict")
         parameters, sealed = _unsealed(parameters)
-        # every value was checked as it was read: built as it stands, not validated again (as the
-        # request itself, request.py `decode`), each field with a default factory given
-        return FunctionTool.model_construct(
-            name=name, namespace=namespace, description=_text(decl.get("description")),
-            parameters=parameters, strict=strict if isinstance(strict, bool) else None,
-            input_examples=[], encrypted_args=sealed, origin=path)
+        return FunctionTool(name=name, namespace=namespace, description=_text(decl.get("description")),
+                            parameters=parameters, strict=strict if isinstance(strict, bool) else None,
+                            encrypted_args=sealed, origin=path)
 
     def _custom(self, decl: dict[str, Any], path: str, namespace: str | None) -> CustomTool:
         name = _name(decl, path)
@@ -174,9 +171,8 @@ class ToolCollector:
         elif not (isinstance(fmt, dict) and fmt.get("type") == "text"):
             self.report.drop(f"{path}.format")
         self.report.drop_unread(decl, _READ_CUSTOM_KEYS, path)
-        return CustomTool.model_construct(name=name, namespace=namespace,
-                                          description=_text(decl.get("description")), syntax=syntax,
-                                          definition=definition, origin=path)
+        return CustomTool(name=name, namespace=namespace, description=_text(decl.get("description")),
+                          syntax=syntax, definition=definition, origin=path)
 
     def _tool_search(self, decl: dict[str, Any], path: str) -> None:
         if decl.get("execution", "client") != "client":
