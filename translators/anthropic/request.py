@@ -88,7 +88,7 @@ def encode(request: Request, model: str, report: Report, caps: ModelCapabilities
         body["metadata"] = {"user_id": request.user}  # for abuse detection (docs/anthropic.md "Request")
     if request.stream:
         body["stream"] = True
-    caching.place(body, request.cache.auto)
+    caching.place(body, request.cache.auto, marked=request.cache.present)
     return Encoded(path="/v1/messages", body=body, tools=tools.index, cache_marks=True,
                    headers={"anthropic-version": API_VERSION, "content-type": "application/json"})
 

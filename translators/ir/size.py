@@ -11,6 +11,8 @@ anyway when it guesses low.
 
 from __future__ import annotations
 
+import weakref
+
 from translators.ir.request import Part, Request
 from translators.wire import wirejson
 
@@ -19,8 +21,28 @@ PART_TOKENS = 250
 """An image, or a file that is not inline text: about a small image's cost."""
 
 
+_last: tuple[weakref.ref[Request], int] | None = None
+"""The request estimated last, and its estimate."""
+
+
 def estimate_tokens(request: Request) -> int:
-    """The input tokens of `request`, roughly: its system texts, tool declarations and history."""
+    """The input tokens of `request`, roughly: its system texts, tool declarations and history.
+    A translation asks twice for the same request object (the encoder's output limit,
+    translators/features/fit.py; then the translation's record, translators/api.py), and nothing
+    changes a decoded request (a step that needs another makes a copy, `model_copy`): the second
+    time reads the first's figure. Each time walks every history item and writes every tool's
+    schema, a few percent of a turn that adds two items to a long conversation
+    (docs/benchmarks.md "Request translation over a session")."""
+    global _last
+    last = _last
+    if last is not None and last[0]() is request:
+        return last[1]
+    tokens = _estimate(request)
+    _last = (weakref.ref(request), tokens)
+    return tokens
+
+
+def _estimate(request: Request) -> int:
     chars = sum(len(text) for text in request.system)
     tokens = 0
     for tool in request.tools:

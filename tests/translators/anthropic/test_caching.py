@@ -3,12 +3,17 @@ gateway's added after them (translators/anthropic/caching.py, docs/anthropic.md 
 
 from __future__ import annotations
 
+import copy
 from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.translators.anthropic.test_request import thinking_item
 from tests.translators.bodies import body, function, function_call, function_output, user
 from tests.translators.messages_client import messages as mc
 from translators import translate_request
+from translators.anthropic import caching
 
 HOUR = {"type": "ephemeral", "ttl": "1h"}
 FIVE = {"type": "ephemeral"}
@@ -115,3 +120,27 @@ def test_parallel_results_sent_as_they_finished_keep_the_clients_newest_mark_on_
     assert [b["tool_use_id"] for b in body_["messages"][-1]["content"]] == [f"c{i}" for i in range(12)]
     assert marked(body_) == [("system[0]", FIVE), ("system[1]", FIVE), ("messages[2].content[0]", FIVE),
                              ("messages[4].content[11]", FIVE)]
+
+
+_BLOCKS = st.sampled_from([{"type": "text", "text": "t"}, {"type": "text", "text": ""},
+                           {"type": "thinking", "thinking": "x", "signature": "s"},
+                           {"type": "redacted_thinking", "data": "d"}, {"type": "tool_use", "id": "a"},
+                           {"type": "tool_result", "tool_use_id": "a"}, {"type": "image"}]).map(dict)
+_BODIES = st.fixed_dictionaries({
+    "tools": st.lists(st.builds(dict, name=st.just("f"), input_schema=st.builds(dict)), max_size=2),
+    "system": st.lists(_BLOCKS, max_size=2),
+    "messages": st.lists(st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]),
+                                                "content": st.lists(_BLOCKS, max_size=3)}), max_size=12)})
+
+
+@given(_BODIES)
+@settings(max_examples=400, deadline=None)
+def test_a_body_without_a_clients_mark_is_marked_as_the_general_placement_marks_it(
+        made: dict[str, Any]) -> None:
+    """The unmarked placement (a Responses client's every request) reads from the body's end; it
+    marks the very blocks the placement over every block's slot marks."""
+    fast, general = copy.deepcopy(made), copy.deepcopy(made)
+    caching.place(fast, marked=False)
+    caching.place(general, marked=True)
+    assert fast == general
+    assert marked(fast) == marked(general)

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import base64
 
+from tests.translators.bodies import body, function, user
 from tests.translators.messages_client.messages import claude_code_request, decoded
+from translators import translate_request
+from translators.ir import size
 from translators.ir.request import Document, FunctionTool, Image, Message, Reasoning, Request, Text, ToolCall
 from translators.ir.size import CHARS_PER_TOKEN, PART_TOKENS, estimate_tokens
 
@@ -44,3 +47,18 @@ def test_claude_codes_real_request_is_estimated_near_a_quarter_of_its_characters
     chars = sum(len(b["text"]) for b in raw["system"][1:]) + sum(
         len(b["text"]) for m in raw["messages"] for b in m["content"])
     assert chars // CHARS_PER_TOKEN < estimate_tokens(request) < len(str(raw)) // 2
+
+
+def test_a_translation_estimates_its_request_once_and_a_copy_afresh(monkeypatch) -> None:
+    """The encoder's output limit and the translation's record ask for the same request object:
+    it is walked once. Another object, a copy with more items included, is walked again."""
+    walked: list[int] = []
+    real = size._estimate
+    monkeypatch.setattr(size, "_estimate", lambda request: walked.append(1) or real(request))
+    request = body(user("x" * 400), tools=[function("f")])
+    translation = translate_request(request, "anthropic", "claude-sonnet-4-6")
+    assert len(walked) == 1 and translation.input_estimate > 100
+    first = _request(Message(role="user", parts=[Text(text="x" * 400)]))
+    longer = first.model_copy(update={"items": [*first.items, *first.items]})
+    assert (estimate_tokens(first), estimate_tokens(first), estimate_tokens(longer)) == (100, 100, 200)
+    assert len(walked) == 3
