@@ -265,7 +265,10 @@ def _table(dialect: dialects.Dialect, model: str) -> ModelCapabilities | None:
     codec = dialect.codec
     if codec is None or codec.capabilities is None:
         return None
-    return _shipped(codec.capabilities, model)
+    try:
+        return _shipped(codec.capabilities, model)
+    except TypeError:  # a plugin's table that cannot be hashed: read every time
+        return codec.capabilities(model)
 
 
 @functools.lru_cache(maxsize=512)

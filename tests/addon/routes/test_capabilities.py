@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -14,11 +15,13 @@ from mitmproxy import exceptions, http
 from mitmproxy.addons import proxyserver, serverplayback
 from mitmproxy.test import taddons
 
+from addon.routes import capabilities
 from addon.routes.capabilities import KEEP_FAILURE, MAX_ANSWER, Capabilities
 from addon.routes.routing import Route, from_options
 from tests.addon.conftest import UPSTREAM_KEY, Chain, client_flow, run_request
 from tests.support.models_endpoint import ModelsEndpoint, Reply, claude_model_info, gemini_model, json_reply
 from tests.support.wait import until
+from translators.core.capabilities import ModelCapabilities
 
 MODEL = "claude-sonnet-4-5"
 """The shipped table says: a thinking budget only (`enabled`), never `adaptive`."""
@@ -332,3 +335,28 @@ def test_bad_capabilities_option_is_an_options_error(options: dict[str, Any], sa
     gateway = Chain()
     with taddons.context(*gateway.members) as tctx, pytest.raises(exceptions.OptionsError, match=says):
         tctx.configure(gateway, **options)
+
+
+def test_a_dialects_table_is_read_once_per_model_and_an_unhashable_one_every_time() -> None:
+    """The shipped tables are functions of the model's name (their rows frozen): each model's row
+    is read once. A plugin's table that cannot be hashed is read every time."""
+    reads: list[str] = []
+
+    def table(model: str) -> ModelCapabilities:
+        reads.append(model)
+        return ModelCapabilities(model=model, context_window=1000)
+
+    class Table:
+        """A table that is an object, and one that cannot be hashed."""
+
+        __hash__ = None  # type: ignore[assignment]
+
+        def __call__(self, model: str) -> ModelCapabilities:
+            return table(model)
+
+    for owner in (table, Table()):
+        reads.clear()
+        dialect = SimpleNamespace(codec=SimpleNamespace(capabilities=owner))
+        rows = [capabilities._table(dialect, model) for model in ("m-1", "m-1", "m-2")]  # type: ignore[arg-type]
+        assert [row.model for row in rows if row is not None] == ["m-1", "m-1", "m-2"]
+        assert reads == (["m-1", "m-2"] if owner is table else ["m-1", "m-1", "m-2"])
