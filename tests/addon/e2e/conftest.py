@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import socket
 import ssl
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -19,7 +19,7 @@ import openai
 import pytest
 
 from tests.addon.e2e.upstream import Upstream
-from tests.support.mitmdump import MitmDump
+from tests.support.mitmdump import GATEWAY, MitmDump
 
 UPSTREAM_KEY = "sk-ant-e2e-upstream-secret-0123456789"
 CLIENT_KEY = "sk-proj-e2e-client-secret-0123456789"
@@ -59,17 +59,18 @@ def dead_url() -> str:
 def start_proxy(module_dir: Path, upstream_server: Upstream) -> Iterator[StartProxy]:
     """Start mitmdump with the addon routed to the local upstream, writing `<name>.flows`;
     stopped with SIGINT at the end of the module. `env` adds to (None: removes from) the
-    proxy's environment; a module may override `upstream_server` with its own provider.
+    proxy's environment; `scripts` replaces the gateway's script alone (a test's spy after it); a
+    module may override `upstream_server` with its own provider.
     Capabilities come from the shipped tables unless a test sets `gateway_capabilities=vendor`:
     the local providers serve no models endpoint, and a start-up fetch would take a planned reply."""
     with ExitStack() as stack:
         def start(name: str, mode: str | None = None, env: dict[str, str | None] | None = None,
-                  **options: str) -> MitmDump:
+                  scripts: Sequence[Path] = (GATEWAY,), **options: str) -> MitmDump:
             # a local upstream gets a key only when the route names its variable
             options = {"gateway_upstream": "anthropic", "gateway_base_url": upstream_server.url,
                        "gateway_model": UPSTREAM_MODEL, "gateway_capabilities": "table",
                        "gateway_key_env": "ANTHROPIC_API_KEY", **options}
-            proxy = MitmDump(module_dir / f"{name}-conf", mode=mode, options=options,
+            proxy = MitmDump(module_dir / f"{name}-conf", mode=mode, scripts=scripts, options=options,
                              args=["-w", str(module_dir / f"{name}.flows")],
                              env={"ANTHROPIC_API_KEY": UPSTREAM_KEY, **(env or {})})
             return stack.enter_context(proxy)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.addon.e2e.conftest import CLIENT_KEY, CODEX_HEADERS, UPSTREAM_KEY, UPSTREAM_MODEL
+from tests.addon.e2e.conftest import CLIENT_KEY, CODEX_HEADERS, StartProxy
 from tests.addon.e2e.upstream import Upstream, fixture_text, sse_events, stream
 from tests.support.mitmdump import GATEWAY, MitmDump
 
@@ -31,19 +30,12 @@ PIECES = len(sse_events(FIXTURE))
 
 
 @pytest.fixture(scope="module")
-def proxy(tmp_path_factory: pytest.TempPathFactory,
-          upstream_server: Upstream) -> Iterator[tuple[MitmDump, MitmDump, Path]]:
-    where = tmp_path_factory.mktemp("relay")
-    reads = where / "reads.jsonl"
-    options = {"gateway_upstream": "anthropic", "gateway_base_url": upstream_server.url,
-               "gateway_model": UPSTREAM_MODEL, "gateway_capabilities": "table",
-               "gateway_key_env": "ANTHROPIC_API_KEY"}
-    env = {"ANTHROPIC_API_KEY": UPSTREAM_KEY, "GATEWAY_TEST_LAYER_READS": str(reads)}
-    scripts = (GATEWAY, SPY)
-    with (MitmDump(where / "regular", mode="regular", scripts=scripts, options=options, env=env) as regular,
-          MitmDump(where / "reverse", mode="reverse:https://api.openai.com", scripts=scripts, options=options,
-                   env=env) as reverse):
-        yield regular, reverse, reads
+def proxy(start_proxy: StartProxy, module_dir: Path) -> tuple[MitmDump, MitmDump, Path]:
+    reads = module_dir / "reads.jsonl"
+    env: dict[str, str | None] = {"GATEWAY_TEST_LAYER_READS": str(reads)}
+    return (start_proxy("relay-regular", "regular", env=env, scripts=(GATEWAY, SPY)),
+            start_proxy("relay-reverse", "reverse:https://api.openai.com", env=env, scripts=(GATEWAY, SPY)),
+            reads)
 
 
 def turn(client: httpx.Client, url: str) -> list[dict[str, object]]:

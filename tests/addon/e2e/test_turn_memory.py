@@ -7,13 +7,12 @@ switches the collector off in a real mitmdump and counts what earlier turns left
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.addon.e2e.conftest import CLIENT_KEY, CODEX_HEADERS, UPSTREAM_KEY, UPSTREAM_MODEL
+from tests.addon.e2e.conftest import CLIENT_KEY, CODEX_HEADERS, StartProxy
 from tests.addon.e2e.upstream import Upstream, message, stream
 from tests.support.mitmdump import GATEWAY, MitmDump
 
@@ -23,17 +22,11 @@ SPY = Path(__file__).with_name("turn_refs.py")
 
 
 @pytest.fixture(scope="module")
-def proxy(tmp_path_factory: pytest.TempPathFactory,
-          upstream_server: Upstream) -> Iterator[tuple[MitmDump, Path]]:
-    where = tmp_path_factory.mktemp("turn-memory")
-    refs = where / "refs.jsonl"
-    options = {"gateway_upstream": "anthropic", "gateway_base_url": upstream_server.url,
-               "gateway_model": UPSTREAM_MODEL, "gateway_capabilities": "table",
-               "gateway_key_env": "ANTHROPIC_API_KEY"}
-    env = {"ANTHROPIC_API_KEY": UPSTREAM_KEY, "GATEWAY_TEST_TURN_REFS": str(refs)}
-    with MitmDump(where / "m", mode="reverse:https://api.openai.com", scripts=(GATEWAY, SPY), options=options,
-                  env=env) as mitmdump:
-        yield mitmdump, refs
+def proxy(start_proxy: StartProxy, module_dir: Path) -> tuple[MitmDump, Path]:
+    refs = module_dir / "refs.jsonl"
+    mitmdump = start_proxy("turn-memory", "reverse:https://api.openai.com", scripts=(GATEWAY, SPY),
+                           env={"GATEWAY_TEST_TURN_REFS": str(refs)})
+    return mitmdump, refs
 
 
 @pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "whole"])
