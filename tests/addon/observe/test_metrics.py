@@ -4,10 +4,11 @@ hooks, and the registry's samples read back."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from mitmproxy.test import tflow, tutils
+from mitmproxy.test import taddons, tflow, tutils
 
 from addon.observe import facts, flowinfo, labels, metrics
 from addon.routes.routing import Route, Router
@@ -42,8 +43,28 @@ def sample(m: metrics.Metrics, name: str, **labelled: str) -> float | None:
 
 
 @pytest.fixture
-def m() -> metrics.Metrics:
-    return metrics.Metrics(lambda: ROUTER, clock=lambda: 2000.0)
+def m() -> Iterator[metrics.Metrics]:
+    """The addon with its endpoint served (on a free port): only then does it count."""
+    served = metrics.Metrics(lambda: ROUTER, clock=lambda: 2000.0)
+    with taddons.context(served) as tctx:
+        tctx.configure(served, gateway_metrics="127.0.0.1:0")
+        yield served
+        served.done()
+
+
+def test_no_endpoint_nothing_counted() -> None:
+    """Metrics no one can scrape are not counted; a flow seen meanwhile is no turn counted later."""
+    off = metrics.Metrics(lambda: ROUTER, clock=lambda: 2000.0)
+    flow = turn({"client": "ana", "client_model": "gpt-5.5", "model": "claude-sonnet-4-6", "usage": USAGE})
+    with taddons.context(off) as tctx:
+        off.response(flow)
+        assert not [s for f in off.families.registry.collect() if f.name == "gateway_turns"
+                    for s in f.samples]
+        tctx.configure(off, gateway_metrics="127.0.0.1:0")
+        off.response(turn({"client": "ana", "client_model": "gpt-5.5", "model": "claude-sonnet-4-6"}))
+        assert sample(off, "gateway_turns_total", client="ana", route="gpt-5*", model="claude-sonnet-4-6",
+                      upstream="anthropic", outcome="ok") == 1
+        off.done()
 
 
 def test_a_turn_is_counted_once_with_its_tokens_cost_and_times(m: metrics.Metrics) -> None:
