@@ -71,6 +71,14 @@ def test_redact_replaces_every_secret_header() -> None:
         assert headers[name] == "<redacted>"
 
 
+def test_redact_keeps_every_field_in_place_whatever_its_case() -> None:
+    """Two cookies stay two fields; a name written in capitals is still a secret's."""
+    headers = Headers([(b"Cookie", b"a=b"), (b"accept", b"*/*"), (b"cookie", b"c=d"), (b"X-Api-Key", b"k")])
+    auth.redact_request(headers)
+    assert headers.fields == ((b"Cookie", b"<redacted>"), (b"accept", b"*/*"), (b"cookie", b"<redacted>"),
+                              (b"X-Api-Key", b"<redacted>"))
+
+
 BEDROCK_URL = "https://bedrock-runtime.ap-south-1.amazonaws.com/model/m/converse-stream"
 LOCAL_URL = "http://127.0.0.1:8080/model/m/converse"
 KEYS = Credentials("AKIDAUTHTEST0000001", "auth-test-secret")
