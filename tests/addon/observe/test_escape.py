@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from addon.observe import escape
 
@@ -17,6 +19,23 @@ def test_a_value_is_one_line_that_writes_only_itself() -> None:
     assert "\u2028" not in shown and "\u202e" not in shown
     assert shown.startswith("gpt-5\\x0a[12:00:00.000]") and "\\x1b[31m" in shown
     assert escape.text("tab\tkept") == "tab\tkept"
+
+
+ESCAPED = [*(chr(c) for c in range(0x20) if c != 0x09), "\x7f", *(chr(c) for c in range(0x80, 0xA0)),
+           "\u2028", "\u2029", *(chr(c) for c in range(0x202A, 0x202F)),
+           *(chr(c) for c in range(0x2066, 0x206A))]
+"""C0 and C1 controls but the tab, DEL, the line and paragraph separators, the bidirectional
+embeddings, overrides and isolates (docs/console.md "Escaped")."""
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.sampled_from([*ESCAPED, "\t", " ", "a", "é", "漢", "\u200b", "\ufeff"]))
+       | st.text())
+def test_no_escaped_character_survives_and_a_line_without_one_is_itself(line: str) -> None:
+    shown = escape.text(line)
+    assert not any(c in shown for c in ESCAPED)
+    if not any(c in line for c in ESCAPED):
+        assert shown == line
 
 
 @pytest.fixture
