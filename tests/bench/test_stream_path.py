@@ -18,6 +18,13 @@ def test_the_answers_are_the_recordings_one_chunk_per_event() -> None:
     assert dialect == "chat" and chunks[-1].strip() == b"data: [DONE]"
 
 
+def test_the_long_answer_is_161_text_deltas_between_its_head_and_tail() -> None:
+    dialect, chunks = stream_path.answer("long")
+    kinds = [c.split(b"\n", 1)[0] for c in chunks]
+    assert dialect == "anthropic" and kinds.count(b"event: content_block_delta") == 161
+    assert kinds[0] == b"event: message_start" and kinds[-1] == b"event: message_stop"
+
+
 def test_the_paced_server_writes_one_event_per_interval() -> None:
     async def scenario() -> tuple[bytes, list[int]]:
         server = stream_path.PacedServer([b"data: 1\n\n", b"data: 2\n\n"], interval_s=0.01)
