@@ -153,6 +153,11 @@ def answer_tail(deltas: int) -> list[bytes]:
             _anthropic_event({"type": "message_stop"})]
 
 
+ISSUE_DELTAS = 161
+"""Text deltas of the long answer as long as the real gpt-5.5 answer issue 39 measured: 169 events
+for the client (`bench.websocket`'s default answer, `bench.stream_path --answer long`)."""
+
+
 def long_answer(deltas: int) -> Stream:
     chunks = [*answer_head(), *(answer_delta(answer_word(i)) for i in range(deltas)), *answer_tail(deltas)]
     return Stream("anthropic", f"synthetic/{deltas}_text_deltas", tuple(chunks),

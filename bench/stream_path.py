@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from statistics import median
 
-from bench.fixtures import long_answer
+from bench.fixtures import ISSUE_DELTAS, long_answer
 from bench.proxy import MITMDUMP, Mitmdump
 from bench.turn_ends import SSE_BREAK, AnswerServer, anthropic_answer, codex_request, raw_turn
 from bench.workloads import REPO, TARGET_MODELS
@@ -50,16 +50,11 @@ from bench.workloads import REPO, TARGET_MODELS
 CHAT = REPO / "tests" / "data" / "openai_chat"
 
 
-LONG_DELTAS = 161
-"""`--answer long`: Anthropic text deltas of bench/fixtures.py's long answer, 169 events for the
-client: the length of the real gpt-5.5 answer issue 39 measured (as `bench.websocket` answers)."""
-
-
 def answer(kind: str) -> tuple[str, list[bytes]]:
     """The stream the upstream answers with, one chunk per event, and its upstream dialect
     (`gateway_upstream`): a recording, or (`long`) the long synthetic Anthropic answer."""
     if kind == "long":
-        return "anthropic", list(long_answer(LONG_DELTAS).chunks)
+        return "anthropic", list(long_answer(ISSUE_DELTAS).chunks)
     if kind == "chat":
         path = max(CHAT.glob("*.sse"), key=lambda p: p.stat().st_size)
         return "chat", [c for c in SSE_BREAK.split(path.read_bytes()) if c.strip()]
@@ -265,8 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.stream_path", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tree", action="append", default=[], help="NAME=DIR, a tree with addon/gateway.py")
     parser.add_argument("--answer", choices=("anthropic", "chat", "long"), default="anthropic",
-                        help="the longest Anthropic recording (118 events), a Chat one, or 161 text deltas "
-                        "(169 client events, the issue's answer)")
+                        help="the longest Anthropic recording (118 events), a Chat one, or "
+                        f"{ISSUE_DELTAS} text deltas (169 client events, the issue's answer)")
     parser.add_argument("--pace-ms", type=float, default=2.0)
     parser.add_argument("--turns", type=int, default=4, help="paced turns per side and session")
     parser.add_argument("--sessions", type=int, default=3, help="sets of fresh mitmdumps")

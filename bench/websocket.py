@@ -28,6 +28,7 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
+from bench.fixtures import ISSUE_DELTAS
 from bench.loopback import Upstream
 from bench.proxy import Mitmdump, _addon_args
 from bench.turn_ends import AnswerServer, anthropic_answer
@@ -131,7 +132,8 @@ async def _session(proxy: Mitmdump, turns: int) -> dict[str, Side]:
     return sides
 
 
-async def _main(turns: int, extra: list[str], answer: str = "161", interval_s: float = 0) -> dict[str, Side]:
+async def _main(turns: int, extra: list[str], answer: str = str(ISSUE_DELTAS),
+                interval_s: float = 0) -> dict[str, Side]:
     upstream: Upstream | AnswerServer = (AnswerServer(anthropic_answer()) if answer == "recorded"
                                          else Upstream(deltas=int(answer), interval_s=interval_s))
     await upstream.start()
@@ -166,8 +168,9 @@ def report(sides: dict[str, Side]) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=30)
-    parser.add_argument("--answer", default="161",
-                        help="a number of text deltas (161: 169 events for the client) or recorded")
+    parser.add_argument("--answer", default=str(ISSUE_DELTAS),
+                        help=f"a number of text deltas ({ISSUE_DELTAS}: 169 events for the client) "
+                        "or recorded")
     parser.add_argument("--interval", type=float, default=0.0,
                         help="seconds between the upstream's deltas (paced; default: all at once)")
     parser.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
