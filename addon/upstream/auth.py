@@ -92,6 +92,7 @@ def redact_request(headers: Any) -> None:
     the step, docs/benchmarks.md "The fixed cost of a turn")."""
     secret = secret_headers()
     fields = headers.fields
-    if any(name.decode("utf-8", "surrogateescape").lower() in secret for name, _ in fields):
-        headers.fields = tuple((name, _REDACTED) if name.decode("utf-8", "surrogateescape").lower() in secret
-                               else (name, value) for name, value in fields)
+    redacted = tuple((name, _REDACTED) if name.decode("utf-8", "surrogateescape").lower() in secret
+                     else (name, value) for name, value in fields)
+    if redacted != fields:
+        headers.fields = redacted
