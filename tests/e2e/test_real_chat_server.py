@@ -426,8 +426,12 @@ def test_codex_exec_completes_a_turn_on_its_default_model(chat_server: ChatServe
     """`codex exec` with the built-in provider pointed at the gateway (`openai_base_url`), which
     routes its default model to the server; Codex's start-up calls go to a loopback black hole."""
     saved = tmp_path / "codex.flows"
+    # This server reads Codex's 6,000-token prompt for 80-120 s on one thread of a busy 2-core
+    # machine, pinging only; past the default 120 s without an event the gateway would retry, give
+    # up, and Codex send the turn again. A route to a slow local server sets its own idle timeout
+    # (docs/pools.md "Limits", docs/real-servers.md): here just short of Codex's own 300 s.
     options = {"gateway_upstream": "chat", "gateway_base_url": chat_server.base_url,
-               "gateway_model": chat_server.model}
+               "gateway_model": chat_server.model, "gateway_idle_timeout": "290"}
     work = tmp_path / "work"
     work.mkdir()
     with FakeUpstream(refuse_everything) as black_hole, \
@@ -442,7 +446,10 @@ def test_codex_exec_completes_a_turn_on_its_default_model(chat_server: ChatServe
     kinds = [e.get("type") for e in run.events]
     assert "turn.completed" in kinds and "turn.failed" not in kinds, said
     # one request, answered once: a retried turn (an idle timeout, a 5xx) would be a second flow
-    (flow,) = wait_for_flows(saved, 1)
+    flows = wait_for_flows(saved, 1)
+    seen = [f"{f.response and f.response.status_code} {f.comment}" for f in flows]
+    assert len(flows) == 1, "\n".join([f"{len(flows)} translated turns:", *seen, said])
+    (flow,) = flows
     assert flow.response is not None and flow.response.status_code == 200, said
     payloads = events(flow.response.content)  # what Codex got
     for payload in payloads:
