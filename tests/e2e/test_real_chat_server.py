@@ -426,10 +426,11 @@ def test_codex_exec_completes_a_turn_on_its_default_model(chat_server: ChatServe
     """`codex exec` with the built-in provider pointed at the gateway (`openai_base_url`), which
     routes its default model to the server; Codex's start-up calls go to a loopback black hole."""
     saved = tmp_path / "codex.flows"
-    # This server reads Codex's 6,000-token prompt for 80-120 s on one thread of a busy 2-core
-    # machine, pinging only; past the default 120 s without an event the gateway would retry, give
-    # up, and Codex send the turn again. A route to a slow local server sets its own idle timeout
-    # (docs/pools.md "Limits", docs/real-servers.md): here just short of Codex's own 300 s.
+    # This server reads Codex's 6,000-token prompt on one thread, pinging only: 83 s on an idle
+    # 2-core machine, 103 s at a load of 4-8, past 120 s in CI. Past the default 120 s without an
+    # event the gateway would retry, give up, and Codex send the turn again. A route to a slow
+    # local server sets its own idle timeout (docs/pools.md "Limits", docs/real-servers.md): here
+    # just short of Codex's own 300 s.
     options = {"gateway_upstream": "chat", "gateway_base_url": chat_server.base_url,
                "gateway_model": chat_server.model, "gateway_idle_timeout": "290"}
     work = tmp_path / "work"
